@@ -1,0 +1,43 @@
+# The README's commands. Every target installs what it needs through `make setup`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+VENV := .venv
+PY := $(VENV)/bin/python
+CMAKE_FLAGS := -G Ninja -DMSSQLCDC_BUILD_TESTS=ON -DMSSQLCDC_BUILD_PYTHON=OFF
+
+.PHONY: help setup test test-cpp test-cpp-sanitize lint test-python bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
+
+setup: ## install apt packages, .venv, the package (with its C++ core) and Delta's jars; idempotent
+	@tools/setup.sh
+
+test: setup ## the whole suite: C++ (plain and sanitized), ruff, mypy, pytest unit and Spark tiers
+	@$(MAKE) --no-print-directory test-cpp test-cpp-sanitize lint test-python
+
+test-cpp: ## GoogleTest suite of the C++ core
+	@cmake -S cpp -B build/cpp $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build build/cpp
+	@build/cpp/mssqlcdc_tests --gtest_brief=1
+
+test-cpp-sanitize: ## GoogleTest suite under AddressSanitizer and UndefinedBehaviorSanitizer
+	@cmake -S cpp -B build/cpp-sanitize $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DMSSQLCDC_SANITIZE=ON >/dev/null
+	@cmake --build build/cpp-sanitize
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		build/cpp-sanitize/mssqlcdc_tests --gtest_brief=1
+
+lint: ## ruff (lint and format) and mypy --strict
+	@$(VENV)/bin/ruff check python tests bench tools
+	@$(VENV)/bin/ruff format --check python tests bench tools
+	@$(VENV)/bin/mypy
+
+test-python: ## pytest: tests/unit (no JVM), then tests/spark (local Spark and Delta)
+	@$(PY) -m pytest tests/unit -q
+	@$(PY) -m pytest tests/spark -q
+
+bench: setup ## run the benchmarks and write bench/REPORT.md
+	@$(PY) bench/run.py
+
+clean: ## remove build output (keeps .venv and the jar cache)
+	rm -rf build

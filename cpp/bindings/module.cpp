@@ -1,0 +1,7 @@
+#include "bindings.hpp"
+
+NB_MODULE(_native, m) {
+  m.doc() = "mssql-cdc native core: LSNs, checkpoint state, recovery decisions, the CDC emulator";
+  mssqlcdc::py::bind_errors(m);
+  mssqlcdc::py::bind_lsn(m);
+}

@@ -1,0 +1,35 @@
+// error.hpp: the one exception type the core throws. The binding maps `kind` to a class in
+// mssql_cdc.errors, so a C++ message reaches Python unchanged and with the right type.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace mssqlcdc {
+
+enum class ErrorKind {
+  InvalidArgument,  // bad text or value from the caller: Python ValueError
+  OutOfRange,       // arithmetic past the LSN domain: Python OverflowError
+  Io,               // a file could not be read or written: Python OSError
+  NotFound,         // a named object does not exist: Python LookupError-like errors
+  Corrupt,          // stored state is not what this version can read
+  State,            // the operation is not allowed now
+  DataLoss,         // changes were purged before they were read
+  Sql,              // an emulated SQL Server error with a number
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message, int number = 0)
+      : std::runtime_error(message), kind_(kind), number_(number) {}
+
+  [[nodiscard]] ErrorKind kind() const noexcept { return kind_; }
+  // SQL Server's error number for emulated server errors (515, 2627, ...); 0 otherwise.
+  [[nodiscard]] int number() const noexcept { return number_; }
+
+ private:
+  ErrorKind kind_;
+  int number_;
+};
+
+}  // namespace mssqlcdc

@@ -1,0 +1,98 @@
+"""The exception tree of mssql-cdc: one root, data loss and schema changes as their own types.
+
+Errors keep their facts as fields and pickle, because Spark executors raise them and the driver
+re-raises them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "DataLossError",
+    "MssqlCdcError",
+    "SchemaChangedError",
+    "StateFileError",
+    "from_native",
+    "is_data_loss",
+]
+
+
+class MssqlCdcError(Exception):
+    """Root of every error this library raises on purpose."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else super().__str__()
+
+
+class ConfigError(MssqlCdcError, ValueError):
+    """An argument, option or path is invalid; nothing was written or started."""
+
+
+class StateFileError(MssqlCdcError, ValueError):
+    """A stored state file (generation state, checkpoint offset) cannot be read as valid."""
+
+
+class DataLossError(MssqlCdcError):
+    """CDC cleanup deleted changes this stream had not read yet."""
+
+    def __init__(
+        self,
+        message: str,
+        capture_instance: str = "",
+        lost_from_ts: str | None = None,
+        lost_to_ts: str | None = None,
+    ) -> None:
+        super().__init__(message, capture_instance, lost_from_ts, lost_to_ts)
+        self.capture_instance = capture_instance
+        self.lost_from_ts = lost_from_ts
+        self.lost_to_ts = lost_to_ts
+
+
+class SchemaChangedError(MssqlCdcError):
+    """A captured column changed in a way the stream cannot carry on through."""
+
+    def __init__(self, message: str, capture_instance: str = "") -> None:
+        super().__init__(message, capture_instance)
+        self.capture_instance = capture_instance
+
+
+class NativeStateError(MssqlCdcError):
+    """The native core refused an operation that is not allowed in the current state."""
+
+
+_DATA_LOSS_MARKER = "DataLossError"
+
+
+def is_data_loss(exc: BaseException) -> bool:
+    """Tell whether `exc` is a DataLossError, also one wrapped by Spark on its way back.
+
+    Spark re-raises a Python data source's error as a StreamingQueryException whose text holds
+    the original class name; the cause chain is followed too.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, DataLossError):
+            return True
+        if type(current).__name__ in ("StreamingQueryException", "PythonException") and (
+            _DATA_LOSS_MARKER in str(current)
+        ):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def from_native(kind: str, message: str, number: int = 0) -> BaseException:
+    """Build the Python error for a `mssqlcdc::Error` raised by the native core."""
+    if kind == "InvalidArgument":
+        return ConfigError(message)
+    if kind == "OutOfRange":
+        return OverflowError(message)
+    if kind == "Io":
+        return OSError(message)
+    if kind == "Corrupt":
+        return StateFileError(message)
+    if kind == "DataLoss":
+        return DataLossError(message)
+    return NativeStateError(message)

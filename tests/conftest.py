@@ -1,0 +1,26 @@
+"""Run-wide rules: a skipped test fails the run, because a skip hides what it did not check."""
+
+from __future__ import annotations
+
+import pytest
+
+_skipped: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _skipped and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _skipped:
+        terminalreporter.write_line(
+            f"FAILED: {len(_skipped)} test(s) were skipped, and skips are not allowed: "
+            + ", ".join(_skipped),
+            red=True,
+        )
