@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass
 
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.identifiers import check_identifier
 
 __all__ = [
     "METADATA_COLUMNS",
     "DeclaredColumn",
     "KeyBound",
     "SnapshotChunk",
-    "check_identifier",
     "parse_chunks",
     "parse_columns",
     "parse_keys",
@@ -35,8 +35,6 @@ METADATA_COLUMNS = (
 )
 """Names the output and bronze use for their own columns; a source column may not take one."""
 
-_MAX_IDENTIFIER = 128
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SIMPLE_TYPES = {
     "BOOLEAN": "BOOLEAN",
     "SMALLINT": "SMALLINT",
@@ -77,20 +75,6 @@ class SnapshotChunk:
     chunk: int
     lo: KeyBound
     hi: KeyBound
-
-
-def check_identifier(what: str, name: str) -> str:
-    """Return `name` if it is a usable SQL Server identifier, else raise ConfigError.
-
-    Non-empty, at most 128 characters, no control characters (U+0000-U+001F, U+007F).
-    """
-    if not name:
-        raise ConfigError(f"{what} must not be empty")
-    if len(name) > _MAX_IDENTIFIER:
-        raise ConfigError(f"{what} is {len(name)} characters long; SQL Server allows at most 128")
-    if _CONTROL.search(name):
-        raise ConfigError(f"{what} {name!r} holds a control character, which no identifier may")
-    return name
 
 
 def parse_columns(text: str) -> tuple[DeclaredColumn, ...]:
