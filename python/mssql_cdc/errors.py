@@ -33,7 +33,12 @@ class StateFileError(MssqlCdcError, ValueError):
 
 
 class DataLossError(MssqlCdcError):
-    """CDC cleanup deleted changes this stream had not read yet."""
+    """CDC cleanup deleted changes this stream had not read yet.
+
+    `first_lsn` is the first LSN the stream still needed, `min_lsn` the oldest the instance
+    holds (None when unknown), and `possible` is True when a task found cleanup mid-read (rows
+    may be missing) rather than the driver finding the range purged before reading.
+    """
 
     def __init__(
         self,
@@ -41,11 +46,20 @@ class DataLossError(MssqlCdcError):
         capture_instance: str = "",
         lost_from_ts: str | None = None,
         lost_to_ts: str | None = None,
+        first_lsn: str | None = None,
+        min_lsn: str | None = None,
+        possible: bool = False,
     ) -> None:
-        super().__init__(message, capture_instance, lost_from_ts, lost_to_ts)
+        # All facts go to args, so the error pickles from an executor to the driver intact.
+        super().__init__(
+            message, capture_instance, lost_from_ts, lost_to_ts, first_lsn, min_lsn, possible
+        )
         self.capture_instance = capture_instance
         self.lost_from_ts = lost_from_ts
         self.lost_to_ts = lost_to_ts
+        self.first_lsn = first_lsn
+        self.min_lsn = min_lsn
+        self.possible = possible
 
 
 class SchemaChangedError(MssqlCdcError):

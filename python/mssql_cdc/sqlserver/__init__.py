@@ -1,0 +1,45 @@
+"""The SQL Server seam: caller-named Protocols, metadata values and the T-SQL backends.
+
+Importing this package imports no driver; `mssql-python` or `pymssql` is imported when the
+first connection opens.
+"""
+
+from mssql_cdc.sqlserver.backend import (
+    TsqlCaptureCatalog,
+    TsqlChangeReader,
+    TsqlStreamPlanner,
+    connect,
+)
+from mssql_cdc.sqlserver.metadata import (
+    CapturedColumn,
+    CaptureInstance,
+    ChangeTableAccess,
+    DdlEntry,
+    ReadColumn,
+    SessionStats,
+    TableColumn,
+)
+from mssql_cdc.sqlserver.protocols import (
+    CaptureCatalog,
+    ChangeRangeReader,
+    SnapshotReader,
+    StreamPlanner,
+)
+
+__all__ = [
+    "CaptureCatalog",
+    "CaptureInstance",
+    "CapturedColumn",
+    "ChangeRangeReader",
+    "ChangeTableAccess",
+    "DdlEntry",
+    "ReadColumn",
+    "SessionStats",
+    "SnapshotReader",
+    "StreamPlanner",
+    "TableColumn",
+    "TsqlCaptureCatalog",
+    "TsqlChangeReader",
+    "TsqlStreamPlanner",
+    "connect",
+]

@@ -1,0 +1,165 @@
+"""Result sets as Arrow record batches in the declared schema (10-source.md 6.3 and 6.4).
+
+mssql-python hands Arrow batches, which are cast; pymssql hands tuples, which are turned into
+Arrow here. Either way every batch has exactly the output schema, and a value that does not
+fit fails naming its column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from mssql_cdc.sqlserver.metadata import ReadColumn
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "FIRST_BATCH_ROWS",
+    "MAX_BATCH_BYTES",
+    "BatchSizer",
+    "arrow_type",
+    "change_schema",
+    "rows_to_batch",
+    "to_schema",
+]
+
+FIRST_BATCH_ROWS = 64
+MAX_BATCH_BYTES = 64 * 1024 * 1024
+_DECIMAL = re.compile(r"^DECIMAL\((\d+),(\d+)\)$")
+
+
+def arrow_type(spark_type: str) -> pa.DataType:
+    """The Arrow type of a canonical Spark type name (as `SourceConfig.columns` holds them)."""
+    import pyarrow as pa
+
+    simple = {
+        "BOOLEAN": pa.bool_(),
+        "SMALLINT": pa.int16(),
+        "INT": pa.int32(),
+        "BIGINT": pa.int64(),
+        "FLOAT": pa.float32(),
+        "DOUBLE": pa.float64(),
+        "DATE": pa.date32(),
+        "TIMESTAMP_NTZ": pa.timestamp("us"),
+        "TIMESTAMP": pa.timestamp("us", tz="UTC"),
+        "STRING": pa.string(),
+        "BINARY": pa.binary(),
+    }
+    if spark_type in simple:
+        return simple[spark_type]
+    match = _DECIMAL.match(spark_type)
+    if match:
+        return pa.decimal128(int(match.group(1)), int(match.group(2)))
+    raise ValueError(f"no Arrow type for Spark type {spark_type!r}")
+
+
+def change_schema(columns: Sequence[ReadColumn], *, include_command_id: bool) -> pa.Schema:
+    """The output schema of change rows: metadata columns, then the declared columns."""
+    import pyarrow as pa
+
+    fields = [
+        pa.field("_capture_instance", pa.string()),
+        pa.field("_start_lsn", pa.string()),
+        pa.field("_seqval", pa.string()),
+        pa.field("_operation", pa.int32()),
+    ]
+    if include_command_id:
+        fields.append(pa.field("_command_id", pa.int32()))
+    fields.append(pa.field("_commit_ts", pa.timestamp("us")))
+    fields += [pa.field(c.name, arrow_type(c.spark_type)) for c in columns]
+    return pa.schema(fields)
+
+
+def _column(name: str, values: Sequence[Any], target: pa.DataType) -> pa.Array:
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, type=target, from_pandas=False, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
+        raise ValueError(
+            f"column {name!r}: a value does not fit the declared type {target} ({exc}); "
+            "declare a wider type in the columns option"
+        ) from None
+
+
+def rows_to_batch(
+    rows: Sequence[Sequence[Any]],
+    names: Sequence[str],
+    schema: pa.Schema,
+    constants: dict[str, Any],
+) -> pa.RecordBatch:
+    """Build a batch of `schema` from DB-API rows whose columns are `names`.
+
+    Fields missing from `names` take the value in `constants` (e.g. `_capture_instance`), or
+    NULL (columns the instance does not capture).
+    """
+    import pyarrow as pa
+
+    index = {name: i for i, name in enumerate(names)}
+    arrays = []
+    for field in schema:
+        if field.name in index:
+            i = index[field.name]
+            values = [_normalize(row[i]) for row in rows]
+            arrays.append(_column(field.name, values, field.type))
+        else:
+            value = constants.get(field.name)
+            arrays.append(_column(field.name, [value] * len(rows), field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _normalize(value: Any) -> Any:
+    # A datetimeoffset arrives aware from some drivers; the declared TIMESTAMP is UTC.
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        from datetime import UTC
+
+        return value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def to_schema(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, constants: dict[str, Any]
+) -> Iterator[pa.RecordBatch]:
+    """Cast driver-made Arrow batches to `schema`, adding constant and NULL columns."""
+    import pyarrow as pa
+
+    for batch in batches:
+        arrays = []
+        for field in schema:
+            position = batch.schema.get_field_index(field.name)
+            if position >= 0:
+                column = batch.column(position)
+                try:
+                    arrays.append(column.cast(field.type, safe=True))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise ValueError(
+                        f"column {field.name!r}: a value does not fit the declared type "
+                        f"{field.type} ({exc}); declare a wider type in the columns option"
+                    ) from None
+            else:
+                value = constants.get(field.name)
+                arrays.append(_column(field.name, [value] * batch.num_rows, field.type))
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+class BatchSizer:
+    """Rows to fetch next: 64 first, then as many as stay under 64 MiB, at most `limit`."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.rows = 0
+        self.bytes = 0
+
+    def next_size(self) -> int:
+        if self.rows == 0:
+            return min(FIRST_BATCH_ROWS, self.limit)
+        per_row = max(1, self.bytes // self.rows)
+        return max(1, min(self.limit, MAX_BATCH_BYTES // per_row))
+
+    def record(self, batch: pa.RecordBatch) -> None:
+        self.rows += batch.num_rows
+        self.bytes += batch.nbytes

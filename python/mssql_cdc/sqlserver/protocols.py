@@ -1,0 +1,111 @@
+"""The SQL Server seam: one narrow Protocol per caller (STYLE.md section 3).
+
+The T-SQL backends (`mssql_cdc.sqlserver.backend`) and the emulator implement them
+structurally. LSNs cross as canonical text; `min_lsn` returns the zero LSN for an unknown
+instance and None while capture has not established it, as `sys.fn_cdc_get_min_lsn` does.
+Commit times are naive UTC `datetime`s, converted by the backend from `time_zone`: "UTC", a
+zone name, or a fixed offset "+HH:MM".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from mssql_cdc import lsn
+from mssql_cdc.ranges import Tile
+from mssql_cdc.sqlserver.metadata import (
+    CapturedColumn,
+    CaptureInstance,
+    ChangeTableAccess,
+    DdlEntry,
+    ReadColumn,
+    SessionStats,
+    TableColumn,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from mssql_cdc.declared_columns import KeyBound
+
+__all__ = ["CaptureCatalog", "ChangeRangeReader", "SnapshotReader", "StreamPlanner"]
+
+
+class StreamPlanner(Protocol):
+    """What initialOffset(), latestOffset() and partitions() need on the driver."""
+
+    def max_lsn(self) -> lsn.Lsn | None: ...
+    def min_lsn(self, capture_instance: str) -> lsn.Lsn | None: ...
+    def commit_time(self, at: lsn.Lsn, time_zone: str) -> datetime | None: ...
+    def nth_commit_after(self, after: lsn.Lsn, n: int) -> lsn.Lsn | None: ...
+    def split_points(
+        self, capture_instance: str, from_lsn: lsn.Lsn, to_lsn: lsn.Lsn, n: int
+    ) -> Sequence[Tile]: ...
+    def close(self) -> None: ...
+
+
+class CaptureCatalog(Protocol):
+    """What schema() and the per-batch instance and DDL checks need on the driver."""
+
+    def capture_instances(
+        self, source_schema: str | None = None, source_table: str | None = None
+    ) -> Sequence[CaptureInstance]: ...
+    def captured_columns(self, capture_instance: str) -> Sequence[CapturedColumn]: ...
+    def ddl_history(
+        self, capture_instance: str, after: lsn.Lsn, upto: lsn.Lsn
+    ) -> Sequence[DdlEntry]: ...
+    def change_table_access(self, capture_instance: str) -> ChangeTableAccess: ...
+    def resolve_time_zone(self, setting: str) -> str: ...
+    def close(self) -> None: ...
+
+
+class ChangeRangeReader(Protocol):
+    """What a partition reader needs on an executor: the changes of one closed LSN range.
+
+    `read_changes` yields batches of the output schema (10-source.md 6.3): metadata columns,
+    then `columns` in order; those in `null_columns` (not captured by this instance) read NULL.
+    """
+
+    def read_changes(
+        self,
+        capture_instance: str,
+        from_lsn: lsn.Lsn,
+        to_lsn: lsn.Lsn,
+        *,
+        columns: Sequence[ReadColumn],
+        include_command_id: bool,
+        time_zone: str,
+        batch_rows: int,
+        null_columns: Sequence[str] = (),
+    ) -> Iterator[pa.RecordBatch]: ...
+    def min_lsn(self, capture_instance: str) -> lsn.Lsn | None: ...
+    def max_lsn(self) -> lsn.Lsn | None: ...
+    def commit_time(self, at: lsn.Lsn, time_zone: str) -> datetime | None: ...
+    def session_stats(self) -> SessionStats: ...
+    def close(self) -> None: ...
+
+
+class SnapshotReader(Protocol):
+    """What the snapshot reader needs: the table's columns, key planning and its rows."""
+
+    def table_columns(self, source_schema: str, source_table: str) -> Sequence[TableColumn]: ...
+    def key_extent(
+        self, source_schema: str, source_table: str, key: str
+    ) -> tuple[int, int] | None: ...
+    def key_tiles(
+        self, source_schema: str, source_table: str, keys: Sequence[str], n: int
+    ) -> Sequence[KeyBound]: ...
+    def read_table(
+        self,
+        source_schema: str,
+        source_table: str,
+        *,
+        columns: Sequence[ReadColumn],
+        keys: Sequence[str],
+        lo: KeyBound,
+        hi: KeyBound,
+        batch_rows: int,
+    ) -> Iterator[pa.RecordBatch]: ...
+    def close(self) -> None: ...

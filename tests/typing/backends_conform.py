@@ -1,0 +1,22 @@
+"""Checked by mypy --strict (tests/unit/test_backend_typing.py): each backend is its Protocol."""
+
+from __future__ import annotations
+
+from mssql_cdc.ranges import TileSource
+from mssql_cdc.sqlserver import (
+    CaptureCatalog,
+    ChangeRangeReader,
+    StreamPlanner,
+    TsqlCaptureCatalog,
+    TsqlChangeReader,
+    TsqlStreamPlanner,
+)
+from mssql_cdc.sqlserver.drivers import Session
+
+
+def conform(session: Session) -> None:
+    planner: StreamPlanner = TsqlStreamPlanner(session)
+    tiles: TileSource = TsqlStreamPlanner(session)
+    catalog: CaptureCatalog = TsqlCaptureCatalog(session)
+    reader: ChangeRangeReader = TsqlChangeReader(session)
+    del planner, tiles, catalog, reader
