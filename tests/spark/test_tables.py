@@ -43,15 +43,21 @@ def test_every_kind_is_created_typed_commented_and_stamped(
         spark, str(table_dir / "bronze"), "bronze", source_schema=StructType.fromDDL(STREAM_DDL)
     )
 
-    assert facts.created and control.created and bronze.created
+    assert facts.created
+    assert control.created
+    assert bronze.created
     for handle, expected, kind in (
         (facts, spec.FACTS, "facts"),
         (control, spec.CONTROL, "control"),
         (
             bronze,
-            spec.BRONZE_OUTPUT
-            + [("id", "int"), ("name", "string"), ("amount", "decimal(18,2)")]
-            + spec.BRONZE_ADDED,
+            [
+                *spec.BRONZE_OUTPUT,
+                ("id", "int"),
+                ("name", "string"),
+                ("amount", "decimal(18,2)"),
+                *spec.BRONZE_ADDED,
+            ],
             "bronze",
         ),
     ):
@@ -101,7 +107,7 @@ def test_opening_a_table_as_another_kind_names_both_kinds(
         tables.ensure_table(spark, facts, "control")
     plain = str(table_dir / "plain")
     spark.range(1).write.format("delta").save(plain)
-    with pytest.raises(ValueError, match="no mssql_cdc.kind property"):
+    with pytest.raises(ValueError, match=r"no mssql_cdc\.kind property"):
         tables.open_for_read(spark, plain, "facts")
     assert tables.open_for_read(spark, str(table_dir / "missing"), "facts") is None
 
