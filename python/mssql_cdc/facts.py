@@ -1,0 +1,418 @@
+"""Facts rows as typed values, their Spark rows, and the idempotent append of section 5.
+
+A `FactsRow` holds every facts column in creation order; the builders below fill exactly the
+columns section 4.2 of the spec gives each kind of row. `append_facts` writes a list of rows in
+one Delta commit under its transaction key (`facts_keys`), so a repeat writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from mssql_cdc import schemas, tables
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.facts_keys import TxnKey, sink_id
+from mssql_cdc.facts_metrics import (
+    FoldedMetrics,
+    effective_end,
+    ingestion_lag_seconds,
+    retention_headroom_hours,
+)
+from mssql_cdc.payloads import (
+    EventRecord,
+    SnapshotChunkDetail,
+    SnapshotCompletionDetail,
+    SnapshotOpenDetail,
+    SnapshotPlanDetail,
+    parse_time,
+    to_json,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = [
+    "SOURCE_EVENTS",
+    "BatchAggregates",
+    "FactsRow",
+    "append_facts",
+    "batch_row",
+    "distinct_events",
+    "facts_dataframe",
+    "facts_schema",
+    "snapshot_chunk_row",
+    "snapshot_completion_row",
+    "snapshot_open_row",
+    "snapshot_plan_row",
+    "source_event_row",
+]
+
+SOURCE_EVENTS = frozenset({"schema_change", "capture_instance_switched", "data_skipped"})
+
+
+@dataclass(frozen=True, slots=True)
+class FactsRow:
+    """One facts row; fields in the order of a newly created facts table."""
+
+    app_id: str
+    generation: int
+    batch_id: int | None = None
+    rows: int | None = None
+    min_lsn: str | None = None
+    max_lsn: str | None = None
+    min_commit_ts: datetime | None = None
+    max_commit_ts: datetime | None = None
+    deletes: int | None = None
+    inserts: int | None = None
+    updates: int | None = None
+    started_at: datetime | None = None
+    duration_ms: int | None = None
+    read_seconds: float | None = None
+    read_mb: float | None = None
+    retention_watermark_ts: datetime | None = None
+    retention_headroom_hours: float | None = None
+    event: str | None = None
+    lost_from_ts: datetime | None = None
+    lost_to_ts: datetime | None = None
+    source_max_commit_ts: datetime | None = None
+    capture_lag_seconds: float | None = None
+    ingestion_lag_seconds: float | None = None
+    end_lsn: str | None = None
+    end_commit_ts: datetime | None = None
+    detail: str | None = None
+    target: str | None = None
+    written_at: datetime | None = None
+
+    def as_tuple(self) -> tuple[Any, ...]:
+        return astuple(self)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchAggregates:
+    """Step 5 of the sink: one job's aggregates over a persisted micro-batch."""
+
+    rows: int
+    min_lsn: str | None
+    max_lsn: str | None
+    min_commit_ts: datetime | None
+    max_commit_ts: datetime | None
+    deletes: int
+    inserts: int
+    updates: int
+
+
+def facts_schema() -> StructType:
+    """The facts table's Spark schema in creation order (built without a JVM)."""
+    from pyspark.sql.types import (
+        DoubleType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampNTZType,
+    )
+
+    spark_types = {
+        "STRING": StringType(),
+        "INT": IntegerType(),
+        "BIGINT": LongType(),
+        "DOUBLE": DoubleType(),
+        "TIMESTAMP_NTZ": TimestampNTZType(),
+    }
+    return StructType([StructField(c.name, spark_types[c.type], True) for c in schemas.FACTS])
+
+
+def facts_dataframe(spark: SparkSession, rows: Sequence[FactsRow]) -> DataFrame:
+    """Return the rows as a DataFrame with the facts schema."""
+    return spark.createDataFrame([r.as_tuple() for r in rows], schema=facts_schema())
+
+
+def append_facts(
+    spark: SparkSession,
+    facts_table: tables.TableRef | str,
+    rows: Sequence[FactsRow],
+    *,
+    key: TxnKey | None,
+) -> None:
+    """Append `rows` in one facts commit, under `key` (None: no key, e.g. a full open).
+
+    The facts table must exist and have been opened for write (migrated); facts change shape
+    only by migration, so a column the table lacks is a ConfigError before anything is written.
+    Nothing is written for an empty list.
+    """
+    if not rows:
+        return
+    ref = tables.table_ref(facts_table, argument="facts_table")
+    present = {name.lower() for name in spark.table(ref.sql).columns}
+    missing = [c.name for c in schemas.FACTS if c.name.lower() not in present]
+    if missing:
+        raise ConfigError(
+            f"{ref}: the facts table lacks the columns {', '.join(missing)}; open it for write "
+            "first (tables.ensure_table(..., 'facts')) so its migrations run"
+        )
+    df = facts_dataframe(spark, rows)
+    if key is None:
+        tables.append(df, ref)
+    else:
+        tables.append_idempotent(df, ref, key.app_id, key.version)
+
+
+def batch_row(
+    *,
+    app_id: str,
+    generation: int,
+    batch_id: int,
+    target: str,
+    aggregates: BatchAggregates,
+    metrics: FoldedMetrics | None,
+    started_at: datetime,
+    duration_ms: int,
+    written_at: datetime,
+) -> FactsRow:
+    """The micro-batch row (`event` NULL); metric columns NULL when `metrics` is None."""
+    folded = metrics or FoldedMetrics()
+    end = effective_end(folded.end_commit_ts, aggregates.max_commit_ts)
+    return FactsRow(
+        app_id=sink_id(app_id, generation),
+        generation=generation,
+        batch_id=batch_id,
+        rows=aggregates.rows,
+        min_lsn=aggregates.min_lsn,
+        max_lsn=aggregates.max_lsn,
+        min_commit_ts=aggregates.min_commit_ts,
+        max_commit_ts=aggregates.max_commit_ts,
+        deletes=aggregates.deletes,
+        inserts=aggregates.inserts,
+        updates=aggregates.updates,
+        started_at=started_at,
+        duration_ms=duration_ms,
+        read_seconds=folded.read_seconds,
+        read_mb=folded.read_mb,
+        retention_watermark_ts=folded.retention_watermark_ts,
+        retention_headroom_hours=retention_headroom_hours(end, folded.retention_watermark_ts),
+        source_max_commit_ts=folded.source_max_commit_ts,
+        capture_lag_seconds=folded.capture_lag_seconds,
+        ingestion_lag_seconds=ingestion_lag_seconds(folded.source_max_commit_ts, end),
+        end_lsn=folded.end_lsn,
+        end_commit_ts=folded.end_commit_ts,
+        detail=to_json({"warnings": list(folded.warnings)}) if folded.warnings else None,
+        target=target,
+        written_at=written_at,
+    )
+
+
+def source_event_row(
+    record: EventRecord,
+    *,
+    app_id: str,
+    generation: int,
+    batch_id: int,
+    target: str,
+    started_at: datetime,
+    written_at: datetime,
+) -> FactsRow:
+    """An event the reader found (`schema_change`, `capture_instance_switched`, `data_skipped`),
+    as a row of the batch that found it.
+
+    Raises:
+        ConfigError: the record's event is not one of those three.
+    """
+    event = record.get("event")
+    if event not in SOURCE_EVENTS:
+        raise ConfigError(
+            f"event record {event!r} is not a source event; expected one of "
+            f"{', '.join(sorted(SOURCE_EVENTS))}"
+        )
+    at = parse_time(record.get("commit_ts"))
+    skipped = event == "data_skipped"
+    return FactsRow(
+        app_id=sink_id(app_id, generation),
+        generation=generation,
+        batch_id=batch_id,
+        rows=0,
+        min_lsn=record["lsn"],
+        max_lsn=record["lsn"],
+        min_commit_ts=at,
+        max_commit_ts=at,
+        started_at=started_at,
+        event=event,
+        lost_from_ts=parse_time(record.get("lost_from_ts")) if skipped else None,
+        lost_to_ts=parse_time(record.get("lost_to_ts")) if skipped else None,
+        end_lsn=record["lsn"],
+        end_commit_ts=at,
+        detail=to_json(record.get("detail") or {}),
+        target=target,
+        written_at=written_at,
+    )
+
+
+def distinct_events(rows: Sequence[FactsRow]) -> list[FactsRow]:
+    """Collapse event rows with the same (`event`, `min_lsn`, `detail`), keeping the first."""
+    seen: set[tuple[str | None, str | None, str | None]] = set()
+    kept: list[FactsRow] = []
+    for row in rows:
+        identity = (row.event, row.min_lsn, row.detail)
+        if identity not in seen:
+            seen.add(identity)
+            kept.append(row)
+    return kept
+
+
+def snapshot_completion_row(
+    event: Literal["bootstrap", "resnapshot"],
+    *,
+    app_id: str,
+    generation: int,
+    target: str,
+    snapshot_lsn: str,
+    commit_ts: datetime | None,
+    rows: int | None,
+    started_at: datetime | None,
+    duration_ms: int | None,
+    written_at: datetime,
+    lost_from_ts: datetime | None = None,
+    lost_to_ts: datetime | None = None,
+    detail: SnapshotCompletionDetail | None = None,
+) -> FactsRow:
+    """A `bootstrap` (generation 0, no gap) or `resnapshot` (generation >= 1) completion row.
+
+    Raises:
+        ConfigError: the event does not match the generation, or a bootstrap carries a gap.
+    """
+    if event == "bootstrap" and (generation != 0 or lost_from_ts or lost_to_ts):
+        raise ConfigError(
+            f"a bootstrap row belongs to generation 0 without a lost interval; got generation "
+            f"{generation}; a snapshot after a loss is a 'resnapshot' row"
+        )
+    if event == "resnapshot" and generation < 1:
+        raise ConfigError(
+            f"a resnapshot row opens a generation >= 1; got {generation}; the first snapshot "
+            "is a 'bootstrap' row"
+        )
+    return FactsRow(
+        app_id=sink_id(app_id, generation),
+        generation=generation,
+        rows=rows,
+        min_lsn=snapshot_lsn,
+        max_lsn=snapshot_lsn,
+        min_commit_ts=commit_ts,
+        max_commit_ts=commit_ts,
+        started_at=started_at,
+        duration_ms=duration_ms,
+        retention_watermark_ts=lost_to_ts,
+        retention_headroom_hours=retention_headroom_hours(commit_ts, lost_to_ts),
+        event=event,
+        lost_from_ts=lost_from_ts,
+        lost_to_ts=lost_to_ts,
+        end_lsn=snapshot_lsn,
+        end_commit_ts=commit_ts,
+        detail=to_json(detail),
+        target=target,
+        written_at=written_at,
+    )
+
+
+def snapshot_open_row(
+    *,
+    app_id: str,
+    target: str,
+    lsn: str,
+    commit_ts: datetime | None,
+    detail: SnapshotOpenDetail,
+    started_at: datetime | None,
+    written_at: datetime,
+) -> FactsRow:
+    """A `snapshot_open` row of the generation its detail names (the gap from the detail)."""
+    generation = detail["generation"]
+    return FactsRow(
+        app_id=sink_id(app_id, generation),
+        generation=generation,
+        rows=0,
+        min_lsn=lsn,
+        max_lsn=lsn,
+        min_commit_ts=commit_ts,
+        max_commit_ts=commit_ts,
+        started_at=started_at,
+        event="snapshot_open",
+        lost_from_ts=parse_time(detail.get("lost_from_ts")),
+        lost_to_ts=parse_time(detail.get("lost_to_ts")),
+        end_lsn=lsn,
+        end_commit_ts=commit_ts,
+        detail=to_json(detail),
+        target=target,
+        written_at=written_at,
+    )
+
+
+def snapshot_plan_row(
+    *,
+    app_id: str,
+    generation: int,
+    target: str,
+    commit_ts: datetime | None,
+    detail: SnapshotPlanDetail,
+    started_at: datetime,
+    duration_ms: int,
+    written_at: datetime,
+) -> FactsRow:
+    """The `snapshot_plan` row of a chunked snapshot; its LSN is the plan's snapshot S."""
+    lsn = detail["snapshot"]
+    return FactsRow(
+        app_id=sink_id(app_id, generation),
+        generation=generation,
+        rows=0,
+        min_lsn=lsn,
+        max_lsn=lsn,
+        min_commit_ts=commit_ts,
+        max_commit_ts=commit_ts,
+        started_at=started_at,
+        duration_ms=duration_ms,
+        event="snapshot_plan",
+        end_lsn=lsn,
+        end_commit_ts=commit_ts,
+        detail=to_json(detail),
+        target=target,
+        written_at=written_at,
+    )
+
+
+def snapshot_chunk_row(
+    *,
+    app_id: str,
+    generation: int,
+    target: str,
+    stamp_lsn: str,
+    stamp_commit_ts: datetime | None,
+    high_lsn: str | None,
+    high_commit_ts: datetime | None,
+    rows: int,
+    read_seconds: float | None,
+    read_mb: float | None,
+    detail: SnapshotChunkDetail,
+    started_at: datetime | None,
+    written_at: datetime,
+) -> FactsRow:
+    """One chunk of a wave: min = the wave's stamp L, max = max_lsn read right after the chunk."""
+    return FactsRow(
+        app_id=sink_id(app_id, generation),
+        generation=generation,
+        rows=rows,
+        min_lsn=stamp_lsn,
+        max_lsn=high_lsn,
+        min_commit_ts=stamp_commit_ts,
+        max_commit_ts=high_commit_ts,
+        started_at=started_at,
+        read_seconds=read_seconds,
+        read_mb=read_mb,
+        event="snapshot_chunk",
+        end_lsn=stamp_lsn,
+        end_commit_ts=stamp_commit_ts,
+        detail=to_json(detail),
+        target=target,
+        written_at=written_at,
+    )

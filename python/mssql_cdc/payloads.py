@@ -1,0 +1,233 @@
+"""The `detail` payloads of facts rows (section 4.5 of the spec) and their JSON.
+
+Keys are only ever added, never renamed, removed, retyped or given a new meaning; readers supply
+the default of a key a row lacks (the `read_*` functions). Times in JSON are UTC text
+"YYYY-MM-DDTHH:MM:SS.fff"; JSON is compact, keys in the listed order, never NaN.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "BatchDetail",
+    "CaptureInstanceSwitchedDetail",
+    "DataSkippedDetail",
+    "EventRecord",
+    "IntExtent",
+    "KeysetExtent",
+    "SchemaChangeDetail",
+    "SnapshotChunkDetail",
+    "SnapshotCompletionDetail",
+    "SnapshotOpenDetail",
+    "SnapshotPlanDetail",
+    "format_time",
+    "json_key",
+    "parse_time",
+    "read_data_skipped",
+    "read_open",
+    "to_json",
+]
+
+Key = Any
+"""A key value: a scalar for a one-column key, a list for a composite one, None for an open end."""
+
+
+class BatchDetail(TypedDict):
+    warnings: list[str]
+
+
+class IntExtent(TypedDict):
+    kind: Literal["int"]
+    lo: int | None
+    hi: int | None
+    rows: int | None
+
+
+class KeysetExtent(TypedDict):
+    kind: Literal["keyset"]
+    max: Key
+
+
+class SnapshotOpenDetail(TypedDict):
+    mode: Literal["full", "chunked"]
+    kind: Literal["bootstrap", "resnapshot"]
+    generation: int
+    lost_from_ts: str | None
+    lost_to_ts: str | None
+    keys: NotRequired[list[str]]
+    plan: NotRequired[IntExtent | KeysetExtent | None]
+
+
+class SnapshotPlanDetail(TypedDict):
+    snapshot: str
+    kind: Literal["int", "keyset"]
+    keys: list[str]
+    chunk_rows: int
+    chunks: list[list[Key]]
+
+
+class SnapshotChunkDetail(TypedDict):
+    snapshot: str
+    chunk: int
+    wave: int
+    lo: Key
+    hi: Key
+    last: bool
+
+
+class SnapshotCompletionDetail(TypedDict):
+    snapshot: str
+    chunks: int
+    rows: int
+    last_lsn: str | None
+
+
+class SchemaChangeDetail(TypedDict):
+    capture_instance: str
+    ddl: str
+
+
+class CaptureInstanceSwitchedDetail(TypedDict):
+    old: str
+    new: str
+    uncaptured: list[str]
+
+
+# "from" is a Python keyword, hence the functional form.
+DataSkippedDetail = TypedDict(
+    "DataSkippedDetail",
+    {
+        "from": str,
+        "to": str,
+        "certain": bool,
+        "reason": NotRequired[str],
+        "capture_instance": str | None,
+    },
+)
+
+
+class EventRecord(TypedDict):
+    """One event as the reader's event and metrics files carry it (section 2.2)."""
+
+    event: str
+    capture_instance: str
+    lsn: str
+    commit_ts: str | None
+    detail: dict[str, Any]
+    lost_from_ts: str | None
+    lost_to_ts: str | None
+
+
+def format_time(value: datetime | None) -> str | None:
+    """Return a time as JSON text (UTC, milliseconds, no suffix); None stays None."""
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}"
+
+
+def parse_time(text: str | datetime | None) -> datetime | None:
+    """Return a naive UTC datetime from JSON time text; None and "" are None.
+
+    Raises:
+        ValueError: the text is not an ISO-8601 time; the message quotes it.
+    """
+    if text is None or text == "":
+        return None
+    if isinstance(text, datetime):
+        value = text
+    else:
+        try:
+            value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(
+                f"time {text!r} is not ISO-8601 UTC text like 2026-10-01T02:00:00.000"
+            ) from None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def json_key(value: object) -> Key:
+    """Return a key value as JSON can hold it: binary as 0x hex, other non-JSON values as text."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "0x" + bytes(value).hex().upper()
+    if isinstance(value, list | tuple):
+        return [json_key(v) for v in value]
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, date | Decimal):
+        return str(value)
+    return str(value)
+
+
+def to_json(payload: Mapping[str, Any] | None) -> str | None:
+    """Return the compact JSON of a payload, keys in their order; None stays None.
+
+    Raises:
+        ValueError: the payload holds NaN or infinity.
+    """
+    if payload is None:
+        return None
+    return json.dumps(payload, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+
+
+def read_open(detail: str | Mapping[str, Any]) -> SnapshotOpenDetail:
+    """Read a `snapshot_open` detail with the defaults of older rows.
+
+    A missing `mode` is "chunked"; the pre-release `mode = "resnapshot"` reads as mode
+    "chunked", kind "resnapshot"; a missing `kind` is "bootstrap".
+    """
+    raw = dict(json.loads(detail) if isinstance(detail, str) else detail)
+    mode = raw.get("mode", "chunked")
+    kind = raw.get("kind", "bootstrap")
+    if mode == "resnapshot":
+        mode, kind = "chunked", "resnapshot"
+    result: SnapshotOpenDetail = {
+        "mode": mode,
+        "kind": kind,
+        "generation": int(raw.get("generation", 0)),
+        "lost_from_ts": raw.get("lost_from_ts"),
+        "lost_to_ts": raw.get("lost_to_ts"),
+    }
+    if "keys" in raw:
+        result["keys"] = list(raw["keys"])
+    if "plan" in raw:
+        result["plan"] = raw["plan"]
+    return result
+
+
+def read_data_skipped(detail: str | Mapping[str, Any]) -> DataSkippedDetail:
+    """Read a `data_skipped` detail: a missing `certain` is true, `capture_instance` None.
+
+    The first, unreleased rows held the text "<from>..<to>"; it reads as a certain skip.
+    """
+    raw: Mapping[str, Any]
+    if isinstance(detail, str):
+        text = detail.strip()
+        if not text.startswith("{") and ".." in text:
+            start, end = text.strip('"').split("..", 1)
+            return {"from": start, "to": end, "certain": True, "capture_instance": None}
+        raw = json.loads(text)
+    else:
+        raw = detail
+    result: DataSkippedDetail = {
+        "from": raw["from"],
+        "to": raw["to"],
+        "certain": bool(raw.get("certain", True)),
+        "capture_instance": raw.get("capture_instance"),
+    }
+    if "reason" in raw:
+        result["reason"] = str(raw["reason"])
+    return result
