@@ -1,0 +1,440 @@
+"""The recovery decision's inputs and outputs as frozen dataclasses, and the calls that make it.
+
+The decision itself is C++ (`mssql_cdc._native.recovery`, spec 30 section 6.1): a pure function
+of what was observed. This module only converts types; the `recovery` module gathers the
+observations and acts on the decision. LSNs and times are canonical text; an unknown commit
+time is None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from mssql_cdc import _native
+from mssql_cdc.checkpoint import GenerationState, StreamOffset
+from mssql_cdc.errors import ConfigError, DataLossError, MssqlCdcError
+
+if TYPE_CHECKING:  # the binding's dict shapes exist only in _native.pyi
+    from mssql_cdc._native import (
+        CompletionRowDict,
+        DecideInputsDict,
+        DecisionDict,
+        EstimateDict,
+        LossDict,
+        ObservationDict,
+        OpenRowDict,
+    )
+
+__all__ = [
+    "Action",
+    "CompletionRow",
+    "Conclusion",
+    "DecideInputs",
+    "Decision",
+    "DurationGuard",
+    "Estimate",
+    "Instance",
+    "Loss",
+    "Mode",
+    "Observation",
+    "OpenRow",
+    "Reuse",
+    "ReuseKind",
+    "StartInputs",
+    "StartResult",
+    "StartSource",
+    "conclude",
+    "decide",
+    "error_from",
+    "estimate_snapshot",
+    "has_range",
+    "lock_violation",
+    "lost",
+    "resolve_start",
+]
+
+Mode = Literal["full", "chunked"]
+Action = Literal["none", "resnapshot", "blocked"]
+ReuseKind = Literal["none", "completion", "open", "target"]
+StartSource = Literal["recovering", "checkpoint", "state", "bootstrap", "starting_lsn", "none"]
+DurationGuard = Literal["warn", "refuse", "off"]
+
+
+def _offset(o: StreamOffset | None) -> _native.OffsetDict | None:
+    return o.to_native() if o is not None else None
+
+
+def _from_offset(d: _native.OffsetDict | None) -> StreamOffset | None:
+    return StreamOffset.from_native(d) if d is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """A capture instance of the source table; min_lsn is None on a just-enabled one."""
+
+    name: str
+    start_lsn: str
+    min_lsn: str | None
+    min_commit_ts: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """The source read afresh: max_lsn (None before any capture) and instances, oldest first."""
+
+    max_lsn: str | None
+    instances: tuple[Instance, ...] = ()
+
+    def to_native(self) -> ObservationDict:
+        return {
+            "max_lsn": self.max_lsn,
+            "instances": [
+                {
+                    "name": i.name,
+                    "start_lsn": i.start_lsn,
+                    "min_lsn": i.min_lsn,
+                    "min_commit_ts": i.min_commit_ts,
+                }
+                for i in self.instances
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRow:
+    """A 'snapshot_open' facts row of the stream's family, at snapshot LSN `s`."""
+
+    generation: int
+    mode: Mode
+    kind: str
+    s: StreamOffset
+
+    def to_native(self) -> OpenRowDict:
+        return {
+            "generation": self.generation,
+            "mode": self.mode,
+            "kind": self.kind,
+            "s": self.s.to_native(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionRow:
+    """A 'bootstrap' or 'resnapshot' facts row of the family, at its max_lsn."""
+
+    generation: int
+    lsn: StreamOffset
+
+    def to_native(self) -> CompletionRowDict:
+        return {"generation": self.generation, "lsn": self.lsn.to_native()}
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """Where the capture instance begins now that cleanup purged the range after a start."""
+
+    low: str
+    low_commit_ts: str | None
+    instance: str
+
+    @classmethod
+    def from_native(cls, d: LossDict | None) -> Loss | None:
+        return cls(d["low"], d["low_commit_ts"], d["instance"]) if d is not None else None
+
+    def to_native(self) -> LossDict:
+        return {"low": self.low, "low_commit_ts": self.low_commit_ts, "instance": self.instance}
+
+
+@dataclass(frozen=True, slots=True)
+class StartInputs:
+    """What resolve_start() needs to say where the stream is (spec 30 section 5.4)."""
+
+    state: GenerationState
+    last_committed: StreamOffset | None
+    has_metadata: bool
+    live_batches_in_facts: bool
+    bootstrap: bool
+    starting_lsn: str | None
+    newest_known: StreamOffset | None
+    live_checkpoint: str
+
+
+@dataclass(frozen=True, slots=True)
+class StartResult:
+    start: StreamOffset | None
+    source: StartSource
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """How long a full read would take against the observed CDC retention; None = unknown."""
+
+    rows: int | None = None
+    rows_per_second: float | None = None
+    seconds: float | None = None
+    retention_hours: float | None = None
+    fits: bool | None = None
+
+    def to_native(self) -> EstimateDict:
+        return {
+            "rows": self.rows,
+            "rows_per_second": self.rows_per_second,
+            "seconds": self.seconds,
+            "retention_hours": self.retention_hours,
+            "fits": self.fits,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DecideInputs:
+    """Everything decide() looks at; it reads nothing else, the clock included."""
+
+    target: str
+    app_id: str
+    state: GenerationState
+    start: StreamOffset | None
+    mode: Mode
+    observation: Observation
+    now: str  # "YYYY-MM-DDTHH:MM:SS+00:00"
+    opens: tuple[OpenRow, ...] = ()
+    completions: tuple[CompletionRow, ...] = ()
+    newest_whole: StreamOffset | None = None
+    interval_days: float = 7.0
+    estimate: Estimate = field(default_factory=Estimate)
+    duration_guard: DurationGuard = "warn"
+
+    def to_native(self) -> DecideInputsDict:
+        return {
+            "target": self.target,
+            "app_id": self.app_id,
+            "state": self.state.to_native(),
+            "start": _offset(self.start),
+            "mode": self.mode,
+            "observation": self.observation.to_native(),
+            "opens": [o.to_native() for o in self.opens],
+            "completions": [c.to_native() for c in self.completions],
+            "newest_whole": _offset(self.newest_whole),
+            "interval_days": self.interval_days,
+            "now": self.now,
+            "estimate": self.estimate.to_native(),
+            "duration_guard": self.duration_guard,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Reuse:
+    kind: ReuseKind
+    offset: StreamOffset | None
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do before the query starts (spec 30 section 6.1); a refusal is data."""
+
+    action: Action
+    reason: str
+    error_type: Literal["", "DataLossError", "ValueError"]
+    error_message: str
+    target: str
+    app_id: str
+    generation: int
+    next_generation: int
+    start: StreamOffset | None
+    low: Loss | None
+    lost_from_ts: str | None
+    lost_to_ts: str | None
+    reuse: Reuse
+    mode: Mode
+    interval_ok: bool
+    write_full_open: bool
+    take_snapshot: bool
+    open_chunked: bool
+    write_event: bool
+    clear_recovering: bool
+    warning: str
+
+    @classmethod
+    def from_native(cls, d: DecisionDict) -> Decision:
+        r = d["reuse"]
+        return cls(
+            action=d["action"],
+            reason=d["reason"],
+            error_type=d["error_type"],
+            error_message=d["error_message"],
+            target=d["target"],
+            app_id=d["app_id"],
+            generation=d["generation"],
+            next_generation=d["next_generation"],
+            start=_from_offset(d["start"]),
+            low=Loss.from_native(d["low"]),
+            lost_from_ts=d["lost_from_ts"],
+            lost_to_ts=d["lost_to_ts"],
+            reuse=Reuse(r["kind"], _from_offset(r["offset"]), r["generation"]),
+            mode=d["mode"],
+            interval_ok=d["interval_ok"],
+            write_full_open=d["write_full_open"],
+            take_snapshot=d["take_snapshot"],
+            open_chunked=d["open_chunked"],
+            write_event=d["write_event"],
+            clear_recovering=d["clear_recovering"],
+            warning=d["warning"],
+        )
+
+    def to_native(self) -> DecisionDict:
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "error_type": self.error_type,
+            "error_message": self.error_message,
+            "target": self.target,
+            "app_id": self.app_id,
+            "generation": self.generation,
+            "next_generation": self.next_generation,
+            "start": _offset(self.start),
+            "low": self.low.to_native() if self.low else None,
+            "lost_from_ts": self.lost_from_ts,
+            "lost_to_ts": self.lost_to_ts,
+            "reuse": {
+                "kind": self.reuse.kind,
+                "offset": _offset(self.reuse.offset),
+                "generation": self.reuse.generation,
+            },
+            "mode": self.mode,
+            "interval_ok": self.interval_ok,
+            "write_full_open": self.write_full_open,
+            "take_snapshot": self.take_snapshot,
+            "open_chunked": self.open_chunked,
+            "write_event": self.write_event,
+            "clear_recovering": self.clear_recovering,
+            "warning": self.warning,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Conclusion:
+    """After the snapshot: the state to write, and the INFO line or the DataLossError text."""
+
+    ok: bool
+    state_to_write: GenerationState
+    message: str
+
+
+def lost(x: str, observation: Observation) -> Loss | None:
+    """The driver guard at start `x`: where the instance begins if the range after x is purged."""
+    return Loss.from_native(_native.recovery.lost(x, observation.to_native()))
+
+
+def has_range(start: StreamOffset, max_lsn: str | None) -> bool:
+    """Whether anything was captured after `start` (only then can it be purged)."""
+    return _native.recovery.has_range(start.to_native(), max_lsn)
+
+
+def resolve_start(inputs: StartInputs) -> StartResult:
+    """Where the stream is (spec 30 section 5.4).
+
+    Raises:
+        ConfigError: facts show batches of the live sink id but Spark's checkpoint has none.
+    """
+    raw = _native.recovery.resolve_start(
+        {
+            "state": inputs.state.to_native(),
+            "last_committed": _offset(inputs.last_committed),
+            "has_metadata": inputs.has_metadata,
+            "live_batches_in_facts": inputs.live_batches_in_facts,
+            "bootstrap": inputs.bootstrap,
+            "starting_lsn": inputs.starting_lsn,
+            "newest_known": _offset(inputs.newest_known),
+            "live_checkpoint": inputs.live_checkpoint,
+        }
+    )
+    return StartResult(start=_from_offset(raw["start"]), source=raw["source"])
+
+
+def lock_violation(
+    mode: Mode,
+    opens: Sequence[OpenRow],
+    completions: Sequence[CompletionRow],
+    observation: Observation,
+    *,
+    target: str,
+    app_id: str,
+) -> str | None:
+    """The mode lock's error text naming the newest blocking open, or None."""
+    return _native.recovery.lock_violation(
+        mode,
+        [o.to_native() for o in opens],
+        [c.to_native() for c in completions],
+        observation.to_native(),
+        target,
+        app_id,
+    )
+
+
+def estimate_snapshot(
+    table_rows: int | None,
+    newest_first: Sequence[tuple[int, int]],
+    retention_hours: float | None,
+) -> Estimate:
+    """The duration estimate from the table's row count, (rows, duration_ms) of earlier full
+    snapshots newest first, and the smallest observed retention."""
+    raw = _native.recovery.estimate_snapshot(table_rows, list(newest_first), retention_hours)
+    return Estimate(**raw)
+
+
+def decide(inputs: DecideInputs) -> Decision:
+    """What the pre-flight does now: nothing, a re-snapshot into a generation, or a refusal.
+
+    Raises:
+        ConfigError: a negative or non-finite interval, a `now` that is no UTC instant, an
+            invalid state, or a purge test without the capture instances it needs.
+    """
+    return Decision.from_native(_native.recovery.decide(inputs.to_native()))
+
+
+def conclude(
+    decision: Decision,
+    snapshot: StreamOffset,
+    fresh: Observation,
+    state: GenerationState,
+    now: str,
+    *,
+    rows: int | None = None,
+    duration_ms: int | None = None,
+) -> Conclusion:
+    """Whether the snapshot the new generation starts from survived cleanup (own-LSN check)."""
+    raw = _native.recovery.conclude(
+        decision.to_native(),
+        snapshot.to_native(),
+        fresh.to_native(),
+        state.to_native(),
+        now,
+        rows,
+        duration_ms,
+    )
+    return Conclusion(
+        ok=raw["ok"],
+        state_to_write=GenerationState.from_native(raw["state_to_write"]),
+        message=raw["message"],
+    )
+
+
+def error_from(decision: Decision) -> MssqlCdcError:
+    """The exception a blocked decision raises: DataLossError or ConfigError (a ValueError).
+
+    Raises:
+        ValueError: the decision is not blocked.
+    """
+    if decision.action != "blocked":
+        raise ValueError(f"decision is {decision.action!r}, not 'blocked': nothing to raise")
+    if decision.error_type == "DataLossError":
+        low = decision.low
+        return DataLossError(
+            decision.error_message,
+            low.instance if low else "",
+            decision.lost_from_ts,
+            decision.lost_to_ts,
+        )
+    return ConfigError(decision.error_message)
