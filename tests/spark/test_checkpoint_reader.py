@@ -32,6 +32,7 @@ def probe_format(spark: SparkSession) -> str:
 
     # The Python workers cannot import this test module: ship its code to them by value.
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
     class ProbeReader(DataSourceStreamReader):
         def __init__(self, end: int) -> None:
             self.end = end
