@@ -8,24 +8,17 @@ time is None.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mssql_cdc import _native
 from mssql_cdc.checkpoint import GenerationState, StreamOffset
 from mssql_cdc.errors import ConfigError, DataLossError, MssqlCdcError
 
 if TYPE_CHECKING:  # the binding's dict shapes exist only in _native.pyi
-    from mssql_cdc._native import (
-        CompletionRowDict,
-        DecideInputsDict,
-        DecisionDict,
-        EstimateDict,
-        LossDict,
-        ObservationDict,
-        OpenRowDict,
-    )
+    from mssql_cdc._native import DecisionDict, LossDict
 
 __all__ = [
     "Action",
@@ -62,8 +55,9 @@ StartSource = Literal["recovering", "checkpoint", "state", "bootstrap", "startin
 DurationGuard = Literal["warn", "refuse", "off"]
 
 
-def _offset(o: StreamOffset | None) -> _native.OffsetDict | None:
-    return o.to_native() if o is not None else None
+def _plain(value: Any) -> Any:
+    """The dict form the binding reads: the field names of these dataclasses are its keys."""
+    return dataclasses.asdict(value)
 
 
 def _from_offset(d: _native.OffsetDict | None) -> StreamOffset | None:
@@ -87,20 +81,6 @@ class Observation:
     max_lsn: str | None
     instances: tuple[Instance, ...] = ()
 
-    def to_native(self) -> ObservationDict:
-        return {
-            "max_lsn": self.max_lsn,
-            "instances": [
-                {
-                    "name": i.name,
-                    "start_lsn": i.start_lsn,
-                    "min_lsn": i.min_lsn,
-                    "min_commit_ts": i.min_commit_ts,
-                }
-                for i in self.instances
-            ],
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class OpenRow:
@@ -111,14 +91,6 @@ class OpenRow:
     kind: str
     s: StreamOffset
 
-    def to_native(self) -> OpenRowDict:
-        return {
-            "generation": self.generation,
-            "mode": self.mode,
-            "kind": self.kind,
-            "s": self.s.to_native(),
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class CompletionRow:
@@ -126,9 +98,6 @@ class CompletionRow:
 
     generation: int
     lsn: StreamOffset
-
-    def to_native(self) -> CompletionRowDict:
-        return {"generation": self.generation, "lsn": self.lsn.to_native()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +111,6 @@ class Loss:
     @classmethod
     def from_native(cls, d: LossDict | None) -> Loss | None:
         return cls(d["low"], d["low_commit_ts"], d["instance"]) if d is not None else None
-
-    def to_native(self) -> LossDict:
-        return {"low": self.low, "low_commit_ts": self.low_commit_ts, "instance": self.instance}
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,15 +143,6 @@ class Estimate:
     retention_hours: float | None = None
     fits: bool | None = None
 
-    def to_native(self) -> EstimateDict:
-        return {
-            "rows": self.rows,
-            "rows_per_second": self.rows_per_second,
-            "seconds": self.seconds,
-            "retention_hours": self.retention_hours,
-            "fits": self.fits,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class DecideInputs:
@@ -204,23 +161,6 @@ class DecideInputs:
     interval_days: float = 7.0
     estimate: Estimate = field(default_factory=Estimate)
     duration_guard: DurationGuard = "warn"
-
-    def to_native(self) -> DecideInputsDict:
-        return {
-            "target": self.target,
-            "app_id": self.app_id,
-            "state": self.state.to_native(),
-            "start": _offset(self.start),
-            "mode": self.mode,
-            "observation": self.observation.to_native(),
-            "opens": [o.to_native() for o in self.opens],
-            "completions": [c.to_native() for c in self.completions],
-            "newest_whole": _offset(self.newest_whole),
-            "interval_days": self.interval_days,
-            "now": self.now,
-            "estimate": self.estimate.to_native(),
-            "duration_guard": self.duration_guard,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,35 +223,6 @@ class Decision:
             warning=d["warning"],
         )
 
-    def to_native(self) -> DecisionDict:
-        return {
-            "action": self.action,
-            "reason": self.reason,
-            "error_type": self.error_type,
-            "error_message": self.error_message,
-            "target": self.target,
-            "app_id": self.app_id,
-            "generation": self.generation,
-            "next_generation": self.next_generation,
-            "start": _offset(self.start),
-            "low": self.low.to_native() if self.low else None,
-            "lost_from_ts": self.lost_from_ts,
-            "lost_to_ts": self.lost_to_ts,
-            "reuse": {
-                "kind": self.reuse.kind,
-                "offset": _offset(self.reuse.offset),
-                "generation": self.reuse.generation,
-            },
-            "mode": self.mode,
-            "interval_ok": self.interval_ok,
-            "write_full_open": self.write_full_open,
-            "take_snapshot": self.take_snapshot,
-            "open_chunked": self.open_chunked,
-            "write_event": self.write_event,
-            "clear_recovering": self.clear_recovering,
-            "warning": self.warning,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class Conclusion:
@@ -324,7 +235,7 @@ class Conclusion:
 
 def lost(x: str, observation: Observation) -> Loss | None:
     """The driver guard at start `x`: where the instance begins if the range after x is purged."""
-    return Loss.from_native(_native.recovery.lost(x, observation.to_native()))
+    return Loss.from_native(_native.recovery.lost(x, _plain(observation)))
 
 
 def has_range(start: StreamOffset, max_lsn: str | None) -> bool:
@@ -338,18 +249,7 @@ def resolve_start(inputs: StartInputs) -> StartResult:
     Raises:
         ConfigError: facts show batches of the live sink id but Spark's checkpoint has none.
     """
-    raw = _native.recovery.resolve_start(
-        {
-            "state": inputs.state.to_native(),
-            "last_committed": _offset(inputs.last_committed),
-            "has_metadata": inputs.has_metadata,
-            "live_batches_in_facts": inputs.live_batches_in_facts,
-            "bootstrap": inputs.bootstrap,
-            "starting_lsn": inputs.starting_lsn,
-            "newest_known": _offset(inputs.newest_known),
-            "live_checkpoint": inputs.live_checkpoint,
-        }
-    )
+    raw = _native.recovery.resolve_start(_plain(inputs))
     return StartResult(start=_from_offset(raw["start"]), source=raw["source"])
 
 
@@ -365,9 +265,9 @@ def lock_violation(
     """The mode lock's error text naming the newest blocking open, or None."""
     return _native.recovery.lock_violation(
         mode,
-        [o.to_native() for o in opens],
-        [c.to_native() for c in completions],
-        observation.to_native(),
+        [_plain(o) for o in opens],
+        [_plain(c) for c in completions],
+        _plain(observation),
         target,
         app_id,
     )
@@ -391,7 +291,7 @@ def decide(inputs: DecideInputs) -> Decision:
         ConfigError: a negative or non-finite interval, a `now` that is no UTC instant, an
             invalid state, or a purge test without the capture instances it needs.
     """
-    return Decision.from_native(_native.recovery.decide(inputs.to_native()))
+    return Decision.from_native(_native.recovery.decide(_plain(inputs)))
 
 
 def conclude(
@@ -406,10 +306,10 @@ def conclude(
 ) -> Conclusion:
     """Whether the snapshot the new generation starts from survived cleanup (own-LSN check)."""
     raw = _native.recovery.conclude(
-        decision.to_native(),
-        snapshot.to_native(),
-        fresh.to_native(),
-        state.to_native(),
+        _plain(decision),
+        _plain(snapshot),
+        _plain(fresh),
+        _plain(state),
         now,
         rows,
         duration_ms,
