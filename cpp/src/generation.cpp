@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <utility>
 
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/utc_time.hpp"
@@ -119,7 +120,7 @@ std::string random_hex16() {
 
 [[noreturn]] void io_error(const std::string& what, const fs::path& path, int err) {
   throw Error(ErrorKind::Io, what + " " + path.string() + ": " + std::strerror(err) +
-                                 "; check that the checkpoint folder is writable and has space");
+                                 "; check the permissions of the checkpoint folder and that it has space");
 }
 
 std::string strip_trailing_slashes(std::string text) {
@@ -204,15 +205,18 @@ State state_from_json(const json::Value& doc, const std::string& origin) {
 
 std::optional<State> read_state(const fs::path& checkpoint) {
   const fs::path file = checkpoint / kStateFileName;
+  std::error_code kind_ec;
+  if (fs::exists(file, kind_ec) && !fs::is_regular_file(file, kind_ec)) io_error("cannot read", file, EISDIR);
   std::ifstream in(file, std::ios::binary);
   if (!in) {
+    const int err = errno;
     std::error_code ec;
     if (!fs::exists(file, ec) && !ec) return std::nullopt;
-    corrupt(file.string(), "cannot be read");
+    io_error("cannot read", file, err);
   }
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) corrupt(file.string(), "cannot be read");
+  if (in.bad()) io_error("cannot read", file, EIO);
   json::Value doc;
   try {
     doc = json::parse(text.str());

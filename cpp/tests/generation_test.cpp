@@ -158,6 +158,18 @@ TEST(StateFile, ReportsAnUnwritableFolderAsAnIoError) {
   }
 }
 
+TEST(StateFile, ReportsAStateFileThatCannotBeReadAsAnIoErrorNotAsGenerationZero) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / kStateFileName);  // a folder where the file belongs
+  try {
+    (void)read_state(dir.path());
+    FAIL() << "read a folder as a state";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io) << e.what();
+    EXPECT_NE(std::string(e.what()).find(kStateFileName), std::string::npos) << e.what();
+  }
+}
+
 TEST(GenerationPaths, GenerationZeroIsTheCheckpointAndAppIdAsGiven) {
   const auto p = generation_paths("/v/ckpt/orders/", "orders-v1", 0);
   EXPECT_EQ(p.checkpoint, "/v/ckpt/orders");

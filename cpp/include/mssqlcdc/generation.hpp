@@ -50,10 +50,10 @@ inline constexpr const char* kStateFileName = "_mssql_cdc_generation.json";
 // commit time that is not in its documented form.
 void validate_state(const State& state);
 
-// std::nullopt when the file does not exist (generation 0). Any other problem (unreadable,
-// not JSON, wrong types, missing fields) throws Error(Corrupt) naming the file and the defect
-// and saying how to repair it: never a silent generation 0. Leftover temporary files of an
-// interrupted write are ignored.
+// std::nullopt when the file does not exist (generation 0). Content that is not a valid state
+// (not JSON, wrong types, missing fields) throws Error(Corrupt) naming the file and the defect
+// and saying how to repair it; a file that exists but cannot be read throws Error(Io). Never a
+// silent generation 0. Leftover temporary files of an interrupted write are ignored.
 [[nodiscard]] std::optional<State> read_state(const std::filesystem::path& checkpoint);
 
 // Atomic replace: creates <checkpoint> if missing, writes the JSON to a temporary file in the
