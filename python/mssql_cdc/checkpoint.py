@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc import _native
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.lsn import Lsn
+from mssql_cdc.offsets import StreamOffset
 
 if TYPE_CHECKING:  # the binding's dict shapes exist only in _native.pyi
     from mssql_cdc._native import OffsetDict, StateDict
@@ -31,6 +33,9 @@ __all__ = [
     "is_uri",
     "last_processed_offset",
     "live_paths",
+    "offset_from_native",
+    "offset_line",
+    "offset_to_native",
     "read_state",
     "write_state",
 ]
@@ -41,23 +46,19 @@ STATE_FILE_NAME = _native.checkpoint.STATE_FILE_NAME
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 
 
-@dataclass(frozen=True, slots=True)
-class StreamOffset:
-    """A stream position: the last LSN processed and its UTC commit time (None when unknown)."""
+def offset_to_native(offset: StreamOffset) -> OffsetDict:
+    """The binding's dict form of an offset."""
+    return {"lsn": offset.lsn, "commit_ts": offset.commit_ts}
 
-    lsn: str
-    commit_ts: str | None
 
-    def to_native(self) -> OffsetDict:
-        return {"lsn": self.lsn, "commit_ts": self.commit_ts}
+def offset_from_native(d: OffsetDict) -> StreamOffset:
+    """An offset from the binding's dict form ("" and None both mean an unknown time)."""
+    return StreamOffset(lsn=Lsn(d["lsn"]), commit_ts=d["commit_ts"] or None)
 
-    @classmethod
-    def from_native(cls, d: OffsetDict) -> StreamOffset:
-        return cls(lsn=d["lsn"], commit_ts=d["commit_ts"])
 
-    def to_json(self) -> str:
-        """The offset as the source writes it on line 3 of `offsets/<n>`."""
-        return _native.checkpoint.source_offset_json(self.to_native())
+def offset_line(offset: StreamOffset) -> str:
+    """The offset as the source writes it on line 3 of `offsets/<n>`."""
+    return _native.checkpoint.source_offset_json(offset_to_native(offset))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +78,9 @@ class GenerationState:
     def to_native(self) -> StateDict:
         return {
             "generation": self.generation,
-            "snapshot": self.snapshot.to_native() if self.snapshot else None,
+            "snapshot": offset_to_native(self.snapshot) if self.snapshot else None,
             "at": self.at,
-            "recovering": self.recovering.to_native() if self.recovering else None,
+            "recovering": offset_to_native(self.recovering) if self.recovering else None,
             "failed_at": self.failed_at,
         }
 
@@ -88,9 +89,9 @@ class GenerationState:
         snapshot, recovering = d["snapshot"], d["recovering"]
         return cls(
             generation=d["generation"],
-            snapshot=StreamOffset.from_native(snapshot) if snapshot else None,
+            snapshot=offset_from_native(snapshot) if snapshot else None,
             at=d["at"],
-            recovering=StreamOffset.from_native(recovering) if recovering else None,
+            recovering=offset_from_native(recovering) if recovering else None,
             failed_at=d["failed_at"],
         )
 
@@ -109,7 +110,7 @@ class LastOffset:
         Raises:
             StateFileError: the line is not `{"lsn": ..., "commit_ts": ...}`.
         """
-        return StreamOffset.from_native(
+        return offset_from_native(
             _native.checkpoint.parse_source_offset(self.source_json, self.file)
         )
 

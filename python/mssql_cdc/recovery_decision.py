@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mssql_cdc import _native
-from mssql_cdc.checkpoint import GenerationState, StreamOffset
+from mssql_cdc.checkpoint import GenerationState, offset_from_native, offset_to_native
 from mssql_cdc.errors import ConfigError, DataLossError, MssqlCdcError
+from mssql_cdc.offsets import StreamOffset
 
 if TYPE_CHECKING:  # the binding's dict shapes exist only in _native.pyi
     from mssql_cdc._native import DecisionDict, LossDict
@@ -61,7 +62,7 @@ def _plain(value: Any) -> Any:
 
 
 def _from_offset(d: _native.OffsetDict | None) -> StreamOffset | None:
-    return StreamOffset.from_native(d) if d is not None else None
+    return offset_from_native(d) if d is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +241,7 @@ def lost(x: str, observation: Observation) -> Loss | None:
 
 def has_range(start: StreamOffset, max_lsn: str | None) -> bool:
     """Whether anything was captured after `start` (only then can it be purged)."""
-    return _native.recovery.has_range(start.to_native(), max_lsn)
+    return _native.recovery.has_range(offset_to_native(start), max_lsn)
 
 
 def resolve_start(inputs: StartInputs) -> StartResult:

@@ -13,8 +13,9 @@ import sys
 from typing import Any
 
 from mssql_cdc import checkpoint
-from mssql_cdc.checkpoint import GenerationState, StreamOffset
+from mssql_cdc.checkpoint import GenerationState
 from mssql_cdc.errors import MssqlCdcError
+from mssql_cdc.offsets import StreamOffset
 
 __all__ = ["add_parser", "run"]
 
