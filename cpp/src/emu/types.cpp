@@ -409,6 +409,7 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
       std::string text;
       if (v.kind == Value::Kind::Int) text = std::to_string(v.i);
       else if (v.kind == Value::Kind::Decimal || v.kind == Value::Kind::Text) text = v.s;
+      else if (v.kind == Value::Kind::Float && !v.s.empty()) text = v.s;
       else wrong_type(what, type, kind_name(v.kind));
       const auto scaled = parse_scaled(text, t.scale);
       if (!scaled) {
