@@ -6,4 +6,5 @@ NB_MODULE(_native, m) {
   mssqlcdc::py::bind_lsn(m);
   mssqlcdc::py::bind_checkpoint(m);
   mssqlcdc::py::bind_recovery(m);
+  mssqlcdc::py::bind_emulator(m);
 }
