@@ -6,9 +6,11 @@ from mssql_cdc.ranges import TileSource
 from mssql_cdc.sqlserver import (
     CaptureCatalog,
     ChangeRangeReader,
+    SnapshotReader,
     StreamPlanner,
     TsqlCaptureCatalog,
     TsqlChangeReader,
+    TsqlSnapshotReader,
     TsqlStreamPlanner,
 )
 from mssql_cdc.sqlserver.drivers import Session
@@ -19,4 +21,7 @@ def conform(session: Session) -> None:
     tiles: TileSource = TsqlStreamPlanner(session)
     catalog: CaptureCatalog = TsqlCaptureCatalog(session)
     reader: ChangeRangeReader = TsqlChangeReader(session)
-    del planner, tiles, catalog, reader
+    snapshots: SnapshotReader = TsqlSnapshotReader(
+        session, isolation="readCommitted", lock_timeout_ms=None
+    )
+    del planner, tiles, catalog, reader, snapshots

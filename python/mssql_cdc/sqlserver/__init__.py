@@ -25,6 +25,7 @@ from mssql_cdc.sqlserver.protocols import (
     SnapshotReader,
     StreamPlanner,
 )
+from mssql_cdc.sqlserver.snapshot_backend import TsqlSnapshotReader
 
 __all__ = [
     "CaptureCatalog",
@@ -40,6 +41,7 @@ __all__ = [
     "TableColumn",
     "TsqlCaptureCatalog",
     "TsqlChangeReader",
+    "TsqlSnapshotReader",
     "TsqlStreamPlanner",
     "connect",
 ]
