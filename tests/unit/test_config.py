@@ -258,3 +258,14 @@ def test_snapshot_chunks_hold_open_ends_scalars_and_composite_keys() -> None:
     )
     composite = parse(snapshotChunks='[[3, [1, null], [2, "x"]]]')
     assert composite.snapshot_chunks == (SnapshotChunk(3, (1, None), (2, "x")),)
+
+
+def test_auto_partitions_use_spark_parallelism_else_the_cpu_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert parse(numPartitions="3").partitions(16) == 3
+    assert parse().partitions(16) == 16
+    monkeypatch.setattr("os.cpu_count", lambda: 6)
+    assert parse().partitions(None) == 6
+    monkeypatch.setattr("os.cpu_count", lambda: None)
+    assert parse().partitions(None) == 1
