@@ -412,3 +412,10 @@ def test_pyformat_sessions_send_percent_s_and_the_values() -> None:
     text, params = conn_of(s).executed[-1]
     assert "fn_cdc_get_min_lsn(%s)" in text
     assert params == ("50%",)
+
+
+def test_the_driver_grant_check_error_names_the_table_and_the_statement() -> None:
+    from mssql_cdc.sqlserver.backend import permission_error
+
+    error = permission_error("dbo_orders_v2", "etl]user")
+    assert "GRANT SELECT ON cdc.[dbo_orders_v2_CT] TO [etl]]user]" in str(error)

@@ -31,7 +31,13 @@ from mssql_cdc.sqlserver.metadata import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["TsqlCaptureCatalog", "TsqlChangeReader", "TsqlStreamPlanner", "connect"]
+__all__ = [
+    "TsqlCaptureCatalog",
+    "TsqlChangeReader",
+    "TsqlStreamPlanner",
+    "connect",
+    "permission_error",
+]
 
 _PERMISSION_DENIED = 229
 _NO_SERVER_STATE = frozenset({297, 300})
@@ -156,7 +162,7 @@ class TsqlChangeReader:
             cursor = self._session.execute(statement)
         except Exception as exc:
             if error_number(exc) == _PERMISSION_DENIED:
-                raise _permission_error(capture_instance) from exc
+                raise permission_error(capture_instance) from exc
             raise
         try:
             if self._session.arrow:
@@ -196,9 +202,11 @@ class TsqlChangeReader:
         self._session.close()
 
 
-def _permission_error(capture_instance: str) -> PermissionError:
+def permission_error(capture_instance: str, user: str = "<user>") -> PermissionError:
+    """The error for a login without SELECT on an instance's change table (8.1 step 3)."""
     table = f"cdc.[{capture_instance.replace(']', ']]')}_CT]"
+    grantee = "[" + user.replace("]", "]]") + "]"
     return PermissionError(
         f"this login may not read the change table {table} of capture instance "
-        f"'{capture_instance}'; run GRANT SELECT ON {table} TO [<user>] and restart the query"
+        f"'{capture_instance}'; run GRANT SELECT ON {table} TO {grantee} and restart the query"
     )
