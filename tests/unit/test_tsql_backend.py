@@ -276,9 +276,9 @@ def test_change_rows_arrive_in_the_declared_schema_with_uncaptured_columns_null(
     assert table.column("amount")[0].as_py() == Decimal("1.50")
     assert "[note]" not in conn_of(s).executed[-1][0]  # an uncaptured column is not selected
     assert conn_of(s).cursors_closed == 1
-    if not arrow:
-        assert batches[0].num_rows == 64  # the first batch stays small
-        assert max(conn_of(s).fetch_sizes) <= 100
+    assert batches[0].num_rows == 64  # the first batch stays small, with either driver
+    assert [b.num_rows for b in batches] == [64, 86]
+    assert max(conn_of(s).fetch_sizes) <= 100
 
 
 def test_a_value_that_does_not_fit_its_declared_type_names_the_column() -> None:
@@ -419,3 +419,17 @@ def test_the_driver_grant_check_error_names_the_table_and_the_statement() -> Non
 
     error = permission_error("dbo_orders_v2", "etl]user")
     assert "GRANT SELECT ON cdc.[dbo_orders_v2_CT] TO [etl]]user]" in str(error)
+
+
+def test_batches_shrink_to_stay_under_64_mib_by_the_bytes_per_row_so_far() -> None:
+    from mssql_cdc.sqlserver.arrow import BatchSizer
+
+    sizer = BatchSizer(10_000)
+    assert sizer.next_size() == 64
+    wide = pa.RecordBatch.from_arrays([pa.array([b"x" * 1_048_576] * 4)], names=["blob"])
+    sizer.record(wide)  # about 1 MiB per row so far
+    assert sizer.next_size() == 63
+    narrow = BatchSizer(10_000)
+    narrow.record(pa.RecordBatch.from_arrays([pa.array(list(range(64)))], names=["n"]))
+    assert narrow.next_size() == 10_000  # capped by arrowBatchSize
+    assert BatchSizer(10).next_size() == 10

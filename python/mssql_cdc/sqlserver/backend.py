@@ -17,7 +17,7 @@ from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.ranges import Tile
 from mssql_cdc.sqlserver import queries, tsql
-from mssql_cdc.sqlserver.arrow import BatchSizer, change_schema, rows_to_batch, to_schema
+from mssql_cdc.sqlserver.arrow import change_schema, fetch_batches
 from mssql_cdc.sqlserver.drivers import Driver, Session, error_number, open_session
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
@@ -165,15 +165,13 @@ class TsqlChangeReader:
                 raise permission_error(capture_instance) from exc
             raise
         try:
-            if self._session.arrow:
-                yield from to_schema(cursor.arrow_reader(batch_rows), schema, constants)
-                return
-            names = [column[0] for column in cursor.description]
-            sizer = BatchSizer(batch_rows)
-            while rows := cursor.fetchmany(sizer.next_size()):
-                batch = rows_to_batch(rows, names, schema, constants)
-                sizer.record(batch)
-                yield batch
+            yield from fetch_batches(
+                cursor,
+                arrow=self._session.arrow,
+                schema=schema,
+                constants=constants,
+                batch_rows=batch_rows,
+            )
         finally:
             cursor.close()
 

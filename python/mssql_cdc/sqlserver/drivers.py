@@ -110,7 +110,7 @@ class Session:
     def __init__(self, connection: DbConnection, paramstyle: Paramstyle, *, arrow: bool) -> None:
         self.connection: DbConnection | None = connection
         self.paramstyle = paramstyle
-        self.arrow = arrow  # the driver's cursor has arrow_reader(batch_size)
+        self.arrow = arrow  # the driver's cursor makes Arrow batches: arrow_batch(n)
 
     def execute(self, statement: Statement) -> Any:
         """Run `statement` on a new cursor and return the cursor, positioned on its rows."""

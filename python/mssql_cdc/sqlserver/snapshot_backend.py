@@ -15,7 +15,7 @@ from mssql_cdc.config import IsolationLevel
 from mssql_cdc.declared_columns import KeyBound
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.sqlserver import tsql, tsql_snapshot
-from mssql_cdc.sqlserver.arrow import BatchSizer, arrow_type, rows_to_batch, to_schema
+from mssql_cdc.sqlserver.arrow import arrow_type, fetch_batches
 from mssql_cdc.sqlserver.drivers import Session, error_number
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 
@@ -133,15 +133,13 @@ class TsqlSnapshotReader:
         constants: dict[str, Any] = {}
         try:
             with _isolation_errors():
-                if self._session.arrow:
-                    yield from to_schema(cursor.arrow_reader(batch_rows), schema, constants)
-                    return
-                names = [column[0] for column in cursor.description]
-                sizer = BatchSizer(batch_rows)
-                while rows := cursor.fetchmany(sizer.next_size()):
-                    batch = rows_to_batch(rows, names, schema, constants)
-                    sizer.record(batch)
-                    yield batch
+                yield from fetch_batches(
+                    cursor,
+                    arrow=self._session.arrow,
+                    schema=schema,
+                    constants=constants,
+                    batch_rows=batch_rows,
+                )
         finally:
             cursor.close()
 
