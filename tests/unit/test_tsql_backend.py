@@ -433,3 +433,24 @@ def test_batches_shrink_to_stay_under_64_mib_by_the_bytes_per_row_so_far() -> No
     narrow.record(pa.RecordBatch.from_arrays([pa.array(list(range(64)))], names=["n"]))
     assert narrow.next_size() == 10_000  # capped by arrowBatchSize
     assert BatchSizer(10).next_size() == 10
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("[SQL Server]The SELECT permission was denied on the object 'x_CT', schema 'cdc'.", 229),
+        ("[SQL Server]VIEW SERVER STATE permission was denied on object 'server'.", 300),
+        ("[SQL Server]Invalid object name 'cdc.dbo_orders_CT'.", 208),
+        ("[SQL Server]'CURRENT_TIMEZONE_ID' is not a recognized built-in function name.", 195),
+        ("[SQL Server]Transaction (Process ID 52) was deadlocked on lock resources with", 1205),
+        ("[SQL Server]Login failed for user 'etl'.", 18456),
+        ("[SQL Server]Snapshot isolation transaction failed accessing database 'db'", 3952),
+        ("[SQL Server]Something else entirely.", None),
+    ],
+)
+def test_mssql_python_errors_are_numbered_from_their_server_text(
+    text: str, number: int | None
+) -> None:
+    exc = Exception("Driver Error: x; DDBC Error: y")
+    exc.ddbc_error = "[Microsoft][ODBC Driver 18 for SQL Server]" + text  # type: ignore[attr-defined]
+    assert error_number(exc) == number

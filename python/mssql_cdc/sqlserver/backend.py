@@ -160,7 +160,7 @@ class TsqlChangeReader:
         constants: dict[str, Any] = {"_capture_instance": capture_instance}
         try:
             cursor = self._session.execute(statement)
-        except Exception as exc:
+        except Exception as exc:  # re-raised, error 229 as a PermissionError saying what to do
             if error_number(exc) == _PERMISSION_DENIED:
                 raise permission_error(capture_instance) from exc
             raise
@@ -190,7 +190,7 @@ class TsqlChangeReader:
         rtt_ms = (time.perf_counter() - started) * 1000.0
         try:
             wait = self._session.scalar(tsql.network_wait())
-        except Exception as exc:
+        except Exception as exc:  # re-raised unless only VIEW SERVER STATE is missing
             if error_number(exc) not in _NO_SERVER_STATE:
                 raise
             return SessionStats(rtt_ms, None)

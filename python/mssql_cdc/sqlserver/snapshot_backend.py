@@ -152,7 +152,7 @@ def _isolation_errors() -> Iterator[None]:
     """Turn error 3952 (SNAPSHOT isolation not allowed on the database) into a ConfigError."""
     try:
         yield
-    except Exception as exc:
+    except Exception as exc:  # re-raised, error 3952 as a ConfigError saying what to do
         if error_number(exc) == _SNAPSHOT_NOT_ALLOWED:
             raise ConfigError(
                 "option isolationLevel=snapshot needs snapshot isolation on the database: run "
