@@ -454,3 +454,10 @@ def test_mssql_python_errors_are_numbered_from_their_server_text(
     exc = Exception("Driver Error: x; DDBC Error: y")
     exc.ddbc_error = "[Microsoft][ODBC Driver 18 for SQL Server]" + text  # type: ignore[attr-defined]
     assert error_number(exc) == number
+
+
+def test_a_backend_holding_a_live_session_refuses_to_be_pickled() -> None:
+    import pickle
+
+    with pytest.raises(TypeError, match="a SQL Server session cannot be pickled"):
+        pickle.dumps(TsqlStreamPlanner(session({})))

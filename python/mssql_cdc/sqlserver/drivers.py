@@ -145,6 +145,13 @@ class Session:
         """Run a statement that returns no rows (a SET)."""
         self.execute(statement).close()
 
+    def __getstate__(self) -> object:
+        # Nothing live crosses to an executor: a reader pickled with its session is a bug.
+        raise TypeError(
+            "a SQL Server session cannot be pickled; drop it in __getstate__ and open a new "
+            "one where it is used"
+        )
+
     def close(self) -> None:
         if self.connection is not None:
             connection, self.connection = self.connection, None
