@@ -6,6 +6,7 @@ from mssql_cdc.ranges import TileSource
 from mssql_cdc.sqlserver import (
     CaptureCatalog,
     ChangeRangeReader,
+    ChunkPlanner,
     SnapshotReader,
     StreamPlanner,
     TsqlCaptureCatalog,
@@ -24,4 +25,5 @@ def conform(session: Session) -> None:
     snapshots: SnapshotReader = TsqlSnapshotReader(
         session, isolation="readCommitted", lock_timeout_ms=None
     )
-    del planner, tiles, catalog, reader, snapshots
+    chunks: ChunkPlanner = TsqlSnapshotReader(session, isolation="snapshot", lock_timeout_ms=5)
+    del planner, tiles, catalog, reader, snapshots, chunks

@@ -22,6 +22,7 @@ from mssql_cdc.sqlserver.metadata import (
 from mssql_cdc.sqlserver.protocols import (
     CaptureCatalog,
     ChangeRangeReader,
+    ChunkPlanner,
     SnapshotReader,
     StreamPlanner,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "CapturedColumn",
     "ChangeRangeReader",
     "ChangeTableAccess",
+    "ChunkPlanner",
     "DdlEntry",
     "ReadColumn",
     "SessionStats",

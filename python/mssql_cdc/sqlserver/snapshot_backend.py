@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc.config import IsolationLevel
 from mssql_cdc.declared_columns import KeyBound
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.sqlserver import tsql, tsql_snapshot
+from mssql_cdc.sqlserver import tsql, tsql_chunks, tsql_snapshot
 from mssql_cdc.sqlserver.arrow import arrow_type, fetch_batches
 from mssql_cdc.sqlserver.drivers import Session, error_number
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
@@ -28,7 +28,8 @@ _SNAPSHOT_NOT_ALLOWED = 3952
 
 
 class TsqlSnapshotReader:
-    """SnapshotReader over T-SQL, with one session and the snapshot's isolation settings."""
+    """SnapshotReader and ChunkPlanner over T-SQL, with one session and the snapshot's
+    isolation settings."""
 
     def __init__(
         self, session: Session, *, isolation: IsolationLevel, lock_timeout_ms: int | None
@@ -107,6 +108,49 @@ class TsqlSnapshotReader:
             )
             bounds.append(parts[0] if len(parts) == 1 else parts)
         return bounds
+
+    def key_buckets(
+        self, source_schema: str, source_table: str, key: str, n: int, lo: int, hi: int
+    ) -> Sequence[tuple[int, int, int]]:
+        """`[lo, hi)` of one integer key cut into `n` intervals of equal width (the first
+        `(hi - lo) mod n` one wider), each with its row count."""
+        [column] = self._key_columns(source_schema, source_table, [key])
+        buckets = tsql_chunks.Buckets(lo, hi, n)
+        edges = tsql_chunks.bucket_edges(buckets)
+        if hi <= lo:
+            return [(a, b, 0) for a, b in edges]
+        statement = tsql_chunks.key_buckets(source_schema, source_table, column, buckets)
+        counts = {int(r["bucket"]): int(r["row_count"]) for r in self._rows(statement)}
+        return [(a, b, counts.get(j, 0)) for j, (a, b) in enumerate(edges)]
+
+    def key_at(
+        self,
+        source_schema: str,
+        source_table: str,
+        keys: Sequence[str],
+        start: KeyBound,
+        *,
+        inclusive: bool,
+        position: int,
+    ) -> KeyBound:
+        """The key at 0-based `position` among keys at or after `start` (after it when not
+        `inclusive`), as server-made text; None when there are not that many."""
+        columns = self._key_columns(source_schema, source_table, keys)
+        statement = tsql_chunks.key_at(
+            source_schema, source_table, columns, start, inclusive=inclusive, position=position
+        )
+        rows = self._rows(statement)
+        if not rows:
+            return None
+        parts = tuple(
+            None if rows[0][f"k{i}"] is None else str(rows[0][f"k{i}"]) for i in range(len(keys))
+        )
+        return parts[0] if len(parts) == 1 else parts
+
+    def row_count(self, source_schema: str, source_table: str) -> int | None:
+        """The table's row count from metadata; None when the server does not say."""
+        value = self._session.scalar(tsql_chunks.row_count(source_schema, source_table))
+        return None if value is None else int(value)
 
     def read_table(
         self,

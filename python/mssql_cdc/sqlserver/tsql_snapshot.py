@@ -15,7 +15,17 @@ from mssql_cdc.identifiers import check_collation, quote_name, two_part_name
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql import PARAM, Statement, column_expression, positive_int
 
-__all__ = ["bound_parts", "int_bounds", "key_extent", "key_tiles", "key_type", "table_rows"]
+__all__ = [
+    "INTEGER_TYPES",
+    "bound_parts",
+    "int_bounds",
+    "key_extent",
+    "key_text",
+    "key_tiles",
+    "key_type",
+    "range_pieces",
+    "table_rows",
+]
 
 _PLAIN = frozenset(
     {
@@ -50,7 +60,7 @@ def key_type(column: TableColumn) -> str | None:
     return None
 
 
-def _as_text(ref: str, column: TableColumn) -> str:
+def key_text(ref: str, column: TableColumn) -> str:
     name = column.sql_type.lower()
     if name in _BINARY:
         return f"CONVERT(varchar(max), {ref}, 1)"  # 0x hex
@@ -113,7 +123,7 @@ def key_tiles(
     names = [quote_name(k.name, "key column") for k in keys]
     order = ", ".join(names)
     texts = ", ".join(
-        f"{_as_text('y.' + name, k)} AS [k{i}]"
+        f"{key_text('y.' + name, k)} AS [k{i}]"
         for i, (name, k) in enumerate(zip(names, keys, strict=True))
     )
     return Statement(
@@ -141,7 +151,7 @@ def _compare(
     return f"{ref} {op} {param}", [value]
 
 
-def _prefix_pieces(
+def range_pieces(
     refs: Sequence[str],
     keys: Sequence[TableColumn],
     parts: Sequence[str | None],
@@ -187,14 +197,14 @@ def table_rows(
     lo_parts, hi_parts = bound_parts(lo, len(keys)), bound_parts(hi, len(keys))
     upper: tuple[str, list[str]] | None = None
     if hi_parts is not None:
-        below = _prefix_pieces(refs, keys, hi_parts, "<", inclusive=False)
+        below = range_pieces(refs, keys, hi_parts, "<", inclusive=False)
         # key < (NULL, ...) holds for no row: NULL sorts first
         any_below = " OR ".join(f"({condition})" for condition, _ in below) or "1 = 0"
         upper = (f"({any_below})", [p for _, values in below for p in values])
     lower = (
         [("1 = 1", [])]
         if lo_parts is None
-        else _prefix_pieces(refs, keys, lo_parts, ">", inclusive=True)
+        else range_pieces(refs, keys, lo_parts, ">", inclusive=True)
     )
     texts, params = [], []
     for condition, values in lower:
