@@ -162,8 +162,7 @@ class SourceConfig:
 
 def _count(opts: OptionReader, name: str, default: int) -> int:
     value = opts.count(name, default=default)
-    assert value is not None  # a default was given
-    return value
+    return default if value is None else value
 
 
 def _capture_instance(opts: OptionReader) -> str:
