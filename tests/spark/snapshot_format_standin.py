@@ -121,6 +121,7 @@ def install(spark: Any) -> None:
             return f"{head}, {body}{tail}"
 
         def reader(self, schema: Any) -> _Reader:
-            return _Reader({k.lower(): v for k, v in self.options.items()}, [n for n, _ in self._columns()])
+            options = {k.lower(): v for k, v in self.options.items()}
+            return _Reader(options, [n for n, _ in self._columns()])
 
     spark.dataSource.register(_Format)

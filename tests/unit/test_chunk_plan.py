@@ -124,7 +124,8 @@ def test_a_dense_range_is_packed_greedily_by_its_counted_slices() -> None:
         len([k for k in probe.keys if (lo is None or lo <= k) and k < hi]) for lo, hi in chunks
     ]  # type: ignore[operator]
     assert all(94 <= size <= 100 for size in sizes[:-1])
-    assert sum(sizes) == 1000 and chunks[-1][1] == 1000
+    assert sum(sizes) == 1000
+    assert chunks[-1][1] == 1000
 
 
 def test_keyset_chunks_end_at_the_first_key_above_max() -> None:
