@@ -11,7 +11,7 @@ import spec_columns as spec
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from mssql_cdc import facts, facts_keys, payloads, tables
+from mssql_cdc import facts, facts_keys, facts_snapshots, payloads, tables
 
 T0 = datetime(2026, 10, 1, 12, 0, 0, 123_000)
 S = "0x0000002A000001F00003"
@@ -86,7 +86,7 @@ def test_event_keys_store_a_resnapshot_and_a_chunked_open_once(
 ) -> None:
     path = str(table_dir / "facts")
     tables.ensure_table(spark, path, "facts")
-    resnapshot = facts.snapshot_completion_row(
+    resnapshot = facts_snapshots.snapshot_completion_row(
         "resnapshot",
         app_id="orders",
         generation=1,
@@ -100,7 +100,7 @@ def test_event_keys_store_a_resnapshot_and_a_chunked_open_once(
         lost_from_ts=T0 - timedelta(days=4),
         lost_to_ts=T0 - timedelta(hours=1),
     )
-    opened = facts.snapshot_open_row(
+    opened = facts_snapshots.snapshot_open_row(
         app_id="orders",
         target="bronze.orders",
         lsn=S,
