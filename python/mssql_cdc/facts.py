@@ -15,14 +15,21 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc import schemas, tables
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts_keys import TxnKey, sink_id
+from mssql_cdc.facts_keys import TxnKey, sink_id, validate_app_id
 from mssql_cdc.facts_metrics import (
     FoldedMetrics,
     effective_end,
     ingestion_lag_seconds,
     retention_headroom_hours,
 )
-from mssql_cdc.payloads import EventRecord, parse_time, to_json
+from mssql_cdc.migrations import sql_string
+from mssql_cdc.payloads import (
+    BatchCommitMetadata,
+    EventRecord,
+    format_time,
+    parse_time,
+    to_json,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -33,10 +40,13 @@ __all__ = [
     "BatchAggregates",
     "FactsRow",
     "append_facts",
+    "batch_commit_metadata",
     "batch_row",
     "distinct_events",
     "facts_dataframe",
     "facts_schema",
+    "family_condition",
+    "last_batch",
     "source_event_row",
 ]
 
@@ -92,6 +102,24 @@ class BatchAggregates:
     deletes: int
     inserts: int
     updates: int
+
+
+def batch_commit_metadata(
+    aggregates: BatchAggregates, *, app_id: str, generation: int, batch_id: int
+) -> BatchCommitMetadata:
+    """The `userMetadata` of a micro-batch's bronze commit (section 3.3)."""
+    return {
+        "batch_id": batch_id,
+        "app_id": sink_id(app_id, generation),
+        "rows": aggregates.rows,
+        "min_lsn": aggregates.min_lsn,
+        "max_lsn": aggregates.max_lsn,
+        "min_commit_ts": format_time(aggregates.min_commit_ts),
+        "max_commit_ts": format_time(aggregates.max_commit_ts),
+        "inserts": aggregates.inserts,
+        "updates": aggregates.updates,
+        "deletes": aggregates.deletes,
+    }
 
 
 def facts_schema() -> StructType:
@@ -250,3 +278,32 @@ def distinct_events(rows: Sequence[FactsRow]) -> list[FactsRow]:
             seen.add(identity)
             kept.append(row)
     return kept
+
+
+def family_condition(app_id: str) -> str:
+    """A SQL condition selecting the stream family of `app_id`: generation 0 rows of `A` and
+    generation n > 0 rows of `A.g<n>`; exact equalities, no pattern matching."""
+    literal = sql_string(validate_app_id(app_id))
+    return (
+        f"((generation = 0 AND app_id = {literal}) OR "
+        f"(generation > 0 AND app_id = concat({literal}, '.g', CAST(generation AS STRING))))"
+    )
+
+
+def last_batch(
+    spark: SparkSession, facts_table: tables.TableRef | str, sink: str
+) -> tuple[int, str | None] | None:
+    """The newest micro-batch row of a sink id: (`batch_id`, `end_lsn`); None without one or
+    without the table (sink step 1)."""
+    handle = tables.open_for_read(spark, facts_table, "facts")
+    if handle is None:
+        return None
+    rows = (
+        spark.table(handle.ref.sql)
+        .where(f"app_id = {sql_string(sink)} AND event IS NULL AND batch_id IS NOT NULL")
+        .orderBy("batch_id", ascending=False)
+        .select("batch_id", "end_lsn")
+        .limit(1)
+        .collect()
+    )
+    return (int(rows[0]["batch_id"]), rows[0]["end_lsn"]) if rows else None

@@ -142,3 +142,31 @@ def test_a_facts_table_not_yet_migrated_is_refused_before_writing(
     with pytest.raises(ValueError, match="lacks the columns read_seconds, read_mb"):
         facts.append_facts(spark, path, [row], key=facts_keys.events_key("orders", 0))
     assert spark.read.format("delta").load(path).count() == 0
+
+
+def test_the_stream_family_and_the_last_batch_are_exact_matches(
+    spark: SparkSession, table_dir: Path
+) -> None:
+    path = str(table_dir / "facts")
+    tables.ensure_table(spark, path, "facts")
+    rows = [
+        facts.FactsRow(app_id="orders", generation=0, batch_id=4),
+        facts.FactsRow(app_id="orders", generation=0, batch_id=7, end_lsn=M),
+        facts.FactsRow(app_id="orders", generation=0, batch_id=9, event="schema_change"),
+        facts.FactsRow(app_id="orders.g1", generation=1, batch_id=2),
+        facts.FactsRow(app_id="orders.g3", generation=0, batch_id=1),  # another stream's name
+        facts.FactsRow(app_id="orders.g2", generation=3, batch_id=1),  # not generation 2's id
+        facts.FactsRow(app_id="order", generation=0, batch_id=1),
+    ]
+    facts.append_facts(spark, path, rows, key=None)
+
+    family = spark.read.format("delta").load(path).where(facts.family_condition("orders"))
+    assert sorted((r["app_id"], r["batch_id"]) for r in family.collect()) == [
+        ("orders", 4),
+        ("orders", 7),
+        ("orders", 9),
+        ("orders.g1", 2),
+    ]
+    assert facts.last_batch(spark, path, "orders") == (7, M)
+    assert facts.last_batch(spark, path, "orders.g5") is None
+    assert facts.last_batch(spark, str(table_dir / "none"), "orders") is None

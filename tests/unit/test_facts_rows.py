@@ -281,3 +281,13 @@ def test_a_plan_row_sits_at_its_snapshot_lsn_and_times_the_planning() -> None:
         f'{{"snapshot":"{S}","kind":"int","keys":["id"],"chunk_rows":100,'
         '"chunks":[[null,100],[100,null]]}'
     )
+
+
+def test_a_batch_commit_carries_its_aggregates_as_user_metadata() -> None:
+    metadata = facts.batch_commit_metadata(aggregates(), app_id="orders", generation=1, batch_id=9)
+    assert payloads.to_json(metadata) == (
+        '{"batch_id":9,"app_id":"orders.g1","rows":3,'
+        f'"min_lsn":"{S}","max_lsn":"{M}",'
+        '"min_commit_ts":"2026-10-01T11:55:00.000","max_commit_ts":"2026-10-01T11:59:00.000",'
+        '"inserts":1,"updates":0,"deletes":1}'
+    )
