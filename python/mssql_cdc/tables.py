@@ -191,7 +191,8 @@ def ensure_table(
         if handle is None:
             raise
         return handle
-    return TableHandle(ref, kind, len(migrations_for(kind)), created=True)
+    # createIfNotExists is silent when a table appeared since the look; check what is there.
+    return TableHandle(ref, kind, _checked_version(spark, ref, kind), created=True)
 
 
 def open_for_write(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> TableHandle | None:
