@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc import schemas
 from mssql_cdc.delta_retry import is_concurrent_commit_error, retry_on_conflict
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, MssqlCdcError
 from mssql_cdc.migrations import Migration, sql_string
 from mssql_cdc.migrations import bronze as bronze_migrations
 from mssql_cdc.migrations import control as control_migrations
@@ -47,6 +47,7 @@ __all__ = [
     "require_distinct",
     "table_properties",
     "table_ref",
+    "txn_version",
 ]
 
 log = logging.getLogger(__name__)
@@ -154,6 +155,33 @@ def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]
     ref = table_ref(ref)
     row = spark.sql(f"DESCRIBE DETAIL {ref.sql}").collect()[0]
     return dict(row["properties"] or {})
+
+
+def txn_version(spark: SparkSession, ref: TableRef | str, app_id: str) -> int | None:
+    """Return the last `txnVersion` Delta recorded for `app_id` in the table.
+
+    Delta keeps these records in its log (they survive checkpoints), so this tells which
+    keyed writes a table already holds, e.g. the last wave appended under `A#snap.<S>`.
+
+    Returns:
+        The version, or None when the table has none for `app_id` or does not exist.
+    Raises:
+        MssqlCdcError: the session has no JVM (Spark Connect), where Delta's log is not reachable.
+    """
+    ref = table_ref(ref)
+    if not ref.exists(spark):
+        return None
+    location = spark.sql(f"DESCRIBE DETAIL {ref.sql}").collect()[0]["location"]
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        raise MssqlCdcError(
+            f"{ref}: reading Delta transaction records needs a classic Spark session with a "
+            "JVM; Spark Connect does not expose Delta's log"
+        )
+    delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
+    empty = jvm.scala.Option.empty()
+    recorded = delta_log.update(False, empty, empty).transactions().get(app_id)
+    return int(recorded.get()) if recorded.isDefined() else None
 
 
 def ensure_table(

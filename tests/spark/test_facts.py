@@ -127,6 +127,9 @@ def test_event_keys_store_a_resnapshot_and_a_chunked_open_once(
     )
     assert events == [("resnapshot", "orders.g1", 1), ("snapshot_open", "orders.g1", 1)]
     assert sorted(txn_actions(path)) == [("orders#events", 1), ("orders#snapshots", 1)]
+    assert tables.txn_version(spark, path, "orders#events") == 1
+    assert tables.txn_version(spark, path, "orders#snapplan.x") is None
+    assert tables.txn_version(spark, str(table_dir / "missing"), "orders#events") is None
 
 
 def test_a_facts_table_not_yet_migrated_is_refused_before_writing(
