@@ -43,6 +43,9 @@ def test_every_kind_is_created_typed_commented_and_stamped(
         spark, str(table_dir / "bronze"), "bronze", source_schema=StructType.fromDDL(STREAM_DDL)
     )
 
+    silver = tables.ensure_table(
+        spark, str(table_dir / "silver"), "silver", source_schema=StructType.fromDDL(STREAM_DDL)
+    )
     assert facts.created
     assert control.created
     assert bronze.created
@@ -60,10 +63,21 @@ def test_every_kind_is_created_typed_commented_and_stamped(
             ],
             "bronze",
         ),
+        (
+            silver,
+            [
+                ("id", "int"),
+                ("name", "string"),
+                ("amount", "decimal(18,2)"),
+                ("_start_lsn", "string"),
+                ("_commit_ts", "timestamp_ntz"),
+            ],
+            "silver",
+        ),
     ):
         columns = described(spark, handle.ref.sql)
         assert [(name, kind_) for name, kind_, _ in columns] == expected
-        library = [c for c in columns if kind != "bronze" or c[0].startswith("_")]
+        library = [c for c in columns if kind not in ("bronze", "silver") or c[0].startswith("_")]
         assert all(comment for _, _, comment in library), library
         properties, table_comment = detail(spark, handle.ref.sql)
         assert properties["mssql_cdc.kind"] == kind
