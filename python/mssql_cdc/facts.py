@@ -13,7 +13,7 @@ from dataclasses import astuple, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc import schemas, tables
+from mssql_cdc import schemas, table_writes, tables
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts_keys import TxnKey, sink_id, validate_app_id
 from mssql_cdc.facts_metrics import (
@@ -174,9 +174,9 @@ def append_facts(
         )
     df = facts_dataframe(spark, rows)
     if key is None:
-        tables.append(df, ref)
+        table_writes.append(df, ref)
     else:
-        tables.append_idempotent(df, ref, key.app_id, key.version)
+        table_writes.append_idempotent(df, ref, key.app_id, key.version)
 
 
 def batch_row(

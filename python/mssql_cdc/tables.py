@@ -8,17 +8,16 @@ migrations it lacks, in order, stamping the version after each.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mssql_cdc import schemas
 from mssql_cdc.delta_retry import is_concurrent_commit_error, retry_on_conflict
-from mssql_cdc.errors import ConfigError, MssqlCdcError
+from mssql_cdc.errors import ConfigError
 from mssql_cdc.migrations import Migration, sql_string
 from mssql_cdc.migrations import bronze as bronze_migrations
 from mssql_cdc.migrations import control as control_migrations
@@ -29,7 +28,7 @@ from mssql_cdc.table_shapes import ShapeColumn, needs_column_mapping, shape_of
 
 if TYPE_CHECKING:
     from delta.tables import DeltaTable
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = [
@@ -38,8 +37,6 @@ __all__ = [
     "VERSION_PROPERTY",
     "TableHandle",
     "TableRef",
-    "append",
-    "append_idempotent",
     "ensure_table",
     "migrations_for",
     "open_for_read",
@@ -47,7 +44,6 @@ __all__ = [
     "require_distinct",
     "table_properties",
     "table_ref",
-    "txn_version",
 ]
 
 log = logging.getLogger(__name__)
@@ -157,33 +153,6 @@ def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]
     return dict(row["properties"] or {})
 
 
-def txn_version(spark: SparkSession, ref: TableRef | str, app_id: str) -> int | None:
-    """Return the last `txnVersion` Delta recorded for `app_id` in the table.
-
-    Delta keeps these records in its log (they survive checkpoints), so this tells which
-    keyed writes a table already holds, e.g. the last wave appended under `A#snap.<S>`.
-
-    Returns:
-        The version, or None when the table has none for `app_id` or does not exist.
-    Raises:
-        MssqlCdcError: the session has no JVM (Spark Connect), where Delta's log is not reachable.
-    """
-    ref = table_ref(ref)
-    if not ref.exists(spark):
-        return None
-    location = spark.sql(f"DESCRIBE DETAIL {ref.sql}").collect()[0]["location"]
-    jvm = getattr(spark, "_jvm", None)
-    if jvm is None:
-        raise MssqlCdcError(
-            f"{ref}: reading Delta transaction records needs a classic Spark session with a "
-            "JVM; Spark Connect does not expose Delta's log"
-        )
-    delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
-    empty = jvm.scala.Option.empty()
-    recorded = delta_log.update(False, empty, empty).transactions().get(app_id)
-    return int(recorded.get()) if recorded.isDefined() else None
-
-
 def ensure_table(
     spark: SparkSession,
     ref: TableRef | str,
@@ -252,67 +221,6 @@ def open_for_read(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> 
     if not ref.exists(spark):
         return None
     return TableHandle(ref, kind, _checked_version(spark, ref, kind, writing=False))
-
-
-def append_idempotent(
-    df: DataFrame,
-    ref: TableRef | str,
-    app_id: str,
-    version: int,
-    user_metadata: str | Mapping[str, Any] | None = None,
-    *,
-    merge_schema: bool = False,
-) -> None:
-    """Append `df` under the Delta transaction key (`app_id`, `version`).
-
-    Delta skips the write when `version` is at or below the one it recorded for `app_id`, so a
-    repeat commits nothing. Concurrent-commit conflicts are retried (section 7 of the spec).
-    """
-    if not app_id:
-        raise ConfigError(f"{ref}: an idempotent append needs a non-empty txnAppId")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
-        raise ConfigError(f"{ref}: txnVersion={version!r} must be an integer >= 0")
-    _append(df, table_ref(ref), (app_id, version), user_metadata, merge_schema)
-
-
-def append(
-    df: DataFrame,
-    ref: TableRef | str,
-    *,
-    user_metadata: str | Mapping[str, Any] | None = None,
-    merge_schema: bool = False,
-) -> None:
-    """Append `df` without a transaction key (a full snapshot, a full snapshot's open row)."""
-    _append(df, table_ref(ref), None, user_metadata, merge_schema)
-
-
-def _append(
-    df: DataFrame,
-    ref: TableRef,
-    txn: tuple[str, int] | None,
-    user_metadata: str | Mapping[str, Any] | None,
-    merge_schema: bool,
-) -> None:
-    writer = df.write.format("delta").mode("append")
-    if txn is not None:
-        writer = writer.option("txnAppId", txn[0]).option("txnVersion", str(txn[1]))
-    if user_metadata is not None:
-        text = (
-            user_metadata
-            if isinstance(user_metadata, str)
-            else json.dumps(user_metadata, separators=(",", ":"), allow_nan=False)
-        )
-        writer = writer.option("userMetadata", text)
-    if merge_schema:
-        writer = writer.option("mergeSchema", "true")
-
-    def save() -> None:
-        if ref.is_path:
-            writer.save(ref.text)
-        else:
-            writer.saveAsTable(ref.text)
-
-    retry_on_conflict(save, what=f"{ref}: append")
 
 
 def _create(

@@ -11,7 +11,7 @@ import spec_columns as spec
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from mssql_cdc import facts, facts_keys, facts_snapshots, payloads, tables
+from mssql_cdc import facts, facts_keys, facts_snapshots, payloads, table_writes, tables
 
 T0 = datetime(2026, 10, 1, 12, 0, 0, 123_000)
 S = "0x0000002A000001F00003"
@@ -127,9 +127,9 @@ def test_event_keys_store_a_resnapshot_and_a_chunked_open_once(
     )
     assert events == [("resnapshot", "orders.g1", 1), ("snapshot_open", "orders.g1", 1)]
     assert sorted(txn_actions(path)) == [("orders#events", 1), ("orders#snapshots", 1)]
-    assert tables.txn_version(spark, path, "orders#events") == 1
-    assert tables.txn_version(spark, path, "orders#snapplan.x") is None
-    assert tables.txn_version(spark, str(table_dir / "missing"), "orders#events") is None
+    assert table_writes.txn_version(spark, path, "orders#events") == 1
+    assert table_writes.txn_version(spark, path, "orders#snapplan.x") is None
+    assert table_writes.txn_version(spark, str(table_dir / "missing"), "orders#events") is None
 
 
 def test_a_facts_table_not_yet_migrated_is_refused_before_writing(

@@ -12,7 +12,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from mssql_cdc import tables
+from mssql_cdc import table_writes, tables
 
 OLD_TABLE_COMMENT = "the table comment of an older library"
 
@@ -125,7 +125,7 @@ def test_a_table_newer_than_the_library_is_used_with_one_warning(
     newer = [r for r in caplog.records if "newer than this library" in r.getMessage()]
     assert len(newer) == 1
     row = spark.createDataFrame([("t",)], "table_name STRING")
-    tables.append_idempotent(row, path, "x", 0)
+    table_writes.append_idempotent(row, path, "x", 0)
     assert spark.read.format("delta").load(path).count() == 1
 
     spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('mssql_cdc.min_version' = '4')")

@@ -11,7 +11,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from mssql_cdc import tables
+from mssql_cdc import table_writes, tables
 
 
 def described(spark: SparkSession, sql_name: str) -> list[tuple[str, str, str | None]]:
@@ -158,8 +158,8 @@ def test_an_idempotent_append_commits_once_per_key_by_path_and_by_name(
         tables.ensure_table(spark, ref, "control")
         row = spark.createDataFrame([("t",)], "table_name STRING")
         for _ in range(2):
-            tables.append_idempotent(row, ref, "orders#events", 1, {"k": 1})
-        tables.append_idempotent(row, ref, "orders#events", 0)  # an older version: skipped
+            table_writes.append_idempotent(row, ref, "orders#events", 1, {"k": 1})
+        table_writes.append_idempotent(row, ref, "orders#events", 0)  # an older version: skipped
         handle = tables.open_for_read(spark, ref, "control")
         assert handle is not None
         assert spark.table(handle.ref.sql).count() == 1
