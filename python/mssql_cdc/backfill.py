@@ -12,17 +12,18 @@ import math
 import time
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-from mssql_cdc import _clock, family, tables
+from mssql_cdc import family, tables
 from mssql_cdc.backfill_wave import Snapshot, facts_of_stored_wave, run_wave
 from mssql_cdc.chunk_plan import DEFAULT_CHUNK_ROWS, int_chunks, keyset_chunks
 from mssql_cdc.config import SourceConfig
-from mssql_cdc.delta_log import recorded_txn_version
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import append_facts, snapshot_completion_row, snapshot_plan_row
+from mssql_cdc.facts import append_facts
 from mssql_cdc.facts_keys import events_key, snapplan_key, validate_app_id
+from mssql_cdc.facts_snapshots import snapshot_completion_row, snapshot_plan_row
 from mssql_cdc.payloads import SnapshotPlanDetail, json_key, parse_time
 from mssql_cdc.snapshot import check_mode_lock
 from mssql_cdc.source_probe import SourceProbe, open_probe
+from mssql_cdc.table_writes import txn_version
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -151,7 +152,7 @@ def _plan(
     """The stored plan of S, planning it first when there is none (3.3)."""
     stored = family.plan_fact(spark, snap.facts_table, snap.app_id, snap.s)
     if stored is None:
-        started = _clock.now()
+        started = family.now_naive()
         clock_start = time.monotonic()
         rows = chunk_rows or DEFAULT_CHUNK_ROWS
         extent = snap.open.detail.get("plan")
@@ -179,9 +180,9 @@ def _plan(
             target=snap.target,
             commit_ts=parse_time(snap.open.s.commit_ts),
             detail=detail,
-            started_at=parse_time(started),  # type: ignore[arg-type]
+            started_at=started,
             duration_ms=int((time.monotonic() - clock_start) * 1000),
-            written_at=parse_time(_clock.now()),  # type: ignore[arg-type]
+            written_at=family.now_naive(),
         )
         append_facts(spark, snap.facts_table, [row], key=snapplan_key(snap.app_id, snap.s))
         stored = family.plan_fact(spark, snap.facts_table, snap.app_id, snap.s)
@@ -209,7 +210,7 @@ def _throttle(
     newest = family.newest_batch(spark, snap.facts_table, snap.app_id)
     if newest is None or newest[0] is None or newest[1] is None:
         return "waiting_metrics", "no facts row with retention_headroom_hours yet"
-    now = parse_time(_clock.now())
+    now = family.now_naive()
     assert now is not None
     effective = newest[0] - (now - newest[1]).total_seconds() / 3600
     if effective < minimum:
@@ -245,7 +246,7 @@ def _waves(
     txn_app = snap.backfill_id
     while True:
         chunk_facts = family.chunk_facts(spark, snap.facts_table, snap.app_id, snap.s)
-        recorded = recorded_txn_version(spark, snap.target, txn_app)
+        recorded = txn_version(spark, snap.target, txn_app)
         appended = -1 if recorded is None else recorded
         written = max((c.wave for c in chunk_facts), default=-1)
         if appended > written:
@@ -312,7 +313,7 @@ def _complete(spark: SparkSession, snap: Snapshot, probe: SourceProbe) -> None:
         rows=rows,
         started_at=snap.open.written_at,
         duration_ms=None,
-        written_at=parse_time(_clock.now()),  # type: ignore[arg-type]
+        written_at=family.now_naive(),
         lost_from_ts=snap.open.lost_from_ts,
         lost_to_ts=snap.open.lost_to_ts,
         detail={

@@ -15,12 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc import _clock, tables
+from mssql_cdc import family, table_writes, tables
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.delta_log import Commit, find_commits
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import FactsRow, append_facts, snapshot_chunk_row
+from mssql_cdc.facts import FactsRow, append_facts
 from mssql_cdc.facts_keys import snapchunks_key, wave_key
+from mssql_cdc.facts_snapshots import snapshot_chunk_row
 from mssql_cdc.family import OpenFact
 from mssql_cdc.offsets import StreamOffset
 from mssql_cdc.payloads import parse_time
@@ -81,8 +82,7 @@ class ChunkRead:
 def _chunk_rows(
     snap: Snapshot, probe: SourceProbe, wave: int, stamp_lsn: str, chunks: Sequence[ChunkRead]
 ) -> list[FactsRow]:
-    written_at = parse_time(_clock.now())
-    assert written_at is not None
+    written_at = family.now_naive()
     stamp_ts = parse_time(probe.commit_ts(stamp_lsn))
     return [
         snapshot_chunk_row(
@@ -268,7 +268,7 @@ def run_wave(
         }
         tables.ensure_table(spark, snap.target, "bronze", source_schema=frame.schema)
         key = wave_key(snap.app_id, snap.s, wave)
-        tables.append_idempotent(
+        table_writes.append_idempotent(
             frame, snap.target, key.app_id, key.version, metadata, merge_schema=True
         )
         failpoint("backfill.after_wave_append")

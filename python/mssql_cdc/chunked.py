@@ -10,8 +10,9 @@ from mssql_cdc import _clock, family, tables
 from mssql_cdc.chunk_plan import key_extent
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import append_facts, snapshot_open_row
+from mssql_cdc.facts import append_facts
 from mssql_cdc.facts_keys import snapshots_key, validate_app_id
+from mssql_cdc.facts_snapshots import snapshot_open_row
 from mssql_cdc.offsets import StreamOffset
 from mssql_cdc.payloads import SnapshotOpenDetail, format_time, parse_time
 from mssql_cdc.recovery_decision import lost
@@ -73,7 +74,7 @@ def open_chunked(
             commit_ts=parse_time(s.commit_ts),
             detail=detail,
             started_at=parse_time(started),
-            written_at=parse_time(_clock.now()),  # type: ignore[arg-type]
+            written_at=family.now_naive(),
         )
         tables.ensure_table(spark, facts_table, "facts")
         append_facts(spark, facts_table, [row], key=snapshots_key(app_id, generation))

@@ -1,9 +1,8 @@
-"""What snapshots read back from a Delta table's log: commits found by `userMetadata`, and the
-last `txnVersion` recorded for a `txnAppId`.
+"""Commits of a Delta table found again by their `userMetadata`.
 
 A full snapshot's commit has no transaction key; it is found again by its `userMetadata`
 through the whole history (auto compaction or other writers may commit after it). A wave's
-append is keyed, and Delta's transaction records say which waves the table holds.
+commit is found the same way, to write the facts a crash left out.
 """
 
 from __future__ import annotations
@@ -14,12 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc import tables
-from mssql_cdc.errors import MssqlCdcError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["Commit", "find_commits", "recorded_txn_version"]
+__all__ = ["Commit", "find_commits"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,27 +61,3 @@ def find_commits(
         rows = metrics.get("numOutputRows")
         found.append(Commit(int(row["version"]), metadata, None if rows is None else int(rows)))
     return sorted(found, key=lambda c: c.version, reverse=True)
-
-
-def recorded_txn_version(
-    spark: SparkSession, table: tables.TableRef | str, app_id: str
-) -> int | None:
-    """The last `txnVersion` Delta recorded for `app_id` in the table; None without one.
-
-    Raises:
-        MssqlCdcError: the session has no JVM (Spark Connect), where Delta's log is out of reach.
-    """
-    ref = tables.table_ref(table)
-    if not ref.exists(spark):
-        return None
-    jvm = getattr(spark, "_jvm", None)
-    if jvm is None:
-        raise MssqlCdcError(
-            f"{ref}: reading Delta transaction records needs a classic Spark session with a "
-            "JVM; Spark Connect does not expose Delta's log"
-        )
-    location = spark.sql(f"DESCRIBE DETAIL {ref.sql}").collect()[0]["location"]
-    delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
-    empty = jvm.scala.Option.empty()
-    recorded = delta_log.update(False, empty, empty).transactions().get(app_id)
-    return int(recorded.get()) if recorded.isDefined() else None

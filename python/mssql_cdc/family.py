@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from mssql_cdc import tables
-from mssql_cdc.facts_keys import validate_app_id
+from mssql_cdc import _clock, tables
+from mssql_cdc.facts import family_condition
 from mssql_cdc.lsn import Lsn
 from mssql_cdc.offsets import StreamOffset, format_commit_ts
 from mssql_cdc.payloads import SnapshotOpenDetail, SnapshotPlanDetail, read_open
 from mssql_cdc.recovery_decision import CompletionRow, Mode, OpenRow
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, Row, SparkSession
+    from pyspark.sql import DataFrame, Row, SparkSession
 
 __all__ = [
     "ChunkFact",
@@ -30,15 +30,20 @@ __all__ = [
     "PlanFact",
     "chunk_facts",
     "completion_facts",
-    "family_column",
     "family_rows",
     "is_complete",
     "newest_batch",
+    "now_naive",
     "open_facts",
     "plan_fact",
 ]
 
 Kind = Literal["bootstrap", "resnapshot"]
+
+
+def now_naive() -> datetime:
+    """The library clock's now as the facts tables store times: naive UTC."""
+    return _clock.now().astimezone(UTC).replace(tzinfo=None)
 
 
 def _offset(at: str, commit_ts: datetime | None) -> StreamOffset:
@@ -97,24 +102,12 @@ class ChunkFact:
     high_lsn: str | None
 
 
-def family_column(app_id: str) -> Column:
-    """The family condition as a Spark Column: exact equalities only."""
-    from pyspark.sql import functions as F
-
-    a = validate_app_id(app_id)
-    generation = F.col("generation")
-    derived = F.concat(F.lit(a + ".g"), generation.cast("string"))
-    return ((generation == 0) & (F.col("app_id") == F.lit(a))) | (
-        (generation > 0) & (F.col("app_id") == derived)
-    )
-
-
 def family_rows(spark: SparkSession, facts_table: str, app_id: str) -> DataFrame | None:
     """The family's facts rows, or None when the facts table does not exist yet."""
     handle = tables.open_for_read(spark, facts_table, "facts")
     if handle is None:
         return None
-    return spark.table(handle.ref.sql).where(family_column(app_id))
+    return spark.table(handle.ref.sql).where(family_condition(app_id))
 
 
 def _collect(spark: SparkSession, facts_table: str, app_id: str, event: str) -> list[Row]:

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from mssql_cdc import _clock, family, tables
+from mssql_cdc import _clock, family, table_writes, tables
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import append_facts, snapshot_completion_row, snapshot_open_row
+from mssql_cdc.facts import append_facts
 from mssql_cdc.facts_keys import events_key, validate_app_id
+from mssql_cdc.facts_snapshots import snapshot_completion_row, snapshot_open_row
 from mssql_cdc.offsets import StreamOffset
 from mssql_cdc.payloads import SnapshotOpenDetail, format_time, parse_time
 from mssql_cdc.recovery_decision import Mode, Observation, lock_violation
@@ -139,7 +140,7 @@ def take_full(
         rows: int | None = 0
         if not empty:
             tables.ensure_table(spark, ref, "bronze", source_schema=frame.schema)
-            tables.append(
+            table_writes.append(
                 frame, ref, user_metadata=snapshot_metadata(capture_instance, at), merge_schema=True
             )
             failpoint("snapshot.after_append")
@@ -177,7 +178,7 @@ def _open_full(
         commit_ts=parse_time(at.commit_ts),
         detail=detail,
         started_at=_naive(started),
-        written_at=_naive(_clock.now()),  # type: ignore[arg-type]
+        written_at=family.now_naive(),
     )
     tables.ensure_table(spark, facts_table, "facts")
     append_facts(spark, facts_table, [row], key=None)
@@ -242,7 +243,7 @@ def write_completion(
         rows=snapshot.rows,
         started_at=_naive(snapshot.started_at),
         duration_ms=snapshot.duration_ms,
-        written_at=_naive(_clock.now()),  # type: ignore[arg-type]
+        written_at=family.now_naive(),
         lost_from_ts=parse_time(lost_from_ts),
         lost_to_ts=parse_time(lost_to_ts),
     )
