@@ -117,7 +117,8 @@ def backfill(
         target, app_id, facts_table, chunk_rows, max_waves, max_seconds, min_headroom_hours
     )
     check_mode_lock(spark, config, target, mode="chunked", app_id=app_id, facts_table=facts_table)
-    opens = [o for o in family.open_facts(spark, facts_table, app_id) if o.mode == "chunked"]
+    facts = family.snapshot_facts(spark, facts_table, app_id)
+    opens = [o for o in facts.opens() if o.mode == "chunked"]
     if not opens:
         return _status(
             "no_snapshot",
@@ -133,9 +134,9 @@ def backfill(
             f"target {newest.target!r}, not {target!r}; call backfill with that target"
         )
     snap = Snapshot(newest, app_id, target, facts_table)
-    if family.is_complete(newest, family.completion_facts(spark, facts_table, app_id)):
-        stored = family.plan_fact(spark, facts_table, app_id, snap.s)
-        done = len(family.chunk_facts(spark, facts_table, app_id, snap.s))
+    if family.is_complete(newest, facts.completions()):
+        stored = facts.plan(snap.s)
+        done = len(facts.chunks(snap.s))
         total = None if stored is None else len(stored.detail["chunks"])
         return _status("done", snap.s, done, total, f"the snapshot at {snap.s} is complete")
     probe = open_probe(config)

@@ -94,7 +94,8 @@ def _stored_open(
     probe: SourceProbe,
 ) -> StreamOffset:
     """Step 4: the stored chunked open of the generation, then the race re-check."""
-    opens = [o for o in family.open_facts(spark, facts_table, app_id) if o.generation == generation]
+    facts = family.snapshot_facts(spark, facts_table, app_id)
+    opens = [o for o in facts.opens() if o.generation == generation]
     chunked = [o for o in opens if o.mode == "chunked"]
     if not chunked:
         raise ConfigError(
@@ -102,7 +103,7 @@ def _stored_open(
             "found after writing it; check that nothing else deletes facts rows"
         )
     mine = chunked[0]
-    completions = family.completion_facts(spark, facts_table, app_id)
+    completions = facts.completions()
     full = [o for o in opens if o.mode == "full" and not family.is_complete(o, completions)]
     if full:
         observation = probe.observe()

@@ -28,6 +28,7 @@ __all__ = [
     "CompletionFact",
     "OpenFact",
     "PlanFact",
+    "SnapshotFacts",
     "chunk_facts",
     "completion_facts",
     "family_rows",
@@ -36,6 +37,7 @@ __all__ = [
     "now_naive",
     "open_facts",
     "plan_fact",
+    "snapshot_facts",
 ]
 
 Kind = Literal["bootstrap", "resnapshot"]
@@ -110,55 +112,7 @@ def family_rows(spark: SparkSession, facts_table: str, app_id: str) -> DataFrame
     return spark.table(handle.ref.sql).where(family_condition(app_id))
 
 
-def _collect(spark: SparkSession, facts_table: str, app_id: str, event: str) -> list[Row]:
-    rows = family_rows(spark, facts_table, app_id)
-    if rows is None:
-        return []
-    return list(rows.where(rows["event"] == event).collect())
-
-
-def open_facts(spark: SparkSession, facts_table: str, app_id: str) -> list[OpenFact]:
-    """Every `snapshot_open` row of the family, oldest S first."""
-    found = []
-    for r in _collect(spark, facts_table, app_id, "snapshot_open"):
-        detail = read_open(r["detail"] or "{}")
-        found.append(
-            OpenFact(
-                app_id=r["app_id"],
-                generation=int(r["generation"]),
-                mode=detail["mode"],
-                kind=detail["kind"],
-                s=_offset(r["min_lsn"], r["min_commit_ts"]),
-                target=r["target"],
-                detail=detail,
-                written_at=r["written_at"],
-                lost_from_ts=r["lost_from_ts"],
-                lost_to_ts=r["lost_to_ts"],
-            )
-        )
-    return sorted(found, key=lambda o: (o.s.lsn, o.written_at or datetime.min))
-
-
-def completion_facts(spark: SparkSession, facts_table: str, app_id: str) -> list[CompletionFact]:
-    """Every `bootstrap` and `resnapshot` row of the family, oldest LSN first."""
-    found = []
-    for event in ("bootstrap", "resnapshot"):
-        for r in _collect(spark, facts_table, app_id, event):
-            found.append(
-                CompletionFact(
-                    event="bootstrap" if event == "bootstrap" else "resnapshot",
-                    generation=int(r["generation"]),
-                    lsn=_offset(r["max_lsn"], r["max_commit_ts"]),
-                    rows=None if r["rows"] is None else int(r["rows"]),
-                    target=r["target"],
-                )
-            )
-    return sorted(found, key=lambda c: c.lsn.lsn)
-
-
-def is_complete(open_fact: OpenFact, completions: list[CompletionFact]) -> bool:
-    """An open is complete once a completion of the family has `max_lsn >= S`."""
-    return any(c.lsn.lsn >= open_fact.s.lsn for c in completions)
+SNAPSHOT_EVENTS = ("snapshot_open", "snapshot_plan", "snapshot_chunk", "bootstrap", "resnapshot")
 
 
 def _detail(r: Row) -> dict[str, Any]:
@@ -166,38 +120,114 @@ def _detail(r: Row) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+@dataclass(frozen=True, slots=True)
+class SnapshotFacts:
+    """The family's snapshot event rows, read in one query; the views below filter them."""
+
+    rows: tuple[Row, ...]
+
+    def _of(self, *events: str) -> list[Row]:
+        return [r for r in self.rows if r["event"] in events]
+
+    def opens(self) -> list[OpenFact]:
+        """Every `snapshot_open` row, oldest S first."""
+        found = []
+        for r in self._of("snapshot_open"):
+            detail = read_open(r["detail"] or "{}")
+            found.append(
+                OpenFact(
+                    app_id=r["app_id"],
+                    generation=int(r["generation"]),
+                    mode=detail["mode"],
+                    kind=detail["kind"],
+                    s=_offset(r["min_lsn"], r["min_commit_ts"]),
+                    target=r["target"],
+                    detail=detail,
+                    written_at=r["written_at"],
+                    lost_from_ts=r["lost_from_ts"],
+                    lost_to_ts=r["lost_to_ts"],
+                )
+            )
+        return sorted(found, key=lambda o: (o.s.lsn, o.written_at or datetime.min))
+
+    def completions(self) -> list[CompletionFact]:
+        """Every `bootstrap` and `resnapshot` row, oldest LSN first."""
+        found = [
+            CompletionFact(
+                event="bootstrap" if r["event"] == "bootstrap" else "resnapshot",
+                generation=int(r["generation"]),
+                lsn=_offset(r["max_lsn"], r["max_commit_ts"]),
+                rows=None if r["rows"] is None else int(r["rows"]),
+                target=r["target"],
+            )
+            for r in self._of("bootstrap", "resnapshot")
+        ]
+        return sorted(found, key=lambda c: c.lsn.lsn)
+
+    def plan(self, s: str) -> PlanFact | None:
+        """The stored plan of snapshot `s`, or None before the first `backfill()` planned it."""
+        for r in self._of("snapshot_plan"):
+            detail = _detail(r)
+            if detail.get("snapshot") == s:
+                plan: SnapshotPlanDetail = {
+                    "snapshot": s,
+                    "kind": detail.get("kind", "keyset"),
+                    "keys": list(detail.get("keys", [])),
+                    "chunk_rows": int(detail.get("chunk_rows", 0)),
+                    "chunks": [list(c) for c in detail.get("chunks", [])],
+                }
+                return PlanFact(plan, int(r["generation"]))
+        return None
+
+    def chunks(self, s: str) -> list[ChunkFact]:
+        """The `snapshot_chunk` rows of snapshot `s` by chunk number (a chunk's first row wins)."""
+        by_chunk: dict[int, ChunkFact] = {}
+        for r in self._of("snapshot_chunk"):
+            detail = _detail(r)
+            if detail.get("snapshot") != s:
+                continue
+            fact = ChunkFact(
+                chunk=int(detail["chunk"]),
+                wave=int(detail.get("wave", 0)),
+                rows=int(r["rows"] or 0),
+                stamp_lsn=r["min_lsn"],
+                high_lsn=r["max_lsn"],
+            )
+            by_chunk.setdefault(fact.chunk, fact)
+        return [by_chunk[c] for c in sorted(by_chunk)]
+
+
+def snapshot_facts(spark: SparkSession, facts_table: str, app_id: str) -> SnapshotFacts:
+    """The family's snapshot event rows in one query; none when the facts table is missing."""
+    rows = family_rows(spark, facts_table, app_id)
+    if rows is None:
+        return SnapshotFacts(())
+    return SnapshotFacts(tuple(rows.where(rows["event"].isin(*SNAPSHOT_EVENTS)).collect()))
+
+
+def open_facts(spark: SparkSession, facts_table: str, app_id: str) -> list[OpenFact]:
+    """Every `snapshot_open` row of the family, oldest S first."""
+    return snapshot_facts(spark, facts_table, app_id).opens()
+
+
+def completion_facts(spark: SparkSession, facts_table: str, app_id: str) -> list[CompletionFact]:
+    """Every `bootstrap` and `resnapshot` row of the family, oldest LSN first."""
+    return snapshot_facts(spark, facts_table, app_id).completions()
+
+
 def plan_fact(spark: SparkSession, facts_table: str, app_id: str, s: str) -> PlanFact | None:
     """The stored plan of snapshot `s`, or None before the first `backfill()` planned it."""
-    for r in _collect(spark, facts_table, app_id, "snapshot_plan"):
-        detail = _detail(r)
-        if detail.get("snapshot") == s:
-            plan: SnapshotPlanDetail = {
-                "snapshot": s,
-                "kind": detail.get("kind", "keyset"),
-                "keys": list(detail.get("keys", [])),
-                "chunk_rows": int(detail.get("chunk_rows", 0)),
-                "chunks": [list(c) for c in detail.get("chunks", [])],
-            }
-            return PlanFact(plan, int(r["generation"]))
-    return None
+    return snapshot_facts(spark, facts_table, app_id).plan(s)
 
 
 def chunk_facts(spark: SparkSession, facts_table: str, app_id: str, s: str) -> list[ChunkFact]:
-    """The `snapshot_chunk` rows of snapshot `s`, by chunk number (first row of a chunk wins)."""
-    by_chunk: dict[int, ChunkFact] = {}
-    for r in _collect(spark, facts_table, app_id, "snapshot_chunk"):
-        detail = _detail(r)
-        if detail.get("snapshot") != s:
-            continue
-        fact = ChunkFact(
-            chunk=int(detail["chunk"]),
-            wave=int(detail.get("wave", 0)),
-            rows=int(r["rows"] or 0),
-            stamp_lsn=r["min_lsn"],
-            high_lsn=r["max_lsn"],
-        )
-        by_chunk.setdefault(fact.chunk, fact)
-    return [by_chunk[c] for c in sorted(by_chunk)]
+    """The `snapshot_chunk` rows of snapshot `s`, by chunk number."""
+    return snapshot_facts(spark, facts_table, app_id).chunks(s)
+
+
+def is_complete(open_fact: OpenFact, completions: list[CompletionFact]) -> bool:
+    """An open is complete once a completion of the family has `max_lsn >= S`."""
+    return any(c.lsn.lsn >= open_fact.s.lsn for c in completions)
 
 
 def newest_batch(

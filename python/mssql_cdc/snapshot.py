@@ -268,8 +268,8 @@ def check_mode_lock(
         ValueError: the spec's text naming the newest blocking open.
     """
     validate_app_id(app_id)
-    opens = family.open_facts(spark, facts_table, app_id)
-    completions = family.completion_facts(spark, facts_table, app_id)
+    facts = family.snapshot_facts(spark, facts_table, app_id)
+    opens, completions = facts.opens(), facts.completions()
     pending_full = any(o.mode == "full" and not family.is_complete(o, completions) for o in opens)
     observation = Observation(max_lsn=None)
     if mode == "chunked" and pending_full:

@@ -105,9 +105,10 @@ def newest_known(
         if chunked is not None:
             candidates.append(Known(chunked, None))
     if app_id is not None and facts_table is not None:
-        for completion in family.completion_facts(spark, facts_table, app_id):
+        facts = family.snapshot_facts(spark, facts_table, app_id)
+        for completion in facts.completions():
             candidates.append(Known(completion.lsn, completion.rows))
-        for opened in family.open_facts(spark, facts_table, app_id):
+        for opened in facts.opens():
             if opened.mode == "chunked":
                 candidates.append(Known(opened.s, None))
     if not candidates:
