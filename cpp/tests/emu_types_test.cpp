@@ -108,3 +108,18 @@ TEST(EmuTypes, IntegerRangesAndRowversionFollowSqlServer) {
 
 }  // namespace
 }  // namespace mssqlcdc::emu::test
+
+namespace mssqlcdc::emu::test {
+namespace {
+
+TEST(EmuTypes, ThirtyEightDigitDecimalsFitAndThirtyNineDoNot) {
+  const SqlType t = SqlType::parse("decimal(38,0)");
+  const std::string nines(38, '9');
+  EXPECT_EQ(decimal_text(coerce(D(nines), t, "c").s, 0), nines);
+  EXPECT_EQ(decimal_text(coerce(D("-" + nines), t, "c").s, 0), "-" + nines);
+  EXPECT_THROW((void)coerce(D("1" + std::string(38, '0')), t, "c"), Error);
+  EXPECT_THROW((void)coerce(D("1" + std::string(60, '0')), SqlType::parse("decimal(38,10)"), "c"), Error);
+}
+
+}  // namespace
+}  // namespace mssqlcdc::emu::test

@@ -71,6 +71,9 @@ std::string_view kind_name(Value::Kind k) {
   return "?";
 }
 
+// 10^38: past 38 digits no decimal can hold a value, and stopping there keeps 128 bits exact.
+constexpr __int128 kDecimalLimit = static_cast<__int128>(1'000'000'000'000'000'000LL) * 100'000'000'000'000'000LL * 1000;
+
 // Parses "[-]digits[.digits]" and rounds half away from zero to `scale`; nullopt past 38 digits.
 std::optional<__int128> parse_scaled(std::string_view text, int scale) {
   bool negative = false;
@@ -93,12 +96,15 @@ std::optional<__int128> parse_scaled(std::string_view text, int scale) {
       if (round_digit < 0) round_digit = c - '0';
       continue;
     }
-    if (value > (static_cast<__int128>(1) << 120)) return std::nullopt;
+    if (value > (kDecimalLimit - (c - '0')) / 10) return std::nullopt;
     value = value * 10 + (c - '0');
     if (seen_point) ++frac_digits;
   }
   if (!any) return std::nullopt;
-  for (; frac_digits < scale; ++frac_digits) value *= 10;
+  for (; frac_digits < scale; ++frac_digits) {
+    if (value > kDecimalLimit / 10) return std::nullopt;
+    value *= 10;
+  }
   if (round_digit >= 5) value += 1;
   return negative ? -value : value;
 }
