@@ -234,7 +234,37 @@ void Engine::store_state(const WriteState& s) {
   meta_set(*db_, "rowversion_counter", std::to_string(s.rowversion));
 }
 
-bool Engine::manual() { return get_setting(*db_, "capture") == "manual"; }
+bool Engine::manual() { return cached_setting("capture") == "manual"; }
+
+void Engine::sync_cache() {
+  const std::int64_t v = catalog_version(*db_);
+  if (v == cache_version_) return;
+  table_cache_.clear();
+  instance_cache_.clear();
+  setting_cache_.clear();
+  cache_version_ = v;
+}
+
+const Table& Engine::cached_table(const std::string& name) {
+  std::string k = name;
+  for (auto& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (k.find('.') == std::string::npos) k = "dbo." + k;
+  auto it = table_cache_.find(k);
+  if (it == table_cache_.end()) it = table_cache_.emplace(k, load_table(*db_, name)).first;
+  return it->second;
+}
+
+const std::vector<Instance>& Engine::instances(std::int64_t table_id) {
+  auto it = instance_cache_.find(table_id);
+  if (it == instance_cache_.end()) it = instance_cache_.emplace(table_id, instances_of(*db_, table_id)).first;
+  return it->second;
+}
+
+const std::string& Engine::cached_setting(const std::string& name) {
+  auto it = setting_cache_.find(name);
+  if (it == setting_cache_.end()) it = setting_cache_.emplace(name, get_setting(*db_, name)).first;
+  return it->second;
+}
 
 std::string Engine::setting(const std::string& name) {
   ReadTxn r(*db_);
@@ -336,6 +366,7 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
     ddl += ")";
   }
   db_->exec(ddl);
+  bump_catalog(*db_);
   txn.commit();
 }
 
@@ -415,6 +446,7 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
   }
   db_->exec(ddl + " WITHOUT ROWID");
   db_->prepare("UPDATE \"sys.tables\" SET is_tracked_by_cdc = 1 WHERE object_id = ?").bind(1, t.object_id).run();
+  bump_catalog(*db_);
   store_state(s);
   txn.commit();
   return name;
@@ -431,15 +463,17 @@ void Engine::disable_cdc(std::string_view capture_instance) {
          "UPDATE \"sys.tables\" SET is_tracked_by_cdc = EXISTS (SELECT 1 FROM \"cdc.change_tables\" c "
          "WHERE c.source_object_id = \"sys.tables\".object_id) WHERE object_id = ?")
       .bind(1, in.source_object_id).run();
+  bump_catalog(*db_);
   txn.commit();
 }
 
 void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord& rec, const std::vector<Lsn>* seqvals,
                    std::set<std::pair<std::int64_t, std::string>>& keys, std::int64_t self_txn) {
   if (changes.empty()) throw Error(ErrorKind::InvalidArgument, "a transaction needs at least one change; pass a non-empty list");
-  std::map<std::string, Table> tables;
+  sync_cache();
+  std::map<std::string, const Table*> tables;
   std::map<std::int64_t, std::set<std::int64_t>> lob_captured;  // table -> captured LOB column ids
-  const long long lob_limit = std::stoll(get_setting(*db_, "max_text_repl_size"));
+  const long long lob_limit = std::stoll(cached_setting("max_text_repl_size"));
   std::int32_t command_id = 1;
   std::size_t seq_index = 0;
   auto take_seqval = [&]() {
@@ -461,17 +495,17 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
     const Change& ch = changes[n];
     auto it = tables.find(ch.table);
     if (it == tables.end()) {
-      Table t = load_table(*db_, ch.table);
+      const Table& t = cached_table(ch.table);
       std::set<std::int64_t> lobs;
-      for (const auto& in : instances_of(*db_, t.object_id)) {
+      for (const auto& in : instances(t.object_id)) {
         for (const auto& c : in.columns) {
           if (c.type.is_lob()) lobs.insert(c.column_id);
         }
       }
       lob_captured[t.object_id] = std::move(lobs);
-      it = tables.emplace(ch.table, std::move(t)).first;
+      it = tables.emplace(ch.table, &t).first;
     }
-    const Table& t = it->second;
+    const Table& t = *it->second;
     const std::string context = std::string(kind_word(ch.kind)) + " #" + std::to_string(n + 1);
     auto check_lobs = [&](const Image& im) {
       if (lob_limit < 0) return;
@@ -621,7 +655,7 @@ Lsn Engine::commit_record(LogRecord& rec, WriteState& s, std::optional<Micros> a
 
 void Engine::emit(const LogRecord& rec) {
   if (!manual()) {
-    capture_record(*db_, rec);
+    capture_record(*db_, rec, rec.kind == LogRecord::Kind::Txn ? this : nullptr);
     return;
   }
   const char* kind = rec.kind == LogRecord::Kind::Txn ? "txn" : rec.kind == LogRecord::Kind::Ddl ? "ddl" : "idle";
@@ -773,6 +807,7 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
   rec.commit_lsn = s.cursor.take();
   s.cursor.flush();
   rec.end_time = rec.begin_time = s.last_time = next_event_time(at, s.last_time);
+  bump_catalog(*db_);
   emit(rec);
   store_state(s);
   txn.commit();
