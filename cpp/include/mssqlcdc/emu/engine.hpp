@@ -143,6 +143,9 @@ void capture_record(Db& db, const LogRecord& rec, InstanceSource* cache = nullpt
 void cleanup_instance(Db& db, std::string_view capture_instance, const Lsn& mark);
 void cleanup_job(Db& db, std::optional<int> retention_minutes);
 
+// The 8 big-endian bytes of a rowversion value.
+std::string rowversion_bytes(std::int64_t v);
+
 // Stored value shown for messages: 7, 'abc', 0x0A0B, 12.50.
 std::string show_cell(const Cell& c, const SqlType& type);
 
