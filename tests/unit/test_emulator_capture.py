@@ -203,3 +203,21 @@ def test_behaviour_16_lob_columns_are_null_in_old_images(tmp_path: Path) -> None
     emu.configure(max_text_repl_size=4)
     with pytest.raises(ConstraintError, match="7139"):
         emu.commit([("insert", "dbo.docs", {"id": 3, "body": "too long"})], at=at(5))
+
+
+def test_two_emulator_objects_on_one_file_see_each_others_schema_and_settings(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.db"
+    first = orders(path)
+    first.commit([("insert", "dbo.orders", {"order_id": 1})], at=at(1))
+    second = Emulator.open(path)
+    second.add_column("dbo.orders", "note", "nvarchar(10)", at=at(2))
+    first.commit([("insert", "dbo.orders", {"order_id": 2, "note": "hi"})], at=at(3))
+    second.configure(capture="manual")
+    first.commit([("insert", "dbo.orders", {"order_id": 3})], at=at(4))
+    assert first.pending_capture() == 1
+    second.disable_cdc("dbo_orders")
+    first.drain()
+    assert [r["note"] for r in first.rows("dbo.orders")] == [None, "hi", None]
+    assert first.capture_instances("dbo.orders") == []

@@ -192,7 +192,7 @@ void capture_record(Db& db, const LogRecord& rec, InstanceSource* cache) {
 
 std::optional<Lsn> Engine::capture() {
   {
-    WriteTxn txn(*db_);
+    Txn txn(*this);
     if (manual()) {
       const std::int64_t maxtrans = std::stoll(get_setting(*db_, "maxtrans"));
       std::vector<LogRecord> records;

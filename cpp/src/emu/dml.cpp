@@ -186,7 +186,6 @@ std::string show_cell(const Cell& c, const SqlType& type) {
 void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord& rec, const std::vector<Lsn>* seqvals,
                    std::set<std::pair<std::int64_t, std::string>>& keys, std::int64_t self_txn) {
   if (changes.empty()) throw Error(ErrorKind::InvalidArgument, "a transaction needs at least one change; pass a non-empty list");
-  sync_cache();
   std::map<std::string, const Table*> tables;
   std::map<std::int64_t, std::set<std::int64_t>> lob_captured;  // table -> captured LOB column ids
   const long long lob_limit = std::stoll(cached_setting("max_text_repl_size"));

@@ -77,7 +77,7 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
     }
     key_ordinal[i] = static_cast<int>(k + 1);
   }
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   if (find_table(*db_, full)) {
     throw Error(ErrorKind::EmuSchema, full + ": there is already a table named so in " + db_->path().string() +
                                           " (error 2714); pick another name", 2714);
@@ -106,7 +106,7 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
 
 std::string Engine::enable_cdc(std::string_view table, std::optional<std::string> capture_instance,
                                std::optional<std::vector<std::string>> captured_columns) {
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   const Table t = load_table(*db_, table);
   check_no_open_txn(t.object_id, "cannot enable CDC on " + t.full_name());
   const std::string name = capture_instance.value_or(t.schema + "_" + t.name);
@@ -187,7 +187,7 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
 }
 
 void Engine::disable_cdc(std::string_view capture_instance) {
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   const Instance in = load_instance(*db_, capture_instance);
   db_->exec("DROP TABLE " + in.change_table());
   for (const char* t : {"\"cdc.change_tables\"", "\"cdc.captured_columns\"", "\"cdc.index_columns\"", "\"cdc.ddl_history\""}) {
@@ -203,7 +203,7 @@ void Engine::disable_cdc(std::string_view capture_instance) {
 
 void Engine::ddl(std::string_view table, const std::string& kind, std::string_view column, std::string_view sql_type,
                  std::optional<Micros> at, Lsn& out) {
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   const Table t = load_table(*db_, table);
   check_no_open_txn(t.object_id, "cannot change the columns of " + t.full_name());
   WriteState s = load_state();

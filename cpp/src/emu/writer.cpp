@@ -69,7 +69,7 @@ std::string Engine::setting(const std::string& name) {
 
 void Engine::configure(const std::string& name, const std::string& value) {
   if (name == "capture" && value == "immediate") drain();
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   set_setting(*db_, name, value);
   txn.commit();
 }
@@ -128,7 +128,7 @@ void Engine::emit(const LogRecord& rec) {
 }
 
 Lsn Engine::commit(const std::vector<Change>& changes, std::optional<Micros> at) {
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   WriteState s = load_state();
   LogRecord rec;
   rec.begin_lsn = s.cursor.take();
@@ -145,7 +145,7 @@ std::vector<Lsn> Engine::commit_many(const std::vector<std::vector<Change>>& tra
   if (!at.empty() && at.size() != 1 && at.size() != transactions.size()) {
     throw Error(ErrorKind::InvalidArgument, "commit_many: give one time, one per transaction, or none");
   }
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   WriteState s = load_state();
   std::vector<Lsn> out;
   for (std::size_t i = 0; i < transactions.size(); ++i) {
@@ -164,7 +164,7 @@ std::vector<Lsn> Engine::commit_many(const std::vector<std::vector<Change>>& tra
 }
 
 Lsn Engine::idle(std::optional<Micros> at) {
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   WriteState s = load_state();
   LogRecord rec;
   rec.kind = LogRecord::Kind::Idle;
@@ -179,7 +179,7 @@ Lsn Engine::idle(std::optional<Micros> at) {
 }
 
 std::int64_t Engine::begin(std::optional<Micros> at) {
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   WriteState s = load_state();
   OpenTxn t;
   t.begin_lsn = s.cursor.take();
@@ -197,7 +197,7 @@ void Engine::execute(std::int64_t id, const std::vector<Change>& changes) {
   OpenTxn& t = it->second;
   // Validate the changes on top of this transaction's earlier ones, take their seqvals now,
   // then roll the source tables back: the changes stay invisible until commit.
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   WriteState s = load_state();
   std::vector<Change> all = t.changes;
   all.insert(all.end(), changes.begin(), changes.end());
@@ -228,7 +228,7 @@ Lsn Engine::commit_open(std::int64_t id, std::optional<Micros> at) {
   if (t.changes.empty()) {
     throw Error(ErrorKind::InvalidArgument, "this Transaction has no changes; execute some before commit (it is now rolled back)");
   }
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   WriteState s = load_state();
   LogRecord rec;
   rec.begin_lsn = t.begin_lsn;
@@ -245,7 +245,7 @@ void Engine::rollback(std::int64_t id) { open_.erase(id); }
 void Engine::rollback_all() { open_.clear(); }
 
 void Engine::add_hook(const std::string& kind, const std::string& read_kind, const std::string& payload) {
-  WriteTxn txn(*db_);
+  Txn txn(*this);
   const Micros now = meta_int(*db_, "last_time");
   db_->prepare("INSERT INTO emu_hooks (kind, read_kind, payload, registered_at) VALUES (?, ?, ?, ?)")
       .bind(1, std::string_view(kind)).bind(2, std::string_view(read_kind)).bind_blob(3, payload).bind(4, now).run();

@@ -100,6 +100,27 @@ class Engine : private InstanceSource {
   void add_hook(const std::string& kind, const std::string& read_kind, const std::string& payload);
 
  private:
+  // BEGIN IMMEDIATE with the catalog cache synced to the file; a rolled-back transaction drops
+  // the cache, since it may hold what that transaction changed.
+  class Txn {
+   public:
+    explicit Txn(Engine& engine) : engine_(engine), txn_(*engine.db_) { engine_.sync_cache(); }
+    Txn(const Txn&) = delete;
+    Txn& operator=(const Txn&) = delete;
+    ~Txn() {
+      if (!done_) engine_.cache_version_ = -1;
+    }
+    void commit() {
+      txn_.commit();
+      done_ = true;
+    }
+
+   private:
+    Engine& engine_;
+    WriteTxn txn_;
+    bool done_ = false;
+  };
+
   struct OpenTxn {
     Lsn begin_lsn;
     Micros begin_time = 0;
