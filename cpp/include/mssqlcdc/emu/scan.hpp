@@ -14,6 +14,9 @@
 
 namespace mssqlcdc::emu {
 
+// A row filter trimmed and lower-cased: "all" or "all update old" are the valid ones.
+std::string normalize_row_filter(const std::string& filter);
+
 // Range checks of cdc.fn_cdc_get_all_changes_<ci> (error 313), inside the caller's transaction.
 void check_change_range(Db& db, const Instance& in, const std::optional<Lsn>& from, const std::optional<Lsn>& to,
                         const std::string& row_filter);
