@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from emulator_oracle import at, orders
+from emulator_oracle import at, dump, orders
 
 from mssql_cdc.emulator import (
     CaptureError,
@@ -92,8 +92,10 @@ def test_behaviour_14_a_second_instance_starts_later_and_both_fill_afterwards(
     ]  # fmt: skip
     info = emu.reader().capture_instances("dbo.orders")
     assert info[1]["create_lsn"] > first
+    before = dump(emu.path)
     with pytest.raises(CaptureInstanceLimitError, match="already has two capture instances"):
         emu.enable_cdc("dbo.orders", capture_instance="third")
+    assert dump(emu.path) == before
     with pytest.raises(SchemaError, match="already used"):
         emu.enable_cdc("dbo.other", capture_instance="dbo_orders")
     with pytest.raises(UnknownObjectError):
