@@ -2,6 +2,7 @@
 // and SQL fragments of key-range reads.
 #include "mssqlcdc/emu/scan.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "mssqlcdc/emu/log.hpp"
@@ -80,6 +81,42 @@ std::string key_order(const std::vector<const Column*>& key, bool desc) {
 std::string placeholders(std::size_t n) {
   std::string out;
   for (std::size_t i = 0; i < n; ++i) out += i ? ", ?" : "?";
+  return out;
+}
+
+std::string key_compare(const std::vector<const Column*>& key, const std::string& op, int first) {
+  const bool not_null = std::all_of(key.begin(), key.end(), [](const Column* c) { return c->key_ordinal > 0; });
+  auto param = [&](std::size_t i) {
+    std::string p(1, '?');
+    p += std::to_string(first + static_cast<int>(i));
+    return p;
+  };
+  if (not_null) {
+    // Appended piece by piece: GCC 12 at -O3 warns falsely (-Wrestrict) on chained operator+.
+    std::string out(1, '(');
+    out += key_select(key);
+    out += ") ";
+    out += op;
+    out += " (";
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      if (i != 0) out += ", ";
+      out += param(i);
+    }
+    out += ')';
+    return out;
+  }
+  // Lexicographic with NULL first: k OP v  :=  k[0] strictly-beyond v[0]
+  //   OR (k[0] IS v[0] AND the rest OP the rest); the last level decides on equality.
+  const bool greater = op[0] == '>';
+  const bool or_equal = op.size() == 2;
+  std::string out = or_equal ? "1" : "0";
+  for (std::size_t i = key.size(); i-- > 0;) {
+    const std::string k = quote_ident(key[i]->name);
+    const std::string v = param(i);
+    const std::string beyond = greater ? "((" + k + " IS NOT NULL AND " + v + " IS NULL) OR " + k + " > " + v + ")"
+                                       : "((" + k + " IS NULL AND " + v + " IS NOT NULL) OR " + k + " < " + v + ")";
+    out = "(" + beyond + " OR (" + k + " IS " + v + " AND " + out + "))";
+  }
   return out;
 }
 

@@ -273,14 +273,12 @@ class TableScan final : public BatchSource {
       const auto key = key_columns_of(t, options.key_columns);
       std::string where;
       if (range.lo) {
-        where += "(" + key_select(key) + ") >= (" + placeholders(key.size()) + ")";
+        where += key_compare(key, ">=", 1);
         for (auto& c : key_cells(t, key, *range.lo, "lo")) binds.push_back(std::move(c));
       }
       if (range.hi) {
         if (!where.empty()) where += " AND ";
-        std::string ph;
-        for (std::size_t i = 0; i < key.size(); ++i) ph += (i ? ", ?" : "?");
-        where += "(" + key_select(key) + ") < (" + ph + ")";
+        where += key_compare(key, "<", static_cast<int>(binds.size()) + 1);
         for (auto& c : key_cells(t, key, *range.hi, "hi")) binds.push_back(std::move(c));
       }
       if (!where.empty()) sql += " WHERE " + where;
