@@ -223,3 +223,15 @@ def test_two_emulator_objects_on_one_file_see_each_others_schema_and_settings(
     first.drain()
     assert [r["note"] for r in first.rows("dbo.orders")] == [None, "hi", None]
     assert first.capture_instances("dbo.orders") == []
+
+
+def test_in_immediate_mode_an_alter_that_capture_cannot_apply_raises_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    emu = orders(tmp_path / "e.db")
+    emu.commit([("insert", "dbo.orders", {"order_id": 1, "status": "long value"})], at=at(1))
+    emu.commit([("update", "dbo.orders", {"order_id": 1, "status": "x"})], at=at(2))
+    before = dump(emu.path)
+    with pytest.raises(CaptureError, match="dbo_orders"):
+        emu.alter_column("dbo.orders", "status", "nvarchar(3)", at=at(3))
+    assert dump(emu.path) == before
