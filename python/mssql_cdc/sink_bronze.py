@@ -7,6 +7,7 @@ before anything is written, unless the owner enabled Delta type widening; nothin
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,9 +58,12 @@ def check_batch_schema(
     ref: tables.TableRef,
     table_schema: StructType,
     batch_schema: StructType,
-    properties: dict[str, str],
+    properties: Callable[[], Mapping[str, str]],
 ) -> list[TypeDifference]:
     """Check a batch against the bronze table it is about to be appended to.
+
+    `properties` returns the table's properties; it is called only when a difference needs
+    them (reading them costs a Spark job per batch otherwise).
 
     Returns:
         The type differences Delta will be asked to widen (only when the table has
@@ -77,7 +81,11 @@ def check_batch_schema(
             new_columns.append(field.name)
         else:
             differences.extend(_differences(existing.name, existing.dataType, field.dataType))
-    widening = properties.get(_WIDENING, "").strip().lower() == "true"
+    unmappable = [name for name in new_columns if needs_column_mapping([name])]
+    if not differences and not unmappable:
+        return []
+    found = properties()
+    widening = found.get(_WIDENING, "").strip().lower() == "true"
     if differences and not widening:
         first = differences[0]
         raise SchemaChangedError(
@@ -88,8 +96,7 @@ def check_batch_schema(
             f"(ALTER TABLE {ref.sql} SET TBLPROPERTIES ('{_WIDENING}' = 'true')) and restart; "
             "otherwise start a new bronze table"
         )
-    mapping = properties.get(_MAPPING, "none").strip().lower()
-    unmappable = [name for name in new_columns if needs_column_mapping([name])]
+    mapping = found.get(_MAPPING, "none").strip().lower()
     if unmappable and mapping not in ("name", "id"):
         raise SchemaChangedError(
             f"{ref}: the new column(s) {', '.join(repr(n) for n in unmappable)} hold characters "
@@ -125,8 +132,9 @@ def append_batch(
     differences: list[TypeDifference] = []
     if not created:
         table_schema = spark.table(ref.sql).schema
-        properties = tables.table_properties(spark, ref)
-        differences = check_batch_schema(ref, table_schema, df.schema, properties)
+        differences = check_batch_schema(
+            ref, table_schema, df.schema, lambda: tables.table_properties(spark, ref)
+        )
     try:
         tables.append_idempotent(df, ref, key.app_id, key.version, metadata, merge_schema=True)
     except Exception as exc:  # only a refused widening is translated; the rest re-raise as is

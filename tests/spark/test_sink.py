@@ -8,6 +8,7 @@ value is typed out or counted in plain Python.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from datetime import datetime
 from pathlib import Path
@@ -273,8 +274,8 @@ def test_events_land_in_the_batch_commit_once(
 def test_bronze_schema_evolves_but_never_retypes(
     spark: SparkSession, paths: tuple[str, str, Path]
 ) -> None:
-    bronze, facts, _ = paths
-    sink = delta_sink(bronze, "orders", facts)
+    bronze, facts, metrics = paths
+    sink = delta_sink(bronze, "orders", facts, metrics_path=str(metrics))
     sink(reading(spark, [change(1, 2, 1, "a")]), 0)
     wider = StructType([*STREAM.fields, StructField("note", StringType())])
     sink(reading(spark, [(*change(2, 2, 2, "b"), "new")], schema=wider), 1)
@@ -288,13 +289,37 @@ def test_bronze_schema_evolves_but_never_retypes(
     retyped = StructType(
         [StructField("id", LongType()) if f.name == "id" else f for f in STREAM.fields]
     )
+    skipped = event_record("data_skipped", 3, {"from": lsn(3), "to": lsn(3), "certain": True})
+    planned = write_event_file(metrics, skipped, lsn(3))
     with pytest.raises(SchemaChangedError) as raised:
         sink(reading(spark, [change(3, 2, 3, "c")], schema=retyped), 2)
     message = str(raised.value)
     assert "column id is int in the table but bigint" in message
     assert "delta.enableTypeWidening" in message
     assert latest_version(spark, bronze) == version
-    assert [r["batch_id"] for r in batch_rows(facts_rows(spark, facts))] == [0, 1]
+    found = sorted((r["batch_id"], r["event"] or "") for r in facts_rows(spark, facts))
+    assert found == [(0, ""), (1, "")]
+    assert planned.exists()  # kept for the replay once the owner fixed the table
+
+
+def test_without_facts_the_sink_warns_once_and_still_cleans_the_directory(
+    spark: SparkSession, paths: tuple[str, str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    bronze, facts, metrics = paths
+    ddl = {"capture_instance": "dbo_orders", "ddl": "ALTER TABLE dbo.orders ADD note INT"}
+    sink = delta_sink(bronze, "orders", metrics_path=str(metrics))
+
+    with caplog.at_level(logging.WARNING, logger="mssql_cdc.sink"):
+        for batch_id in range(2):  # the tasks' metrics files never reach this directory
+            write_event_file(metrics, event_record("schema_change", batch_id + 1, ddl), lsn(1))
+            sink(reading(spark, [change(batch_id + 1, 2, batch_id, "x")]), batch_id)
+
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("events need a facts table" in m for m in messages) == 1
+    assert sum("not shared between the executors and the driver" in m for m in messages) == 1
+    assert list(metrics.iterdir()) == []
+    assert [r[-1] for r in bronze_rows(spark, bronze)] == [0, 1]
+    assert not DeltaTable.isDeltaTable(spark, facts)
 
 
 def test_headroom_and_lags_are_exact(spark: SparkSession, paths: tuple[str, str, Path]) -> None:
