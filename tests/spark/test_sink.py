@@ -230,9 +230,11 @@ def test_events_land_in_the_batch_commit_once(
         sink = delta_sink(bronze, "orders", facts, metrics_path=str(metrics))
         sink(reading(spark, rows, metrics_dir=metrics, ranges=ranges), 3)
 
-    run_batch()
+    with failpoints({"sink.after_facts_write": "raise"}), pytest.raises(InjectedFault):
+        run_batch()
+    assert len(list(metrics.iterdir())) == 4  # three event files and the range file stay
     version = latest_version(spark, facts)
-    run_batch()  # the replay after a crash before Spark's commit log: nothing written again
+    run_batch()  # Spark replays the batch: the reader rewrites its files, nothing is written
 
     assert latest_version(spark, facts) == version
     found = facts_rows(spark, facts)
