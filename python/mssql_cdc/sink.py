@@ -250,6 +250,7 @@ class DeltaSink:
     ) -> None:
         """Steps 9 to 11: event rows, the replay check, then one facts commit."""
         assert self.facts_table is not None
+        # written_at is stamped just before the commit; the event query below comes first
         events = self._event_rows(records, batch_id, started_at, started_at)
         if events:
             seen = already_recorded(spark, self.facts_table, self.sink_id, batch_id, events)
@@ -280,10 +281,10 @@ class DeltaSink:
         events = [replace(e, written_at=written_at) for e in events]
         key = facts_key(self.app_id, self.generation, batch_id)
         facts.append_facts(spark, self.facts_table, [row, *events], key=key)
-        failpoint("sink.after_facts_write")
         self._committed_any = True
         if last is None or batch_id > last.batch_id:
             self._last = LastBatch(batch_id, end_lsn)
+        failpoint("sink.after_facts_write")
 
     def _event_rows(
         self,
