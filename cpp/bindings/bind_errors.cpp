@@ -20,6 +20,20 @@ const char* kind_name(ErrorKind kind) {
     case ErrorKind::State: return "State";
     case ErrorKind::DataLoss: return "DataLoss";
     case ErrorKind::Sql: return "Sql";
+    case ErrorKind::EmuUnknownObject: return "EmuUnknownObject";
+    case ErrorKind::EmuSchema: return "EmuSchema";
+    case ErrorKind::EmuInstanceLimit: return "EmuInstanceLimit";
+    case ErrorKind::EmuConstraint: return "EmuConstraint";
+    case ErrorKind::EmuClock: return "EmuClock";
+    case ErrorKind::EmuInvalidRange: return "EmuInvalidRange";
+    case ErrorKind::EmuCapture: return "EmuCapture";
+    case ErrorKind::EmuFileFormat: return "EmuFileFormat";
+    case ErrorKind::EmuFormatVersion: return "EmuFormatVersion";
+    case ErrorKind::EmuBusy: return "EmuBusy";
+    case ErrorKind::EmuHook: return "EmuHook";
+    case ErrorKind::FileExists: return "FileExists";
+    case ErrorKind::FileNotFound: return "FileNotFound";
+    case ErrorKind::Type: return "Type";
   }
   return "State";
 }

@@ -8,5 +8,8 @@ namespace mssqlcdc::py {
 
 void bind_errors(nanobind::module_& m);
 void bind_lsn(nanobind::module_& m);
+void bind_checkpoint(nanobind::module_& m);
+void bind_recovery(nanobind::module_& m);
+void bind_emulator(nanobind::module_& m);
 
 }  // namespace mssqlcdc::py

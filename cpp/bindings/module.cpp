@@ -4,4 +4,7 @@ NB_MODULE(_native, m) {
   m.doc() = "mssql-cdc native core: LSNs, checkpoint state, recovery decisions, the CDC emulator";
   mssqlcdc::py::bind_errors(m);
   mssqlcdc::py::bind_lsn(m);
+  mssqlcdc::py::bind_checkpoint(m);
+  mssqlcdc::py::bind_recovery(m);
+  mssqlcdc::py::bind_emulator(m);
 }

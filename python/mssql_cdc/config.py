@@ -139,6 +139,16 @@ class SourceConfig:
             snapshot_duration_guard=opts.choice("snapshotDurationGuard", _GUARDS, default="warn"),
         )
 
+    def partitions(self, default_num_partitions: int | None) -> int:
+        """Most partitions per batch or snapshot: `numPartitions`, or with `auto` Spark's
+        default parallelism (None where unknown, e.g. Spark Connect), else the planner's CPU
+        count, else 1."""
+        if self.num_partitions is not None:
+            return self.num_partitions
+        if default_num_partitions is not None and default_num_partitions > 0:
+            return default_num_partitions
+        return os.cpu_count() or 1
+
     def __repr__(self) -> str:
         parts = []
         for f in fields(self):
@@ -152,8 +162,7 @@ class SourceConfig:
 
 def _count(opts: OptionReader, name: str, default: int) -> int:
     value = opts.count(name, default=default)
-    assert value is not None  # a default was given
-    return value
+    return default if value is None else value
 
 
 def _capture_instance(opts: OptionReader) -> str:

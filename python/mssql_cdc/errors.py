@@ -7,11 +7,23 @@ re-raises them.
 from __future__ import annotations
 
 __all__ = [
+    "BusyError",
+    "CaptureError",
+    "CaptureInstanceLimitError",
+    "ClockError",
     "ConfigError",
+    "ConstraintError",
     "DataLossError",
+    "EmulatorError",
+    "FileFormatError",
+    "FormatVersionError",
+    "HookError",
+    "InvalidRangeError",
     "MssqlCdcError",
     "SchemaChangedError",
+    "SchemaError",
     "StateFileError",
+    "UnknownObjectError",
     "from_native",
     "is_data_loss",
 ]
@@ -74,6 +86,76 @@ class NativeStateError(MssqlCdcError):
     """The native core refused an operation that is not allowed in the current state."""
 
 
+# The SQL Server CDC emulator's errors (spec 40, section 4); mssql_cdc.emulator re-exports them.
+
+
+class EmulatorError(MssqlCdcError):
+    """An error of the SQL Server CDC emulator; `number` is SQL Server's error number or None."""
+
+    def __init__(self, message: str, number: int | None = None) -> None:
+        super().__init__(message, number)
+        self.number = number
+
+
+class UnknownObjectError(EmulatorError, LookupError):
+    """An unknown table, column (207) or capture instance (208)."""
+
+
+class SchemaError(EmulatorError, ValueError):
+    """A bad type or name; a duplicate table, column or instance; DDL on a key column."""
+
+
+class CaptureInstanceLimitError(SchemaError):
+    """A table already has two capture instances."""
+
+
+class ConstraintError(EmulatorError, ValueError):
+    """A row breaks a rule: 2627, 515, 2628, 8115, 273, 7139, a missing key, a locked key."""
+
+
+class ClockError(EmulatorError, ValueError):
+    """A time before the emulator's last time."""
+
+
+class InvalidRangeError(EmulatorError):
+    """A change range the change function refuses (error 313)."""
+
+
+class CaptureError(EmulatorError):
+    """A capture cycle cannot apply a log record."""
+
+
+class FileFormatError(EmulatorError, ValueError):
+    """The file is not SQLite, or not an emulator file."""
+
+
+class FormatVersionError(FileFormatError):
+    """The file has a newer emulator format than this library reads."""
+
+
+class BusyError(EmulatorError):
+    """The file stayed locked past the busy timeout; retryable."""
+
+
+class HookError(EmulatorError):
+    """A fault hook failed when it fired; the hook is consumed."""
+
+
+_EMULATOR_ERRORS: dict[str, type[EmulatorError]] = {
+    "EmuUnknownObject": UnknownObjectError,
+    "EmuSchema": SchemaError,
+    "EmuInstanceLimit": CaptureInstanceLimitError,
+    "EmuConstraint": ConstraintError,
+    "EmuClock": ClockError,
+    "EmuInvalidRange": InvalidRangeError,
+    "EmuCapture": CaptureError,
+    "EmuFileFormat": FileFormatError,
+    "EmuFormatVersion": FormatVersionError,
+    "EmuBusy": BusyError,
+    "EmuHook": HookError,
+}
+
+
 _DATA_LOSS_MARKER = "DataLossError"
 
 
@@ -99,6 +181,15 @@ def is_data_loss(exc: BaseException) -> bool:
 
 def from_native(kind: str, message: str, number: int = 0) -> BaseException:
     """Build the Python error for a `mssqlcdc::Error` raised by the native core."""
+    emulator_error = _EMULATOR_ERRORS.get(kind)
+    if emulator_error is not None:
+        return emulator_error(message, number or None)
+    if kind == "FileExists":
+        return FileExistsError(message)
+    if kind == "FileNotFound":
+        return FileNotFoundError(message)
+    if kind == "Type":
+        return TypeError(message)
     if kind == "InvalidArgument":
         return ConfigError(message)
     if kind == "OutOfRange":

@@ -27,6 +27,7 @@ __all__ = [
     "skip_piece",
     "skip_warning",
     "task_loss_error",
+    "task_skip_warning",
 ]
 
 ERROR_OBJECT_VANISHED = 208  # the change table was dropped during the read
@@ -204,3 +205,15 @@ def data_skipped_event(
         "batch_end_lsn": batch_end_lsn,
     }
     return event_file_name("data_skipped", capture_instance, from_lsn), record
+
+
+def task_skip_warning(
+    capture_instance: str, from_lsn: str, to_lsn: str, min_lsn_after: str | None, reason: str
+) -> str:
+    """The executor's WARNING when its guard fires under failOnDataLoss=false (7.4): the task
+    keeps the rows it read and succeeds."""
+    return (
+        f"capture instance '{capture_instance}': range {from_lsn}–{to_lsn}: {reason}; min_lsn "
+        f"is now {min_lsn_after or 'unknown'} and rows below it may be missing "
+        "(failOnDataLoss=false: the rows read are kept)"
+    )

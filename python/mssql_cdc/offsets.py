@@ -12,12 +12,19 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from mssql_cdc import lsn
 from mssql_cdc.errors import StateFileError
 
-__all__ = ["LsnRange", "Offset", "StreamOffset", "format_commit_ts", "is_canonical_lsn"]
+__all__ = [
+    "LsnRange",
+    "Offset",
+    "StreamOffset",
+    "format_commit_ts",
+    "initial_lsn",
+    "is_canonical_lsn",
+]
 
 _CANONICAL = re.compile(r"^0x[0-9A-F]{20}$")
 _COMMIT_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$")
@@ -147,3 +154,44 @@ class LsnRange:
             )
         except KeyError as exc:
             raise ValueError(f"LsnRange: field {exc.args[0]!r} is missing") from None
+
+
+def _known(value: lsn.Lsn | None) -> lsn.Lsn | None:
+    return None if value is None or value == lsn.ZERO else value
+
+
+def initial_lsn(
+    starting: Literal["earliest", "latest"] | lsn.Lsn,
+    *,
+    capture_instance: str,
+    max_lsn: lsn.Lsn | None,
+    oldest_min_lsn: lsn.Lsn | None,
+    oldest_start_lsn: lsn.Lsn | None,
+    start_lsn: lsn.Lsn | None,
+) -> lsn.Lsn:
+    """The LSN of a new checkpoint's initial offset (10-source.md 4.2), taken as processed.
+
+    `earliest`: just below the oldest instance's min_lsn, else below its start LSN.
+    `latest`: max_lsn, unless it is NULL or below the configured instance's `start_lsn`
+    (capture has not reached a just-enabled instance): then just below that start LSN.
+    An explicit LSN is returned as is; a purged one is the first batch's guard's business.
+
+    Raises:
+        ValueError: neither max_lsn nor any start LSN is known yet.
+    """
+    if starting not in ("earliest", "latest"):
+        return lsn.Lsn(starting)
+    if starting == "earliest":
+        floor = _known(oldest_min_lsn) or _known(oldest_start_lsn)
+        if floor is not None:
+            return lsn.decrement(floor)
+    else:
+        known_start = _known(start_lsn)
+        if max_lsn is not None and (known_start is None or max_lsn >= known_start):
+            return max_lsn
+        if known_start is not None:
+            return lsn.decrement(known_start)
+    raise ValueError(
+        f"capture instance '{capture_instance}' has no start LSN yet; retry once the capture "
+        "job has run"
+    )

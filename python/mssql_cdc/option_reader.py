@@ -67,6 +67,8 @@ class OptionReader:
             if not isinstance(raw_name, str):
                 raise ConfigError(f"option names must be strings (got {type(raw_name).__name__})")
             name = raw_name.strip()
+            if raw_value is None:
+                continue  # a Python caller's None means "not given", as Spark has no None
             value = _as_text(name, raw_value)
             key = name.lower()
             if key in self._values and self._values[key][1] != value:

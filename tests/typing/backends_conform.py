@@ -6,9 +6,12 @@ from mssql_cdc.ranges import TileSource
 from mssql_cdc.sqlserver import (
     CaptureCatalog,
     ChangeRangeReader,
+    ChunkPlanner,
+    SnapshotReader,
     StreamPlanner,
     TsqlCaptureCatalog,
     TsqlChangeReader,
+    TsqlSnapshotReader,
     TsqlStreamPlanner,
 )
 from mssql_cdc.sqlserver.drivers import Session
@@ -19,4 +22,8 @@ def conform(session: Session) -> None:
     tiles: TileSource = TsqlStreamPlanner(session)
     catalog: CaptureCatalog = TsqlCaptureCatalog(session)
     reader: ChangeRangeReader = TsqlChangeReader(session)
-    del planner, tiles, catalog, reader
+    snapshots: SnapshotReader = TsqlSnapshotReader(
+        session, isolation="readCommitted", lock_timeout_ms=None
+    )
+    chunks: ChunkPlanner = TsqlSnapshotReader(session, isolation="snapshot", lock_timeout_ms=5)
+    del planner, tiles, catalog, reader, snapshots, chunks

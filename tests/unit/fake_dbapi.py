@@ -59,12 +59,13 @@ class FakeCursor:
     def close(self) -> None:
         self.conn.cursors_closed += 1
 
-    def arrow_reader(self, batch_size: int) -> Any:
+    def arrow_batch(self, batch_size: int) -> Any:
+        """Like mssql-python: up to batch_size rows, with the driver's own Arrow types."""
         import pyarrow as pa
 
         assert self.description is not None
+        self.conn.fetch_sizes.append(batch_size)
         names = [d[0] for d in self.description]
-        rows = self.fetchall()
+        rows, self._rows = self._rows[:batch_size], self._rows[batch_size:]
         columns = [pa.array([row[i] for row in rows]) for i in range(len(names))]
-        table = pa.table(columns, names=names)
-        return iter(table.to_batches(max_chunksize=batch_size))
+        return pa.RecordBatch.from_arrays(columns, names=names)

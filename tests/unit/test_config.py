@@ -258,3 +258,25 @@ def test_snapshot_chunks_hold_open_ends_scalars_and_composite_keys() -> None:
     )
     composite = parse(snapshotChunks='[[3, [1, null], [2, "x"]]]')
     assert composite.snapshot_chunks == (SnapshotChunk(3, (1, None), (2, "x")),)
+
+
+def test_auto_partitions_use_spark_parallelism_else_the_cpu_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert parse(numPartitions="3").partitions(16) == 3
+    assert parse().partitions(16) == 16
+    monkeypatch.setattr("os.cpu_count", lambda: 6)
+    assert parse().partitions(None) == 6
+    monkeypatch.setattr("os.cpu_count", lambda: None)
+    assert parse().partitions(None) == 1
+
+
+def test_a_none_value_reads_as_an_option_not_given() -> None:
+    assert parse(maxCommitsPerBatch=None).max_commits_per_batch is None
+    assert parse(failOnDataLoss=None).fail_on_data_loss is True
+
+
+def test_the_options_reference_lists_every_known_option() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "source-options.md").read_text()
+    missing = [name for name in KNOWN_OPTIONS if f"| `{name}` |" not in doc]
+    assert not missing

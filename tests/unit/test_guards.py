@@ -243,3 +243,10 @@ def test_the_skip_warning_names_instance_both_lsns_and_the_time() -> None:
     assert "'dbo_orders'" in text
     assert f"from {L(5)} to min_lsn {L(7)} (committed 2026-09-25T14:10:00.000)" in text
     assert "are lost" in text
+
+
+def test_the_task_skip_warning_names_range_instance_and_new_min_lsn() -> None:
+    text = guards.task_skip_warning("dbo_orders", str(L(5)), str(L(9)), str(L(7)), "cleanup ran")
+    assert f"range {L(5)}–{L(9)}" in text
+    assert f"min_lsn is now {L(7)} and rows below it may be missing" in text
+    assert "'dbo_orders'" in text

@@ -104,3 +104,44 @@ def test_a_range_is_never_inverted_or_non_canonical() -> None:
         make_range(batch_end_lsn="0x1")
     with pytest.raises(ValueError, match="field 'time_zone' is missing"):
         LsnRange.from_json({k: v for k, v in make_range().to_json().items() if k != "time_zone"})
+
+
+def initial(starting: str, **known: int | None) -> str:
+    from mssql_cdc.offsets import initial_lsn
+
+    args = {k: None if v is None else Lsn(f"0x{v:020X}") for k, v in known.items()}
+    return initial_lsn(
+        starting,  # type: ignore[arg-type]
+        capture_instance="dbo_orders",
+        max_lsn=args.get("max_lsn"),
+        oldest_min_lsn=args.get("oldest_min_lsn"),
+        oldest_start_lsn=args.get("oldest_start_lsn"),
+        start_lsn=args.get("start_lsn"),
+    )
+
+
+def n(value: int) -> str:
+    return f"0x{value:020X}"
+
+
+def test_earliest_starts_just_below_the_oldest_min_lsn_else_below_its_start() -> None:
+    assert initial("earliest", oldest_min_lsn=50, oldest_start_lsn=10, max_lsn=90) == n(49)
+    assert initial("earliest", oldest_min_lsn=None, oldest_start_lsn=10, max_lsn=90) == n(9)
+    assert initial("earliest", oldest_min_lsn=0, oldest_start_lsn=10, max_lsn=None) == n(9)
+
+
+def test_latest_is_max_lsn_unless_capture_has_not_reached_the_instance() -> None:
+    assert initial("latest", max_lsn=90, start_lsn=10) == n(90)
+    assert initial("latest", max_lsn=5, start_lsn=10) == n(9)
+    assert initial("latest", max_lsn=None, start_lsn=10) == n(9)
+    assert initial("latest", max_lsn=90, start_lsn=None) == n(90)
+
+
+def test_an_explicit_lsn_is_taken_as_processed_without_checks() -> None:
+    assert initial(n(7), max_lsn=None) == n(7)
+
+
+@pytest.mark.parametrize("mode", ["earliest", "latest"])
+def test_with_nothing_known_the_initial_offset_asks_to_retry(mode: str) -> None:
+    with pytest.raises(ValueError, match="'dbo_orders' has no start LSN yet; retry once the"):
+        initial(mode, max_lsn=None, oldest_min_lsn=None, oldest_start_lsn=None, start_lsn=None)

@@ -276,9 +276,9 @@ def test_change_rows_arrive_in_the_declared_schema_with_uncaptured_columns_null(
     assert table.column("amount")[0].as_py() == Decimal("1.50")
     assert "[note]" not in conn_of(s).executed[-1][0]  # an uncaptured column is not selected
     assert conn_of(s).cursors_closed == 1
-    if not arrow:
-        assert batches[0].num_rows == 64  # the first batch stays small
-        assert max(conn_of(s).fetch_sizes) <= 100
+    assert batches[0].num_rows == 64  # the first batch stays small, with either driver
+    assert [b.num_rows for b in batches] == [64, 86]
+    assert max(conn_of(s).fetch_sizes) <= 100
 
 
 def test_a_value_that_does_not_fit_its_declared_type_names_the_column() -> None:
@@ -412,3 +412,52 @@ def test_pyformat_sessions_send_percent_s_and_the_values() -> None:
     text, params = conn_of(s).executed[-1]
     assert "fn_cdc_get_min_lsn(%s)" in text
     assert params == ("50%",)
+
+
+def test_the_driver_grant_check_error_names_the_table_and_the_statement() -> None:
+    from mssql_cdc.sqlserver.backend import permission_error
+
+    error = permission_error("dbo_orders_v2", "etl]user")
+    assert "GRANT SELECT ON cdc.[dbo_orders_v2_CT] TO [etl]]user]" in str(error)
+
+
+def test_batches_shrink_to_stay_under_64_mib_by_the_bytes_per_row_so_far() -> None:
+    from mssql_cdc.sqlserver.arrow import BatchSizer
+
+    sizer = BatchSizer(10_000)
+    assert sizer.next_size() == 64
+    wide = pa.RecordBatch.from_arrays([pa.array([b"x" * 1_048_576] * 4)], names=["blob"])
+    sizer.record(wide)  # about 1 MiB per row so far
+    assert sizer.next_size() == 63
+    narrow = BatchSizer(10_000)
+    narrow.record(pa.RecordBatch.from_arrays([pa.array(list(range(64)))], names=["n"]))
+    assert narrow.next_size() == 10_000  # capped by arrowBatchSize
+    assert BatchSizer(10).next_size() == 10
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("[SQL Server]The SELECT permission was denied on the object 'x_CT', schema 'cdc'.", 229),
+        ("[SQL Server]VIEW SERVER STATE permission was denied on object 'server'.", 300),
+        ("[SQL Server]Invalid object name 'cdc.dbo_orders_CT'.", 208),
+        ("[SQL Server]'CURRENT_TIMEZONE_ID' is not a recognized built-in function name.", 195),
+        ("[SQL Server]Transaction (Process ID 52) was deadlocked on lock resources with", 1205),
+        ("[SQL Server]Login failed for user 'etl'.", 18456),
+        ("[SQL Server]Snapshot isolation transaction failed accessing database 'db'", 3952),
+        ("[SQL Server]Something else entirely.", None),
+    ],
+)
+def test_mssql_python_errors_are_numbered_from_their_server_text(
+    text: str, number: int | None
+) -> None:
+    exc = Exception("Driver Error: x; DDBC Error: y")
+    exc.ddbc_error = "[Microsoft][ODBC Driver 18 for SQL Server]" + text  # type: ignore[attr-defined]
+    assert error_number(exc) == number
+
+
+def test_a_backend_holding_a_live_session_refuses_to_be_pickled() -> None:
+    import pickle
+
+    with pytest.raises(TypeError, match="a SQL Server session cannot be pickled"):
+        pickle.dumps(TsqlStreamPlanner(session({})))

@@ -22,9 +22,11 @@ from mssql_cdc.sqlserver.metadata import (
 from mssql_cdc.sqlserver.protocols import (
     CaptureCatalog,
     ChangeRangeReader,
+    ChunkPlanner,
     SnapshotReader,
     StreamPlanner,
 )
+from mssql_cdc.sqlserver.snapshot_backend import TsqlSnapshotReader
 
 __all__ = [
     "CaptureCatalog",
@@ -32,6 +34,7 @@ __all__ = [
     "CapturedColumn",
     "ChangeRangeReader",
     "ChangeTableAccess",
+    "ChunkPlanner",
     "DdlEntry",
     "ReadColumn",
     "SessionStats",
@@ -40,6 +43,7 @@ __all__ = [
     "TableColumn",
     "TsqlCaptureCatalog",
     "TsqlChangeReader",
+    "TsqlSnapshotReader",
     "TsqlStreamPlanner",
     "connect",
 ]

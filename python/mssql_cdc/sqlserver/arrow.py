@@ -23,6 +23,7 @@ __all__ = [
     "BatchSizer",
     "arrow_type",
     "change_schema",
+    "fetch_batches",
     "rows_to_batch",
     "to_schema",
 ]
@@ -163,3 +164,29 @@ class BatchSizer:
     def record(self, batch: pa.RecordBatch) -> None:
         self.rows += batch.num_rows
         self.bytes += batch.nbytes
+
+
+def fetch_batches(
+    cursor: Any, *, arrow: bool, schema: pa.Schema, constants: dict[str, Any], batch_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """Fetch a cursor's rows as batches of `schema`, sized by `BatchSizer`.
+
+    With `arrow`, the driver makes each batch (mssql-python's `cursor.arrow_batch(n)`, empty at
+    the end) and it is cast; otherwise `fetchmany(n)` tuples are converted here.
+    """
+    sizer = BatchSizer(batch_rows)
+    names = [column[0] for column in cursor.description or ()]
+    while True:
+        size = sizer.next_size()
+        if arrow:
+            raw = cursor.arrow_batch(size)
+            if raw.num_rows == 0:
+                return
+            [batch] = to_schema([raw], schema, constants)
+        else:
+            rows = cursor.fetchmany(size)
+            if not rows:
+                return
+            batch = rows_to_batch(rows, names, schema, constants)
+        sizer.record(batch)
+        yield batch

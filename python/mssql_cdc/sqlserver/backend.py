@@ -17,7 +17,7 @@ from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.ranges import Tile
 from mssql_cdc.sqlserver import queries, tsql
-from mssql_cdc.sqlserver.arrow import BatchSizer, change_schema, rows_to_batch, to_schema
+from mssql_cdc.sqlserver.arrow import change_schema, fetch_batches
 from mssql_cdc.sqlserver.drivers import Driver, Session, error_number, open_session
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
@@ -31,7 +31,13 @@ from mssql_cdc.sqlserver.metadata import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["TsqlCaptureCatalog", "TsqlChangeReader", "TsqlStreamPlanner", "connect"]
+__all__ = [
+    "TsqlCaptureCatalog",
+    "TsqlChangeReader",
+    "TsqlStreamPlanner",
+    "connect",
+    "permission_error",
+]
 
 _PERMISSION_DENIED = 229
 _NO_SERVER_STATE = frozenset({297, 300})
@@ -154,20 +160,18 @@ class TsqlChangeReader:
         constants: dict[str, Any] = {"_capture_instance": capture_instance}
         try:
             cursor = self._session.execute(statement)
-        except Exception as exc:
+        except Exception as exc:  # re-raised, error 229 as a PermissionError saying what to do
             if error_number(exc) == _PERMISSION_DENIED:
-                raise _permission_error(capture_instance) from exc
+                raise permission_error(capture_instance) from exc
             raise
         try:
-            if self._session.arrow:
-                yield from to_schema(cursor.arrow_reader(batch_rows), schema, constants)
-                return
-            names = [column[0] for column in cursor.description]
-            sizer = BatchSizer(batch_rows)
-            while rows := cursor.fetchmany(sizer.next_size()):
-                batch = rows_to_batch(rows, names, schema, constants)
-                sizer.record(batch)
-                yield batch
+            yield from fetch_batches(
+                cursor,
+                arrow=self._session.arrow,
+                schema=schema,
+                constants=constants,
+                batch_rows=batch_rows,
+            )
         finally:
             cursor.close()
 
@@ -186,7 +190,7 @@ class TsqlChangeReader:
         rtt_ms = (time.perf_counter() - started) * 1000.0
         try:
             wait = self._session.scalar(tsql.network_wait())
-        except Exception as exc:
+        except Exception as exc:  # re-raised unless only VIEW SERVER STATE is missing
             if error_number(exc) not in _NO_SERVER_STATE:
                 raise
             return SessionStats(rtt_ms, None)
@@ -196,9 +200,11 @@ class TsqlChangeReader:
         self._session.close()
 
 
-def _permission_error(capture_instance: str) -> PermissionError:
+def permission_error(capture_instance: str, user: str = "<user>") -> PermissionError:
+    """The error for a login without SELECT on an instance's change table (8.1 step 3)."""
     table = f"cdc.[{capture_instance.replace(']', ']]')}_CT]"
+    grantee = "[" + user.replace("]", "]]") + "]"
     return PermissionError(
         f"this login may not read the change table {table} of capture instance "
-        f"'{capture_instance}'; run GRANT SELECT ON {table} TO [<user>] and restart the query"
+        f"'{capture_instance}'; run GRANT SELECT ON {table} TO {grantee} and restart the query"
     )

@@ -110,7 +110,7 @@ class Session:
     def __init__(self, connection: DbConnection, paramstyle: Paramstyle, *, arrow: bool) -> None:
         self.connection: DbConnection | None = connection
         self.paramstyle = paramstyle
-        self.arrow = arrow  # the driver's cursor has arrow_reader(batch_size)
+        self.arrow = arrow  # the driver's cursor makes Arrow batches: arrow_batch(n)
 
     def execute(self, statement: Statement) -> Any:
         """Run `statement` on a new cursor and return the cursor, positioned on its rows."""
@@ -145,6 +145,13 @@ class Session:
         """Run a statement that returns no rows (a SET)."""
         self.execute(statement).close()
 
+    def __getstate__(self) -> object:
+        # Nothing live crosses to an executor: a reader pickled with its session is a bug.
+        raise TypeError(
+            "a SQL Server session cannot be pickled; drop it in __getstate__ and open a new "
+            "one where it is used"
+        )
+
     def close(self) -> None:
         if self.connection is not None:
             connection, self.connection = self.connection, None
@@ -152,20 +159,40 @@ class Session:
 
 
 _NUMBER_IN_TEXT = re.compile(r"\[SQL Server\][^\n]*?\((\d+)\)")
+# mssql-python's messages carry the server's text but not its error number; these English
+# texts identify the errors the backends act on (most specific first).
+_KNOWN_TEXTS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), number)
+    for pattern, number in (
+        (r"Login failed for user", 18456),
+        (r"VIEW SERVER STATE permission was denied", 300),
+        (r"The SELECT permission was denied", 229),
+        (r"Invalid object name", 208),
+        (r"is not a recognized built-in function name", 195),
+        (r"was deadlocked on .*resources", 1205),
+        (r"Snapshot isolation transaction failed", 3952),
+        (r"Lock request time out period exceeded", 1222),
+    )
+)
 
 
 def error_number(exc: BaseException) -> int | None:
     """The SQL Server or DB-Library error number an exception carries, when it has one.
 
-    pymssql puts it first in `args`; mssql-python only in its message text, after the
-    server's own text as "(229)".
+    pymssql puts it first in `args`. mssql-python has only message text: a "(229)" after the
+    server's text when present, else one of a few known English server messages.
     """
     args = getattr(exc, "args", ())
     if args and isinstance(args[0], int) and not isinstance(args[0], bool):
         return args[0]
     text = getattr(exc, "ddbc_error", None) or str(exc)
     match = _NUMBER_IN_TEXT.search(text)
-    return int(match.group(1)) if match else None
+    if match:
+        return int(match.group(1))
+    for pattern, number in _KNOWN_TEXTS:
+        if pattern.search(text):
+            return number
+    return None
 
 
 OpenSession = Callable[[], Session]

@@ -87,3 +87,6 @@ class TableColumn:
     sql_type: str  # base type name, lower case
     is_computed: bool
     collation: str | None
+    max_length: int = 0  # bytes, as sys.columns says; -1 for (max)
+    precision: int = 0
+    scale: int = 0

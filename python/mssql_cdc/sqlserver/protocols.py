@@ -30,7 +30,13 @@ if TYPE_CHECKING:
 
     from mssql_cdc.declared_columns import KeyBound
 
-__all__ = ["CaptureCatalog", "ChangeRangeReader", "SnapshotReader", "StreamPlanner"]
+__all__ = [
+    "CaptureCatalog",
+    "ChangeRangeReader",
+    "ChunkPlanner",
+    "SnapshotReader",
+    "StreamPlanner",
+]
 
 
 class StreamPlanner(Protocol):
@@ -108,4 +114,27 @@ class SnapshotReader(Protocol):
         hi: KeyBound,
         batch_rows: int,
     ) -> Iterator[pa.RecordBatch]: ...
+    def close(self) -> None: ...
+
+
+class ChunkPlanner(Protocol):
+    """What backfill()'s chunk planning needs (30-snapshots-and-recovery.md 3.3)."""
+
+    def key_extent(
+        self, source_schema: str, source_table: str, key: str
+    ) -> tuple[int, int] | None: ...
+    def key_buckets(
+        self, source_schema: str, source_table: str, key: str, n: int, lo: int, hi: int
+    ) -> Sequence[tuple[int, int, int]]: ...
+    def key_at(
+        self,
+        source_schema: str,
+        source_table: str,
+        keys: Sequence[str],
+        start: KeyBound,
+        *,
+        inclusive: bool,
+        position: int,
+    ) -> KeyBound: ...
+    def row_count(self, source_schema: str, source_table: str) -> int | None: ...
     def close(self) -> None: ...

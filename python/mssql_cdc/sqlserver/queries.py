@@ -221,7 +221,7 @@ def resolve_time_zone(session: Session, setting: str) -> str:
         return setting
     try:
         zone = session.scalar(tsql.current_time_zone())
-    except Exception as exc:
+    except Exception as exc:  # re-raised unless the function does not exist on this server
         if error_number(exc) != _NOT_A_BUILTIN:
             raise
         zone = None

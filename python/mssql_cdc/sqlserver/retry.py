@@ -125,7 +125,7 @@ def call_with_retries(method: str, slot: Reconnecting[S], work: Callable[[S], T]
     while True:
         try:
             return work(slot.get())
-        except Exception as exc:
+        except Exception as exc:  # re-raised unless transient and retries remain
             if not is_transient(exc):
                 raise
             slot.drop()  # a transient error leaves the connection unusable

@@ -17,11 +17,13 @@ from mssql_cdc.identifiers import change_table, quote_name, two_part_name
 from mssql_cdc.sqlserver.metadata import ReadColumn
 
 __all__ = [
+    "PARAM",
     "Paramstyle",
     "Statement",
     "captured_columns",
     "change_rows",
     "change_table_access",
+    "column_expression",
     "commit_time",
     "current_time_zone",
     "current_utc_offset",
@@ -32,6 +34,7 @@ __all__ = [
     "network_wait",
     "nth_commit_after",
     "ping",
+    "positive_int",
     "set_isolation",
     "set_lock_timeout",
     "split_points",
@@ -44,7 +47,8 @@ Paramstyle = Literal["qmark", "pyformat"]
 
 # Marks a parameter in the text until it is rendered for a driver. A control character cannot
 # occur in a validated identifier, so the mark never collides with a quoted name's `?` or `%`.
-_P = "\x1f"
+PARAM = "\x1f"
+_P = PARAM
 _LSN = f"CONVERT(binary(10), {_P}, 1)"
 _OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
 
@@ -80,7 +84,8 @@ class Statement:
         return self.template.replace(_P, "?")
 
 
-def _positive(what: str, n: int) -> int:
+def positive_int(what: str, n: int) -> int:
+    """Return `n` if it is a positive Python int (safe to inline), else raise ValueError."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"{what} must be a positive int (got {n!r})")
     return n
@@ -127,7 +132,7 @@ def commit_time(at: str, time_zone: str) -> Statement:
 
 def nth_commit_after(after: str, n: int) -> Statement:
     """The n-th mapping entry above `after` (idle entries count, as transactions do)."""
-    skip = _positive("n", n) - 1
+    skip = positive_int("n", n) - 1
     return Statement(
         "SELECT CONVERT(varchar(22), m.start_lsn, 1) AS lsn FROM cdc.lsn_time_mapping AS m "
         f"WHERE m.start_lsn > {_LSN} ORDER BY m.start_lsn "
@@ -138,7 +143,7 @@ def nth_commit_after(after: str, n: int) -> Statement:
 
 def split_points(capture_instance: str, from_lsn: str, to_lsn: str, n: int) -> Statement:
     """NTILE(n) over a piece's change rows: each tile's highest commit LSN and its rows."""
-    tiles = _positive("n", n)
+    tiles = positive_int("n", n)
     return Statement(
         "SELECT x.t AS tile, CONVERT(varchar(22), MAX(x.l), 1) AS last_lsn, "
         "COUNT_BIG(*) AS row_count FROM (SELECT [__$start_lsn] AS l, "
@@ -150,7 +155,7 @@ def split_points(capture_instance: str, from_lsn: str, to_lsn: str, n: int) -> S
     )
 
 
-def _column_expression(column: ReadColumn, alias: str) -> str:
+def column_expression(column: ReadColumn, alias: str) -> str:
     """The SELECT expression of a captured column for its declared Spark type (6.4)."""
     ref = f"{alias}.{quote_name(column.name, 'column name')}"
     sql_type = (column.sql_type or "").lower()
@@ -191,7 +196,7 @@ def change_rows(
     order += ["ct.[__$seqval]", "ct.[__$operation]"]
     select.append(f"{utc} AS [_commit_ts]")
     select += [
-        f"{_column_expression(c, 'ct')} AS {quote_name(c.name, 'column name')}" for c in columns
+        f"{column_expression(c, 'ct')} AS {quote_name(c.name, 'column name')}" for c in columns
     ]
     return Statement(
         f"SELECT {', '.join(select)} FROM {change_table(capture_instance)} AS ct "
@@ -231,7 +236,8 @@ def table_columns(source_schema: str, source_table: str) -> Statement:
     """Columns of a source table: id, base type, computed flag, collation."""
     return Statement(
         "SELECT c.name AS name, c.column_id AS column_id, TYPE_NAME(c.system_type_id) AS "
-        "base_type, c.is_computed AS is_computed, c.collation_name AS collation_name "
+        "base_type, c.max_length AS max_length, c.precision AS precision, c.scale AS scale, "
+        "c.is_computed AS is_computed, c.collation_name AS collation_name "
         f"FROM sys.columns AS c WHERE c.object_id = OBJECT_ID({_P}) ORDER BY c.column_id;",
         (two_part_name(source_schema, source_table),),
     )

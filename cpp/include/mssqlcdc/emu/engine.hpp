@@ -1,0 +1,132 @@
+// engine.hpp: the emulator's write side: one SQL Server database with CDC kept in one SQLite
+// file (spec 40). An Engine is one connection used by one thread; many engines and readers in
+// many processes share a file. Every public call is one or more short BEGIN IMMEDIATE
+// transactions; any error rolls its transaction back and consumes no LSN.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mssqlcdc/emu/catalog.hpp"
+#include "mssqlcdc/emu/clock.hpp"
+#include "mssqlcdc/emu/format.hpp"
+#include "mssqlcdc/emu/log.hpp"
+#include "mssqlcdc/emu/sqlite.hpp"
+#include "mssqlcdc/emu/types.hpp"
+#include "mssqlcdc/lsn.hpp"
+
+namespace mssqlcdc::emu {
+
+using Row = std::vector<std::pair<std::string, Value>>;  // column name (any case) -> value
+
+// One element of a commit's list (spec 40, section 3.5).
+struct Change {
+  enum class Kind : std::uint8_t { Insert, Update, Delete };
+  Kind kind = Kind::Insert;
+  std::string table;
+  Row row;                      // insert: the row; update: key and SET values; delete: the key or filter
+  std::optional<Row> old_key;   // update of a key (or a heap's filter)
+};
+
+// Mutable counters of the database, loaded at the start of a write transaction and stored
+// before its commit, so several writer processes agree.
+struct WriteState {
+  LsnCursor cursor;
+  Micros last_time = 0;
+  std::int64_t tran_counter = 0;
+  std::int64_t rowversion = 0;
+};
+
+class Engine {
+ public:
+  static void create(const std::filesystem::path& path, const CreateOptions& options);
+  explicit Engine(const std::filesystem::path& path);  // open: FileNotFound, EmuFileFormat, EmuFormatVersion
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  ~Engine();
+
+  [[nodiscard]] const std::filesystem::path& path() const { return db_->path(); }
+  Db& db() { return *db_; }
+
+  void create_table(std::string_view table, const std::vector<std::pair<std::string, std::string>>& columns,
+                    const std::vector<std::string>& primary_key);
+  std::string enable_cdc(std::string_view table, std::optional<std::string> capture_instance,
+                         std::optional<std::vector<std::string>> captured_columns);
+  void disable_cdc(std::string_view capture_instance);
+  Lsn add_column(std::string_view table, std::string_view column, std::string_view sql_type, std::optional<Micros> at);
+  Lsn drop_column(std::string_view table, std::string_view column, std::optional<Micros> at);
+  Lsn alter_column(std::string_view table, std::string_view column, std::string_view sql_type, std::optional<Micros> at);
+
+  Lsn commit(const std::vector<Change>& changes, std::optional<Micros> at);
+  std::vector<Lsn> commit_many(const std::vector<std::vector<Change>>& transactions,
+                               const std::vector<std::optional<Micros>>& at);
+  Lsn idle(std::optional<Micros> at);
+
+  // Manual mode: one capture cycle, or cycles until nothing is pending; both return max_lsn.
+  std::optional<Lsn> capture();
+  std::optional<Lsn> drain();
+  std::int64_t pending_capture();
+
+  void cleanup(std::string_view capture_instance, const Lsn& low_water_mark);
+  void run_cleanup_job(std::optional<int> retention_minutes);
+
+  // Interleaved transactions (spec 40, section 3.5, begin()); ids are local to this engine.
+  std::int64_t begin(std::optional<Micros> at);
+  void execute(std::int64_t txn, const std::vector<Change>& changes);
+  Lsn commit_open(std::int64_t txn, std::optional<Micros> at);
+  void rollback(std::int64_t txn);
+  void rollback_all();
+
+  std::string setting(const std::string& name);
+  void configure(const std::string& name, const std::string& value);
+  Micros last_time();
+  std::optional<Lsn> max_lsn();
+
+  // Hooks (spec 40, section 3.8) are rows in the file; registration checks the arguments.
+  void add_hook(const std::string& kind, const std::string& read_kind, const std::string& payload);
+
+ private:
+  struct OpenTxn {
+    Lsn begin_lsn;
+    Micros begin_time = 0;
+    std::vector<Change> changes;
+    std::vector<Lsn> seqvals;                          // one per row operation, taken by execute
+    std::set<std::pair<std::int64_t, std::string>> keys;  // (table, encoded key) this one touched
+  };
+
+  WriteState load_state();
+  void store_state(const WriteState& s);
+  // Applies `changes` to the source tables, filling rec.ops; seqvals come from `seqvals` when
+  // given (an open Transaction's), else from the cursor. `keys` collects the keys touched.
+  void apply(const std::vector<Change>& changes, WriteState& s, LogRecord& rec, const std::vector<Lsn>* seqvals,
+             std::set<std::pair<std::int64_t, std::string>>& keys, std::int64_t self_txn);
+  Lsn commit_record(LogRecord& rec, WriteState& s, std::optional<Micros> at);
+  void ddl(std::string_view table, const std::string& kind, std::string_view column, std::string_view sql_type,
+           std::optional<Micros> at, Lsn& out);
+  void check_no_open_txn(std::int64_t table_id, std::string_view what);
+  bool manual();
+  void emit(const LogRecord& rec);  // capture now (immediate) or queue in emu_log (manual)
+  std::int64_t next_object_id();
+
+  std::unique_ptr<Db> db_;
+  std::map<std::int64_t, OpenTxn> open_;
+  std::int64_t next_txn_ = 1;
+};
+
+// Capture (spec 40, section 5.4): turns one record into change rows, entries and DDL history.
+void capture_record(Db& db, const LogRecord& rec);
+// Cleanup (spec 40, section 3.7) on an open connection; returns nothing, moves marks and deletes.
+void cleanup_instance(Db& db, std::string_view capture_instance, const Lsn& mark);
+void cleanup_job(Db& db, std::optional<int> retention_minutes);
+
+// Stored value shown for messages: 7, 'abc', 0x0A0B, 12.50.
+std::string show_cell(const Cell& c, const SqlType& type);
+
+}  // namespace mssqlcdc::emu

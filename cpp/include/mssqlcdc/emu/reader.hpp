@@ -1,0 +1,170 @@
+// reader.hpp: the read interface the Spark source plans and reads with (spec 40, section 6).
+// Every call is ONE read transaction (or joins the open snapshot()), so it sees whole commits,
+// capture cycles and DDL only. The two data reads return Arrow C streams that own their own
+// connection and read transaction, which ends when the stream is exhausted or released; a
+// stream holds at most one batch (batch_rows / batch_bytes) in memory.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mssqlcdc/emu/arrow.hpp"
+#include "mssqlcdc/emu/catalog.hpp"
+#include "mssqlcdc/emu/clock.hpp"
+#include "mssqlcdc/emu/sqlite.hpp"
+#include "mssqlcdc/lsn.hpp"
+
+namespace mssqlcdc::emu {
+
+enum class Relation { LargestLessThan, LargestLessOrEqual, SmallestGreaterThan, SmallestGreaterOrEqual };
+
+struct MinLsn {
+  enum class State { Value, Unknown, NotEstablished };
+  State state = State::Unknown;
+  Lsn lsn;  // the low water mark for Value; zeros for Unknown
+};
+
+struct Tile {
+  Lsn last;
+  std::int64_t rows = 0;
+};
+
+struct ChangeReadOptions {
+  std::optional<std::vector<std::string>> columns;  // captured names in the order asked; default all
+  bool include_command_id = true;
+  bool include_update_mask = false;
+  std::string row_filter = "all update old";
+  std::int64_t batch_rows = 65536;
+  std::int64_t batch_bytes = 64LL << 20;
+  bool binary_lsn = false;
+  bool fire_hooks = true;      // false for inspection (change_rows), which never fires hooks
+  bool raw_names = false;      // change_rows: every change-table column under its SQL Server name
+};
+
+using Key = std::vector<Value>;  // one value per key column, in key order
+
+struct KeyRange {
+  std::optional<Key> lo;  // inclusive
+  std::optional<Key> hi;  // exclusive
+};
+
+struct TableReadOptions {
+  std::optional<std::vector<std::string>> columns;
+  std::optional<std::vector<std::string>> key_columns;
+  std::int64_t batch_rows = 65536;
+  std::int64_t batch_bytes = 64LL << 20;
+  bool fire_hooks = true;
+};
+
+struct DdlEntry {
+  Lsn ddl_lsn;
+  Micros ddl_time = 0;
+  std::string ddl_command;
+  bool required_column_update = false;
+  std::string kind;
+  std::string column;
+  std::optional<std::string> new_type;
+};
+
+struct InstanceInfo {
+  std::string name;
+  std::string table;
+  Lsn start_lsn;
+  Lsn create_lsn;
+  Micros create_date = 0;
+  bool has_command_id = true;
+  std::vector<std::string> index_columns;
+};
+
+struct ColumnInfo {
+  std::string name;
+  std::int64_t column_id = 0;
+  int ordinal = 0;  // captured ordinal; key ordinal for table_info
+  std::string sql_type;
+  std::string arrow_type;
+  bool present = true;
+};
+
+struct TableInfo {
+  std::string name;
+  std::vector<ColumnInfo> columns;
+  std::vector<std::string> key_columns;
+  std::int64_t row_count = 0;
+};
+
+struct KeyExtent {
+  Key min;
+  Key max;
+  std::int64_t rows = 0;
+};
+
+struct Bucket {
+  __int128 lo = 0;
+  __int128 hi = 0;
+  std::int64_t rows = 0;
+};
+
+struct Entry {
+  Lsn start_lsn;
+  Micros begin_time = 0;
+  Micros end_time = 0;
+  std::string tran_id;
+  Lsn tran_begin_lsn;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::filesystem::path file);
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+  ~Reader();
+
+  // Groups metadata calls in one read transaction until end_snapshot().
+  void begin_snapshot();
+  void end_snapshot();
+  [[nodiscard]] bool in_snapshot() const { return snapshot_ != nullptr; }
+
+  std::optional<Lsn> max_lsn();
+  std::optional<Lsn> max_commit_lsn();
+  MinLsn min_lsn(std::string_view ci);
+  std::optional<Micros> lsn_to_time(const Lsn& lsn);
+  std::optional<Lsn> time_to_lsn(Relation rel, Micros t);
+  std::optional<Lsn> nth_commit_after(const Lsn& after, std::int64_t n, std::optional<std::string> ci);
+  std::vector<Tile> split_points(std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to, int n);
+  void read_changes(std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to, const ChangeReadOptions& options,
+                    ArrowArrayStream* out);
+  std::vector<ColumnInfo> captured_columns(std::string_view ci);
+  std::vector<DdlEntry> ddl_history(std::string_view ci, const Lsn& after, const Lsn& upto);
+  std::vector<InstanceInfo> capture_instances(std::string_view table);
+  InstanceInfo resolve_instance(std::string_view ci);
+  TableInfo table_info(std::string_view table);
+  std::optional<KeyExtent> key_extent(std::string_view table, const std::optional<std::vector<std::string>>& key_columns);
+  std::vector<Key> key_tiles(std::string_view table, std::int64_t n, std::int64_t rows_per_tile,
+                             const std::optional<std::vector<std::string>>& key_columns);
+  std::optional<Key> next_key(std::string_view table, const Key& after, const std::optional<std::vector<std::string>>& key_columns);
+  std::vector<Bucket> key_buckets(std::string_view table, int n, std::optional<__int128> lo, std::optional<__int128> hi,
+                                  const std::optional<std::vector<std::string>>& key_columns);
+  void read_table(std::string_view table, const KeyRange& range, const TableReadOptions& options, ArrowArrayStream* out);
+  std::vector<Entry> lsn_time_mapping();
+  std::string server_time_zone();
+  std::vector<std::string> tables();
+
+  // Converts a stored key cell back to a caller value (for keys returned to Python).
+  static Value to_value(const Cell& c, const SqlType& type);
+
+ private:
+  template <typename Fn>
+  auto in_read(Fn fn);
+  Db& db() { return *db_; }
+
+  std::filesystem::path path_;
+  std::unique_ptr<Db> db_;
+  std::unique_ptr<ReadTxn> snapshot_;
+};
+
+}  // namespace mssqlcdc::emu

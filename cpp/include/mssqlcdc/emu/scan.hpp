@@ -1,0 +1,37 @@
+// scan.hpp: the two streaming reads behind Reader::read_changes and Reader::read_table, and
+// the key helpers they share with the planning queries. A scan owns its own connection and
+// read transaction; hooks of its read kind are claimed and fired around it (hooks.hpp).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mssqlcdc/emu/arrow.hpp"
+#include "mssqlcdc/emu/catalog.hpp"
+#include "mssqlcdc/emu/reader.hpp"
+
+namespace mssqlcdc::emu {
+
+// Range checks of cdc.fn_cdc_get_all_changes_<ci> (error 313), inside the caller's transaction.
+void check_change_range(Db& db, const Instance& in, const std::optional<Lsn>& from, const std::optional<Lsn>& to,
+                        const std::string& row_filter);
+
+// The key columns of a table: its primary key, or the present columns named (snapshotKeys).
+std::vector<const Column*> key_columns_of(const Table& t, const std::optional<std::vector<std::string>>& names);
+std::string key_select(const std::vector<const Column*>& key);             // "a", "b"
+std::string key_order(const std::vector<const Column*>& key, bool desc);  // "a" DESC, "b" DESC
+std::string placeholders(std::size_t n);
+std::vector<Cell> key_cells(const Table& t, const std::vector<const Column*>& key, const Key& key_values, std::string_view what);
+
+// A column builder for a SQL Server type, and the append of one stored SQLite value to it.
+ColumnBuilder make_builder(const std::string& name, const SqlType& type);
+void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType& type);
+
+std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path, std::string_view ci, std::optional<Lsn> from,
+                                              std::optional<Lsn> to, const ChangeReadOptions& options);
+std::unique_ptr<BatchSource> open_table_scan(const std::filesystem::path& path, std::string_view table, const KeyRange& range,
+                                             const TableReadOptions& options);
+
+}  // namespace mssqlcdc::emu

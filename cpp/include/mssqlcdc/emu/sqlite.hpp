@@ -1,0 +1,124 @@
+// sqlite.hpp: RAII over the SQLite C API for the emulator. A Db owns one connection with the
+// emulator's pragmas and a statement cache; Stmt is a cached, reset-on-release statement.
+// Write transactions are BEGIN IMMEDIATE (one writer at a time across processes); reads are
+// deferred transactions whose first SELECT fixes the snapshot. A lock wait past the busy
+// timeout throws Error(EmuBusy), which callers may retry.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mssqlcdc::emu {
+
+// One SQLite value as stored: the emulator's storage encodings (types.hpp) use only these.
+struct Cell {
+  enum class Type : std::uint8_t { Null, Int, Real, Text, Blob };
+  Type type = Type::Null;
+  std::int64_t i = 0;
+  double d = 0;
+  std::string s;  // text, or blob bytes
+
+  static Cell null() { return {}; }
+  static Cell integer(std::int64_t v) { Cell c; c.type = Type::Int; c.i = v; return c; }
+  static Cell real(double v) { Cell c; c.type = Type::Real; c.d = v; return c; }
+  static Cell text(std::string v) { Cell c; c.type = Type::Text; c.s = std::move(v); return c; }
+  static Cell blob(std::string v) { Cell c; c.type = Type::Blob; c.s = std::move(v); return c; }
+  [[nodiscard]] bool is_null() const { return type == Type::Null; }
+  bool operator==(const Cell&) const = default;
+};
+
+class Db;
+
+// A prepared statement borrowed from a Db's cache; reset and unbound when it goes away.
+class Stmt {
+ public:
+  Stmt(Db* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  Stmt(Stmt&& other) noexcept : db_(other.db_), stmt_(other.stmt_) { other.stmt_ = nullptr; }
+  ~Stmt();
+
+  Stmt& bind(int index, const Cell& value);  // 1-based, as SQLite's
+  Stmt& bind(int index, std::int64_t value);
+  Stmt& bind(int index, std::string_view text);
+  Stmt& bind_blob(int index, std::string_view bytes);
+  Stmt& bind_null(int index);
+
+  bool step();   // true while a row is available
+  void run();    // step to completion, ignoring rows
+  [[nodiscard]] Cell cell(int column) const;  // 0-based
+  [[nodiscard]] std::int64_t i64(int column) const { return sqlite3_column_int64(stmt_, column); }
+  [[nodiscard]] std::string text(int column) const;
+  [[nodiscard]] std::string blob(int column) const;
+  [[nodiscard]] bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  [[nodiscard]] int columns() const { return sqlite3_column_count(stmt_); }
+  [[nodiscard]] sqlite3_stmt* raw() const { return stmt_; }
+
+ private:
+  Db* db_;
+  sqlite3_stmt* stmt_;
+};
+
+class Db {
+ public:
+  // Opens an existing file read-write (create=false) or a new one (create=true).
+  Db(const std::filesystem::path& path, bool create);
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+  ~Db();
+
+  Stmt prepare(const std::string& sql);  // cached by text
+  void exec(const std::string& sql);     // one or more statements, no rows
+  [[nodiscard]] std::int64_t last_rowid() const { return sqlite3_last_insert_rowid(db_); }
+  [[nodiscard]] int changes() const { return sqlite3_changes(db_); }
+  [[nodiscard]] bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  [[noreturn]] void fail(int rc, std::string_view what) const;
+  [[nodiscard]] sqlite3* raw() const { return db_; }
+
+ private:
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+  std::map<std::string, sqlite3_stmt*, std::less<>> cache_;
+};
+
+// BEGIN IMMEDIATE ... COMMIT; rolls back when destroyed without commit().
+class WriteTxn {
+ public:
+  explicit WriteTxn(Db& db);
+  WriteTxn(const WriteTxn&) = delete;
+  WriteTxn& operator=(const WriteTxn&) = delete;
+  ~WriteTxn();
+  void commit();
+
+ private:
+  Db& db_;
+  bool open_ = true;
+};
+
+// BEGIN (deferred) ... COMMIT: a read transaction whose first statement fixes the snapshot.
+class ReadTxn {
+ public:
+  explicit ReadTxn(Db& db);
+  ReadTxn(const ReadTxn&) = delete;
+  ReadTxn& operator=(const ReadTxn&) = delete;
+  ~ReadTxn();
+  void end();
+
+ private:
+  Db& db_;
+  bool open_ = true;
+};
+
+// "a"."b" style identifier quoting: the emulator's table names contain dots and '$'.
+std::string quote_ident(std::string_view name);
+
+}  // namespace mssqlcdc::emu

@@ -1,0 +1,491 @@
+// scan.cpp: streaming change and table reads into Arrow batches, with their fault hooks.
+#include "mssqlcdc/emu/scan.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "mssqlcdc/emu/format.hpp"
+#include "mssqlcdc/emu/hooks.hpp"
+#include "mssqlcdc/emu/log.hpp"
+#include "mssqlcdc/error.hpp"
+
+namespace mssqlcdc::emu {
+
+namespace {
+
+[[noreturn]] void range_error(const Instance& in, const std::string& why) {
+  throw Error(ErrorKind::EmuInvalidRange, "cdc.fn_cdc_get_all_changes_" + in.name + ": " + why +
+                                              " (error 313, an insufficient number of arguments was supplied); "
+                                              "check min_lsn and max_lsn and ask for a range between them", 313);
+}
+
+std::string normalize_filter(const std::string& f) {
+  std::string s = f;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t b = 0;
+  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  s = s.substr(b);
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+void append_lsn(ColumnBuilder& b, const void* blob, int n, bool binary) {
+  std::uint8_t bytes[Lsn::kBytes] = {};
+  if (blob != nullptr) std::memcpy(bytes, blob, static_cast<std::size_t>(std::min(n, 10)));
+  if (binary) {
+    b.append_fixed(bytes);
+    return;
+  }
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  char text[22] = {'0', 'x'};
+  for (std::size_t i = 0; i < Lsn::kBytes; ++i) {
+    text[2 + 2 * i] = kHex[bytes[i] >> 4];
+    text[3 + 2 * i] = kHex[bytes[i] & 0xF];
+  }
+  b.append_bytes(text, sizeof text);
+}
+
+ColumnBuilder lsn_builder(const std::string& name, bool binary) {
+  return binary ? ColumnBuilder(name, "w:10", ColumnBuilder::Layout::Fixed, 10) : ColumnBuilder(name, "u", ColumnBuilder::Layout::Variable, 0);
+}
+
+std::size_t total_bytes(const std::vector<ColumnBuilder>& cols) {
+  std::size_t n = 0;
+  for (const auto& c : cols) n += c.bytes();
+  return n;
+}
+
+// Claims the hooks of one read and sorts them by when they fire.
+struct ClaimedHooks {
+  std::vector<Hook> before;   // commit_before_read, cleanup_before_read
+  std::vector<Hook> during;   // cleanup_during_read
+  std::vector<Hook> mid;      // cleanup_mid_read
+  bool null_row = false;
+
+  static ClaimedHooks claim(const std::filesystem::path& path, const std::string& read_kind) {
+    ClaimedHooks out;
+    auto db = open_file(path);
+    for (auto& h : claim_hooks(*db, read_kind)) {
+      if (h.kind == "inject_null_row") out.null_row = true;
+      else if (h.kind == "cleanup_during_read") out.during.push_back(std::move(h));
+      else if (h.kind == "cleanup_mid_read") out.mid.push_back(std::move(h));
+      else out.before.push_back(std::move(h));
+    }
+    for (const auto& h : out.before) fire_hook(path, h);
+    return out;
+  }
+};
+
+class ChangeScan final : public BatchSource {
+ public:
+  ChangeScan(const std::filesystem::path& path, std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to,
+             const ChangeReadOptions& options)
+      : path_(path), options_(options) {
+    if (options.batch_rows < 1 || options.batch_rows > 1'000'000) {
+      throw Error(ErrorKind::InvalidArgument, "batch_rows=" + std::to_string(options.batch_rows) + " is not valid; it takes 1..1000000");
+    }
+    if (options.batch_bytes < 1) throw Error(ErrorKind::InvalidArgument, "batch_bytes must be positive");
+    if (options.fire_hooks) hooks_ = ClaimedHooks::claim(path, "changes");
+    db_ = open_file(path);
+    txn_ = std::make_unique<ReadTxn>(*db_);
+    in_ = load_instance(*db_, ci);
+    if (!options.raw_names) check_change_range(*db_, in_, from, to, options.row_filter);
+    const bool drop_old = !options.raw_names && normalize_filter(options.row_filter) == "all";
+    if (options.include_command_id && !in_.has_command_id && !options.raw_names) {
+      throw Error(ErrorKind::EmuUnknownObject, "cdc." + in_.name + "_CT has no __$command_id column (error 207, an old-shape "
+                                               "change table); read with include_command_id=False", 207);
+    }
+    // Projection: captured columns in the order asked, or all by ordinal.
+    if (options.columns) {
+      for (const auto& name : *options.columns) {
+        const CapturedColumn* c = in_.find(name);
+        if (c == nullptr) {
+          std::string list;
+          for (const auto& cc : in_.columns) list += (list.empty() ? "" : ", ") + cc.name;
+          throw Error(ErrorKind::EmuUnknownObject, "capture instance '" + in_.name + "' does not capture column " + name +
+                                                       " (error 207); captured: " + list, 207);
+        }
+        cols_.push_back(*c);
+      }
+    } else {
+      cols_ = in_.columns;
+    }
+    static const char* const kMeta[] = {"_start_lsn", "_seqval", "_operation", "_update_mask", "_command_id", "_commit_ts"};
+    for (const auto& c : cols_) {
+      for (const char* m : kMeta) {
+        if (!options.raw_names && iequals(c.name, m)) {
+          throw Error(ErrorKind::InvalidArgument, "capture instance '" + in_.name + "': captured column " + c.name +
+                                                      " has the name of a metadata column; read with columns= leaving it out");
+        }
+      }
+    }
+    const bool with_cmd = in_.has_command_id && (options.include_command_id || options.raw_names);
+    std::string sql = "SELECT \"__$start_lsn\", \"__$seqval\", \"__$operation\", \"__$update_mask\", " +
+                      std::string(in_.has_command_id ? "\"__$command_id\"" : "NULL");
+    for (const auto& c : cols_) sql += ", " + quote_ident(c.name);
+    sql += " FROM " + in_.change_table();
+    if (options.raw_names) {
+      sql += " WHERE 1";
+    } else {
+      sql += " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2";
+    }
+    if (drop_old) sql += " AND \"__$operation\" <> 3";
+    sql += in_.has_command_id ? " ORDER BY \"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\""
+                              : " ORDER BY \"__$start_lsn\", \"__$seqval\", \"__$operation\"";
+    stmt_.emplace(db_->prepare(sql));
+    if (!options.raw_names) stmt_->bind_blob(1, lsn_blob(*from)).bind_blob(2, lsn_blob(*to));
+    if (options.raw_names) {
+      builders_.push_back(lsn_builder("__$start_lsn", false));
+      builders_.push_back(lsn_builder("__$end_lsn", false));
+      builders_.push_back(lsn_builder("__$seqval", false));
+      builders_.emplace_back("__$operation", "i", ColumnBuilder::Layout::Fixed, 4);
+      builders_.emplace_back("__$update_mask", "z", ColumnBuilder::Layout::Variable, 0);
+    } else {
+      builders_.push_back(lsn_builder("_start_lsn", options.binary_lsn));
+      builders_.push_back(lsn_builder("_seqval", options.binary_lsn));
+      builders_.emplace_back("_operation", "i", ColumnBuilder::Layout::Fixed, 4);
+      if (options.include_update_mask) builders_.emplace_back("_update_mask", "z", ColumnBuilder::Layout::Variable, 0);
+      if (with_cmd) builders_.emplace_back("_command_id", "i", ColumnBuilder::Layout::Fixed, 4);
+      builders_.emplace_back("_commit_ts", "tsu:", ColumnBuilder::Layout::Fixed, 8);
+    }
+    for (const auto& c : cols_) builders_.push_back(make_builder(c.name, c.type));
+    if (options.raw_names && with_cmd) builders_.emplace_back("__$command_id", "i", ColumnBuilder::Layout::Fixed, 4);
+    with_cmd_ = with_cmd;
+  }
+
+  std::vector<ColumnBuilder>& columns() override { return builders_; }
+
+  bool next_batch() override {
+    if (finished_) return false;
+    if (hooks_.null_row) {
+      for (auto& b : builders_) b.append_null();
+      hooks_.null_row = false;
+    }
+    sqlite3_stmt* st = stmt_->raw();
+    std::int64_t rows = builders_.front().length();
+    while (rows < options_.batch_rows && total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes)) {
+      if (!hooks_.mid.empty() && seen_ >= hooks_.mid.front().after_rows) fire_mid();
+      if (!stmt_->step()) {
+        finish();
+        return rows > 0;
+      }
+      ++seen_;
+      const void* start = sqlite3_column_blob(st, 0);
+      const int start_n = sqlite3_column_bytes(st, 0);
+      if (filter_below_ && std::memcmp(start, filter_below_->bytes().data(), Lsn::kBytes) < 0) continue;
+      append_row(st, start, start_n);
+      ++rows;
+    }
+    return true;
+  }
+
+ private:
+  void append_row(sqlite3_stmt* st, const void* start, int start_n) {
+    std::size_t i = 0;
+    const bool binary = options_.binary_lsn && !options_.raw_names;
+    append_lsn(builders_[i++], start, start_n, binary);
+    if (options_.raw_names) builders_[i++].append_null();
+    append_lsn(builders_[i++], sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1), binary);
+    const auto op = static_cast<std::int32_t>(sqlite3_column_int(st, 2));
+    builders_[i++].append_fixed(&op);
+    if (options_.raw_names || options_.include_update_mask) {
+      builders_[i++].append_bytes(sqlite3_column_blob(st, 3), static_cast<std::size_t>(sqlite3_column_bytes(st, 3)));
+    }
+    if (!options_.raw_names) {
+      if (with_cmd_) {
+        const auto cmd = static_cast<std::int32_t>(sqlite3_column_int(st, 4));
+        builders_[i++].append_fixed(&cmd);
+      }
+      // The commit time is looked up once per commit, not joined per row.
+      if (start_n != static_cast<int>(Lsn::kBytes) || std::memcmp(start, last_lsn_, Lsn::kBytes) != 0 || !have_ts_) {
+        std::memcpy(last_lsn_, start, Lsn::kBytes);
+        auto ts = db_->prepare("SELECT tran_end_time FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?");
+        ts.bind_blob(1, std::string_view(static_cast<const char*>(start), Lsn::kBytes));
+        have_ts_ = true;
+        ts_valid_ = ts.step();
+        last_ts_ = ts_valid_ ? ts.i64(0) : 0;
+      }
+      if (ts_valid_) builders_[i++].append_fixed(&last_ts_);
+      else builders_[i++].append_null();
+    }
+    for (std::size_t c = 0; c < cols_.size(); ++c) append_stored(builders_[i++], st, static_cast<int>(5 + c), cols_[c].type);
+    if (options_.raw_names && with_cmd_) {
+      const auto cmd = static_cast<std::int32_t>(sqlite3_column_int(st, 4));
+      builders_[i++].append_fixed(&cmd);
+    }
+  }
+
+  void fire_mid() {
+    const Hook h = hooks_.mid.front();
+    hooks_.mid.erase(hooks_.mid.begin());
+    fire_hook(path_, h);
+    // A dirty read racing the deletes misses the rows below the new mark from here on.
+    auto other = open_file(path_);
+    auto st = other->prepare("SELECT start_lsn FROM \"cdc.change_tables\" WHERE object_id = ?");
+    st.bind(1, in_.object_id);
+    if (st.step()) filter_below_ = lsn_from_blob(st.blob(0));
+  }
+
+  void finish() {
+    finished_ = true;
+    stmt_.reset();
+    txn_->end();
+    for (const auto& h : hooks_.during) fire_hook(path_, h);
+    hooks_.during.clear();
+  }
+
+  std::filesystem::path path_;
+  ChangeReadOptions options_;
+  ClaimedHooks hooks_;
+  std::unique_ptr<Db> db_;
+  std::unique_ptr<ReadTxn> txn_;
+  std::optional<Stmt> stmt_;
+  Instance in_;
+  std::vector<CapturedColumn> cols_;
+  std::vector<ColumnBuilder> builders_;
+  bool with_cmd_ = false;
+  bool finished_ = false;
+  std::int64_t seen_ = 0;
+  std::optional<Lsn> filter_below_;
+  std::uint8_t last_lsn_[Lsn::kBytes] = {};
+  bool have_ts_ = false;
+  bool ts_valid_ = false;
+  std::int64_t last_ts_ = 0;
+};
+
+class TableScan final : public BatchSource {
+ public:
+  TableScan(const std::filesystem::path& path, std::string_view table, const KeyRange& range, const TableReadOptions& options)
+      : path_(path), options_(options) {
+    if (options.batch_rows < 1 || options.batch_rows > 1'000'000) {
+      throw Error(ErrorKind::InvalidArgument, "batch_rows=" + std::to_string(options.batch_rows) + " is not valid; it takes 1..1000000");
+    }
+    if (options.fire_hooks) hooks_ = ClaimedHooks::claim(path, "table");
+    db_ = open_file(path);
+    txn_ = std::make_unique<ReadTxn>(*db_);
+    const Table t = load_table(*db_, table);
+    if (options.columns) {
+      for (const auto& name : *options.columns) {
+        const Column* c = t.find(name);
+        if (c == nullptr) {
+          throw Error(ErrorKind::EmuUnknownObject, t.full_name() + ": no column " + name + " (error 207); columns: " + t.column_list(), 207);
+        }
+        cols_.push_back(*c);
+      }
+    } else {
+      cols_ = t.columns;
+    }
+    std::string sql = "SELECT ";
+    for (std::size_t i = 0; i < cols_.size(); ++i) sql += (i ? ", " : "") + quote_ident(cols_[i].name);
+    sql += " FROM " + t.storage();
+    std::vector<Cell> binds;
+    if (t.heap && !options.key_columns) {
+      if (range.lo || range.hi) {
+        throw Error(ErrorKind::InvalidArgument, t.full_name() + " is a heap: read it with open bounds, or name key_columns");
+      }
+      sql += " ORDER BY rowid";
+    } else {
+      const auto key = key_columns_of(t, options.key_columns);
+      std::string where;
+      if (range.lo) {
+        where += "(" + key_select(key) + ") >= (" + placeholders(key.size()) + ")";
+        for (auto& c : key_cells(t, key, *range.lo, "lo")) binds.push_back(std::move(c));
+      }
+      if (range.hi) {
+        if (!where.empty()) where += " AND ";
+        std::string ph;
+        for (std::size_t i = 0; i < key.size(); ++i) ph += (i ? ", ?" : "?");
+        where += "(" + key_select(key) + ") < (" + ph + ")";
+        for (auto& c : key_cells(t, key, *range.hi, "hi")) binds.push_back(std::move(c));
+      }
+      if (!where.empty()) sql += " WHERE " + where;
+      sql += " ORDER BY " + key_order(key, false);
+    }
+    stmt_.emplace(db_->prepare(sql));
+    for (std::size_t i = 0; i < binds.size(); ++i) stmt_->bind(static_cast<int>(i + 1), binds[i]);
+    for (const auto& c : cols_) builders_.push_back(make_builder(c.name, c.type));
+  }
+
+  std::vector<ColumnBuilder>& columns() override { return builders_; }
+
+  bool next_batch() override {
+    if (finished_) return false;
+    if (hooks_.null_row) {
+      for (auto& b : builders_) b.append_null();
+      hooks_.null_row = false;
+    }
+    std::int64_t rows = builders_.empty() ? 0 : builders_.front().length();
+    while (rows < options_.batch_rows && total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes)) {
+      if (!stmt_->step()) {
+        finished_ = true;
+        stmt_.reset();
+        txn_->end();
+        for (const auto& h : hooks_.during) fire_hook(path_, h);
+        hooks_.during.clear();
+        return rows > 0;
+      }
+      for (std::size_t c = 0; c < cols_.size(); ++c) append_stored(builders_[c], stmt_->raw(), static_cast<int>(c), cols_[c].type);
+      ++rows;
+    }
+    return true;
+  }
+
+ private:
+  std::filesystem::path path_;
+  TableReadOptions options_;
+  ClaimedHooks hooks_;
+  std::unique_ptr<Db> db_;
+  std::unique_ptr<ReadTxn> txn_;
+  std::optional<Stmt> stmt_;
+  std::vector<Column> cols_;
+  std::vector<ColumnBuilder> builders_;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+void check_change_range(Db& db, const Instance& in, const std::optional<Lsn>& from, const std::optional<Lsn>& to,
+                        const std::string& row_filter) {
+  const std::string f = normalize_filter(row_filter);
+  if (f != "all" && f != "all update old") range_error(in, "row filter '" + row_filter + "' is not 'all' or 'all update old'");
+  if (!from || !to) range_error(in, std::string(!from ? "from_lsn" : "to_lsn") + " is missing");
+  if (*from < in.start_lsn) {
+    range_error(in, "from_lsn " + from->to_string() + " is below min_lsn " + in.start_lsn.to_string());
+  }
+  auto st = db.prepare("SELECT max(start_lsn) FROM \"cdc.lsn_time_mapping\"");
+  st.step();
+  if (st.is_null(0)) range_error(in, "to_lsn " + to->to_string() + " is above max_lsn, and there is no entry yet");
+  const Lsn max = lsn_from_blob(st.blob(0));
+  if (max < *to) range_error(in, "to_lsn " + to->to_string() + " is above max_lsn " + max.to_string());
+  if (*to < *from) range_error(in, "from_lsn " + from->to_string() + " is above to_lsn " + to->to_string());
+}
+
+std::vector<const Column*> key_columns_of(const Table& t, const std::optional<std::vector<std::string>>& names) {
+  std::vector<const Column*> out;
+  if (!names) {
+    out = t.key();
+    if (out.empty()) {
+      throw Error(ErrorKind::InvalidArgument, t.full_name() + " is a heap without a primary key; pass key_columns");
+    }
+    return out;
+  }
+  if (names->empty()) throw Error(ErrorKind::InvalidArgument, t.full_name() + ": key_columns must name at least one column");
+  for (const auto& n : *names) {
+    const Column* c = t.find(n);
+    if (c == nullptr) {
+      throw Error(ErrorKind::EmuUnknownObject, t.full_name() + ": no column " + n + " (error 207); columns: " + t.column_list(), 207);
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string key_select(const std::vector<const Column*>& key) {
+  std::string out;
+  for (std::size_t i = 0; i < key.size(); ++i) out += (i ? ", " : "") + quote_ident(key[i]->name);
+  return out;
+}
+
+std::string key_order(const std::vector<const Column*>& key, bool desc) {
+  std::string out;
+  for (std::size_t i = 0; i < key.size(); ++i) out += (i ? ", " : "") + quote_ident(key[i]->name) + (desc ? " DESC" : "");
+  return out;
+}
+
+std::string placeholders(std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += i ? ", ?" : "?";
+  return out;
+}
+
+std::vector<Cell> key_cells(const Table& t, const std::vector<const Column*>& key, const Key& values, std::string_view what) {
+  if (values.size() != key.size()) {
+    throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + std::string(what) + " has " + std::to_string(values.size()) +
+                                                " values; the key has " + std::to_string(key.size()) + " columns (" +
+                                                key_select(key) + ")");
+  }
+  std::vector<Cell> out;
+  for (std::size_t i = 0; i < key.size(); ++i) out.push_back(coerce(values[i], key[i]->type, t.full_name() + "." + key[i]->name));
+  return out;
+}
+
+ColumnBuilder make_builder(const std::string& name, const SqlType& type) {
+  using L = ColumnBuilder::Layout;
+  const std::string f = type.arrow_format();
+  switch (type.base) {
+    case Base::Bit: return {name, f, L::Bool, 0};
+    case Base::TinyInt: case Base::SmallInt: return {name, f, L::Fixed, 2};
+    case Base::Int: case Base::Real: case Base::Date: return {name, f, L::Fixed, 4};
+    case Base::BigInt: case Base::Float: case Base::Time: case Base::DateTime: case Base::SmallDateTime:
+    case Base::DateTime2: case Base::DateTimeOffset: return {name, f, L::Fixed, 8};
+    case Base::Decimal: case Base::Numeric: case Base::Money: case Base::SmallMoney: return {name, f, L::Fixed, 16};
+    default: return {name, f, L::Variable, 0};
+  }
+}
+
+void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType& type) {
+  if (sqlite3_column_type(st, column) == SQLITE_NULL) {
+    b.append_null();
+    return;
+  }
+  switch (type.base) {
+    case Base::Bit: b.append_bool(sqlite3_column_int64(st, column) != 0); return;
+    case Base::TinyInt: case Base::SmallInt: {
+      const auto v = static_cast<std::int16_t>(sqlite3_column_int64(st, column));
+      b.append_fixed(&v);
+      return;
+    }
+    case Base::Int: case Base::Date: {
+      const auto v = static_cast<std::int32_t>(sqlite3_column_int64(st, column));
+      b.append_fixed(&v);
+      return;
+    }
+    case Base::Real: {
+      const auto v = static_cast<float>(sqlite3_column_double(st, column));
+      b.append_fixed(&v);
+      return;
+    }
+    case Base::Float: {
+      const double v = sqlite3_column_double(st, column);
+      b.append_fixed(&v);
+      return;
+    }
+    case Base::BigInt: case Base::Time: case Base::DateTime: case Base::SmallDateTime: case Base::DateTime2:
+    case Base::DateTimeOffset: {
+      const std::int64_t v = sqlite3_column_int64(st, column);
+      b.append_fixed(&v);
+      return;
+    }
+    case Base::Decimal: case Base::Numeric: case Base::Money: case Base::SmallMoney: {
+      const auto* p = static_cast<const char*>(sqlite3_column_blob(st, column));
+      const __int128 v = decimal_decode(std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(st, column))));
+      b.append_fixed(&v);  // little-endian two's complement, as Arrow's decimal128
+      return;
+    }
+    case Base::UniqueIdentifier: {
+      const auto* p = static_cast<const char*>(sqlite3_column_blob(st, column));
+      const std::string text = guid_to_text(std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(st, column))));
+      b.append_bytes(text.data(), text.size());
+      return;
+    }
+    case Base::Binary: case Base::VarBinary: case Base::Image: case Base::RowVersion:
+      b.append_bytes(sqlite3_column_blob(st, column), static_cast<std::size_t>(sqlite3_column_bytes(st, column)));
+      return;
+    default:
+      b.append_bytes(sqlite3_column_text(st, column), static_cast<std::size_t>(sqlite3_column_bytes(st, column)));
+      return;
+  }
+}
+
+std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path, std::string_view ci, std::optional<Lsn> from,
+                                              std::optional<Lsn> to, const ChangeReadOptions& options) {
+  return std::make_unique<ChangeScan>(path, ci, from, to, options);
+}
+
+std::unique_ptr<BatchSource> open_table_scan(const std::filesystem::path& path, std::string_view table, const KeyRange& range,
+                                             const TableReadOptions& options) {
+  return std::make_unique<TableScan>(path, table, range, options);
+}
+
+}  // namespace mssqlcdc::emu

@@ -1,0 +1,117 @@
+"""`mssql-cdc status CHECKPOINT`: where a stream is, read from its files alone.
+
+Needs neither Spark nor SQL Server: the generation state file, the live generation's Spark
+checkpoint and its last committed offset, and any pending recovery. Exit codes: 0 when the
+files are valid, 2 for a bad path, an invalid state file or an unreadable offset log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from mssql_cdc import checkpoint
+from mssql_cdc.checkpoint import GenerationState
+from mssql_cdc.errors import MssqlCdcError
+from mssql_cdc.offsets import StreamOffset
+
+__all__ = ["add_parser", "run"]
+
+_PLACEHOLDER_APP_ID = "<app_id>"
+
+
+def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "status",
+        help="show a stream's generation, last committed offset and pending recovery",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
+    parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpoint given to to_delta")
+    parser.add_argument("--app-id", help="the app_id given to to_delta, to show the sink app_id")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def _offset(o: StreamOffset | None) -> dict[str, str | None] | None:
+    return {"lsn": o.lsn, "commit_ts": o.commit_ts} if o is not None else None
+
+
+def collect(root: str, app_id: str | None) -> dict[str, Any]:
+    """The status as plain data; raises ValueError (ConfigError, StateFileError) or OSError."""
+    root = checkpoint.check_checkpoint_path(root)
+    state = checkpoint.read_state(root)
+    paths = checkpoint.live_paths(root, app_id or _PLACEHOLDER_APP_ID, state)
+    last = checkpoint.last_processed_offset(paths.checkpoint)
+    live = state or GenerationState()
+    return {
+        "checkpoint": root,
+        "state_file": paths.state_file,
+        "has_state_file": state is not None,
+        "generation": live.generation,
+        "snapshot": _offset(live.snapshot),
+        "at": live.at,
+        "live_checkpoint": paths.checkpoint,
+        "sink_app_id": paths.app_id if app_id else None,
+        "metrics_path": paths.metrics_path,
+        "spark_started": checkpoint.has_metadata(paths.checkpoint),
+        "last_commit": None
+        if last is None
+        else {
+            "batch_id": last.batch_id,
+            "offset": _offset(last.offset()),
+            "file": last.file,
+        },
+        "recovering": _offset(live.recovering),
+        "failed_at": live.failed_at,
+    }
+
+
+def _text(s: dict[str, Any]) -> str:
+    def show(o: dict[str, str | None]) -> str:
+        return f"{o['lsn']} ({o['commit_ts'] or 'commit time unknown'})"
+
+    if not s["has_state_file"]:
+        state = "generation 0, no state file"
+    elif s["generation"] == 0:
+        state = "generation 0"
+    else:
+        state = f"generation {s['generation']}, started at snapshot {show(s['snapshot'])}"
+        state += f", made live {s['at']}"
+    sink = s["sink_app_id"] or (
+        _PLACEHOLDER_APP_ID
+        + ("" if s["generation"] == 0 else f".g{s['generation']}")
+        + " (pass --app-id to name it)"
+    )
+    last = s["last_commit"]
+    if last is None:
+        commit = "none" + ("" if s["spark_started"] else " (Spark has not started on it)")
+    else:
+        commit = f"batch {last['batch_id']} at {show(last['offset'])}"
+    pending = []
+    if s["recovering"] is not None:
+        pending.append(f"recovering from {show(s['recovering'])}")
+    if s["failed_at"] is not None:
+        pending.append(f"a failed re-snapshot at {s['failed_at']}")
+    rows = [
+        ("checkpoint", s["checkpoint"]),
+        ("state", state),
+        ("live checkpoint", s["live_checkpoint"]),
+        ("sink app_id", sink),
+        ("last commit", commit),
+        ("pending", "; ".join(pending) or "nothing"),
+    ]
+    if pending:
+        rows.append(("", "run to_delta with on_data_loss='resnapshot' to finish the recovery"))
+    return "\n".join(f"{k:<16}{v}" for k, v in rows)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        status = collect(args.checkpoint, args.app_id)
+    except (MssqlCdcError, ValueError, OSError) as exc:
+        print(f"mssql-cdc status: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(status, indent=2) if args.json else _text(status))
+    return 0

@@ -1,0 +1,42 @@
+"""The SQL Server CDC emulator: one SQL Server database with Change Data Capture in one SQLite
+file, the embedded default source and the test double (spec 40; guide in docs/emulator.md).
+"""
+
+from mssql_cdc.emulator._convert import Time
+from mssql_cdc.emulator._engine import Change, Emulator, Row, Transaction
+from mssql_cdc.emulator._reader import EmulatorReader
+from mssql_cdc.errors import (
+    BusyError,
+    CaptureError,
+    CaptureInstanceLimitError,
+    ClockError,
+    ConstraintError,
+    EmulatorError,
+    FileFormatError,
+    FormatVersionError,
+    HookError,
+    InvalidRangeError,
+    SchemaError,
+    UnknownObjectError,
+)
+
+__all__ = [
+    "BusyError",
+    "CaptureError",
+    "CaptureInstanceLimitError",
+    "Change",
+    "ClockError",
+    "ConstraintError",
+    "Emulator",
+    "EmulatorError",
+    "EmulatorReader",
+    "FileFormatError",
+    "FormatVersionError",
+    "HookError",
+    "InvalidRangeError",
+    "Row",
+    "SchemaError",
+    "Time",
+    "Transaction",
+    "UnknownObjectError",
+]

@@ -1,0 +1,405 @@
+"""Emulator and Transaction: the write side of the SQL Server CDC emulator (spec 40, sections 2-3).
+
+One object serves one thread; many objects and processes share a file. Every method is one or
+more short write transactions of the file, so a crash leaves whole commits only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+from mssql_cdc import _native
+from mssql_cdc.emulator._convert import (
+    Time,
+    from_micros,
+    lsn_arg,
+    opt_micros,
+    to_micros,
+    to_pylist,
+    zero_lsn,
+)
+from mssql_cdc.emulator._reader import EmulatorReader
+from mssql_cdc.errors import UnknownObjectError
+
+Row = Mapping[str, object]
+Change = tuple[str, str, Row] | tuple[str, str, Row, Row]
+ReadKind = Literal["changes", "table"]
+
+_INT_SETTINGS = ("maxtrans", "retention_minutes", "cleanup_threshold", "max_text_repl_size")
+
+
+def _changes(changes: Sequence[Change]) -> list[Change]:
+    if isinstance(changes, str | bytes) or not isinstance(changes, Sequence):
+        raise TypeError("changes must be a list of (kind, table, row[, old_key]) tuples")
+    return list(changes)
+
+
+def _setting_text(name: str, value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        if name != "command_id_column":
+            raise ValueError(f"emulator setting {name}={value!r} is not valid; it is not a flag")
+        return "true" if value else "false"
+    if isinstance(value, int | str):
+        return str(value)
+    raise ValueError(f"emulator setting {name}={value!r} is not valid")
+
+
+def _setting_value(name: str, text: str) -> object:
+    if text == "null":
+        return None
+    if name == "command_id_column":
+        return text == "true"
+    if name in _INT_SETTINGS or name == "idle_interval_seconds":
+        return int(text)
+    return text
+
+
+class Emulator:
+    """One SQL Server database with Change Data Capture, kept in one SQLite file."""
+
+    def __init__(self, engine: Any, path: Path) -> None:
+        """Use Emulator.create or Emulator.open."""
+        self._engine: Any = engine
+        self._path = path
+        self._reader = EmulatorReader(path)
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        start: Time = "2026-09-28T13:50:00",
+        retention_minutes: int = 4320,
+        capture: Literal["immediate", "manual"] = "immediate",
+    ) -> Emulator:
+        """A new emulator file, returned open. `start` is the clock's floor."""
+        if isinstance(retention_minutes, bool) or not isinstance(retention_minutes, int):
+            raise TypeError("retention_minutes must be an int")
+        p = Path(path)
+        _native.emu.Engine.create(str(p), to_micros(start), retention_minutes, capture)
+        return cls(_native.emu.Engine(str(p)), p)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Emulator:
+        """An existing emulator file."""
+        p = Path(path)
+        return cls(_native.emu.Engine(str(p)), p)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def close(self) -> None:
+        """Rolls back this object's open Transactions; later calls raise ValueError."""
+        if self._engine is not None:
+            self._engine.rollback_all()
+        self._engine = None
+
+    def __enter__(self) -> Emulator:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Emulator({str(self._path)!r})"
+
+    @property
+    def _e(self) -> Any:
+        if self._engine is None:
+            raise ValueError(f"the Emulator for {self._path} is closed; open it again")
+        return self._engine
+
+    def configure(self, **settings: object) -> None:
+        """Stores settings (spec 40, section 3.1); unknown names and bad values are ValueError."""
+        for name, value in settings.items():
+            self._e.configure(name, _setting_text(name, value))
+
+    def settings(self) -> dict[str, object]:
+        names = (
+            "capture",
+            "maxtrans",
+            "idle_interval_seconds",
+            "retention_minutes",
+            "cleanup_threshold",
+            "cleanup_job_rule",
+            "max_text_repl_size",
+            "command_id_column",
+            "time_zone",
+        )
+        return {n: _setting_value(n, self._e.setting(n)) for n in names}
+
+    def create_table(
+        self,
+        table: str,
+        columns: Mapping[str, str],
+        *,
+        primary_key: str | Sequence[str] | None = None,
+    ) -> None:
+        """A source table; `columns` maps names to SQL Server type strings, in order."""
+        if not isinstance(columns, Mapping):
+            raise TypeError("columns must be a mapping of column names to SQL Server types")
+        key = [primary_key] if isinstance(primary_key, str) else list(primary_key or [])
+        self._e.create_table(table, list(columns.items()), key)
+
+    def enable_cdc(
+        self,
+        table: str,
+        *,
+        capture_instance: str | None = None,
+        captured_columns: Sequence[str] | None = None,
+    ) -> str:
+        """Creates a capture instance (default `<schema>_<table>`) and returns its name."""
+        cols = None if captured_columns is None else list(captured_columns)
+        result: str = self._e.enable_cdc(table, capture_instance, cols)
+        return result
+
+    def disable_cdc(self, capture_instance: str) -> None:
+        self._e.disable_cdc(capture_instance)
+
+    def add_column(self, table: str, column: str, sql_type: str, *, at: Time | None = None) -> str:
+        result: str = self._e.add_column(table, column, sql_type, opt_micros(at))
+        return result
+
+    def drop_column(self, table: str, column: str, *, at: Time | None = None) -> str:
+        result: str = self._e.drop_column(table, column, opt_micros(at))
+        return result
+
+    def alter_column(
+        self, table: str, column: str, sql_type: str, *, at: Time | None = None
+    ) -> str:
+        result: str = self._e.alter_column(table, column, sql_type, opt_micros(at))
+        return result
+
+    def commit(self, changes: Sequence[Change], *, at: Time | None = None) -> str:
+        """Applies the changes as ONE transaction and returns its commit LSN."""
+        result: str = self._e.commit(_changes(changes), opt_micros(at))
+        return result
+
+    def commit_many(
+        self,
+        transactions: Sequence[Sequence[Change]],
+        *,
+        at: Time | Sequence[Time] | None = None,
+    ) -> list[str]:
+        """Each list its own transaction, all in one write of the file; all or nothing."""
+        if at is None:
+            times: list[int | None] = []
+        elif isinstance(at, str | datetime):
+            times = [to_micros(at)]
+        else:
+            times = [to_micros(t) for t in at]
+        result: list[str] = self._e.commit_many([_changes(t) for t in transactions], times)
+        return result
+
+    def begin(self, *, at: Time | None = None) -> Transaction:
+        """A Transaction that stays open across calls, so transactions can interleave."""
+        return Transaction(self, self._e.begin(opt_micros(at)))
+
+    def idle(self, *, at: Time | None = None) -> str:
+        """An idle entry: a new max LSN without change rows."""
+        result: str = self._e.idle(opt_micros(at))
+        return result
+
+    def capture(self) -> str | None:
+        """Manual mode: one capture cycle. Returns max_lsn()."""
+        result: str | None = self._e.capture()
+        return result
+
+    def drain(self) -> str | None:
+        """Manual mode: capture cycles until nothing is pending. Returns max_lsn()."""
+        result: str | None = self._e.drain()
+        return result
+
+    def pending_capture(self) -> int:
+        result: int = self._e.pending_capture()
+        return result
+
+    def cleanup(self, capture_instance: str, low_water_mark: str | bytes) -> None:
+        """sys.sp_cdc_cleanup_change_table: raise the mark, delete rows strictly below it."""
+        self._e.cleanup(capture_instance, lsn_arg(low_water_mark, "low_water_mark"))
+
+    def run_cleanup_job(self, *, retention_minutes: int | None = None) -> None:
+        """The cleanup job: retention counted from the newest entry, never the wall clock."""
+        self._e.run_cleanup_job(retention_minutes)
+
+    def commit_before_read(self, changes: Sequence[Change], *, at: Time | None = None) -> None:
+        """Hook: commits the changes at the start of the next table read."""
+        self._e.add_hook(
+            "commit_before_read", "table", "", None, 0, _changes(changes), opt_micros(at)
+        )
+
+    def cleanup_before_read(
+        self, capture_instance: str, low_water_mark: str | bytes, *, read: ReadKind = "changes"
+    ) -> None:
+        """Hook: cleans up at the start of the next read of that kind."""
+        self._e.add_hook(
+            "cleanup_before_read",
+            read,
+            capture_instance,
+            lsn_arg(low_water_mark, "low_water_mark"),
+            0,
+            None,
+            None,
+        )
+
+    def cleanup_during_read(
+        self, capture_instance: str, low_water_mark: str | bytes, *, read: ReadKind = "changes"
+    ) -> None:
+        """Hook: cleans up after the next read of that kind fetched all its rows."""
+        self._e.add_hook(
+            "cleanup_during_read",
+            read,
+            capture_instance,
+            lsn_arg(low_water_mark, "low_water_mark"),
+            0,
+            None,
+            None,
+        )
+
+    def cleanup_mid_read(
+        self, capture_instance: str, low_water_mark: str | bytes, *, after_rows: int
+    ) -> None:
+        """Hook: cleans up during the next change read, after `after_rows` rows."""
+        self._e.add_hook(
+            "cleanup_mid_read",
+            "changes",
+            capture_instance,
+            lsn_arg(low_water_mark, "low_water_mark"),
+            after_rows,
+            None,
+            None,
+        )
+
+    def inject_null_row(self, *, read: ReadKind = "changes") -> None:
+        """Hook: the next read of that kind yields first one all-NULL row."""
+        self._e.add_hook("inject_null_row", read, "", None, 0, None, None)
+
+    def pending_hooks(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._e.pending_hooks()
+        return result
+
+    def clear_hooks(self) -> int:
+        result: int = self._e.clear_hooks()
+        return result
+
+    def rows(self, table: str) -> list[dict[str, object]]:
+        """The committed rows, sorted by primary key (a heap's by all columns, NULLs first)."""
+        native = self._reader._reader()
+        from mssql_cdc.emulator._convert import record_batch_reader
+
+        reader = record_batch_reader(
+            lambda: native.read_table(table, None, None, None, None, 65_536, 64 << 20, True)
+        )
+        rows = to_pylist(reader)
+        if not self.reader().table_info(table)["key_columns"]:
+            rows.sort(key=lambda r: tuple((v is not None, v) for v in r.values()))
+        return rows
+
+    def change_rows(self, capture_instance: str) -> list[dict[str, object]]:
+        """Every change-table column under its SQL Server name, in change-table order."""
+        native = self._reader._reader()
+        from mssql_cdc.emulator._convert import record_batch_reader
+
+        reader = record_batch_reader(
+            lambda: native.read_changes(
+                capture_instance,
+                None,
+                None,
+                None,
+                True,
+                True,
+                "all",
+                65_536,
+                64 << 20,
+                "string",
+                True,
+            )
+        )
+        return to_pylist(reader)
+
+    def min_lsn(self, capture_instance: str) -> str:
+        """The stored low water mark; zeros for an unknown name or ''."""
+        if not capture_instance:
+            return zero_lsn()
+        try:
+            mark: str = self._reader.resolve_instance(capture_instance)["start_lsn"]
+        except UnknownObjectError:
+            return zero_lsn()
+        return mark
+
+    def max_lsn(self) -> str | None:
+        return self._reader.max_lsn()
+
+    def lsn_time(self, lsn: str | bytes) -> datetime | None:
+        """UTC time of exactly that entry, None for any other LSN."""
+        return self._reader.lsn_to_time(lsn)
+
+    def capture_instances(self, table: str) -> list[str]:
+        """Names oldest first, [] if none."""
+        return [i["name"] for i in self._reader.capture_instances(table)]
+
+    def lsn_time_mapping(self) -> list[dict[str, object]]:
+        entries: list[dict[str, Any]] = self._reader._reader().lsn_time_mapping()
+        for e in entries:
+            e["tran_begin_time"] = from_micros(e["tran_begin_time"])
+            e["tran_end_time"] = from_micros(e["tran_end_time"])
+        return list(entries)
+
+    def captured_columns(self, capture_instance: str) -> list[dict[str, Any]]:
+        return self._reader.captured_columns(capture_instance)
+
+    def ddl_history(self, capture_instance: str) -> list[dict[str, Any]]:
+        return self._reader.ddl_history(capture_instance)
+
+    def tables(self) -> list[str]:
+        return self._reader.tables()
+
+    def now(self) -> datetime:
+        """The later of the wall clock and the emulator's last time, naive UTC."""
+        last = from_micros(self._e.last_time())
+        wall = datetime.now(UTC).replace(tzinfo=None)
+        return max(last, wall)
+
+    def reader(self) -> EmulatorReader:
+        return EmulatorReader(self._path)
+
+
+class Transaction:
+    """An open transaction of one Emulator: begin, execute (validates, takes seqvals), commit."""
+
+    def __init__(self, emulator: Emulator, txn_id: int) -> None:
+        self._emulator = emulator
+        self._id = txn_id
+        self._open = True
+
+    def _check(self) -> None:
+        if not self._open:
+            raise ValueError("this Transaction is committed or rolled back; begin a new one")
+
+    def execute(self, changes: Sequence[Change]) -> None:
+        self._check()
+        self._emulator._e.execute(self._id, _changes(changes))
+
+    def commit(self, *, at: Time | None = None) -> str:
+        self._check()
+        self._open = False
+        result: str = self._emulator._e.commit_open(self._id, opt_micros(at))
+        return result
+
+    def rollback(self) -> None:
+        if self._open:
+            self._open = False
+            self._emulator._e.rollback(self._id)

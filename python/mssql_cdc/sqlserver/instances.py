@@ -1,0 +1,106 @@
+"""Which capture instance serves what: name matching, a table's instances, the cut at S.
+
+Pure functions over `CaptureInstance` values (10-source.md 3.2, 5.1 step 4, 8.1, 8.2, 8.5);
+the backends only list instances.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mssql_cdc import lsn
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.ranges import Piece, cut_at_switch
+from mssql_cdc.sqlserver.metadata import CaptureInstance
+
+__all__ = ["Resolved", "pieces", "resolve_instance", "serving_instance", "table_instances"]
+
+_log = logging.getLogger("mssql_cdc.sqlserver")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The configured instance as found, or the instance that now serves its table."""
+
+    instance: CaptureInstance
+    followed_from: str | None  # the configured name, when it was disabled and followed
+
+
+def resolve_instance(configured: str, available: Sequence[CaptureInstance]) -> Resolved:
+    """Find `configured` among the instances the login can read.
+
+    Matched exactly, then ignoring case. A disabled instance with the default name
+    `<schema>_<table>` (compared ignoring case) is followed to its table's remaining instance.
+
+    Raises:
+        ConfigError: no match (the message lists the names found), two matches ignoring case
+            and none exact (it lists both), or a disabled custom-named instance.
+    """
+    for instance in available:
+        if instance.name == configured:
+            return Resolved(instance, None)
+    folded = [i for i in available if i.name.lower() == configured.lower()]
+    if len(folded) == 1:
+        return Resolved(folded[0], None)
+    if len(folded) > 1:
+        names = ", ".join(repr(i.name) for i in folded)
+        raise ConfigError(
+            f"option captureInstance {configured!r} matches {names} ignoring case and none "
+            "exactly; give the name with its exact case"
+        )
+    by_default_name = [
+        i for i in available if f"{i.source_schema}_{i.source_table}".lower() == configured.lower()
+    ]
+    remaining = table_instances(by_default_name)
+    if remaining:
+        newest = remaining[-1]
+        _log.warning(
+            "capture instance %r is disabled; following its table's remaining instance %r",
+            configured,
+            newest.name,
+        )
+        return Resolved(newest, configured)
+    found = ", ".join(sorted(i.name for i in available)) or "none"
+    raise ConfigError(
+        f"capture instance {configured!r} does not exist or this login cannot read it "
+        f"(instances found: {found}); if it was disabled and had a custom name, set "
+        "captureInstance to the table's remaining instance"
+    )
+
+
+def table_instances(instances: Sequence[CaptureInstance]) -> list[CaptureInstance]:
+    """A table's instances that capture has established, older first (create date, then S)."""
+    established = [i for i in instances if i.start_lsn is not None]
+    return sorted(established, key=lambda i: (i.create_date is None, i.create_date, i.start_lsn))
+
+
+def serving_instance(instances: Sequence[CaptureInstance], at: lsn.Lsn) -> CaptureInstance:
+    """The instance serving `at`: the newest whose start LSN is at or below it, else the oldest.
+
+    Raises:
+        ValueError: `instances` holds no established instance.
+    """
+    ordered = table_instances(instances)
+    if not ordered:
+        raise ValueError("the table has no capture instance with a start LSN yet")
+    serving = [i for i in ordered if i.start_lsn is not None and i.start_lsn <= at]
+    return serving[-1] if serving else ordered[0]
+
+
+def pieces(first: lsn.Lsn, last: lsn.Lsn, instances: Sequence[CaptureInstance]) -> list[Piece]:
+    """Cut `[first, last]` between the table's (at most two) instances at the newer one's S.
+
+    Raises:
+        ValueError: no established instance, or more than two.
+    """
+    ordered = table_instances(instances)
+    if not ordered or len(ordered) > 2:
+        raise ValueError(
+            f"a table has one or two established capture instances; found {len(ordered)}"
+        )
+    if len(ordered) == 1:
+        return cut_at_switch(first, last, ordered[0].name, None, None)
+    older, newer = ordered
+    return cut_at_switch(first, last, older.name, newer.name, newer.start_lsn)

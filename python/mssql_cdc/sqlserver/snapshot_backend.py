@@ -1,0 +1,206 @@
+"""SnapshotReader over T-SQL: a source table's columns, key planning and rows of a key range.
+
+Every source-table read first sets the isolation level explicitly (READ COMMITTED or
+SNAPSHOT; never NOLOCK) and, when configured, `SET LOCK_TIMEOUT`. Not yet run against a live
+server (docs/sqlserver.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mssql_cdc.config import IsolationLevel
+from mssql_cdc.declared_columns import KeyBound
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.sqlserver import tsql, tsql_chunks, tsql_snapshot
+from mssql_cdc.sqlserver.arrow import arrow_type, fetch_batches
+from mssql_cdc.sqlserver.drivers import Session, error_number
+from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["TsqlSnapshotReader"]
+
+_SNAPSHOT_NOT_ALLOWED = 3952
+
+
+class TsqlSnapshotReader:
+    """SnapshotReader and ChunkPlanner over T-SQL, with one session and the snapshot's
+    isolation settings."""
+
+    def __init__(
+        self, session: Session, *, isolation: IsolationLevel, lock_timeout_ms: int | None
+    ) -> None:
+        self._session = session
+        self._isolation = isolation
+        self._lock_timeout_ms = lock_timeout_ms
+        self._columns: dict[tuple[str, str], list[TableColumn]] = {}
+
+    def table_columns(self, source_schema: str, source_table: str) -> Sequence[TableColumn]:
+        key = (source_schema, source_table)
+        if key not in self._columns:
+            rows = self._session.rows(tsql.table_columns(source_schema, source_table))
+            if not rows:
+                raise ConfigError(
+                    f"table [{source_schema}].[{source_table}] does not exist or this login "
+                    "cannot see it; grant SELECT on it to read snapshots"
+                )
+            self._columns[key] = [
+                TableColumn(
+                    name=str(r["name"]),
+                    column_id=int(r["column_id"]),
+                    sql_type=str(r["base_type"]).lower(),
+                    is_computed=bool(r["is_computed"]),
+                    collation=None if r.get("collation_name") is None else str(r["collation_name"]),
+                    max_length=int(r.get("max_length") or 0),
+                    precision=int(r.get("precision") or 0),
+                    scale=int(r.get("scale") or 0),
+                )
+                for r in rows
+            ]
+        return self._columns[key]
+
+    def _key_columns(
+        self, source_schema: str, source_table: str, keys: Sequence[str]
+    ) -> list[TableColumn]:
+        by_name = {c.name: c for c in self.table_columns(source_schema, source_table)}
+        missing = [k for k in keys if k not in by_name]
+        if missing:
+            raise ConfigError(
+                f"snapshot key column {missing[0]!r} is not a column of "
+                f"[{source_schema}].[{source_table}]; fix snapshotKeys"
+            )
+        return [by_name[k] for k in keys]
+
+    def _prepare(self) -> None:
+        self._session.run(tsql.set_isolation(self._isolation))
+        if self._lock_timeout_ms is not None:
+            self._session.run(tsql.set_lock_timeout(self._lock_timeout_ms))
+
+    def _rows(self, statement: tsql.Statement) -> list[dict[str, Any]]:
+        self._prepare()
+        with _isolation_errors():
+            return self._session.rows(statement)
+
+    def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
+        """MIN and MAX of one integer key column; None for an empty table."""
+        [column] = self._key_columns(source_schema, source_table, [key])
+        if column.sql_type not in tsql_snapshot.INTEGER_TYPES:
+            raise ValueError(f"key column {key!r} is {column.sql_type}, not an integer type")
+        rows = self._rows(tsql_snapshot.key_extent(source_schema, source_table, key))
+        if not rows or rows[0]["lo"] is None:
+            return None
+        return int(rows[0]["lo"]), int(rows[0]["hi"])
+
+    def key_tiles(
+        self, source_schema: str, source_table: str, keys: Sequence[str], n: int
+    ) -> Sequence[KeyBound]:
+        """First keys of tiles 2..n, as server-made text (a tuple for a composite key)."""
+        columns = self._key_columns(source_schema, source_table, keys)
+        rows = self._rows(tsql_snapshot.key_tiles(source_schema, source_table, columns, n))
+        bounds: list[KeyBound] = []
+        for row in rows:
+            parts = tuple(
+                None if row[f"k{i}"] is None else str(row[f"k{i}"]) for i in range(len(keys))
+            )
+            bounds.append(parts[0] if len(parts) == 1 else parts)
+        return bounds
+
+    def key_buckets(
+        self, source_schema: str, source_table: str, key: str, n: int, lo: int, hi: int
+    ) -> Sequence[tuple[int, int, int]]:
+        """`[lo, hi)` of one integer key cut into `n` intervals of equal width (the first
+        `(hi - lo) mod n` one wider), each with its row count."""
+        [column] = self._key_columns(source_schema, source_table, [key])
+        buckets = tsql_chunks.Buckets(lo, hi, n)
+        edges = tsql_chunks.bucket_edges(buckets)
+        if hi <= lo:
+            return [(a, b, 0) for a, b in edges]
+        statement = tsql_chunks.key_buckets(source_schema, source_table, column, buckets)
+        counts = {int(r["bucket"]): int(r["row_count"]) for r in self._rows(statement)}
+        return [(a, b, counts.get(j, 0)) for j, (a, b) in enumerate(edges)]
+
+    def key_at(
+        self,
+        source_schema: str,
+        source_table: str,
+        keys: Sequence[str],
+        start: KeyBound,
+        *,
+        inclusive: bool,
+        position: int,
+    ) -> KeyBound:
+        """The key at 0-based `position` among keys at or after `start` (after it when not
+        `inclusive`), as server-made text; None when there are not that many."""
+        columns = self._key_columns(source_schema, source_table, keys)
+        statement = tsql_chunks.key_at(
+            source_schema, source_table, columns, start, inclusive=inclusive, position=position
+        )
+        rows = self._rows(statement)
+        if not rows:
+            return None
+        parts = tuple(
+            None if rows[0][f"k{i}"] is None else str(rows[0][f"k{i}"]) for i in range(len(keys))
+        )
+        return parts[0] if len(parts) == 1 else parts
+
+    def row_count(self, source_schema: str, source_table: str) -> int | None:
+        """The table's row count from metadata; None when the server does not say."""
+        value = self._session.scalar(tsql_chunks.row_count(source_schema, source_table))
+        return None if value is None else int(value)
+
+    def read_table(
+        self,
+        source_schema: str,
+        source_table: str,
+        *,
+        columns: Sequence[ReadColumn],
+        keys: Sequence[str],
+        lo: KeyBound,
+        hi: KeyBound,
+        batch_rows: int,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield the rows with `lo <= key < hi` as batches of `columns` (declared types)."""
+        import pyarrow as pa
+
+        key_columns = self._key_columns(source_schema, source_table, keys)
+        statement = tsql_snapshot.table_rows(
+            source_schema, source_table, columns, key_columns, lo, hi
+        )
+        schema = pa.schema([pa.field(c.name, arrow_type(c.spark_type)) for c in columns])
+        self._prepare()
+        with _isolation_errors():
+            cursor = self._session.execute(statement)
+        constants: dict[str, Any] = {}
+        try:
+            with _isolation_errors():
+                yield from fetch_batches(
+                    cursor,
+                    arrow=self._session.arrow,
+                    schema=schema,
+                    constants=constants,
+                    batch_rows=batch_rows,
+                )
+        finally:
+            cursor.close()
+
+    def close(self) -> None:
+        self._session.close()
+
+
+@contextlib.contextmanager
+def _isolation_errors() -> Iterator[None]:
+    """Turn error 3952 (SNAPSHOT isolation not allowed on the database) into a ConfigError."""
+    try:
+        yield
+    except Exception as exc:  # re-raised, error 3952 as a ConfigError saying what to do
+        if error_number(exc) == _SNAPSHOT_NOT_ALLOWED:
+            raise ConfigError(
+                "option isolationLevel=snapshot needs snapshot isolation on the database: run "
+                "ALTER DATABASE [<db>] SET ALLOW_SNAPSHOT_ISOLATION ON, or use "
+                "isolationLevel=readCommitted"
+            ) from exc
+        raise

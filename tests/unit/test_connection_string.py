@@ -1,0 +1,59 @@
+"""ODBC connection strings: parsed exactly, including braced values, never echoed."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mssql_cdc.connection_string import ConnectionString
+from mssql_cdc.errors import ConfigError
+
+keys = (
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz ", min_size=1)
+    .map(str.strip)
+    .filter(bool)
+)
+values = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+def braced(value: str) -> str:
+    return "{" + value.replace("}", "}}") + "}"
+
+
+@settings(derandomize=True, database=None, max_examples=300)
+@given(pairs=st.lists(st.tuples(keys, values), min_size=1, max_size=5))
+def test_braced_values_round_trip_whatever_they_hold(pairs: list[tuple[str, str]]) -> None:
+    text = ";".join(f"{k}={braced(v)}" for k, v in pairs)
+    parsed = ConnectionString.parse(text)
+    assert parsed.pairs == tuple(pairs)
+    assert parsed.text == text
+
+
+def test_plain_values_are_trimmed_and_empty_parts_skipped() -> None:
+    parsed = ConnectionString.parse(" Server = db,1433 ;; Database=shop ; UID=u;PWD=;")
+    assert parsed.pairs == (("Server", "db,1433"), ("Database", "shop"), ("UID", "u"), ("PWD", ""))
+    assert parsed.get("server") == "db,1433"
+    assert parsed.get("missing") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "must not be empty"),
+        ("   ", "must not be empty"),
+        ("Server", "has no '='"),
+        ("=S3cr3t", "is empty"),
+        ("PWD={S3cr3t", "is never closed"),
+        ("PWD={S3}cr3t;Server=x", "text follows a closing '}'"),
+    ],
+)
+def test_malformed_strings_are_refused_without_quoting_values(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        ConnectionString.parse(text)
+    assert "cr3t" not in str(caught.value)
+
+
+def test_the_repr_shows_keys_only() -> None:
+    parsed = ConnectionString.parse("Server=db;PWD={p@ss;word}")
+    assert repr(parsed) == "ConnectionString(keys=['Server', 'PWD'], values hidden)"

@@ -1,0 +1,30 @@
+"""The source's pure modules and the SQL Server seam load without Spark, Delta or a driver."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+MODULES = [
+    "mssql_cdc.config",
+    "mssql_cdc.offsets",
+    "mssql_cdc.ranges",
+    "mssql_cdc.guards",
+    "mssql_cdc.metrics_files",
+    "mssql_cdc.sqlserver",
+    "mssql_cdc.sqlserver.retry",
+    "mssql_cdc.sqlserver.instances",
+]
+FORBIDDEN = ["pyspark", "delta", "mssql_python", "pymssql", "pyarrow"]
+
+
+def test_importing_them_loads_no_spark_delta_driver_or_arrow() -> None:
+    code = (
+        "import sys\n"
+        f"for m in {MODULES!r}: __import__(m)\n"
+        f"print(sorted(f for f in {FORBIDDEN!r} if f in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
