@@ -22,8 +22,8 @@ from mssql_cdc.facts_keys import batch_key, facts_key, sink_id, validate_app_id
 from mssql_cdc.facts_metrics import FoldedMetrics, fold_metrics
 from mssql_cdc.option_reader import is_uri
 from mssql_cdc.payloads import EventRecord
-from mssql_cdc.sink_bronze import append_batch, batch_metadata
-from mssql_cdc.sink_state import LastBatch, already_recorded, read_last_batch, rewound_error
+from mssql_cdc.sink_bronze import append_batch
+from mssql_cdc.sink_state import LastBatch, already_recorded, rewound_error
 from mssql_cdc.testing.failpoints import failpoint
 
 if TYPE_CHECKING:
@@ -184,7 +184,8 @@ class DeltaSink:
             tables.ensure_table(spark, self.facts_table, "facts")
         self._bronze_exists = tables.open_for_write(spark, self.target, "bronze") is not None
         if self.facts_table is not None:
-            self._last = read_last_batch(spark, self.facts_table, self.sink_id)
+            found = facts.last_batch(spark, self.facts_table, self.sink_id)
+            self._last = None if found is None else LastBatch(*found)
         self._entered = True
 
     def _check_rewind(self, batch_id: int) -> None:
@@ -203,7 +204,9 @@ class DeltaSink:
         if agg.rows > 0:
             rows = cached.withColumn("_batch_id", F.lit(batch_id).cast("bigint"))
             key = batch_key(self.app_id, self.generation, batch_id)
-            metadata = batch_metadata(self.sink_id, batch_id, agg)
+            metadata = facts.batch_commit_metadata(
+                agg, app_id=self.app_id, generation=self.generation, batch_id=batch_id
+            )
             append_batch(spark, rows, self.target, key, metadata, exists=self._bronze_exists)
             self._bronze_exists = True
         failpoint("sink.after_target_write")

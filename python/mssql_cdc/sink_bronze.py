@@ -11,19 +11,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc import tables
+from mssql_cdc import table_writes, tables
 from mssql_cdc.errors import SchemaChangedError
-from mssql_cdc.facts import BatchAggregates
 from mssql_cdc.facts_keys import TxnKey
 from mssql_cdc.migrations import sql_string
-from mssql_cdc.payloads import format_time
 from mssql_cdc.table_shapes import needs_column_mapping
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
 
-__all__ = ["TypeDifference", "append_batch", "batch_metadata", "check_batch_schema"]
+__all__ = ["TypeDifference", "append_batch", "check_batch_schema"]
 
 _WIDENING = "delta.enableTypeWidening"
 _MAPPING = "delta.columnMapping.mode"
@@ -36,22 +34,6 @@ class TypeDifference:
     column: str
     table_type: str
     batch_type: str
-
-
-def batch_metadata(sink_id: str, batch_id: int, agg: BatchAggregates) -> dict[str, Any]:
-    """The micro-batch commit's `userMetadata` (section 3.3), keys in the spec's order."""
-    return {
-        "batch_id": batch_id,
-        "app_id": sink_id,
-        "rows": agg.rows,
-        "min_lsn": agg.min_lsn,
-        "max_lsn": agg.max_lsn,
-        "min_commit_ts": format_time(agg.min_commit_ts),
-        "max_commit_ts": format_time(agg.max_commit_ts),
-        "inserts": agg.inserts,
-        "updates": agg.updates,
-        "deletes": agg.deletes,
-    }
 
 
 def check_batch_schema(
@@ -113,7 +95,7 @@ def append_batch(
     df: DataFrame,
     ref: tables.TableRef,
     key: TxnKey,
-    metadata: dict[str, Any],
+    metadata: Mapping[str, Any],
     *,
     exists: bool,
 ) -> None:
@@ -136,7 +118,9 @@ def append_batch(
             ref, table_schema, df.schema, lambda: tables.table_properties(spark, ref)
         )
     try:
-        tables.append_idempotent(df, ref, key.app_id, key.version, metadata, merge_schema=True)
+        table_writes.append_idempotent(
+            df, ref, key.app_id, key.version, metadata, merge_schema=True
+        )
     except Exception as exc:  # only a refused widening is translated; the rest re-raise as is
         if not differences or type(exc).__name__ != "AnalysisException":
             raise

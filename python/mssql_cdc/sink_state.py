@@ -1,6 +1,6 @@
-"""What the sink reads back from the facts table: the newest batch row and earlier event rows.
+"""What the sink keeps from the facts table: the newest batch row, and earlier event rows.
 
-Both reads select by the sink id (`A` or `A.g<n>`) with exact equality, never a pattern.
+Reads select by the sink id (`A` or `A.g<n>`) with exact equality, never a pattern.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from mssql_cdc.tables import TableRef
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["EventIdentity", "LastBatch", "already_recorded", "read_last_batch", "rewound_error"]
+__all__ = ["EventIdentity", "LastBatch", "already_recorded", "rewound_error"]
 
 EventIdentity = tuple[str | None, str | None, str | None]
 """(`event`, `min_lsn`, `detail`): two event rows with the same identity are one event."""
@@ -28,24 +28,6 @@ class LastBatch:
 
     batch_id: int
     end_lsn: str | None
-
-
-def read_last_batch(spark: SparkSession, facts: TableRef, sink_id: str) -> LastBatch | None:
-    """Return the row with the highest `batch_id` among `sink_id`'s micro-batch rows, or None."""
-    from pyspark.sql import functions as F
-
-    found = (
-        spark.table(facts.sql)
-        .where((F.col("app_id") == F.lit(sink_id)) & F.col("event").isNull())
-        .where(F.col("batch_id").isNotNull())
-        .orderBy(F.col("batch_id").desc(), F.col("end_lsn").desc_nulls_last())
-        .select("batch_id", "end_lsn")
-        .limit(1)
-        .collect()
-    )
-    if not found:
-        return None
-    return LastBatch(int(found[0]["batch_id"]), found[0]["end_lsn"])
 
 
 def already_recorded(
