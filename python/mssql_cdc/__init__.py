@@ -10,12 +10,14 @@ from mssql_cdc.errors import (
     SchemaChangedError,
     is_data_loss,
 )
+from mssql_cdc.sink import delta_sink
 
 __all__ = [
     "ConfigError",
     "DataLossError",
     "MssqlCdcError",
     "SchemaChangedError",
+    "delta_sink",
     "is_data_loss",
 ]
 
