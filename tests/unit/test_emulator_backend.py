@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
-from datetime import datetime
+from datetime import datetime, time
 from pathlib import Path
 
 import pyarrow as pa
@@ -227,3 +227,22 @@ def test_rows_with_a_null_snapshot_key_are_read_once_in_the_first_range(tmp_path
         ):  # fmt: skip
             seen += [r["id"] for r in batch.to_pylist()]
     assert sorted(seen) == sorted(r["id"] for r in emu.rows("dbo.items"))
+
+
+def test_time_values_read_as_sql_server_text_with_seven_digits(tmp_path: Path) -> None:
+    emu = Emulator.create(tmp_path / "e.db")
+    emu.create_table("dbo.t", {"id": "int", "at": "time"}, primary_key="id")
+    emu.enable_cdc("dbo.t")
+    last = emu.commit(
+        [("insert", "dbo.t", {"id": 1, "at": time(9, 5, 7, 120)}), ("insert", "dbo.t", {"id": 2})]
+    )
+    columns = [ReadColumn("id", "INT"), ReadColumn("at", "STRING")]
+    [batch] = EmulatorBackend(str(tmp_path / "e.db")).read_changes(
+        "dbo_t", lsn.Lsn(last), lsn.Lsn(last), columns=columns, include_command_id=False,
+        time_zone="UTC", batch_rows=10,
+    )  # fmt: skip
+    assert batch.column("at").to_pylist() == ["09:05:07.0001200", None]
+    [rows] = EmulatorSnapshotReader(str(tmp_path / "e.db")).read_table(
+        "dbo", "t", columns=columns, keys=["id"], lo=None, hi=None, batch_rows=10
+    )
+    assert rows.column("at").to_pylist() == ["09:05:07.0001200", None]

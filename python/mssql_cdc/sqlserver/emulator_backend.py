@@ -16,7 +16,12 @@ from mssql_cdc import lsn
 from mssql_cdc.emulator import EmulatorReader
 from mssql_cdc.ranges import Tile
 from mssql_cdc.sqlserver.arrow import FIRST_BATCH_ROWS, MAX_BATCH_BYTES, change_schema, to_schema
-from mssql_cdc.sqlserver.emulator_time import local_to_utc, local_to_utc_array, zone_of
+from mssql_cdc.sqlserver.emulator_time import (
+    local_to_utc,
+    local_to_utc_array,
+    times_as_text,
+    zone_of,
+)
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -215,7 +220,7 @@ class EmulatorBackend:
             if position >= 0:
                 utc = local_to_utc_array(raw.column(position), time_zone)
                 raw = raw.set_column(position, pa.field("_commit_ts", utc.type), utc)
-            [batch] = to_schema([raw], schema, constants)
+            [batch] = to_schema([times_as_text(raw)], schema, constants)
             if first and batch.num_rows > FIRST_BATCH_ROWS:
                 yield batch.slice(0, FIRST_BATCH_ROWS)
                 batch = batch.slice(FIRST_BATCH_ROWS)

@@ -15,6 +15,7 @@ from mssql_cdc.declared_columns import KeyBound
 from mssql_cdc.emulator import EmulatorReader
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.sqlserver.arrow import FIRST_BATCH_ROWS, MAX_BATCH_BYTES, arrow_type, to_schema
+from mssql_cdc.sqlserver.emulator_time import times_as_text
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class EmulatorSnapshotReader:
         )
         first = True
         for raw in itertools.chain.from_iterable(raws):
-            [batch] = to_schema([raw], schema, {})  # absent columns read NULL
+            [batch] = to_schema([times_as_text(raw)], schema, {})  # absent columns read NULL
             if first and batch.num_rows > FIRST_BATCH_ROWS:
                 yield batch.slice(0, FIRST_BATCH_ROWS)
                 batch = batch.slice(FIRST_BATCH_ROWS)

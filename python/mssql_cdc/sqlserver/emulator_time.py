@@ -16,7 +16,7 @@ from mssql_cdc.errors import ConfigError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["local_to_utc", "local_to_utc_array", "zone_of"]
+__all__ = ["local_to_utc", "local_to_utc_array", "times_as_text", "zone_of"]
 
 _OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
 
@@ -74,3 +74,19 @@ def local_to_utc_array(values: pa.Array | pa.ChunkedArray, time_zone: str) -> pa
         values, timezone=time_zone, ambiguous="earliest", nonexistent="earliest"
     )
     return aware.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).cast(pa.timestamp("us"))
+
+
+def times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """`time` columns (Arrow time64[us] from the emulator) as SQL Server's text form
+    `HH:MM:SS.fffffff` (10-source.md 6.4); the emulator keeps microseconds, so the seventh
+    digit is 0."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, field in enumerate(batch.schema):
+        if pa.types.is_time(field.type):
+            text = pc.binary_join_element_wise(
+                batch.column(i).cast(pa.time64("us")).cast(pa.string()), "0", ""
+            )
+            batch = batch.set_column(i, pa.field(field.name, pa.string()), text)
+    return batch
