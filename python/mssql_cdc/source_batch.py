@@ -32,6 +32,7 @@ from mssql_cdc.schema_rules import (
     switch_event,
 )
 from mssql_cdc.source_schema import ResolvedTable, null_columns
+from mssql_cdc.sqlserver.backend import permission_error
 from mssql_cdc.sqlserver.instances import pieces
 from mssql_cdc.sqlserver.metadata import ReadColumn
 
@@ -59,6 +60,7 @@ def plan_batch(
 
     Raises:
         DataLossError: with failOnDataLoss=true, a piece's changes were purged.
+        PermissionError: the login may not read a change table the batch needs (8.1 step 3).
         SchemaChangedError: DDL in the batch the declared schema cannot pass, or a newer
             instance captures columns the query's schema lacks.
     """
@@ -104,6 +106,9 @@ def plan_batch(
         if skip.piece is not None:
             kept.append(skip.piece)
     events = _schema_events(backend, config, table, columns, start, end, commit_ts) + events
+    for name in sorted({p.capture_instance for p in kept}):
+        if not backend.catalog.change_table_access(name).can_select:
+            raise permission_error(name)
     if config.metrics_path is not None:
         for name, record in events:
             write_json_atomic(config.metrics_path, name, record)

@@ -17,10 +17,14 @@ from mssql_cdc import lsn
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.errors import DataLossError, SchemaChangedError
+from mssql_cdc.offsets import StreamOffset
+from mssql_cdc.source_batch import plan_batch
 from mssql_cdc.source_planner import CdcStreamReader, SparkLsnRange
 from mssql_cdc.source_schema import declared_columns, resolve_table
-from mssql_cdc.sqlserver.backend_choice import open_backend
+from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.emulator_backend import EmulatorBackend
+from mssql_cdc.sqlserver.emulator_snapshot import EmulatorSnapshotReader
+from mssql_cdc.sqlserver.metadata import ChangeTableAccess
 
 
 def reader_for(path: Path, **options: str) -> CdcStreamReader:
@@ -273,3 +277,29 @@ def test_ddl_inside_a_batch_is_an_event_or_stops_the_batch(tmp_path: Path) -> No
     assert not metrics.exists()  # nothing written before the check
     assert reader.partitions(start, end)
     assert [p.name for p in metrics.iterdir()] == [f"event-schema_change-dbo_orders-{ddl}.json"]
+
+
+def test_a_change_table_the_login_cannot_read_stops_planning_with_the_grant_to_run(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.db"
+    emu = orders(path)
+    commits(emu, range(2))
+    config = SourceConfig.from_options(
+        {"captureInstance": "dbo_orders", "backend": "emulator", "emulatorPath": str(path)}
+    )
+    real = EmulatorBackend(str(path))
+
+    class NoGrant(EmulatorBackend):
+        def change_table_access(self, capture_instance: str) -> ChangeTableAccess:
+            return ChangeTableAccess(can_select=False, has_command_id=True)
+
+    denied = NoGrant(str(path))
+    snapshots = EmulatorSnapshotReader(str(path))
+    backend = Backend(real, denied, real, snapshots, snapshots, real.close)
+    table = resolve_table(real, "dbo_orders")
+    columns = declared_columns(real, config, table)
+    start = StreamOffset(lsn.decrement(emu.min_lsn("dbo_orders")), None)
+    end = StreamOffset(lsn.Lsn(emu.max_lsn() or ""), None)
+    with pytest.raises(PermissionError, match=r"GRANT SELECT ON cdc\.\[dbo_orders_CT\]"):
+        plan_batch(backend, config, table, columns, start, end, time_zone="UTC", num_partitions=2)
