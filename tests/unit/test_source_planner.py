@@ -303,3 +303,39 @@ def test_a_change_table_the_login_cannot_read_stops_planning_with_the_grant_to_r
     end = StreamOffset(lsn.Lsn(emu.max_lsn() or ""), None)
     with pytest.raises(PermissionError, match=r"GRANT SELECT ON cdc\.\[dbo_orders_CT\]"):
         plan_batch(backend, config, table, columns, start, end, time_zone="UTC", num_partitions=2)
+
+
+def test_partitions_balance_rows_not_commits(tmp_path: Path) -> None:
+    path = tmp_path / "e.db"
+    emu = orders(path)
+    commits(emu, range(8))
+    emu.commit([("insert", "dbo.orders", {"order_id": 100 + i}) for i in range(8)], at=at(20))
+    config = SourceConfig.from_options(
+        {"captureInstance": "dbo_orders", "backend": "emulator", "emulatorPath": str(path)}
+    )
+    backend = open_backend(config)
+    table = resolve_table(backend.catalog, "dbo_orders")
+    columns = declared_columns(backend.catalog, config, table)
+    start = StreamOffset(lsn.decrement(emu.min_lsn("dbo_orders")), None)
+    end = StreamOffset(lsn.Lsn(emu.max_lsn() or ""), None)
+    ranges = plan_batch(
+        backend, config, table, columns, start, end, time_zone="UTC", num_partitions=2, min_rows=1
+    )
+    per_range = [
+        [r["order_id"] for r in b.to_pylist()]
+        for part in ranges
+        for b in [
+            *backend.changes.read_changes(
+                part.capture_instance, lsn.Lsn(part.from_lsn), lsn.Lsn(part.to_lsn),
+                columns=columns, include_command_id=True, time_zone="UTC", batch_rows=100,
+            )
+        ]
+    ]  # fmt: skip
+    backend.close()
+    assert [len(ids) for ids in per_range] == [8, 8]
+    assert sorted(i for ids in per_range for i in ids) == sorted(
+        r["order_id"] for r in emu.rows("dbo.orders")
+    )
+    assert ranges[0].from_lsn == lsn.increment(start.lsn)
+    assert ranges[-1].to_lsn == end.lsn
+    assert [r.last for r in ranges] == [False, True]
