@@ -23,6 +23,7 @@ _NEEDED = ("ReadMaxRows", "ReadAllAvailable", "SupportsTriggerAvailableNow")
 
 def _infer_schema(config: SourceConfig, *, chunk: bool) -> str:
     def work(backend: Backend) -> str:
+        backend.catalog.resolve_time_zone(config.source_time_zone)  # a bad zone fails at load
         table = resolve_table(backend.catalog, config.capture_instance)
         columns = declared_columns(backend.catalog, config, table)
         return spark_ddl(columns, include_command_id=config.include_command_id, chunk=chunk)

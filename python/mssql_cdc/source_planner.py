@@ -170,6 +170,8 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return []  # no range, no guard, no query, no file
 
         def work(backend: Backend) -> list[LsnRange]:
+            if self._time_zone is not None and self._time_zone[:1] in ("+", "-"):
+                self._time_zone = None  # a server offset without a zone is re-read per batch
             table = self._resolved(backend, refresh=True)
             return plan_batch(
                 backend,

@@ -12,6 +12,7 @@ from pyspark.sql.streaming import datasource as streaming
 from mssql_cdc import register
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.emulator import Emulator
+from mssql_cdc.errors import ConfigError
 from mssql_cdc.snapshot_source import CdcSnapshotReader, SnapshotPartition, integer_bounds
 from mssql_cdc.source import CdcDataSource, CdcSnapshotDataSource
 from mssql_cdc.sqlserver.metadata import ReadColumn
@@ -76,3 +77,23 @@ def test_register_stores_parallelism_and_refuses_an_older_pyspark(
     monkeypatch.delattr(streaming, "ReadMaxRows")
     with pytest.raises(ImportError, match=r"PySpark 4\.2.*ReadMaxRows"):
         register(spark)
+
+
+def test_schema_is_inferred_at_load_and_a_bad_zone_fails_there(tmp_path: Path) -> None:
+    items(tmp_path / "e.db")
+    path = str(tmp_path / "e.db")
+    options = {"captureInstance": "DBO_ITEMS", "backend": "emulator", "emulatorPath": path}
+    assert CdcDataSource(options).schema() == (
+        "_capture_instance STRING, _start_lsn STRING, _seqval STRING, _operation INT, "
+        "_command_id INT, _commit_ts TIMESTAMP_NTZ, `id` INT, `k` INT"
+    )
+    assert CdcSnapshotDataSource(
+        options | {"includeCommandId": "false", "snapshotChunks": "[[0, null, null]]"}
+    ).schema() == (
+        "_capture_instance STRING, _start_lsn STRING, _seqval STRING, _operation INT, "
+        "_commit_ts TIMESTAMP_NTZ, `id` INT, `k` INT, _chunk INT"
+    )
+    with pytest.raises(ConfigError, match="sourceTimeZone"):
+        CdcDataSource(options | {"sourceTimeZone": "Mars/Olympus"}).schema()
+    with pytest.raises(ConfigError, match="dbo_items"):
+        CdcDataSource(options | {"captureInstance": "nope"}).schema()
