@@ -339,3 +339,54 @@ def test_partitions_balance_rows_not_commits(tmp_path: Path) -> None:
     assert ranges[0].from_lsn == lsn.increment(start.lsn)
     assert ranges[-1].to_lsn == end.lsn
     assert [r.last for r in ranges] == [False, True]
+
+
+def test_the_schema_is_the_union_and_columns_a_newer_instance_lacks_read_null(
+    tmp_path: Path,
+) -> None:
+    path, metrics = tmp_path / "e.db", tmp_path / "metrics"
+    emu = orders(path)
+    commits(emu, range(2))
+    emu.add_column("dbo.orders", "note", "nvarchar(40)", at=at(10))
+    emu.enable_cdc(
+        "dbo.orders", capture_instance="dbo_orders_v2", captured_columns=["order_id", "note"]
+    )
+    s = emu.min_lsn("dbo_orders_v2")
+    emu.commit([("insert", "dbo.orders", {"order_id": 5, "status": "x", "note": "n"})], at=at(20))
+    reader = reader_for(path, metricsPath=str(metrics))
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, ReadAllAvailable())
+    rows = {r["order_id"]: r for r in rows_of(reader, start, end)}
+    assert list(rows[5])[6:] == ["order_id", "status", "amount", "note"]  # the union
+    assert (rows[5]["status"], rows[5]["note"], rows[5]["_capture_instance"]) == (
+        None, "n", "dbo_orders_v2",
+    )  # fmt: skip
+    assert (rows[0]["status"], rows[0]["note"]) == (None, None)  # v1 never captured note
+    [event] = metrics.glob("event-capture_instance_switched-*")
+    assert event.name.endswith(f"-{s}.json")
+    assert json.loads(event.read_text())["detail"]["uncaptured"] == ["status", "amount"]
+
+
+def test_a_type_change_the_declared_type_cannot_hold_stops_before_reading(tmp_path: Path) -> None:
+    path, metrics = tmp_path / "e.db", tmp_path / "metrics"
+    emu = orders(path)
+    commits(emu, range(2))
+    reader = reader_for(path, metricsPath=str(metrics))
+    start = reader.initialOffset()
+    emu.alter_column("dbo.orders", "amount", "decimal(30,2)", at=at(10))
+    commits(emu, range(5, 6), start=20)
+    end = reader.latestOffset(start, ReadAllAvailable())
+    with pytest.raises(SchemaChangedError, match=r"'amount'.*DECIMAL\(18,2\)"):
+        reader.partitions(start, end)
+    assert not metrics.exists()  # no event file, no range
+
+
+def test_a_metrics_directory_that_cannot_be_written_never_fails_a_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the metrics directory should be")
+    _, _, reader, part = planned(tmp_path / "e.db", metricsPath=str(blocker))
+    rows = [r for b in reader.read(part) for r in b.to_pylist()]
+    assert [r["order_id"] for r in rows] == [0, 1, 2, 3]
+    assert any(str(blocker) in m and "could not be written" in m for m in caplog.messages)
