@@ -390,3 +390,26 @@ def test_a_metrics_directory_that_cannot_be_written_never_fails_a_read(
     rows = [r for b in reader.read(part) for r in b.to_pylist()]
     assert [r["order_id"] for r in rows] == [0, 1, 2, 3]
     assert any(str(blocker) in m and "could not be written" in m for m in caplog.messages)
+
+
+def test_a_disabled_instance_is_followed_and_its_unread_changes_are_a_loss(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.db"
+    emu = orders(path)
+    commits(emu, range(2))
+    reader = reader_for(path)
+    start = reader.initialOffset()
+    emu.enable_cdc("dbo.orders", capture_instance="dbo_orders_v2")
+    commits(emu, range(5, 7), start=10)
+    emu.disable_cdc("dbo_orders")  # before the stream read below S
+    end = reader.latestOffset(start, ReadAllAvailable())
+    with pytest.raises(DataLossError, match="capture instance 'dbo_orders', disabled before"):
+        reader.partitions(start, end)
+    s = emu.min_lsn("dbo_orders_v2")
+    after_s = reader_for(path, startingLsn=lsn.decrement(s))  # a stream already past S
+    begin = after_s.initialOffset()
+    rows = rows_of(after_s, begin, after_s.latestOffset(begin, ReadAllAvailable()))
+    assert [(r["order_id"], r["_capture_instance"]) for r in rows] == [
+        (5, "dbo_orders_v2"), (6, "dbo_orders_v2"),
+    ]  # fmt: skip
