@@ -103,6 +103,7 @@ def run() -> Figure:
                 raise RuntimeError("B1: the stream did not finish within 30 minutes")
             ours_s = time.perf_counter() - started
             streamed = sum(p["numInputRows"] for p in query.recentProgress)
+            phases = [p["durationMs"] for p in query.recentProgress if p["numInputRows"]]
             if streamed != ROWS:
                 raise RuntimeError(f"B1: the stream read {streamed} rows, not {ROWS}")
 
@@ -135,6 +136,7 @@ def run() -> Figure:
             f"the source's own work without Spark (plan, then read every range in one process): "
             f"{in_process_s:.2f} s, {ROWS / in_process_s:,.0f} rows/s; the rest of the stream's "
             "time is Spark's (query start-up, Python workers, Arrow to the JVM)",
+            f"Spark's phases of the batch, ms: {phases}",
         ],
     )
 
