@@ -15,7 +15,7 @@ sys.path.insert(0, str(HERE))
 
 from report import Figure, write_report  # noqa: E402
 
-BENCHMARKS: list[str] = ["b2_emulator_read", "b3_preflight"]
+BENCHMARKS: list[str] = ["b1_source", "b2_emulator_read", "b3_preflight"]
 
 
 def main() -> int:
