@@ -103,7 +103,8 @@ def newest_known(
             candidates.append(Known(whole, whole_snapshot_rows(spark, target, whole.lsn)))
         chunked = _newest(rows.where(rows["chunk"].isNotNull()))
         if chunked is not None:
-            candidates.append(Known(chunked, None))
+            # A chunk row's _commit_ts is its wave's stamp time, not S's: S's comes from facts.
+            candidates.append(Known(StreamOffset(chunked.lsn, None), None))
     if app_id is not None and facts_table is not None:
         facts = family.snapshot_facts(spark, facts_table, app_id)
         for completion in facts.completions():

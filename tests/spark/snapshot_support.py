@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from snapshot_format_standin import install
 
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.emulator import Emulator
@@ -102,7 +101,6 @@ class Source:
 
 
 def make_source(spark: SparkSession, tmp_path: Path) -> Source:
-    install(spark)
     path = tmp_path / "source.db"
     emu = Emulator.create(path)
     emu.create_table(

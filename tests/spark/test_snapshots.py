@@ -128,17 +128,12 @@ def test_a_crash_in_a_full_snapshot_is_finished_by_the_next_run(point: str, sour
 
 def test_a_killed_snapshot_after_its_append_is_found_by_the_next_run(source: Source) -> None:
     source.insert(1, 2)
-    here = Path(__file__).parent
     code = textwrap.dedent(
         f"""
-        import sys
-        sys.path.insert(0, {str(here)!r})
         from mssql_cdc.spark import local_session
         from mssql_cdc.config import SourceConfig
         from mssql_cdc.snapshot import take_full
-        from snapshot_format_standin import install
         spark = local_session("kill-twin", cores=1, warehouse={str(source.path.parent / "wh")!r})
-        install(spark)
         config = SourceConfig.from_options({{"captureInstance": {CI!r}, "backend": "emulator",
                                              "emulatorPath": {str(source.path)!r}}})
         take_full(spark, config, {source.target!r}, kind="bootstrap", generation=0, new=False,
