@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
 
 _skipped: list[str] = []
 
@@ -27,10 +28,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 # Timing deadlines measure the machine, not the code: a loaded CI host must not fail a property.
-try:
-    from hypothesis import settings as _hypothesis_settings
-except ImportError:  # pragma: no cover - hypothesis is a dev dependency installed by make setup
-    pass
-else:
-    _hypothesis_settings.register_profile("mssql-cdc", deadline=None)
-    _hypothesis_settings.load_profile("mssql-cdc")
+settings.register_profile("mssql-cdc", deadline=None)
+settings.load_profile("mssql-cdc")
