@@ -10,12 +10,15 @@ from mssql_cdc.errors import (
     SchemaChangedError,
     is_data_loss,
 )
+from mssql_cdc.silver import ApplyResult, apply_changes
 
 __all__ = [
+    "ApplyResult",
     "ConfigError",
     "DataLossError",
     "MssqlCdcError",
     "SchemaChangedError",
+    "apply_changes",
     "is_data_loss",
 ]
 
