@@ -148,11 +148,14 @@ def test_a_crash_after_the_merge_is_finished_by_the_next_call(
     src = SourceTable(spark, str(tmp_path))
     rng = random.Random(11)
     bootstrap(src, rng)
-    apply(src)
+    doomed = 100
+    with src.commit() as tx:
+        tx.insert({"id": doomed, "name": "doomed", "qty": 0})
+    src.flush(rng)
     applied = apply(src)["applied_lsn"]
     assert applied is not None
+    assert doomed in src.silver_rows()
     random_commits(src, rng, 12)
-    doomed = next(k for k in src.rows if k is not None)
     with src.commit() as tx:
         tx.delete(doomed)
     src.flush(rng)
