@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
-from silver_builder import SourceTable, latest, random_commits, rebuild_oracle
+from silver_builder import SourceTable, latest, lsn_text, random_commits, rebuild_oracle
 
 from mssql_cdc.silver import apply_changes
 from mssql_cdc.testing import InjectedFault, failpoints
@@ -249,3 +249,54 @@ def test_a_missing_bronze_is_reported_and_nothing_is_created(
         "bronze_found": False,
     }
     assert not root.exists()
+
+
+def test_silver_applies_open_waves_and_holds_the_verdict_until_completion(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    src = SourceTable(spark, str(tmp_path))
+    rng = random.Random(17)
+    random_commits(src, rng, 10, captured=False)  # rows that predate the stream
+    with src.commit(captured=False) as tx:
+        tx.insert({"id": 100, "name": "untouched", "qty": 1})
+        tx.insert({"id": 101, "name": "doomed", "qty": 2})
+    opened = lsn_text(src.take_lsn())  # the stream starts at S; backfill() reads the chunks
+    src.event("snapshot_open", opened, detail={"mode": "chunked", "kind": "bootstrap"})
+    random_commits(src, rng, 8)
+    src.flush(rng)
+    stamp = src.chunk_rows(opened, 0, None, 150)  # keys below 150, NULL included, read at L
+    src.event("snapshot_chunk", lsn_text(stamp), detail=chunk_detail(opened, 0, 0))
+    with src.commit() as tx:  # deleted after its chunk's stamp: must stay deleted
+        tx.delete(101)
+    random_commits(src, rng, 4)
+    src.flush(rng)
+    src.bronze_verdict(datetime(2026, 11, 1, 6), opened)
+
+    result = apply(src)
+    assert result["rebuilt"] is False
+    assert result["finalized_until"] is None  # held while the snapshot is open
+    silver = src.silver_rows()
+    assert silver[100] == {"id": 100, "name": "untouched", "qty": 1}  # from the wave
+    assert 101 not in silver
+    assert silver == latest(src.bronze_rows())  # changes and wave 0, in apply order
+
+    stamp = src.chunk_rows(opened, 1, 150, None)  # the last chunk, empty, in wave 1
+    src.event("snapshot_chunk", lsn_text(stamp), detail=chunk_detail(opened, 1, 1, last=True))
+    src.event("bootstrap", opened, rows=len(src.rows))
+    random_commits(src, rng, 4)
+    src.flush(rng)
+    result = apply(src)
+    assert result["rebuilt"] is True
+    assert result["finalized_until"] == datetime(2026, 11, 1, 6)
+    assert src.silver_rows() == rebuild_oracle(src.bronze_rows(), opened) == src.rows
+
+
+def chunk_detail(snapshot: str, chunk: int, wave: int, *, last: bool = False) -> dict[str, object]:
+    return {
+        "snapshot": snapshot,
+        "chunk": chunk,
+        "wave": wave,
+        "lo": None,
+        "hi": None,
+        "last": last,
+    }
