@@ -10,19 +10,22 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from silver_builder import SourceTable, latest, lsn_text, random_commits, rebuild_oracle
 
+from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
 from mssql_cdc.testing import InjectedFault, failpoints
 
 
-def apply(src: SourceTable, **extra: object):  # type: ignore[no-untyped-def]
+def apply(src: SourceTable, keys_override: list[str] | None = None, **extra: object):  # type: ignore[no-untyped-def]
     return apply_changes(
         src.spark,
         src.bronze,
         src.silver,
-        keys=["id"],
+        keys=keys_override or ["id"],
         control_table=src.control,
         facts_table=src.facts,
         **extra,  # type: ignore[arg-type]
@@ -179,6 +182,7 @@ def test_a_crash_after_the_merge_is_finished_by_the_next_call(
 KILL_CHILD = """
 import sys
 from mssql_cdc.spark import local_session
+from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
 spark = local_session("silver-kill-child", warehouse=sys.argv[5])
 apply_changes(spark, sys.argv[1], sys.argv[2], keys=["id"], control_table=sys.argv[3],
@@ -300,3 +304,49 @@ def chunk_detail(snapshot: str, chunk: int, wave: int, *, last: bool = False) ->
         "hi": None,
         "last": last,
     }
+
+
+def test_bronze_columns_and_capture_instances_are_checked_and_new_columns_reach_silver(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    src = SourceTable(spark, str(tmp_path), ci="dbo_orders_v2")
+    with src.commit() as tx:
+        tx.insert({"id": 1, "name": "a", "qty": 1})
+    src.flush()
+    with pytest.raises(ValueError, match="key column 'nope' is not in bronze"):
+        apply(src, keys_override=["nope"])
+    with pytest.raises(ValueError, match=r"capture instance 'dbo_orders_v2'.*dbo_other"):
+        apply(src, capture_instance="dbo_other")
+    assert apply(src, capture_instance="DBO_ORDERS_V2")["applied_lsn"] is not None
+    assert spark.read.format("delta").load(src.silver).columns[-1] == "_commit_ts"
+    src.event(
+        "capture_instance_switched",
+        "0x00000000000000000001",
+        detail={"old": "dbo_orders", "new": "DBO_ORDERS_V2", "uncaptured": []},
+    )
+
+    row = src.bronze_rows()[0]
+    gained = spark.createDataFrame(
+        [(*[row[c] for c in src.spark.read.format("delta").load(src.bronze).columns], "late")],
+        src.spark.read.format("delta").load(src.bronze).schema.add("note", "string"),
+    ).withColumn("_start_lsn", F.lit("0x00000000000000000FFF"))
+    gained.write.format("delta").mode("append").option("mergeSchema", "true").save(src.bronze)
+    assert apply(src, capture_instance="dbo_orders")["bronze_found"] is True  # v2 follows it
+    silver = spark.read.format("delta").load(src.silver)
+    assert silver.columns[-1] == "note"
+    assert [r.asDict() for r in silver.select("id", "name", "note").collect()] == [
+        {"id": 1, "name": "a", "note": "late"}
+    ]
+
+    other = SourceTable(spark, str(tmp_path / "retyped"))
+    with other.commit() as tx:
+        tx.insert({"id": 1, "name": "a", "qty": 1})
+    other.flush()
+    builder = DeltaTable.createIfNotExists(spark).location(other.silver)
+    for name, sql_type in (("id", "INT"), ("name", "STRING"), ("qty", "STRING")):
+        builder = builder.addColumn(name, sql_type)
+    builder.addColumn("_start_lsn", "STRING").addColumn("_commit_ts", "TIMESTAMP_NTZ").property(
+        "mssql_cdc.kind", "silver"
+    ).execute()
+    with pytest.raises(SchemaChangedError, match="column qty is string in silver but int"):
+        apply(other)
