@@ -54,7 +54,7 @@ def _bronze(spark: object, path: str, changes: int, keys: int) -> None:
         (i % keys).alias("id"),
         F.concat(F.lit("name-"), i.cast("string")).alias("name"),
         (i % 1000).cast("int").alias("qty"),
-        (i // 100_000).alias("_batch_id"),
+        F.floor(i / 100_000).cast("bigint").alias("_batch_id"),
         F.lit(None).cast("string").alias("_snapshot"),
         F.lit(None).cast("int").alias("_chunk"),
     )

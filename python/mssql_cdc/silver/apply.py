@@ -122,9 +122,13 @@ def apply_changes(
         current.applied_lsn, current.snapshot_lsn, current.open_snapshot_lsn, current.snapshot_wave
     )
     step = _Step(spark, target, rows, shape, key_list, bronze)
-    newest = _newest_snapshot(rows, shape, facts, with_facts=facts_table is not None)
+    wholes, high = _survey(rows, shape)
+    newest = _newest_snapshot(wholes, facts, with_facts=facts_table is not None)
     rebuilt = newest is not None and (before.snapshot_lsn is None or newest > before.snapshot_lsn)
-    position = step.rebuild(newest) if newest is not None and rebuilt else step.incremental(before)
+    if newest is not None and rebuilt:
+        position = step.rebuild(newest, high)
+    else:
+        position = step.incremental(before, high)
     open_lsn = facts.open_chunked()
     if open_lsn is not None and (position.snapshot_lsn is None or open_lsn > position.snapshot_lsn):
         position = step.waves(open_lsn, facts, position)
@@ -159,22 +163,22 @@ class _Step:
         self.changes = rows.where(col("_operation") != 0)
         self.merged = False
 
-    def rebuild(self, snapshot: str) -> Position:
+    def rebuild(self, snapshot: str, high: str | None) -> Position:
+        """Rebuild from `snapshot`; `high` is bronze's highest change LSN."""
         op0 = self.rows.where((col("_operation") == 0) & (snapshot_of(self.shape) == snapshot))
         after = self.changes.where(col("_start_lsn") > snapshot)
-        high = _highest_lsn(after)
         images = latest_images(op0.unionByName(after), self.keys, self.shape, ref=self.bronze)
         merge_rebuild(self.spark, self.target, images, self.keys, self.names)
         self.merged = True
         return Position(max(snapshot, high or snapshot), snapshot, None, None)
 
-    def incremental(self, before: Position) -> Position:
+    def incremental(self, before: Position, high: str | None) -> Position:
+        """Apply the changes after `before`; `high` is bronze's highest change LSN."""
+        if high is None or (before.applied_lsn is not None and high <= before.applied_lsn):
+            return before
         pending = self.changes
         if before.applied_lsn is not None:
             pending = pending.where(col("_start_lsn") > before.applied_lsn)
-        high = _highest_lsn(pending)
-        if high is None:
-            return before
         images = latest_images(pending, self.keys, self.shape, ref=self.bronze)
         merge_newer(self.spark, self.target, images, self.keys, self.names)
         self.merged = True
@@ -220,30 +224,31 @@ def _with_optional_columns(rows: DataFrame, shape: BronzeShape) -> DataFrame:
     return rows
 
 
-def _highest_lsn(rows: DataFrame) -> str | None:
+def _survey(rows: DataFrame, shape: BronzeShape) -> tuple[list[str], str | None]:
+    """One pass over bronze: the LSNs of its whole snapshots, and its highest change LSN.
+
+    The highest change LSN is also the highest one a MERGE applies, whatever it starts after:
+    the changes it takes are all those above some LSN below it.
+    """
     from pyspark.sql import functions as F
 
-    row = rows.agg(F.max(col("_start_lsn")).alias("high")).first()
-    return None if row is None else row["high"]
+    whole = (col("_operation") == 0) & col("_chunk").isNull()
+    row = rows.agg(
+        F.collect_set(F.when(whole, snapshot_of(shape))).alias("wholes"),
+        F.max(F.when(col("_operation") != 0, col("_start_lsn"))).alias("high"),
+    ).first()
+    if row is None:
+        return [], None
+    return [str(v) for v in row["wholes"] or [] if v is not None], row["high"]
 
 
-def _newest_snapshot(
-    rows: DataFrame, shape: BronzeShape, facts: SnapshotFacts, *, with_facts: bool
-) -> str | None:
+def _newest_snapshot(wholes: list[str], facts: SnapshotFacts, *, with_facts: bool) -> str | None:
     """P: the newest completion row's LSN or the newest whole snapshot that counts, if any.
 
     With a facts table, a whole snapshot still covered by an open full open is the rows of a
     read in progress or of a failed recovery attempt, and does not count.
     """
-    whole = (
-        rows.where((col("_operation") == 0) & col("_chunk").isNull())
-        .select(snapshot_of(shape).alias("lsn"))
-        .distinct()
-        .collect()
-    )
-    candidates = [r["lsn"] for r in whole if r["lsn"] is not None]
-    if with_facts:
-        candidates = [lsn for lsn in candidates if facts.whole_snapshot_counts(lsn)]
+    candidates = [lsn for lsn in wholes if not with_facts or facts.whole_snapshot_counts(lsn)]
     completion = facts.newest_completion()
     if completion is not None:
         candidates.append(completion)
