@@ -7,7 +7,7 @@ target: an open at S is closed by a completion row of this bronze with `max_lsn 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,7 +16,7 @@ from mssql_cdc.silver._tables import check_kind, read_table, table_exists
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["ChunkRow", "OpenRow", "SnapshotFacts", "read_snapshot_facts"]
+__all__ = ["ChunkRow", "OpenRow", "SnapshotFacts", "facts_from_rows", "read_snapshot_facts"]
 
 _EVENTS = (
     "bootstrap",
@@ -91,17 +91,28 @@ def read_snapshot_facts(spark: SparkSession, facts_ref: str, bronze_ref: str) ->
     if "event" not in df.columns:
         return SnapshotFacts()
     detail = df["detail"] if "detail" in df.columns else None
+    from pyspark.sql import functions as F
+
     rows = (
         df.where((df["target"] == bronze_ref) & df["event"].isin(*_EVENTS))
-        .select("event", "min_lsn", "max_lsn", (detail if detail is not None else df["event"]))
+        .select("event", "min_lsn", "max_lsn", (detail if detail is not None else F.lit(None)))
         .collect()
     )
+    return facts_from_rows(tuple(r) for r in rows)
+
+
+def facts_from_rows(rows: Iterable[tuple[Any, ...]]) -> SnapshotFacts:
+    """Build the view from (event, min_lsn, max_lsn, detail JSON) tuples of one bronze.
+
+    A 'snapshot_open' without `detail.mode` is chunked (the pre-release shape, also
+    `mode = "resnapshot"`), as spec 20 section 4.5 says readers default it.
+    """
     completions: list[str] = []
     opens: list[OpenRow] = []
     chunks: list[ChunkRow] = []
     switches: list[tuple[str, str]] = []
     for event, min_lsn, max_lsn, raw in rows:
-        payload = _detail(raw) if detail is not None else {}
+        payload = _detail(raw)
         if event in ("bootstrap", "resnapshot") and max_lsn:
             completions.append(max_lsn)
         elif event == "snapshot_open" and min_lsn:
