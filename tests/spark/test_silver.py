@@ -293,6 +293,8 @@ def test_silver_applies_open_waves_and_holds_the_verdict_until_completion(
     assert result["rebuilt"] is True
     assert result["finalized_until"] == datetime(2026, 11, 1, 6)
     assert src.silver_rows() == rebuild_oracle(src.bronze_rows(), opened) == src.rows
+    with pytest.raises(ValueError, match=r"holds chunked snapshot rows.*pass facts_table"):
+        apply_changes(spark, src.bronze, src.silver, keys=["id"], control_table=src.control)
 
 
 def chunk_detail(snapshot: str, chunk: int, wave: int, *, last: bool = False) -> dict[str, object]:

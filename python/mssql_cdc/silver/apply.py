@@ -107,11 +107,8 @@ def apply_changes(
     rows = _with_optional_columns(rows, shape)
     if capture_instance is not None:
         check_capture_instance(rows, facts, capture_instance, bronze)
-    if (
-        facts_table is None
-        and shape.has_chunk
-        and not rows.where(col("_chunk").isNotNull()).isEmpty()
-    ):
+    wholes, high, chunked = _survey(rows, shape)
+    if facts_table is None and chunked:
         raise ConfigError(
             f"silver {target}: bronze {bronze} holds chunked snapshot rows, whose waves and "
             f"completion only the facts table records; pass facts_table"
@@ -122,7 +119,6 @@ def apply_changes(
         current.applied_lsn, current.snapshot_lsn, current.open_snapshot_lsn, current.snapshot_wave
     )
     step = _Step(spark, target, rows, shape, key_list, bronze)
-    wholes, high = _survey(rows, shape)
     newest = _newest_snapshot(wholes, facts, with_facts=facts_table is not None)
     rebuilt = newest is not None and (before.snapshot_lsn is None or newest > before.snapshot_lsn)
     if newest is not None and rebuilt:
@@ -224,8 +220,8 @@ def _with_optional_columns(rows: DataFrame, shape: BronzeShape) -> DataFrame:
     return rows
 
 
-def _survey(rows: DataFrame, shape: BronzeShape) -> tuple[list[str], str | None]:
-    """One pass over bronze: the LSNs of its whole snapshots, and its highest change LSN.
+def _survey(rows: DataFrame, shape: BronzeShape) -> tuple[list[str], str | None, bool]:
+    """One pass over bronze: its whole snapshots' LSNs, highest change LSN, and any chunk row.
 
     The highest change LSN is also the highest one a MERGE applies, whatever it starts after:
     the changes it takes are all those above some LSN below it.
@@ -236,10 +232,12 @@ def _survey(rows: DataFrame, shape: BronzeShape) -> tuple[list[str], str | None]
     row = rows.agg(
         F.collect_set(F.when(whole, snapshot_of(shape))).alias("wholes"),
         F.max(F.when(col("_operation") != 0, col("_start_lsn"))).alias("high"),
+        F.max(col("_chunk").isNotNull()).alias("chunked"),
     ).first()
     if row is None:
-        return [], None
-    return [str(v) for v in row["wholes"] or [] if v is not None], row["high"]
+        return [], None, False
+    wholes = [str(v) for v in row["wholes"] or [] if v is not None]
+    return wholes, row["high"], bool(row["chunked"])
 
 
 def _newest_snapshot(wholes: list[str], facts: SnapshotFacts, *, with_facts: bool) -> str | None:
