@@ -19,10 +19,13 @@ from mssql_cdc.errors import (
 )
 
 if TYPE_CHECKING:
+    from mssql_cdc.silver import ApplyResult, apply_changes
     from mssql_cdc.sink import delta_sink
 
 # Public name -> the module that defines it, imported when the name is first used.
 _LAZY = {
+    "ApplyResult": "mssql_cdc.silver",
+    "apply_changes": "mssql_cdc.silver",
     "delta_sink": "mssql_cdc.sink",
 }
 
@@ -50,10 +53,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ApplyResult",
     "ConfigError",
     "DataLossError",
     "MssqlCdcError",
     "SchemaChangedError",
+    "apply_changes",
     "delta_sink",
     "is_data_loss",
     "register",
