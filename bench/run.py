@@ -15,7 +15,13 @@ sys.path.insert(0, str(HERE))
 
 from report import Figure, write_report  # noqa: E402
 
-BENCHMARKS: list[str] = ["b1_source", "b2_emulator_read", "b3_preflight", "b6_silver"]
+BENCHMARKS: list[str] = [
+    "b1_source",
+    "b2_emulator_read",
+    "b3_preflight",
+    "b4_snapshot",
+    "b6_silver",
+]
 
 
 def main() -> int:
