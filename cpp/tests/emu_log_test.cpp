@@ -8,11 +8,12 @@
 namespace mssqlcdc::emu::test {
 namespace {
 
-// A cursor at a chosen position, through the stored form load() reads.
+// A cursor at a chosen position, through the stored form WriteState::load reads.
 LsnCursor cursor_at(Db& db, const Lsn& next, std::int64_t records) {
-  meta_set(db, "lsn_cursor", next.to_string());
-  meta_set(db, "lsn_records", std::to_string(records));
-  return LsnCursor::load(db);
+  WriteState s = WriteState::load(db);
+  s.cursor = LsnCursor::at(next, records);
+  s.store(db);
+  return WriteState::load(db).cursor;
 }
 
 TEST(EmuLog, TheFirstLsnIsTheDocumentedOne) {

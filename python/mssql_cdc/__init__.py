@@ -1,9 +1,14 @@
 """mssql-cdc: stream SQL Server Change Data Capture into Delta Lake on Spark.
 
-The public API is exactly `__all__`; everything else is internal.
+The public API is exactly `__all__`; everything else is internal. Names whose modules need
+Spark or Delta load on first use, so importing the package (as Spark's Python workers do for
+the data sources) loads neither the sink nor the recovery.
 """
 
-from typing import Any
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.errors import (
     ConfigError,
@@ -12,7 +17,17 @@ from mssql_cdc.errors import (
     SchemaChangedError,
     is_data_loss,
 )
-from mssql_cdc.sink import delta_sink
+
+if TYPE_CHECKING:
+    from mssql_cdc.silver import ApplyResult, apply_changes
+    from mssql_cdc.sink import delta_sink
+
+# Public name -> the module that defines it, imported when the name is first used.
+_LAZY = {
+    "ApplyResult": "mssql_cdc.silver",
+    "apply_changes": "mssql_cdc.silver",
+    "delta_sink": "mssql_cdc.sink",
+}
 
 
 def register(spark: Any) -> None:
@@ -28,11 +43,22 @@ def register(spark: Any) -> None:
     register_formats(spark)
 
 
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mssql_cdc' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
+    "ApplyResult",
     "ConfigError",
     "DataLossError",
     "MssqlCdcError",
     "SchemaChangedError",
+    "apply_changes",
     "delta_sink",
     "is_data_loss",
     "register",

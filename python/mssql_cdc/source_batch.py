@@ -72,11 +72,11 @@ def plan_batch(
     events: list[tuple[str, EventRecord]] = []
     kept: list[Piece] = []
     for piece in pieces(lsn.increment(start.lsn), end.lsn, table.instances):
-        m = planner.min_lsn(piece.capture_instance)
-        if not piece_is_purged(piece.from_lsn, m):
-            kept.append(piece)
+        found = planner.min_lsn(piece.capture_instance)
+        if found is None or not piece_is_purged(piece.from_lsn, found):
+            kept.append(piece)  # NULL min_lsn: not established, nothing purged yet
             continue
-        assert m is not None  # a purged piece has an established min_lsn
+        m = found
         if config.fail_on_data_loss:
             raise driver_loss_error(
                 piece.capture_instance,

@@ -259,3 +259,21 @@ def test_a_newer_instance_takes_over_at_its_start_and_every_change_arrives_once(
     assert [p.name for p in metrics.glob("event-*")] == [
         f"event-capture_instance_switched-dbo_orders_v2-{s}.json"
     ]
+
+
+def test_a_task_skip_is_a_possible_event_in_its_metrics_file(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path, metrics = tmp_path / "e.db", tmp_path / "metrics"
+    emu = orders(path)
+    lsns = [emu.commit([("insert", "dbo.orders", {"order_id": i})], at=at(i)) for i in range(3)]
+    emu.cleanup_mid_read("dbo_orders", lsns[2], after_rows=1)
+    rows = run(spark, path, tmp_path / "ckpt", failOnDataLoss="false", metricsPath=str(metrics))
+    assert sorted(r["order_id"] for b in rows for r in b) == [0, 2]  # 1 vanished mid-read
+    assert not list(metrics.glob("event-*"))
+    [file] = metrics.glob("range-*.json")
+    [event] = json.loads(file.read_text())["events"]
+    assert event["event"] == "data_skipped"
+    assert event["detail"]["certain"] is False
+    assert "cleanup" in event["detail"]["reason"]
+    assert event["lsn"] == lsns[2]

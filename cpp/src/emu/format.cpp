@@ -117,7 +117,7 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
     if (value != "UTC") {
       bad_setting(name, value, "'UTC' (server time zones other than UTC are not supported by this emulator version)");
     }
-    if (meta_get(db, "lsn_cursor").value_or("") != LsnCursor::initial().to_string()) {
+    if (WriteState::load(db).cursor.next() != LsnCursor::initial()) {
       throw Error(ErrorKind::InvalidArgument, "emulator setting time_zone can change only before the first LSN is allocated");
     }
   } else {
@@ -157,12 +157,10 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
     meta_set(db, "format_version", std::to_string(kFormatVersion));
     meta_set(db, "application_id", std::to_string(kApplicationId));
     meta_set(db, "library_version", "0.1.0");
-    meta_set(db, "lsn_cursor", LsnCursor::initial().to_string());
-    meta_set(db, "lsn_records", "0");
-    meta_set(db, "last_time", std::to_string(options.start_micros));
+    WriteState initial;
+    initial.last_time = options.start_micros;
+    initial.store(db);
     meta_set(db, "start_time", std::to_string(options.start_micros));
-    meta_set(db, "tran_id_counter", "0");
-    meta_set(db, "rowversion_counter", "0");
     meta_set(db, "next_object_id", "1000");
     const std::pair<const char*, std::string> defaults[] = {
         {"capture", options.capture}, {"maxtrans", "500"}, {"idle_interval_seconds", "null"},

@@ -14,22 +14,6 @@ Engine::Engine(const std::filesystem::path& path) : db_(open_file(path)) {}
 
 Engine::~Engine() = default;
 
-WriteState Engine::load_state() {
-  WriteState s;
-  s.cursor = LsnCursor::load(*db_);
-  s.last_time = meta_int(*db_, "last_time");
-  s.tran_counter = meta_int(*db_, "tran_id_counter");
-  s.rowversion = meta_int(*db_, "rowversion_counter");
-  return s;
-}
-
-void Engine::store_state(const WriteState& s) {
-  s.cursor.store(*db_);
-  meta_set(*db_, "last_time", std::to_string(s.last_time));
-  meta_set(*db_, "tran_id_counter", std::to_string(s.tran_counter));
-  meta_set(*db_, "rowversion_counter", std::to_string(s.rowversion));
-}
-
 bool Engine::manual() { return cached_setting("capture") == "manual"; }
 
 void Engine::sync_cache() {
@@ -76,7 +60,7 @@ void Engine::configure(const std::string& name, const std::string& value) {
 
 Micros Engine::last_time() {
   ReadTxn r(*db_);
-  return meta_int(*db_, "last_time");
+  return WriteState::load(*db_).last_time;
 }
 
 std::optional<Lsn> Engine::max_lsn() {
@@ -246,7 +230,7 @@ void Engine::rollback_all() { open_.clear(); }
 
 void Engine::add_hook(const std::string& kind, const std::string& read_kind, const std::string& payload) {
   Txn txn(*this);
-  const Micros now = meta_int(*db_, "last_time");
+  const Micros now = WriteState::load(*db_).last_time;
   db_->prepare("INSERT INTO emu_hooks (kind, read_kind, payload, registered_at) VALUES (?, ?, ?, ?)")
       .bind(1, std::string_view(kind)).bind(2, std::string_view(read_kind)).bind_blob(3, payload).bind(4, now).run();
   txn.commit();

@@ -7,7 +7,6 @@ bytes, ...), compared by the engine as SQL Server compares them.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -155,24 +154,17 @@ class EmulatorSnapshotReader:
         present = {c.name for c in self.table_columns(source_schema, source_table)}
         table = f"{source_schema}.{source_table}"
         names = [c.name for c in columns if c.name in present]
-        raws: list[Iterator[pa.RecordBatch]] = []
-        if lo is None and hi is not None and keys and not self._is_primary_key(table, keys):
-            raws.append(self._null_key_rows(table, names, keys[0]))
-        raws.append(
-            iter(
-                self.reader.read_table(
-                    table,
-                    lo,
-                    hi,
-                    columns=names,
-                    key_columns=list(keys) or None,
-                    batch_rows=batch_rows,
-                    batch_bytes=MAX_BATCH_BYTES,
-                )
-            )
+        raw_batches = self.reader.read_table(
+            table,
+            lo,
+            hi,
+            columns=names,
+            key_columns=list(keys) or None,
+            batch_rows=batch_rows,
+            batch_bytes=MAX_BATCH_BYTES,
         )
         first = True
-        for raw in itertools.chain.from_iterable(raws):
+        for raw in raw_batches:
             [batch] = to_schema([times_as_text(raw)], schema, {})  # absent columns read NULL
             if first and batch.num_rows > FIRST_BATCH_ROWS:
                 yield batch.slice(0, FIRST_BATCH_ROWS)
@@ -180,27 +172,6 @@ class EmulatorSnapshotReader:
             first = False
             if batch.num_rows:
                 yield batch
-
-    def _is_primary_key(self, table: str, keys: Sequence[str]) -> bool:
-        return [k.lower() for k in self.reader.table_info(table)["key_columns"]] == [
-            k.lower() for k in keys
-        ]
-
-    def _null_key_rows(
-        self, table: str, names: Sequence[str], key: str
-    ) -> Iterator[pa.RecordBatch]:
-        """Rows whose first key column is NULL, which sort first and belong to the first range.
-
-        Works around the emulator's read_table leaving them out of `[None, hi)` (it compares
-        `key < hi` as SQL does, where NULL is unknown); costs one scan of the table.
-        """
-        import pyarrow.compute as pc
-
-        wanted = [*names, key] if key not in names else list(names)
-        for batch in self.reader.read_table(table, None, None, columns=wanted):
-            nulls = batch.filter(pc.is_null(batch.column(key)))
-            if nulls.num_rows:
-                yield nulls.select(list(names))
 
     def close(self) -> None:
         self._reader = None

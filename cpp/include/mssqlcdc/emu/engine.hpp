@@ -35,15 +35,6 @@ struct Change {
   std::optional<Row> old_key;   // update of a key (or a heap's filter)
 };
 
-// Mutable counters of the database, loaded at the start of a write transaction and stored
-// before its commit, so several writer processes agree.
-struct WriteState {
-  LsnCursor cursor;
-  Micros last_time = 0;
-  std::int64_t tran_counter = 0;
-  std::int64_t rowversion = 0;
-};
-
 // Capture looks instances up through this, so an Engine can serve them from its cache.
 class InstanceSource {
  public:
@@ -129,8 +120,8 @@ class Engine : private InstanceSource {
     std::set<std::pair<std::int64_t, std::string>> keys;  // (table, encoded key) this one touched
   };
 
-  WriteState load_state();
-  void store_state(const WriteState& s);
+  WriteState load_state() { return WriteState::load(*db_); }
+  void store_state(const WriteState& s) { s.store(*db_); }
   // Applies `changes` to the source tables, filling rec.ops; seqvals come from `seqvals` when
   // given (an open Transaction's), else from the cursor. `keys` collects the keys touched.
   void apply(const std::vector<Change>& changes, WriteState& s, LogRecord& rec, const std::vector<Lsn>* seqvals,
