@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from mssql_cdc import tables
+from mssql_cdc import _clock, tables
 from mssql_cdc.delta_retry import retry_on_conflict
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.offsets import Offset
@@ -196,7 +196,7 @@ def _merge(
     end_lsn: str,
     end_commit_ts: datetime,
 ) -> None:
-    now = datetime.now(UTC).replace(tzinfo=None)
+    now = _clock.now().replace(tzinfo=None)
     source = spark.createDataFrame(
         [(name, candidate, end_lsn, end_commit_ts, now)],
         "table_name STRING, finalized_until TIMESTAMP_NTZ, end_lsn STRING, "

@@ -10,9 +10,10 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
+from mssql_cdc import _clock
 from mssql_cdc.silver._tables import Column, check_kind, create_table, delta_table, table_exists
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def write_silver(
     """
     from pyspark.sql import functions as F
 
-    now = datetime.now(UTC).replace(tzinfo=None)
+    now = _clock.now().replace(tzinfo=None)
     v = verdict or ControlRow()
     values = (
         table_name,
