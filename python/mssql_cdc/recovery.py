@@ -94,7 +94,7 @@ class Taken:
 
     offset: StreamOffset
     rows: int | None = None
-    started_at: str | None = None
+    started_at: datetime | None = None  # naive UTC
     duration_ms: int | None = None
     taken: bool = False
 

@@ -123,7 +123,7 @@ class World:
         if self.purge_during_read is not None:
             self.min_lsn = self.purge_during_read
         failpoint("snapshot.after_append")
-        return Taken(offset, rows=3, started_at="2026-10-01T00:00:00", duration_ms=1500, taken=True)
+        return Taken(offset, rows=3, started_at=datetime(2026, 10, 1), duration_ms=1500, taken=True)
 
     def open_chunked(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
