@@ -82,6 +82,13 @@ std::int64_t meta_int(Db& db, const std::string& key) {
   return std::stoll(*v);
 }
 
+std::int64_t catalog_version(Db& db) {
+  const auto v = meta_get(db, "catalog_version");
+  return v ? std::stoll(*v) : 0;
+}
+
+void bump_catalog(Db& db) { meta_set(db, "catalog_version", std::to_string(catalog_version(db) + 1)); }
+
 std::string get_setting(Db& db, const std::string& name) {
   const auto v = meta_get(db, "setting." + name);
   if (!v) throw Error(ErrorKind::InvalidArgument, "unknown emulator setting '" + name + "'");
@@ -110,7 +117,7 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
     if (value != "UTC") {
       bad_setting(name, value, "'UTC' (server time zones other than UTC are not supported by this emulator version)");
     }
-    if (meta_get(db, "lsn_cursor").value_or("") != LsnCursor::initial().to_string()) {
+    if (WriteState::load(db).cursor.next() != LsnCursor::initial()) {
       throw Error(ErrorKind::InvalidArgument, "emulator setting time_zone can change only before the first LSN is allocated");
     }
   } else {
@@ -120,6 +127,7 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
                                                 "command_id_column, time_zone");
   }
   meta_set(db, "setting." + name, value);
+  bump_catalog(db);
 }
 
 void create_file(const std::filesystem::path& path, const CreateOptions& options) {
@@ -149,12 +157,10 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
     meta_set(db, "format_version", std::to_string(kFormatVersion));
     meta_set(db, "application_id", std::to_string(kApplicationId));
     meta_set(db, "library_version", "0.1.0");
-    meta_set(db, "lsn_cursor", LsnCursor::initial().to_string());
-    meta_set(db, "lsn_records", "0");
-    meta_set(db, "last_time", std::to_string(options.start_micros));
+    WriteState initial;
+    initial.last_time = options.start_micros;
+    initial.store(db);
     meta_set(db, "start_time", std::to_string(options.start_micros));
-    meta_set(db, "tran_id_counter", "0");
-    meta_set(db, "rowversion_counter", "0");
     meta_set(db, "next_object_id", "1000");
     const std::pair<const char*, std::string> defaults[] = {
         {"capture", options.capture}, {"maxtrans", "500"}, {"idle_interval_seconds", "null"},

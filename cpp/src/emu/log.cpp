@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <sstream>
 
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/error.hpp"
@@ -102,16 +103,30 @@ class Reader {
 
 }  // namespace
 
-LsnCursor LsnCursor::load(Db& db) {
+LsnCursor LsnCursor::at(const Lsn& next, std::int64_t records_since_flush) {
   LsnCursor c;
-  c.next_ = Lsn::parse(meta_get(db, "lsn_cursor").value());
-  c.records_ = meta_int(db, "lsn_records");
+  c.next_ = next;
+  c.records_ = records_since_flush;
   return c;
 }
 
-void LsnCursor::store(Db& db) const {
-  meta_set(db, "lsn_cursor", next_.to_string());
-  meta_set(db, "lsn_records", std::to_string(records_));
+WriteState WriteState::load(Db& db) {
+  const auto text = meta_get(db, "write_state");
+  if (!text) throw Error(ErrorKind::Corrupt, db.path().string() + ": emulator metadata 'write_state' is missing");
+  std::istringstream in(*text);
+  std::string cursor;
+  std::int64_t records = 0;
+  WriteState s;
+  in >> cursor >> records >> s.last_time >> s.tran_counter >> s.rowversion;
+  if (in.fail()) throw Error(ErrorKind::Corrupt, db.path().string() + ": emulator metadata 'write_state' is not readable");
+  s.cursor = LsnCursor::at(Lsn::parse(cursor), records);
+  return s;
+}
+
+void WriteState::store(Db& db) const {
+  meta_set(db, "write_state", cursor.next().to_string() + " " + std::to_string(cursor.records()) + " " +
+                                  std::to_string(last_time) + " " + std::to_string(tran_counter) + " " +
+                                  std::to_string(rowversion));
 }
 
 Lsn LsnCursor::take() {

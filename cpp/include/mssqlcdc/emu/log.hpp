@@ -16,8 +16,9 @@ namespace mssqlcdc::emu {
 class LsnCursor {
  public:
   static Lsn initial() { return Lsn(0x27, 0x20, 1); }
-  static LsnCursor load(Db& db);  // from emu_meta, inside the caller's write transaction
-  void store(Db& db) const;
+  static LsnCursor at(const Lsn& next, std::int64_t records_since_flush);
+  [[nodiscard]] const Lsn& next() const { return next_; }
+  [[nodiscard]] std::int64_t records() const { return records_; }
 
   Lsn take();   // the next record's LSN
   void flush(); // after a commit or idle record: the next block, slot 1
@@ -25,6 +26,19 @@ class LsnCursor {
  private:
   Lsn next_ = initial();
   std::int64_t records_ = 0;  // records since the last flush
+};
+
+// Mutable counters of the database: the LSN cursor, last_time, the tran-id and rowversion
+// counters. One emu_meta row ("write_state"), loaded at the start of a write transaction and
+// stored before its commit, so several writer processes agree.
+struct WriteState {
+  LsnCursor cursor;
+  std::int64_t last_time = 0;  // UTC microseconds
+  std::int64_t tran_counter = 0;
+  std::int64_t rowversion = 0;
+
+  static WriteState load(Db& db);
+  void store(Db& db) const;
 };
 
 // A row image: (column_id, stored cell) for every column the row had when it was written.

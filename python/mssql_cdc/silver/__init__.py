@@ -1,0 +1,5 @@
+"""Silver: a current-state table kept from bronze by `apply_changes` (spec 20, section 8)."""
+
+from mssql_cdc.silver.apply import ApplyResult, apply_changes
+
+__all__ = ["ApplyResult", "apply_changes"]

@@ -1,0 +1,262 @@
+"""`apply_changes`: keep a current-state silver table from bronze (spec 20, section 8).
+
+Each call reads bronze's verdict, then the facts rows of this bronze, then pins bronze at one
+version; it rebuilds from a newer snapshot or applies the changes after its position, applies
+the waves of an open chunked snapshot, and only then records its position and verdict. A crash
+between the MERGE and the position repeats the MERGE, which the newer-image rule makes harmless.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
+
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.silver._control import ControlRow, Position, ensure_control, read_control
+from mssql_cdc.silver._control import write_silver as write_control
+from mssql_cdc.silver._tables import check_kind, read_table, table_exists, table_version
+from mssql_cdc.silver.checks import check_arguments, check_capture_instance, check_keys
+from mssql_cdc.silver.facts_view import SnapshotFacts, read_snapshot_facts
+from mssql_cdc.silver.images import BronzeShape, bronze_shape, col, latest_images, snapshot_of
+from mssql_cdc.silver.merge import ensure_silver, merge_newer, merge_rebuild
+from mssql_cdc.testing.failpoints import failpoint
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["ApplyResult", "apply_changes"]
+
+_log = logging.getLogger("mssql_cdc.silver")
+_warned_no_facts: set[str] = set()
+
+
+class ApplyResult(TypedDict):
+    """What one `apply_changes` call left behind."""
+
+    rebuilt: bool  # silver was rebuilt from a newer snapshot
+    applied_lsn: str | None  # highest bronze LSN applied (a snapshot's, after a rebuild)
+    finalized_until: datetime | None  # silver's completeness verdict (naive UTC)
+    bronze_found: bool  # False when bronze does not exist yet: nothing was done
+
+
+def apply_changes(
+    spark: SparkSession,
+    bronze: str,
+    target: str,
+    *,
+    keys: Sequence[str],
+    control_table: str,
+    facts_table: str | None = None,
+    capture_instance: str | None = None,
+) -> ApplyResult:
+    """Bring the silver table `target` up to date with `bronze`: one row per key, latest image.
+
+    Silver is rebuilt from the newest snapshot when there is a newer one than it was last built
+    from (keys deleted in a loss gap disappear); otherwise the changes after its position are
+    applied. Its position and verdict live in `control_table`, under the row named `target`.
+    One call per silver table at a time.
+
+    Args:
+        spark: the session.
+        bronze: bronze table name or path, as passed to `to_delta`.
+        target: the silver table name or path; created on the first apply.
+        keys: the columns that identify a row (matched null-safely).
+        control_table: where bronze's verdict is read and silver's position and verdict go.
+        facts_table: the stream's facts table. Without it the verdict never advances and an
+            emptied table's re-snapshot (which exists only as an event row) is not seen.
+        capture_instance: when given, every bronze row must come from this instance or one
+            recorded as following it.
+
+    Returns:
+        An `ApplyResult`; `bronze_found` is False (and nothing was created) when bronze is
+        missing.
+
+    Raises:
+        ValueError: a bad argument, a key column bronze lacks, a row of another capture
+            instance, or chunk rows in bronze without a facts table.
+        SchemaChangedError: a column's type differs between bronze and silver.
+    """
+    key_list = check_arguments(bronze, target, keys, control_table, facts_table, capture_instance)
+    if facts_table is None and target not in _warned_no_facts:
+        _warned_no_facts.add(target)
+        _log.warning(
+            "silver %s: apply_changes without facts_table never advances the verdict and cannot "
+            "see an emptied table's re-snapshot; pass the stream's facts_table",
+            target,
+        )
+    if not table_exists(spark, bronze):
+        _log.warning("silver %s: bronze %s does not exist yet; nothing applied", target, bronze)
+        (row,) = read_control(spark, control_table, target)
+        return ApplyResult(
+            rebuilt=False,
+            applied_lsn=row.applied_lsn,
+            finalized_until=row.finalized_until,
+            bronze_found=False,
+        )
+    check_kind(spark, bronze, "bronze", "bronze")
+    # The verdict and the events are read before bronze is pinned, so the pinned version holds
+    # every row they point to (bronze commits rows before the verdict and the events).
+    bronze_verdict, current = read_control(spark, control_table, bronze, target)
+    facts = read_snapshot_facts(spark, facts_table, bronze) if facts_table else SnapshotFacts()
+    rows = read_table(spark, bronze, table_version(spark, bronze))
+    shape = bronze_shape(rows, bronze)
+    check_keys(key_list, shape, bronze)
+    rows = _with_optional_columns(rows, shape)
+    if capture_instance is not None:
+        check_capture_instance(rows, facts, capture_instance, bronze)
+    wholes, high, chunked = _survey(rows, shape)
+    if facts_table is None and chunked:
+        raise ConfigError(
+            f"silver {target}: bronze {bronze} holds chunked snapshot rows, whose waves and "
+            f"completion only the facts table records; pass facts_table"
+        )
+    ensure_control(spark, control_table)
+    ensure_silver(spark, target, shape)
+    before = Position(
+        current.applied_lsn, current.snapshot_lsn, current.open_snapshot_lsn, current.snapshot_wave
+    )
+    step = _Step(spark, target, rows, shape, key_list, bronze)
+    newest = _newest_snapshot(wholes, facts, with_facts=facts_table is not None)
+    rebuilt = newest is not None and (before.snapshot_lsn is None or newest > before.snapshot_lsn)
+    if newest is not None and rebuilt:
+        position = step.rebuild(newest, high)
+    else:
+        position = step.incremental(before, high)
+    open_lsn = facts.open_chunked()
+    if open_lsn is not None and (position.snapshot_lsn is None or open_lsn > position.snapshot_lsn):
+        position = step.waves(open_lsn, facts, position)
+    if step.merged:
+        failpoint("silver.after_merge")
+    verdict = _verdict(bronze_verdict, current) if facts_table and open_lsn is None else None
+    if position != before or verdict is not None:
+        write_control(spark, control_table, target, position, verdict)
+    return ApplyResult(
+        rebuilt=rebuilt,
+        applied_lsn=position.applied_lsn,
+        finalized_until=verdict.finalized_until if verdict else current.finalized_until,
+        bronze_found=True,
+    )
+
+
+class _Step:
+    """The MERGEs of one call, over bronze pinned at one version."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        target: str,
+        rows: DataFrame,
+        shape: BronzeShape,
+        keys: list[str],
+        bronze: str,
+    ) -> None:
+        self.spark, self.target, self.rows, self.shape = spark, target, rows, shape
+        self.keys, self.bronze = keys, bronze
+        self.names = [*shape.captured_names, "_start_lsn", "_commit_ts"]
+        self.changes = rows.where(col("_operation") != 0)
+        self.merged = False
+
+    def rebuild(self, snapshot: str, high: str | None) -> Position:
+        """Rebuild from `snapshot`; `high` is bronze's highest change LSN."""
+        op0 = self.rows.where((col("_operation") == 0) & (snapshot_of(self.shape) == snapshot))
+        after = self.changes.where(col("_start_lsn") > snapshot)
+        images = latest_images(op0.unionByName(after), self.keys, self.shape, ref=self.bronze)
+        merge_rebuild(self.spark, self.target, images, self.keys, self.names)
+        self.merged = True
+        return Position(max(snapshot, high or snapshot), snapshot, None, None)
+
+    def incremental(self, before: Position, high: str | None) -> Position:
+        """Apply the changes after `before`; `high` is bronze's highest change LSN."""
+        if high is None or (before.applied_lsn is not None and high <= before.applied_lsn):
+            return before
+        pending = self.changes
+        if before.applied_lsn is not None:
+            pending = pending.where(col("_start_lsn") > before.applied_lsn)
+        images = latest_images(pending, self.keys, self.shape, ref=self.bronze)
+        merge_newer(self.spark, self.target, images, self.keys, self.names)
+        self.merged = True
+        applied = high if before.applied_lsn is None else max(high, before.applied_lsn)
+        return replace(before, applied_lsn=applied)
+
+    def waves(self, snapshot: str, facts: SnapshotFacts, position: Position) -> Position:
+        """Apply the recorded waves of the open chunked snapshot not applied yet, in one MERGE.
+
+        A chunk row is ranked with every later change of its key, so a key deleted after the
+        chunk's stamp stays deleted; the newer-image rule keeps silver's newer rows.
+        """
+        from pyspark.sql import functions as F
+
+        done = position.snapshot_wave if position.open_snapshot_lsn == snapshot else None
+        waves = {w: c for w, c in facts.waves(snapshot).items() if done is None or w > done}
+        if not waves:
+            return replace(position, open_snapshot_lsn=snapshot, snapshot_wave=done)
+        chunks = sorted({c for numbers in waves.values() for c in numbers})
+        chunk_rows = self.rows.where(
+            (col("_operation") == 0) & (col("_snapshot") == snapshot) & col("_chunk").isin(chunks)
+        )
+        chunk_keys = chunk_rows.select(*[col(k).alias(f"__k{i}") for i, k in enumerate(self.keys)])
+        on = [col(k).eqNullSafe(F.col(f"__k{i}")) for i, k in enumerate(self.keys)]
+        later = self.changes.where(col("_start_lsn") >= snapshot).join(
+            chunk_keys.distinct(), on=on, how="left_semi"
+        )
+        source = chunk_rows.unionByName(later)
+        images = latest_images(source, self.keys, self.shape, ref=self.bronze)
+        merge_newer(self.spark, self.target, images, self.keys, self.names)
+        self.merged = True
+        return replace(position, open_snapshot_lsn=snapshot, snapshot_wave=max(waves))
+
+
+def _with_optional_columns(rows: DataFrame, shape: BronzeShape) -> DataFrame:
+    """Give a bronze of an older shape the NULL columns a newer one has."""
+    from pyspark.sql import functions as F
+
+    if not shape.has_snapshot:
+        rows = rows.withColumn("_snapshot", F.lit(None).cast("string"))
+    if not shape.has_chunk:
+        rows = rows.withColumn("_chunk", F.lit(None).cast("int"))
+    return rows
+
+
+def _survey(rows: DataFrame, shape: BronzeShape) -> tuple[list[str], str | None, bool]:
+    """One pass over bronze: its whole snapshots' LSNs, highest change LSN, and any chunk row.
+
+    The highest change LSN is also the highest one a MERGE applies, whatever it starts after:
+    the changes it takes are all those above some LSN below it.
+    """
+    from pyspark.sql import functions as F
+
+    whole = (col("_operation") == 0) & col("_chunk").isNull()
+    row = rows.agg(
+        F.collect_set(F.when(whole, snapshot_of(shape))).alias("wholes"),
+        F.max(F.when(col("_operation") != 0, col("_start_lsn"))).alias("high"),
+        F.max(col("_chunk").isNotNull()).alias("chunked"),
+    ).first()
+    if row is None:
+        return [], None, False
+    wholes = [str(v) for v in row["wholes"] or [] if v is not None]
+    return wholes, row["high"], bool(row["chunked"])
+
+
+def _newest_snapshot(wholes: list[str], facts: SnapshotFacts, *, with_facts: bool) -> str | None:
+    """P: the newest completion row's LSN or the newest whole snapshot that counts, if any.
+
+    With a facts table, a whole snapshot still covered by an open full open is the rows of a
+    read in progress or of a failed recovery attempt, and does not count.
+    """
+    candidates = [lsn for lsn in wholes if not with_facts or facts.whole_snapshot_counts(lsn)]
+    completion = facts.newest_completion()
+    if completion is not None:
+        candidates.append(completion)
+    return max(candidates, default=None)
+
+
+def _verdict(bronze: ControlRow, silver: ControlRow) -> ControlRow | None:
+    """Bronze's verdict when it moves silver's forward (never back), else None."""
+    if bronze.finalized_until is None:
+        return None
+    if silver.finalized_until is not None and bronze.finalized_until <= silver.finalized_until:
+        return None
+    return bronze

@@ -1,0 +1,116 @@
+"""Argument checks of `apply_changes` (spec 20, sections 1 and 8): each names what is wrong."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.silver.facts_view import SnapshotFacts
+from mssql_cdc.silver.images import LIBRARY_COLUMNS, BronzeShape, col
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["check_arguments", "check_capture_instance", "check_keys"]
+
+
+def check_arguments(
+    bronze: object,
+    target: object,
+    keys: object,
+    control_table: object,
+    facts_table: object,
+    capture_instance: object,
+) -> list[str]:
+    """Check every argument that needs no table; return the keys as a list.
+
+    Raises:
+        ConfigError: the first bad argument, named.
+    """
+    tables = {"bronze": bronze, "target": target, "control_table": control_table}
+    if facts_table is not None:
+        tables["facts_table"] = facts_table
+    for name, value in tables.items():
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(
+                f"apply_changes: {name}={value!r} must be a non-empty table name or path"
+            )
+    names = list(tables)
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            if tables[first] == tables[second]:
+                raise ConfigError(
+                    f"apply_changes: {first} and {second} are the same table {tables[first]!r}; "
+                    f"each argument needs its own table"
+                )
+    if capture_instance is not None and (
+        not isinstance(capture_instance, str) or not capture_instance.strip()
+    ):
+        raise ConfigError(
+            f"apply_changes: capture_instance={capture_instance!r} must be a non-empty string "
+            f"or None"
+        )
+    if isinstance(keys, str) or not isinstance(keys, Sequence) or not keys:
+        raise ConfigError(
+            f"apply_changes: keys={keys!r} must be a non-empty list of column names, "
+            f"e.g. keys=['id']"
+        )
+    key_list = list(keys)
+    for key in key_list:
+        if not isinstance(key, str) or not key:
+            raise ConfigError(f"apply_changes: key {key!r} must be a non-empty column name")
+    duplicates = sorted({k for k in key_list if key_list.count(k) > 1})
+    if duplicates:
+        raise ConfigError(
+            f"apply_changes: key column {duplicates[0]!r} is listed twice in keys={key_list!r}; "
+            f"list each column once"
+        )
+    return key_list
+
+
+def check_keys(keys: Sequence[str], shape: BronzeShape, bronze: str) -> None:
+    """Every key must be a captured column of bronze.
+
+    Raises:
+        ConfigError: names the first key bronze lacks, and the columns it has.
+    """
+    captured = shape.captured_names
+    for key in keys:
+        if key in LIBRARY_COLUMNS:
+            raise ConfigError(
+                f"apply_changes: key {key!r} is a column mssql_cdc adds to bronze, not a column "
+                f"of the source table; use the source table's key columns"
+            )
+        if key not in captured:
+            raise ConfigError(
+                f"apply_changes: key column {key!r} is not in bronze {bronze} (its captured "
+                f"columns: {', '.join(captured)}); pass keys that bronze holds"
+            )
+
+
+def check_capture_instance(
+    rows: DataFrame, facts: SnapshotFacts, capture_instance: str, bronze: str
+) -> None:
+    """Every row must come from `capture_instance` or one recorded as following it.
+
+    Raises:
+        ConfigError: a row of another capture instance (one bronze per source table).
+    """
+    allowed = {capture_instance.lower()}
+    grown = True
+    while grown:
+        grown = False
+        for old, new in facts.switches:
+            if old.lower() in allowed and new.lower() not in allowed:
+                allowed.add(new.lower())
+                grown = True
+    found = [r[0] for r in rows.select(col("_capture_instance")).distinct().collect()]
+    for instance in sorted(found, key=lambda v: (v is None, v or "")):
+        if instance is None or instance.lower() not in allowed:
+            raise ConfigError(
+                f"apply_changes: bronze {bronze} holds rows of capture instance {instance!r}, "
+                f"but capture_instance={capture_instance!r} (instances allowed: "
+                f"{', '.join(sorted(allowed))}); one bronze holds one source table, so pass "
+                f"that table's bronze or its capture instance"
+            )

@@ -1,0 +1,136 @@
+"""Bronze rows as silver sees them, and the latest image per key (spec 20, sections 3.1 and 8).
+
+Apply order is (_start_lsn, _command_id, _seqval, _operation), NULLs first; the last row of a
+key wins. Operation 1 deletes the key, 0/2/4 upsert it, and 3 (an update's before-image) deletes
+its own key: the same update's 4 sorts after it, so 3 wins only when the update moved the row.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.silver._tables import quote
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructField
+
+__all__ = [
+    "DELETE_FLAG",
+    "LIBRARY_COLUMNS",
+    "BronzeShape",
+    "bronze_shape",
+    "col",
+    "latest_images",
+    "snapshot_of",
+]
+
+LIBRARY_COLUMNS = frozenset(
+    {
+        "_capture_instance",
+        "_start_lsn",
+        "_seqval",
+        "_operation",
+        "_command_id",
+        "_commit_ts",
+        "_batch_id",
+        "_snapshot",
+        "_chunk",
+    }
+)
+DELETE_FLAG = "__mssql_cdc_delete"
+_REQUIRED = ("_start_lsn", "_seqval", "_operation", "_commit_ts")
+_log = logging.getLogger("mssql_cdc.silver")
+
+
+def col(name: str) -> Column:
+    """A column by its exact name, whatever characters it holds."""
+    from pyspark.sql import functions as F
+
+    return F.col(quote(name))
+
+
+@dataclass(frozen=True, slots=True)
+class BronzeShape:
+    """The columns of one bronze: its captured columns and which library columns it has."""
+
+    captured: tuple[StructField, ...]
+    commit_ts: StructField
+    has_command_id: bool
+    has_snapshot: bool
+    has_chunk: bool
+
+    @property
+    def captured_names(self) -> list[str]:
+        return [f.name for f in self.captured]
+
+
+def bronze_shape(bronze: DataFrame, ref: str) -> BronzeShape:
+    """Classify bronze's columns.
+
+    Raises:
+        ConfigError: a library column every bronze has is missing (not a bronze table).
+    """
+    names = set(bronze.columns)
+    missing = [c for c in _REQUIRED if c not in names]
+    if missing:
+        raise ConfigError(
+            f"bronze {ref}: column {missing[0]} is missing, so this is not a bronze table written "
+            f"by mssql_cdc; pass the bronze table of the source table"
+        )
+    fields = bronze.schema.fields
+    return BronzeShape(
+        captured=tuple(f for f in fields if f.name not in LIBRARY_COLUMNS),
+        commit_ts=next(f for f in fields if f.name == "_commit_ts"),
+        has_command_id="_command_id" in names,
+        has_snapshot="_snapshot" in names,
+        has_chunk="_chunk" in names,
+    )
+
+
+def snapshot_of(shape: BronzeShape) -> Column:
+    """The snapshot LSN of an _operation = 0 row: coalesce(_snapshot, _start_lsn)."""
+    from pyspark.sql import functions as F
+
+    if not shape.has_snapshot:
+        return col("_start_lsn")
+    return F.coalesce(col("_snapshot"), col("_start_lsn"))
+
+
+def latest_images(
+    rows: DataFrame, keys: Sequence[str], shape: BronzeShape, *, ref: str
+) -> DataFrame:
+    """One row per key (matched null-safely): the last row in apply order, as a silver image.
+
+    The result holds the captured columns, _start_lsn, _commit_ts and DELETE_FLAG (true when
+    the winning row removes the key).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = [col("_start_lsn").desc_nulls_last()]
+    if shape.has_command_id:
+        order.append(col("_command_id").desc_nulls_last())
+    else:
+        _log.warning(
+            "bronze %s has no _command_id column (the stream ran with includeCommandId=false): "
+            "rows of one commit are ordered by _seqval and _operation only",
+            ref,
+        )
+    order += [col("_seqval").desc_nulls_last(), col("_operation").desc_nulls_last()]
+    rank = "__mssql_cdc_rank"
+    window = Window.partitionBy(*[col(k) for k in keys]).orderBy(*order)
+    return (
+        rows.withColumn(rank, F.row_number().over(window))
+        .where(F.col(rank) == 1)
+        .select(
+            *[col(n) for n in shape.captured_names],
+            col("_start_lsn"),
+            col("_commit_ts"),
+            col("_operation").isin(1, 3).alias(DELETE_FLAG),
+        )
+    )

@@ -1,0 +1,63 @@
+"""The driver-side probe of snapshots over the emulator: stamp, observation, key extents and
+chunk plans, checked against the emulator's own rows and LSNs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mssql_cdc.chunk_plan import int_chunks, key_extent, keyset_chunks
+from mssql_cdc.config import SourceConfig
+from mssql_cdc.emulator import Emulator
+from mssql_cdc.source_probe import open_probe, stamp
+
+
+def _source(tmp_path: Path, key_type: str) -> tuple[Emulator, SourceConfig]:
+    path = tmp_path / "e.db"
+    emu = Emulator.create(path)
+    emu.create_table("dbo.t", {"k": key_type, "v": "int"}, primary_key="k")
+    emu.enable_cdc("dbo.t")
+    config = SourceConfig.from_options(
+        {"captureInstance": "dbo_t", "backend": "emulator", "emulatorPath": str(path)}
+    )
+    return emu, config
+
+
+def test_the_stamp_is_max_lsn_with_its_commit_time(tmp_path: Path) -> None:
+    emu, config = _source(tmp_path, "int")
+    last = emu.commit([("insert", "dbo.t", {"k": 1, "v": 1})], at="2026-09-28T14:00:01.250")
+    probe = open_probe(config)
+    at = stamp(probe)
+    assert at.lsn == last == emu.max_lsn()
+    assert at.commit_ts == "2026-09-28T14:00:01.250"
+    [instance] = probe.observe().instances
+    assert (instance.name, instance.min_lsn) == ("dbo_t", emu.min_lsn("dbo_t"))
+
+
+def test_an_integer_key_has_an_int_extent_and_chunks_covering_every_row(tmp_path: Path) -> None:
+    emu, config = _source(tmp_path, "bigint")
+    keys = [3, 10, 11, 12, 50, 51, 52, 53, 900]
+    emu.commit([("insert", "dbo.t", {"k": k, "v": 0}) for k in keys])
+    probe = open_probe(config)
+    names, extent = key_extent(probe)
+    assert names == ["k"]
+    assert extent == {"kind": "int", "lo": 3, "hi": 900, "rows": len(keys)}
+    chunks = int_chunks(probe, "k", extent, 3, "bigint")
+    assert chunks[0][0] is None
+    assert chunks[-1][1] == 901
+    for lo, hi in chunks:
+        inside = [k for k in keys if (lo is None or lo <= k) and k < hi]
+        assert len(inside) <= 3
+    assert sum(
+        len([k for k in keys if (lo is None or lo <= k) and k < hi]) for lo, hi in chunks
+    ) == len(keys)
+
+
+def test_a_text_key_is_cut_by_keyset_bounds_up_to_its_maximum(tmp_path: Path) -> None:
+    emu, config = _source(tmp_path, "nvarchar(10)")
+    keys = ["a", "b", "c", "d", "e"]
+    emu.commit([("insert", "dbo.t", {"k": k, "v": 0}) for k in keys])
+    probe = open_probe(config)
+    names, extent = key_extent(probe)
+    assert extent == {"kind": "keyset", "max": "e"}
+    assert keyset_chunks(probe, names, "c", 2) == [[None, "c"], ["c", "d"]]
+    assert keyset_chunks(probe, names, "e", 2) == [[None, "c"], ["c", "e"], ["e", None]]
