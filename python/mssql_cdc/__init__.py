@@ -19,12 +19,21 @@ from mssql_cdc.errors import (
 )
 
 if TYPE_CHECKING:
+    from mssql_cdc.backfill import BackfillStatus
+    from mssql_cdc.offsets import Offset
+    from mssql_cdc.recovery_plan import RecoveryPlan
     from mssql_cdc.silver import ApplyResult, apply_changes
     from mssql_cdc.sink import delta_sink
+    from mssql_cdc.stream import CdcStream, stream
 
 # Public name -> the module that defines it, imported when the name is first used.
 _LAZY = {
     "ApplyResult": "mssql_cdc.silver",
+    "BackfillStatus": "mssql_cdc.backfill",
+    "CdcStream": "mssql_cdc.stream",
+    "Offset": "mssql_cdc.offsets",
+    "RecoveryPlan": "mssql_cdc.recovery_plan",
+    "stream": "mssql_cdc.stream",
     "apply_changes": "mssql_cdc.silver",
     "delta_sink": "mssql_cdc.sink",
 }
@@ -47,21 +56,30 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'mssql_cdc' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    loaded = importlib.import_module(module)
+    # Importing `mssql_cdc.stream` binds the package attribute `stream` to the module; the
+    # public name is the function, so every lazy name of that module is bound here at once.
+    for lazy_name, lazy_module in _LAZY.items():
+        if lazy_module == module:
+            globals()[lazy_name] = getattr(loaded, lazy_name)
+    return globals()[name]
 
 
 __all__ = [
     "ApplyResult",
+    "BackfillStatus",
+    "CdcStream",
     "ConfigError",
     "DataLossError",
     "MssqlCdcError",
+    "Offset",
+    "RecoveryPlan",
     "SchemaChangedError",
     "apply_changes",
     "delta_sink",
     "is_data_loss",
     "register",
+    "stream",
 ]
 
 __version__ = "0.1.0"

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mssql_cdc.cli import emulator, status
+from mssql_cdc.cli import emulator, plan, status
 
 __all__ = ["main"]
 
@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     status.add_parser(verbs)
+    plan.add_parser(verbs)
     emulator.register(verbs)
     return parser
 

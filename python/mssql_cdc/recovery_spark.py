@@ -1,0 +1,121 @@
+"""The recovery's reads and writes on Spark: the facts family, the target, the snapshot steps.
+
+`SparkRecoveryReads` and `SparkRecoveryWrites` implement the Protocols of `mssql_cdc.recovery`
+over the facts family queries (`recovery_facts`) and the snapshot modules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mssql_cdc.config import SourceConfig
+from mssql_cdc.offsets import StreamOffset
+from mssql_cdc.recovery import BatchSample, FamilyRows, Taken
+from mssql_cdc.recovery_facts import FactsFamily
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SparkRecoveryReads", "SparkRecoveryWrites"]
+
+
+class SparkRecoveryReads:
+    """RecoveryReads over the facts table and the bronze target."""
+
+    def __init__(
+        self, spark: SparkSession, config: SourceConfig, target: str, app_id: str, facts: str
+    ) -> None:
+        self._spark, self._config = spark, config
+        self._target, self._app_id, self._facts = target, app_id, facts
+        self._family = FactsFamily(spark, facts, app_id)
+
+    def family(self) -> FamilyRows:
+        return self._family.snapshot_rows()
+
+    def live_batches(self, sink_id: str) -> bool:
+        return self._family.has_batches(sink_id)
+
+    def newest_snapshots(self) -> tuple[StreamOffset | None, StreamOffset | None]:
+        from mssql_cdc import snapshot
+
+        whole = snapshot.newest_whole_snapshot(self._spark, self._config, self._target)
+        known = snapshot.newest_known_snapshot(
+            self._spark,
+            self._config,
+            self._target,
+            app_id=self._app_id,
+            facts_table=self._facts or None,
+        )
+        return whole, known
+
+    def batch_samples(self) -> tuple[BatchSample, ...]:
+        return self._family.batch_samples()
+
+
+class SparkRecoveryWrites:
+    """RecoveryWrites through the snapshot, chunked and facts modules."""
+
+    def __init__(
+        self, spark: SparkSession, config: SourceConfig, target: str, app_id: str, facts: str
+    ) -> None:
+        self._spark, self._config = spark, config
+        self._target, self._app_id, self._facts = target, app_id, facts
+
+    def take_full(self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None) -> Taken:
+        from mssql_cdc import snapshot
+
+        result = snapshot.take_full(
+            self._spark,
+            self._config,
+            self._target,
+            kind="resnapshot",
+            generation=generation,
+            new=True,
+            app_id=self._app_id,
+            facts_table=self._facts,
+            lost_from_ts=lost_from_ts,
+            lost_to_ts=lost_to_ts,
+        )
+        return Taken(
+            result.offset, result.rows, result.started_at, result.duration_ms, result.taken
+        )
+
+    def open_chunked(
+        self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> StreamOffset:
+        from mssql_cdc import chunked
+
+        return chunked.open_chunked(
+            self._spark,
+            self._config,
+            self._target,
+            kind="resnapshot",
+            generation=generation,
+            app_id=self._app_id,
+            facts_table=self._facts,
+            lost_from_ts=lost_from_ts,
+            lost_to_ts=lost_to_ts,
+        )
+
+    def write_event(
+        self, generation: int, snapshot: Taken, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> None:
+        from mssql_cdc import snapshot as snapshots
+
+        snapshots.write_completion(
+            self._spark,
+            self._facts,
+            app_id=self._app_id,
+            generation=generation,
+            kind="resnapshot",
+            target=self._target,
+            snapshot=snapshots.SnapshotResult(
+                offset=snapshot.offset,
+                rows=snapshot.rows,
+                started_at=snapshot.started_at,
+                duration_ms=snapshot.duration_ms,
+                taken=snapshot.taken,
+            ),
+            lost_from_ts=lost_from_ts,
+            lost_to_ts=lost_to_ts,
+        )

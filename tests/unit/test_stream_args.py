@@ -1,0 +1,122 @@
+"""to_delta's validation (spec 30 section 5.1): every defect a ConfigError before any I/O."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mssql_cdc.config import SourceConfig
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.stream_args import check_to_delta, given_option, reader_options
+
+
+@pytest.fixture
+def options(tmp_path: Path) -> dict[str, object]:
+    db = tmp_path / "e.db"
+    db.write_bytes(b"")  # the config only checks that the file exists
+    return {"backend": "emulator", "emulatorPath": str(db), "captureInstance": "dbo_orders"}
+
+
+def check(options: Mapping[str, object], tmp_path: Path, **kw: Any) -> Any:
+    args: dict[str, Any] = {
+        "target": "bronze.orders",
+        "app_id": "orders-v1",
+        "checkpoint": str(tmp_path / "ckpt"),
+        "facts_table": "ops.facts",
+        "bootstrap": False,
+        "on_data_loss": "resnapshot",
+        "interval_days": 7.0,
+        "mode": "full",
+    }
+    args.update(kw)
+    return check_to_delta(SourceConfig.from_options(options), options, **args)
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"on_data_loss": "skip"}, "on_data_loss='skip'"),
+        ({"mode": "fast"}, "snapshot='fast'"),
+        ({"interval_days": -1}, "resnapshot_interval_days=-1"),
+        ({"interval_days": math.inf}, "resnapshot_interval_days=inf"),
+        ({"interval_days": math.nan}, "resnapshot_interval_days=nan"),
+        ({"interval_days": True}, "resnapshot_interval_days=True"),
+        ({"interval_days": "7"}, "resnapshot_interval_days='7'"),
+        ({"mode": "chunked", "facts_table": None, "on_data_loss": "fail"}, "needs a facts_table"),
+        ({"facts_table": None}, "on_data_loss='resnapshot' needs a facts_table"),
+        ({"checkpoint": "dbfs:/ckpt/orders"}, "must be a local path or a Volume"),
+        ({"checkpoint": "abfss://c@a.dfs.core.windows.net/x"}, "must be a local path or a Volume"),
+        ({"checkpoint": "file:/tmp/x"}, "must be a local path or a Volume"),
+        ({"checkpoint": "/dbfs/ckpt/orders"}, "must be a local path or a Volume"),
+        ({"checkpoint": "/dbfs"}, "must be a local path or a Volume"),
+        ({"app_id": "a#b"}, "contains '#'"),
+        ({"target": ""}, "target=''"),
+        ({"facts_table": "bronze.orders"}, "the same table"),
+        ({"trigger": "availableNow"}, "trigger='availableNow'"),
+    ],
+)
+def test_every_invalid_argument_is_a_config_error_naming_it(
+    options: dict[str, object], tmp_path: Path, kw: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        check(options, tmp_path, **kw)
+    assert message in str(info.value)
+    assert isinstance(info.value, ValueError)
+    assert not (tmp_path / "ckpt").exists()
+
+
+@pytest.mark.parametrize("value", ["earliest", "latest", "0x0000002A000000100001"])
+def test_bootstrap_with_any_starting_lsn_is_refused(
+    options: dict[str, object], tmp_path: Path, value: str
+) -> None:
+    options["STARTINGLSN"] = value
+    with pytest.raises(ConfigError, match="bootstrap=True and startingLsn: use one or the other"):
+        check(options, tmp_path, bootstrap=True)
+
+
+def test_resnapshot_needs_fail_on_data_loss_true(
+    options: dict[str, object], tmp_path: Path
+) -> None:
+    options["failOnDataLoss"] = "false"
+    with pytest.raises(ConfigError, match="needs failOnDataLoss true"):
+        check(options, tmp_path)
+    options["failOnDataLoss"] = "maybe"
+    with pytest.raises(ValueError, match="failOnDataLoss"):
+        check(options, tmp_path)
+
+
+def test_a_uri_checkpoint_is_allowed_with_fail_and_a_drive_letter_is_no_scheme(
+    options: dict[str, object], tmp_path: Path
+) -> None:
+    args = check(options, tmp_path, on_data_loss="fail", checkpoint="abfss://c@a/x")
+    assert args.checkpoint == "abfss://c@a/x"
+    assert args.checkpoint_is_uri
+    monkey = check(options, tmp_path, checkpoint="C:ckpt")  # no scheme: a relative name
+    assert Path(monkey.checkpoint).is_absolute()
+    assert not monkey.checkpoint_is_uri
+
+
+def test_a_relative_checkpoint_is_made_absolute(
+    options: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert check(options, tmp_path, checkpoint="ckpt").checkpoint == str(tmp_path / "ckpt")
+
+
+def test_the_reader_gets_the_generations_start_and_metrics_folder() -> None:
+    given = {"captureInstance": "dbo_orders", "startinglsn": "latest", "MetricsPath": "/m"}
+    out = reader_options(given, starting_lsn="0x0000002A000000100001", metrics_path="/m/a.g1")
+    assert out == {
+        "captureInstance": "dbo_orders",
+        "startingLsn": "0x0000002A000000100001",
+        "metricsPath": "/m/a.g1",
+    }
+    kept = reader_options(
+        {"startingLsn": "latest", "failOnDataLoss": True}, starting_lsn=None, metrics_path=None
+    )
+    assert kept == {"startingLsn": "latest", "failOnDataLoss": "true"}
+    assert given_option({"StartingLsn": None}, "startingLsn") is False

@@ -1,0 +1,69 @@
+"""The public face of stream(): names, keyword-only modes, defaults, and refusals before I/O."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mssql_cdc
+from mssql_cdc import CdcStream, stream
+from mssql_cdc.errors import ConfigError
+
+
+def test_the_modes_of_to_delta_are_keyword_only_with_the_seeds_defaults() -> None:
+    params = inspect.signature(CdcStream.to_delta).parameters
+    assert list(params)[:5] == ["self", "target", "app_id", "checkpoint", "facts_table"]
+    for name in ("trigger", "query_name", "bootstrap", "on_data_loss", "snapshot"):
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+    assert params["on_data_loss"].default == "fail"
+    assert params["snapshot"].default == "full"
+    assert params["resnapshot_interval_days"].default == 7.0
+    assert params["bootstrap"].default is False
+
+
+def test_the_package_exports_stream_and_its_results() -> None:
+    for name in ("stream", "CdcStream", "RecoveryPlan", "Offset"):
+        assert name in mssql_cdc.__all__, name
+        assert getattr(mssql_cdc, name) is not None
+
+
+class NoSpark:
+    """Any attribute access is an I/O attempt the validation must not make."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"spark.{name} was used before validation finished")
+
+
+def test_an_invalid_call_fails_before_touching_spark_or_the_checkpoint(tmp_path: Path) -> None:
+    db = tmp_path / "e.db"
+    db.write_bytes(b"")
+    cdc = stream(
+        NoSpark(),  # type: ignore[arg-type]
+        {"backend": "emulator", "emulatorPath": str(db), "captureInstance": "dbo_orders"},
+    )
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(ConfigError, match="needs a facts_table"):
+        cdc.to_delta("bronze.orders", "a", str(ckpt), on_data_loss="resnapshot")
+    with pytest.raises(ConfigError, match="must be a local path or a Volume"):
+        cdc.plan_recovery("bronze.orders", "a", "dbfs:/ckpt", "ops.facts")
+    assert not ckpt.exists()
+
+
+def test_unknown_option_names_are_warned_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "e.db"
+    db.write_bytes(b"")
+    options = {
+        "backend": "emulator",
+        "emulatorPath": str(db),
+        "captureInstance": "dbo_orders",
+        "captureInstanse": "typo",
+    }
+    stream(NoSpark(), options)  # type: ignore[arg-type]
+    stream(NoSpark(), options)  # type: ignore[arg-type]
+    warned = [r for r in caplog.records if "captureInstanse" in r.getMessage()]
+    assert len(warned) == 1
