@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mssql_cdc.cli import status
+from mssql_cdc.cli import demo, status
 
 __all__ = ["main"]
 
@@ -17,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     status.add_parser(subparsers)
+    demo.add_parser(subparsers)
     return parser
 
 
