@@ -18,6 +18,7 @@
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/reader.hpp"
+#include "mssqlcdc/emu/workload.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace nb = nanobind;
@@ -353,7 +354,36 @@ void bind_emulator(nb::module_& m) {
           out.append(d);
         }
         return out; })
-      .def("clear_hooks", [](emu::Engine& self) { return emu::clear_hooks(self.db()); });
+      .def("clear_hooks", [](emu::Engine& self) { return emu::clear_hooks(self.db()); })
+      .def("workload", [](emu::Engine& self, const std::string& table, double rate, double duration, std::optional<std::int64_t> start,
+                          std::uint64_t seed, int ins, int upd, int del, int min_rows, int max_rows, double idle_every, double cleanup_every) {
+        emu::WorkloadOptions o;
+        o.table = table;
+        o.rate = rate;
+        o.duration_seconds = duration;
+        o.start = start;
+        o.seed = seed;
+        o.insert_weight = ins;
+        o.update_weight = upd;
+        o.delete_weight = del;
+        o.min_rows = min_rows;
+        o.max_rows = max_rows;
+        o.idle_every_seconds = idle_every;
+        o.cleanup_every_seconds = cleanup_every;
+        const auto r = emu::run_workload(self, o);
+        nb::dict d;
+        d["commits"] = r.commits;
+        d["inserts"] = r.inserts;
+        d["updates"] = r.updates;
+        d["deletes"] = r.deletes;
+        d["idle_entries"] = r.idle_entries;
+        d["cleanups"] = r.cleanups;
+        d["first_time"] = r.first_time;
+        d["last_time"] = r.last_time;
+        d["first_lsn"] = opt_str(r.first_lsn);
+        d["last_lsn"] = opt_str(r.last_lsn);
+        return d; }, "table"_a, "rate"_a, "duration_seconds"_a, "start"_a.none(), "seed"_a, "insert_weight"_a, "update_weight"_a,
+           "delete_weight"_a, "min_rows"_a, "max_rows"_a, "idle_every_seconds"_a, "cleanup_every_seconds"_a);
 
   nb::class_<emu::Reader>(e, "Reader")
       .def(nb::init<const std::string&>(), "path"_a)

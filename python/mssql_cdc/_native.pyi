@@ -237,6 +237,21 @@ class _EmuEngine:
     ) -> None: ...
     def pending_hooks(self) -> list[dict[str, object]]: ...
     def clear_hooks(self) -> int: ...
+    def workload(
+        self,
+        table: str,
+        rate: float,
+        duration_seconds: float,
+        start: int | None,
+        seed: int,
+        insert_weight: int,
+        update_weight: int,
+        delete_weight: int,
+        min_rows: int,
+        max_rows: int,
+        idle_every_seconds: float,
+        cleanup_every_seconds: float,
+    ) -> dict[str, object]: ...
 
 class _EmuReader:
     def __init__(self, path: str) -> None: ...

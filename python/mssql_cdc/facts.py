@@ -1,7 +1,8 @@
 """Facts rows as typed values, their Spark rows, and the idempotent append of section 5.
 
-A `FactsRow` holds every facts column in creation order; the builders below fill exactly the
-columns section 4.2 of the spec gives each kind of row. `append_facts` writes a list of rows in
+A `FactsRow` holds every facts column in creation order; the builders below (micro-batch and
+source events) and in `facts_snapshots` (snapshot events) fill exactly the columns section 4.2
+of the spec gives each kind of row. `append_facts` writes a list of rows in
 one Delta commit under its transaction key (`facts_keys`), so a repeat writes nothing.
 """
 
@@ -10,23 +11,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from mssql_cdc import schemas, tables
+from mssql_cdc import schemas, table_writes, tables
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts_keys import TxnKey, sink_id
+from mssql_cdc.facts_keys import TxnKey, sink_id, validate_app_id
 from mssql_cdc.facts_metrics import (
     FoldedMetrics,
     effective_end,
     ingestion_lag_seconds,
     retention_headroom_hours,
 )
+from mssql_cdc.migrations import sql_string
 from mssql_cdc.payloads import (
+    BatchCommitMetadata,
     EventRecord,
-    SnapshotChunkDetail,
-    SnapshotCompletionDetail,
-    SnapshotOpenDetail,
-    SnapshotPlanDetail,
+    format_time,
     parse_time,
     to_json,
 )
@@ -40,14 +40,13 @@ __all__ = [
     "BatchAggregates",
     "FactsRow",
     "append_facts",
+    "batch_commit_metadata",
     "batch_row",
     "distinct_events",
     "facts_dataframe",
     "facts_schema",
-    "snapshot_chunk_row",
-    "snapshot_completion_row",
-    "snapshot_open_row",
-    "snapshot_plan_row",
+    "family_condition",
+    "last_batch",
     "source_event_row",
 ]
 
@@ -105,6 +104,24 @@ class BatchAggregates:
     updates: int
 
 
+def batch_commit_metadata(
+    aggregates: BatchAggregates, *, app_id: str, generation: int, batch_id: int
+) -> BatchCommitMetadata:
+    """The `userMetadata` of a micro-batch's bronze commit (section 3.3)."""
+    return {
+        "batch_id": batch_id,
+        "app_id": sink_id(app_id, generation),
+        "rows": aggregates.rows,
+        "min_lsn": aggregates.min_lsn,
+        "max_lsn": aggregates.max_lsn,
+        "min_commit_ts": format_time(aggregates.min_commit_ts),
+        "max_commit_ts": format_time(aggregates.max_commit_ts),
+        "inserts": aggregates.inserts,
+        "updates": aggregates.updates,
+        "deletes": aggregates.deletes,
+    }
+
+
 def facts_schema() -> StructType:
     """The facts table's Spark schema in creation order (built without a JVM)."""
     from pyspark.sql.types import (
@@ -157,9 +174,9 @@ def append_facts(
         )
     df = facts_dataframe(spark, rows)
     if key is None:
-        tables.append(df, ref)
+        table_writes.append(df, ref)
     else:
-        tables.append_idempotent(df, ref, key.app_id, key.version)
+        table_writes.append_idempotent(df, ref, key.app_id, key.version)
 
 
 def batch_row(
@@ -263,156 +280,30 @@ def distinct_events(rows: Sequence[FactsRow]) -> list[FactsRow]:
     return kept
 
 
-def snapshot_completion_row(
-    event: Literal["bootstrap", "resnapshot"],
-    *,
-    app_id: str,
-    generation: int,
-    target: str,
-    snapshot_lsn: str,
-    commit_ts: datetime | None,
-    rows: int | None,
-    started_at: datetime | None,
-    duration_ms: int | None,
-    written_at: datetime,
-    lost_from_ts: datetime | None = None,
-    lost_to_ts: datetime | None = None,
-    detail: SnapshotCompletionDetail | None = None,
-) -> FactsRow:
-    """A `bootstrap` (generation 0, no gap) or `resnapshot` (generation >= 1) completion row.
-
-    Raises:
-        ConfigError: the event does not match the generation, or a bootstrap carries a gap.
-    """
-    if event == "bootstrap" and (generation != 0 or lost_from_ts or lost_to_ts):
-        raise ConfigError(
-            f"a bootstrap row belongs to generation 0 without a lost interval; got generation "
-            f"{generation}; a snapshot after a loss is a 'resnapshot' row"
-        )
-    if event == "resnapshot" and generation < 1:
-        raise ConfigError(
-            f"a resnapshot row opens a generation >= 1; got {generation}; the first snapshot "
-            "is a 'bootstrap' row"
-        )
-    return FactsRow(
-        app_id=sink_id(app_id, generation),
-        generation=generation,
-        rows=rows,
-        min_lsn=snapshot_lsn,
-        max_lsn=snapshot_lsn,
-        min_commit_ts=commit_ts,
-        max_commit_ts=commit_ts,
-        started_at=started_at,
-        duration_ms=duration_ms,
-        retention_watermark_ts=lost_to_ts,
-        retention_headroom_hours=retention_headroom_hours(commit_ts, lost_to_ts),
-        event=event,
-        lost_from_ts=lost_from_ts,
-        lost_to_ts=lost_to_ts,
-        end_lsn=snapshot_lsn,
-        end_commit_ts=commit_ts,
-        detail=to_json(detail),
-        target=target,
-        written_at=written_at,
+def family_condition(app_id: str) -> str:
+    """A SQL condition selecting the stream family of `app_id`: generation 0 rows of `A` and
+    generation n > 0 rows of `A.g<n>`; exact equalities, no pattern matching."""
+    literal = sql_string(validate_app_id(app_id))
+    return (
+        f"((generation = 0 AND app_id = {literal}) OR "
+        f"(generation > 0 AND app_id = concat({literal}, '.g', CAST(generation AS STRING))))"
     )
 
 
-def snapshot_open_row(
-    *,
-    app_id: str,
-    target: str,
-    lsn: str,
-    commit_ts: datetime | None,
-    detail: SnapshotOpenDetail,
-    started_at: datetime | None,
-    written_at: datetime,
-) -> FactsRow:
-    """A `snapshot_open` row of the generation its detail names (the gap from the detail)."""
-    generation = detail["generation"]
-    return FactsRow(
-        app_id=sink_id(app_id, generation),
-        generation=generation,
-        rows=0,
-        min_lsn=lsn,
-        max_lsn=lsn,
-        min_commit_ts=commit_ts,
-        max_commit_ts=commit_ts,
-        started_at=started_at,
-        event="snapshot_open",
-        lost_from_ts=parse_time(detail.get("lost_from_ts")),
-        lost_to_ts=parse_time(detail.get("lost_to_ts")),
-        end_lsn=lsn,
-        end_commit_ts=commit_ts,
-        detail=to_json(detail),
-        target=target,
-        written_at=written_at,
+def last_batch(
+    spark: SparkSession, facts_table: tables.TableRef | str, sink: str
+) -> tuple[int, str | None] | None:
+    """The newest micro-batch row of a sink id: (`batch_id`, `end_lsn`); None without one or
+    without the table (sink step 1)."""
+    handle = tables.open_for_read(spark, facts_table, "facts")
+    if handle is None:
+        return None
+    rows = (
+        spark.table(handle.ref.sql)
+        .where(f"app_id = {sql_string(sink)} AND event IS NULL AND batch_id IS NOT NULL")
+        .orderBy("batch_id", ascending=False)
+        .select("batch_id", "end_lsn")
+        .limit(1)
+        .collect()
     )
-
-
-def snapshot_plan_row(
-    *,
-    app_id: str,
-    generation: int,
-    target: str,
-    commit_ts: datetime | None,
-    detail: SnapshotPlanDetail,
-    started_at: datetime,
-    duration_ms: int,
-    written_at: datetime,
-) -> FactsRow:
-    """The `snapshot_plan` row of a chunked snapshot; its LSN is the plan's snapshot S."""
-    lsn = detail["snapshot"]
-    return FactsRow(
-        app_id=sink_id(app_id, generation),
-        generation=generation,
-        rows=0,
-        min_lsn=lsn,
-        max_lsn=lsn,
-        min_commit_ts=commit_ts,
-        max_commit_ts=commit_ts,
-        started_at=started_at,
-        duration_ms=duration_ms,
-        event="snapshot_plan",
-        end_lsn=lsn,
-        end_commit_ts=commit_ts,
-        detail=to_json(detail),
-        target=target,
-        written_at=written_at,
-    )
-
-
-def snapshot_chunk_row(
-    *,
-    app_id: str,
-    generation: int,
-    target: str,
-    stamp_lsn: str,
-    stamp_commit_ts: datetime | None,
-    high_lsn: str | None,
-    high_commit_ts: datetime | None,
-    rows: int,
-    read_seconds: float | None,
-    read_mb: float | None,
-    detail: SnapshotChunkDetail,
-    started_at: datetime | None,
-    written_at: datetime,
-) -> FactsRow:
-    """One chunk of a wave: min = the wave's stamp L, max = max_lsn read right after the chunk."""
-    return FactsRow(
-        app_id=sink_id(app_id, generation),
-        generation=generation,
-        rows=rows,
-        min_lsn=stamp_lsn,
-        max_lsn=high_lsn,
-        min_commit_ts=stamp_commit_ts,
-        max_commit_ts=high_commit_ts,
-        started_at=started_at,
-        read_seconds=read_seconds,
-        read_mb=read_mb,
-        event="snapshot_chunk",
-        end_lsn=stamp_lsn,
-        end_commit_ts=stamp_commit_ts,
-        detail=to_json(detail),
-        target=target,
-        written_at=written_at,
-    )
+    return (int(rows[0]["batch_id"]), rows[0]["end_lsn"]) if rows else None

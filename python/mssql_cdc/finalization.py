@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from mssql_cdc import tables
 from mssql_cdc.delta_retry import retry_on_conflict
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.offsets import Offset
 from mssql_cdc.payloads import format_time, parse_time
 
 if TYPE_CHECKING:
@@ -34,13 +35,6 @@ __all__ = [
 ]
 
 Granularity = Literal["minute", "hour", "day"]
-
-
-class Offset(TypedDict):
-    """A stream offset: the last LSN processed and its commit time ("" when unknown)."""
-
-    lsn: str
-    commit_ts: str
 
 
 def truncate(moment: datetime, granularity: Granularity) -> datetime:

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
+    "BatchCommitMetadata",
     "BatchDetail",
     "CaptureInstanceSwitchedDetail",
     "DataSkippedDetail",
@@ -23,9 +24,12 @@ __all__ = [
     "KeysetExtent",
     "SchemaChangeDetail",
     "SnapshotChunkDetail",
+    "SnapshotCommitMetadata",
     "SnapshotCompletionDetail",
     "SnapshotOpenDetail",
     "SnapshotPlanDetail",
+    "WaveChunk",
+    "WaveCommitMetadata",
     "format_time",
     "json_key",
     "parse_time",
@@ -122,6 +126,50 @@ class EventRecord(TypedDict):
     detail: dict[str, Any]
     lost_from_ts: str | None
     lost_to_ts: str | None
+
+
+class BatchCommitMetadata(TypedDict):
+    """`userMetadata` of a micro-batch's bronze commit (section 3.3)."""
+
+    batch_id: int
+    app_id: str
+    rows: int
+    min_lsn: str | None
+    max_lsn: str | None
+    min_commit_ts: str | None
+    max_commit_ts: str | None
+    inserts: int
+    updates: int
+    deletes: int
+
+
+class SnapshotCommitMetadata(TypedDict):
+    """`userMetadata` of a full snapshot's one bronze commit; history is searched for it."""
+
+    snapshot: str
+    lsn: str
+    commit_ts: str | None
+
+
+class WaveChunk(TypedDict):
+    chunk: int
+    lo: Key
+    hi: Key
+    last: bool
+    rows: int | None
+    high_lsn: str | None
+    read_seconds: float
+    read_mb: float
+
+
+class WaveCommitMetadata(TypedDict):
+    """`userMetadata` of a chunked wave's bronze commit: `backfill` is `A#snap.<S>`."""
+
+    backfill: str
+    wave: int
+    lsn: str
+    attempt: str
+    chunks: list[WaveChunk]
 
 
 def format_time(value: datetime | None) -> str | None:

@@ -5,18 +5,24 @@ Pure: it reads a StructType (plain Python objects) and needs no JVM.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc import schemas
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, SchemaChangedError
 from mssql_cdc.schemas import Column, TableKind
 
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
-__all__ = ["ShapeColumn", "needs_column_mapping", "shape_of", "spark_type_name"]
+__all__ = [
+    "ShapeColumn",
+    "check_append_schema",
+    "needs_column_mapping",
+    "shape_of",
+    "spark_type_name",
+]
 
 # Characters Delta refuses in a column name unless column mapping is on.
 _MAPPING_CHARACTERS = frozenset(" ,;{}()=\t\n")
@@ -95,4 +101,42 @@ def _refuse_case_collision(name: str, library: dict[str, Column]) -> None:
             raise ConfigError(
                 f"source column {name!r} collides with the library column {known!r} (names are "
                 "compared ignoring case); rename or leave out the source column"
+            )
+
+
+def check_append_schema(
+    table: str,
+    table_schema: StructType,
+    batch_schema: StructType,
+    properties: Mapping[str, str],
+) -> None:
+    """Refuse an append that would retype a column or add one Delta cannot name (section 3.4).
+
+    `table` is the table's SQL name, used in messages. New columns are fine (mergeSchema adds
+    them); a type that differs is passed on only with `delta.enableTypeWidening = true`.
+
+    Raises:
+        SchemaChangedError: naming the table, the column, both types and the remedy.
+    """
+    existing = {f.name.lower(): f for f in table_schema.fields}
+    widening = properties.get("delta.enableTypeWidening", "").lower() == "true"
+    mapped = properties.get("delta.columnMapping.mode", "none").lower() in ("name", "id")
+    for field in batch_schema.fields:
+        known = existing.get(field.name.lower())
+        if known is None:
+            if not mapped and needs_column_mapping([field.name]):
+                raise SchemaChangedError(
+                    f"{table}: the new column {field.name!r} needs Delta column mapping, which "
+                    "the table does not have; run ALTER TABLE "
+                    f"{table} SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', "
+                    "'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5') and rerun"
+                )
+            continue
+        found, wanted = spark_type_name(known.dataType), spark_type_name(field.dataType)
+        if found != wanted and not widening:
+            raise SchemaChangedError(
+                f"{table}: column {field.name} is {found} in the table but {wanted} in the "
+                "batch; nothing was written. For a widening set "
+                f"ALTER TABLE {table} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true'), "
+                "otherwise start a new bronze table"
             )

@@ -8,13 +8,12 @@ migrations it lacks, in order, stamping the version after each.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mssql_cdc import schemas
 from mssql_cdc.delta_retry import is_concurrent_commit_error, retry_on_conflict
@@ -29,7 +28,7 @@ from mssql_cdc.table_shapes import ShapeColumn, needs_column_mapping, shape_of
 
 if TYPE_CHECKING:
     from delta.tables import DeltaTable
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = [
@@ -38,8 +37,6 @@ __all__ = [
     "VERSION_PROPERTY",
     "TableHandle",
     "TableRef",
-    "append",
-    "append_idempotent",
     "ensure_table",
     "migrations_for",
     "open_for_read",
@@ -191,7 +188,8 @@ def ensure_table(
         if handle is None:
             raise
         return handle
-    return TableHandle(ref, kind, len(migrations_for(kind)), created=True)
+    # createIfNotExists is silent when a table appeared since the look; check what is there.
+    return TableHandle(ref, kind, _checked_version(spark, ref, kind), created=True)
 
 
 def open_for_write(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> TableHandle | None:
@@ -223,67 +221,6 @@ def open_for_read(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> 
     if not ref.exists(spark):
         return None
     return TableHandle(ref, kind, _checked_version(spark, ref, kind, writing=False))
-
-
-def append_idempotent(
-    df: DataFrame,
-    ref: TableRef | str,
-    app_id: str,
-    version: int,
-    user_metadata: str | Mapping[str, Any] | None = None,
-    *,
-    merge_schema: bool = False,
-) -> None:
-    """Append `df` under the Delta transaction key (`app_id`, `version`).
-
-    Delta skips the write when `version` is at or below the one it recorded for `app_id`, so a
-    repeat commits nothing. Concurrent-commit conflicts are retried (section 7 of the spec).
-    """
-    if not app_id:
-        raise ConfigError(f"{ref}: an idempotent append needs a non-empty txnAppId")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
-        raise ConfigError(f"{ref}: txnVersion={version!r} must be an integer >= 0")
-    _append(df, table_ref(ref), (app_id, version), user_metadata, merge_schema)
-
-
-def append(
-    df: DataFrame,
-    ref: TableRef | str,
-    *,
-    user_metadata: str | Mapping[str, Any] | None = None,
-    merge_schema: bool = False,
-) -> None:
-    """Append `df` without a transaction key (a full snapshot, a full snapshot's open row)."""
-    _append(df, table_ref(ref), None, user_metadata, merge_schema)
-
-
-def _append(
-    df: DataFrame,
-    ref: TableRef,
-    txn: tuple[str, int] | None,
-    user_metadata: str | Mapping[str, Any] | None,
-    merge_schema: bool,
-) -> None:
-    writer = df.write.format("delta").mode("append")
-    if txn is not None:
-        writer = writer.option("txnAppId", txn[0]).option("txnVersion", str(txn[1]))
-    if user_metadata is not None:
-        text = (
-            user_metadata
-            if isinstance(user_metadata, str)
-            else json.dumps(user_metadata, separators=(",", ":"), allow_nan=False)
-        )
-        writer = writer.option("userMetadata", text)
-    if merge_schema:
-        writer = writer.option("mergeSchema", "true")
-
-    def save() -> None:
-        if ref.is_path:
-            writer.save(ref.text)
-        else:
-            writer.saveAsTable(ref.text)
-
-    retry_on_conflict(save, what=f"{ref}: append")
 
 
 def _create(

@@ -11,7 +11,7 @@ import spec_columns as spec
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from mssql_cdc import facts, facts_keys, payloads, tables
+from mssql_cdc import facts, facts_keys, facts_snapshots, payloads, table_writes, tables
 
 T0 = datetime(2026, 10, 1, 12, 0, 0, 123_000)
 S = "0x0000002A000001F00003"
@@ -86,7 +86,7 @@ def test_event_keys_store_a_resnapshot_and_a_chunked_open_once(
 ) -> None:
     path = str(table_dir / "facts")
     tables.ensure_table(spark, path, "facts")
-    resnapshot = facts.snapshot_completion_row(
+    resnapshot = facts_snapshots.snapshot_completion_row(
         "resnapshot",
         app_id="orders",
         generation=1,
@@ -100,7 +100,7 @@ def test_event_keys_store_a_resnapshot_and_a_chunked_open_once(
         lost_from_ts=T0 - timedelta(days=4),
         lost_to_ts=T0 - timedelta(hours=1),
     )
-    opened = facts.snapshot_open_row(
+    opened = facts_snapshots.snapshot_open_row(
         app_id="orders",
         target="bronze.orders",
         lsn=S,
@@ -127,6 +127,9 @@ def test_event_keys_store_a_resnapshot_and_a_chunked_open_once(
     )
     assert events == [("resnapshot", "orders.g1", 1), ("snapshot_open", "orders.g1", 1)]
     assert sorted(txn_actions(path)) == [("orders#events", 1), ("orders#snapshots", 1)]
+    assert table_writes.txn_version(spark, path, "orders#events") == 1
+    assert table_writes.txn_version(spark, path, "orders#snapplan.x") is None
+    assert table_writes.txn_version(spark, str(table_dir / "missing"), "orders#events") is None
 
 
 def test_a_facts_table_not_yet_migrated_is_refused_before_writing(
@@ -142,3 +145,31 @@ def test_a_facts_table_not_yet_migrated_is_refused_before_writing(
     with pytest.raises(ValueError, match="lacks the columns read_seconds, read_mb"):
         facts.append_facts(spark, path, [row], key=facts_keys.events_key("orders", 0))
     assert spark.read.format("delta").load(path).count() == 0
+
+
+def test_the_stream_family_and_the_last_batch_are_exact_matches(
+    spark: SparkSession, table_dir: Path
+) -> None:
+    path = str(table_dir / "facts")
+    tables.ensure_table(spark, path, "facts")
+    rows = [
+        facts.FactsRow(app_id="orders", generation=0, batch_id=4),
+        facts.FactsRow(app_id="orders", generation=0, batch_id=7, end_lsn=M),
+        facts.FactsRow(app_id="orders", generation=0, batch_id=9, event="schema_change"),
+        facts.FactsRow(app_id="orders.g1", generation=1, batch_id=2),
+        facts.FactsRow(app_id="orders.g3", generation=0, batch_id=1),  # another stream's name
+        facts.FactsRow(app_id="orders.g2", generation=3, batch_id=1),  # not generation 2's id
+        facts.FactsRow(app_id="order", generation=0, batch_id=1),
+    ]
+    facts.append_facts(spark, path, rows, key=None)
+
+    family = spark.read.format("delta").load(path).where(facts.family_condition("orders"))
+    assert sorted((r["app_id"], r["batch_id"]) for r in family.collect()) == [
+        ("orders", 4),
+        ("orders", 7),
+        ("orders", 9),
+        ("orders.g1", 2),
+    ]
+    assert facts.last_batch(spark, path, "orders") == (7, M)
+    assert facts.last_batch(spark, path, "orders.g5") is None
+    assert facts.last_batch(spark, str(table_dir / "none"), "orders") is None

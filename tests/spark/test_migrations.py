@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from mssql_cdc import tables
+from mssql_cdc import table_writes, tables
 
 OLD_TABLE_COMMENT = "the table comment of an older library"
 
@@ -124,9 +125,34 @@ def test_a_table_newer_than_the_library_is_used_with_one_warning(
     newer = [r for r in caplog.records if "newer than this library" in r.getMessage()]
     assert len(newer) == 1
     row = spark.createDataFrame([("t",)], "table_name STRING")
-    tables.append_idempotent(row, path, "x", 0)
+    table_writes.append_idempotent(row, path, "x", 0)
     assert spark.read.format("delta").load(path).count() == 1
 
     spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('mssql_cdc.min_version' = '4')")
     with pytest.raises(ValueError, match="upgrade mssql-cdc"):
         tables.ensure_table(spark, path, "control")
+
+
+def test_two_writers_migrating_one_table_at_once_both_finish(
+    spark: SparkSession, table_dir: Path
+) -> None:
+    path = str(table_dir / "shared")
+    create_by_hand(spark, path, "control", spec.CONTROL_V0, 0)
+    versions: list[int] = []
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            versions.append(tables.ensure_table(spark, path, "control").version)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert versions == [3, 3]
+    assert sorted(shape(spark, path)) == sorted(name for name, _ in spec.CONTROL)
+    assert stored(spark, path)[0] == "3"

@@ -11,7 +11,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from mssql_cdc import tables
+from mssql_cdc import table_writes, tables
 
 
 def described(spark: SparkSession, sql_name: str) -> list[tuple[str, str, str | None]]:
@@ -43,6 +43,9 @@ def test_every_kind_is_created_typed_commented_and_stamped(
         spark, str(table_dir / "bronze"), "bronze", source_schema=StructType.fromDDL(STREAM_DDL)
     )
 
+    silver = tables.ensure_table(
+        spark, str(table_dir / "silver"), "silver", source_schema=StructType.fromDDL(STREAM_DDL)
+    )
     assert facts.created
     assert control.created
     assert bronze.created
@@ -60,10 +63,21 @@ def test_every_kind_is_created_typed_commented_and_stamped(
             ],
             "bronze",
         ),
+        (
+            silver,
+            [
+                ("id", "int"),
+                ("name", "string"),
+                ("amount", "decimal(18,2)"),
+                ("_start_lsn", "string"),
+                ("_commit_ts", "timestamp_ntz"),
+            ],
+            "silver",
+        ),
     ):
         columns = described(spark, handle.ref.sql)
         assert [(name, kind_) for name, kind_, _ in columns] == expected
-        library = [c for c in columns if kind != "bronze" or c[0].startswith("_")]
+        library = [c for c in columns if kind not in ("bronze", "silver") or c[0].startswith("_")]
         assert all(comment for _, _, comment in library), library
         properties, table_comment = detail(spark, handle.ref.sql)
         assert properties["mssql_cdc.kind"] == kind
@@ -144,8 +158,8 @@ def test_an_idempotent_append_commits_once_per_key_by_path_and_by_name(
         tables.ensure_table(spark, ref, "control")
         row = spark.createDataFrame([("t",)], "table_name STRING")
         for _ in range(2):
-            tables.append_idempotent(row, ref, "orders#events", 1, {"k": 1})
-        tables.append_idempotent(row, ref, "orders#events", 0)  # an older version: skipped
+            table_writes.append_idempotent(row, ref, "orders#events", 1, {"k": 1})
+        table_writes.append_idempotent(row, ref, "orders#events", 0)  # an older version: skipped
         handle = tables.open_for_read(spark, ref, "control")
         assert handle is not None
         assert spark.table(handle.ref.sql).count() == 1

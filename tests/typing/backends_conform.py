@@ -27,3 +27,16 @@ def conform(session: Session) -> None:
     )
     chunks: ChunkPlanner = TsqlSnapshotReader(session, isolation="snapshot", lock_timeout_ms=5)
     del planner, tiles, catalog, reader, snapshots, chunks
+
+
+def conform_emulator(path: str) -> None:
+    from mssql_cdc.sqlserver.emulator_backend import EmulatorBackend
+    from mssql_cdc.sqlserver.emulator_snapshot import EmulatorSnapshotReader
+
+    planner: StreamPlanner = EmulatorBackend(path)
+    tiles: TileSource = EmulatorBackend(path)
+    catalog: CaptureCatalog = EmulatorBackend(path)
+    reader: ChangeRangeReader = EmulatorBackend(path)
+    snapshots: SnapshotReader = EmulatorSnapshotReader(path)
+    chunks: ChunkPlanner = EmulatorSnapshotReader(path)
+    del planner, tiles, catalog, reader, snapshots, chunks

@@ -16,7 +16,7 @@ def run_mypy(file: Path) -> tuple[str, int]:
     return out + err, status
 
 
-def test_every_t_sql_backend_satisfies_its_protocol() -> None:
+def test_every_t_sql_and_emulator_backend_satisfies_its_protocol() -> None:
     out, status = run_mypy(ROOT / "tests" / "typing" / "backends_conform.py")
     assert status == 0, out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from emulator_oracle import at, orders
+from emulator_oracle import at, dump, orders
 
 from mssql_cdc.emulator import (
     CaptureError,
@@ -92,8 +92,10 @@ def test_behaviour_14_a_second_instance_starts_later_and_both_fill_afterwards(
     ]  # fmt: skip
     info = emu.reader().capture_instances("dbo.orders")
     assert info[1]["create_lsn"] > first
+    before = dump(emu.path)
     with pytest.raises(CaptureInstanceLimitError, match="already has two capture instances"):
         emu.enable_cdc("dbo.orders", capture_instance="third")
+    assert dump(emu.path) == before
     with pytest.raises(SchemaError, match="already used"):
         emu.enable_cdc("dbo.other", capture_instance="dbo_orders")
     with pytest.raises(UnknownObjectError):
@@ -203,3 +205,33 @@ def test_behaviour_16_lob_columns_are_null_in_old_images(tmp_path: Path) -> None
     emu.configure(max_text_repl_size=4)
     with pytest.raises(ConstraintError, match="7139"):
         emu.commit([("insert", "dbo.docs", {"id": 3, "body": "too long"})], at=at(5))
+
+
+def test_two_emulator_objects_on_one_file_see_each_others_schema_and_settings(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.db"
+    first = orders(path)
+    first.commit([("insert", "dbo.orders", {"order_id": 1})], at=at(1))
+    second = Emulator.open(path)
+    second.add_column("dbo.orders", "note", "nvarchar(10)", at=at(2))
+    first.commit([("insert", "dbo.orders", {"order_id": 2, "note": "hi"})], at=at(3))
+    second.configure(capture="manual")
+    first.commit([("insert", "dbo.orders", {"order_id": 3})], at=at(4))
+    assert first.pending_capture() == 1
+    second.disable_cdc("dbo_orders")
+    first.drain()
+    assert [r["note"] for r in first.rows("dbo.orders")] == [None, "hi", None]
+    assert first.capture_instances("dbo.orders") == []
+
+
+def test_in_immediate_mode_an_alter_that_capture_cannot_apply_raises_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    emu = orders(tmp_path / "e.db")
+    emu.commit([("insert", "dbo.orders", {"order_id": 1, "status": "long value"})], at=at(1))
+    emu.commit([("update", "dbo.orders", {"order_id": 1, "status": "x"})], at=at(2))
+    before = dump(emu.path)
+    with pytest.raises(CaptureError, match="dbo_orders"):
+        emu.alter_column("dbo.orders", "status", "nvarchar(3)", at=at(3))
+    assert dump(emu.path) == before

@@ -365,3 +365,28 @@ def test_an_early_released_stream_ends_its_read_transaction(tmp_path: Path) -> N
     busy, _, _ = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     con.close()
     assert busy == 0
+
+
+def test_tiles_over_nullable_key_columns_cover_every_row_once_with_null_first(
+    tmp_path: Path,
+) -> None:
+    emu = Emulator.create(tmp_path / "e.db")
+    emu.create_table("dbo.h", {"a": "int", "b": "nvarchar(3)", "v": "int"})
+    rows = [(a, b) for a in (None, 1, 2) for b in (None, "x", "y")]
+    emu.commit(
+        [("insert", "dbo.h", {"a": a, "b": b, "v": i}) for i, (a, b) in enumerate(rows)], at=at(1)
+    )
+    reader = emu.reader()
+    keys = ["a", "b"]
+    bounds = reader.key_tiles("dbo.h", 4, key_columns=keys)
+    pieces = [None, *bounds, None]
+    seen: list[tuple[object, object]] = []
+    for lo, hi in itertools.pairwise(pieces):
+        t = reader.read_table("dbo.h", lo, hi, key_columns=keys).read_all()
+        seen += list(zip(t.column("a").to_pylist(), t.column("b").to_pylist(), strict=True))
+
+    def null_first(k: tuple[object, object]) -> tuple[tuple[bool, object], ...]:
+        return tuple((v is not None, v if v is not None else 0) for v in k)
+
+    assert seen == sorted(rows, key=null_first)
+    assert reader.next_key("dbo.h", (None, "y"), key_columns=keys) == (1, None)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from mssql_cdc import facts, facts_keys, payloads
+from mssql_cdc import facts, facts_keys, facts_snapshots, payloads
 from mssql_cdc.facts_metrics import FoldedMetrics, fold_metrics
 
 SPEC_FACTS_COLUMNS = [
@@ -146,7 +146,7 @@ def test_a_skip_event_becomes_a_row_of_its_batch_with_the_gap() -> None:
 
 def test_a_resnapshot_row_carries_the_gap_watermark_and_headroom() -> None:
     lost_to = T0 - timedelta(hours=2, minutes=30)
-    row = facts.snapshot_completion_row(
+    row = facts_snapshots.snapshot_completion_row(
         "resnapshot", app_id="orders", generation=3, target="t", snapshot_lsn=S,
         commit_ts=T0, rows=None, started_at=None, duration_ms=None, written_at=T0,
         lost_from_ts=T0 - timedelta(days=5), lost_to_ts=lost_to,
@@ -162,7 +162,7 @@ def test_a_resnapshot_row_carries_the_gap_watermark_and_headroom() -> None:
     assert row.retention_headroom_hours == 2.5
     assert row.detail is None
     with pytest.raises(ValueError, match="bootstrap row belongs to generation 0"):
-        facts.snapshot_completion_row(
+        facts_snapshots.snapshot_completion_row(
             "bootstrap", app_id="orders", generation=1, target="t", snapshot_lsn=S,
             commit_ts=T0, rows=0, started_at=T0, duration_ms=1, written_at=T0,
         )  # fmt: skip
@@ -174,7 +174,7 @@ def test_an_open_row_takes_generation_and_gap_from_its_detail() -> None:
         "lost_from_ts": "2026-09-27T00:00:00.000", "lost_to_ts": "2026-09-30T00:00:00.000",
         "keys": ["id"], "plan": {"kind": "int", "lo": 1, "hi": 900, "rows": 850},
     }  # fmt: skip
-    row = facts.snapshot_open_row(
+    row = facts_snapshots.snapshot_open_row(
         app_id="orders", target="t", lsn=S, commit_ts=T0, detail=detail, started_at=T0,
         written_at=T0,
     )  # fmt: skip
@@ -191,7 +191,7 @@ def test_a_chunk_row_spans_its_stamp_to_the_max_lsn_read_after_it() -> None:
     detail: payloads.SnapshotChunkDetail = {
         "snapshot": S, "chunk": 4, "wave": 1, "lo": 100, "hi": 200, "last": False
     }  # fmt: skip
-    row = facts.snapshot_chunk_row(
+    row = facts_snapshots.snapshot_chunk_row(
         app_id="orders", generation=0, target="t", stamp_lsn=M, stamp_commit_ts=T0,
         high_lsn="0x0000002C000000100001", high_commit_ts=T0 + timedelta(seconds=3), rows=100,
         read_seconds=0.5, read_mb=0.2, detail=detail, started_at=T0, written_at=T0,
@@ -259,3 +259,35 @@ def test_old_open_and_skip_details_read_with_their_defaults() -> None:
         "from": S, "to": M, "certain": True, "capture_instance": None
     }  # fmt: skip
     assert payloads.read_data_skipped({"from": S, "to": M})["certain"] is True
+
+
+def test_a_plan_row_sits_at_its_snapshot_lsn_and_times_the_planning() -> None:
+    detail: payloads.SnapshotPlanDetail = {
+        "snapshot": S, "kind": "int", "keys": ["id"], "chunk_rows": 100,
+        "chunks": [[None, 100], [100, None]],
+    }  # fmt: skip
+    row = facts_snapshots.snapshot_plan_row(
+        app_id="orders", generation=2, target="t", commit_ts=T0, detail=detail,
+        started_at=T0, duration_ms=350, written_at=T0,
+    )  # fmt: skip
+    assert (row.app_id, row.event, row.rows, row.duration_ms) == (
+        "orders.g2",
+        "snapshot_plan",
+        0,
+        350,
+    )
+    assert row.min_lsn == row.max_lsn == row.end_lsn == S
+    assert row.detail == (
+        f'{{"snapshot":"{S}","kind":"int","keys":["id"],"chunk_rows":100,'
+        '"chunks":[[null,100],[100,null]]}'
+    )
+
+
+def test_a_batch_commit_carries_its_aggregates_as_user_metadata() -> None:
+    metadata = facts.batch_commit_metadata(aggregates(), app_id="orders", generation=1, batch_id=9)
+    assert payloads.to_json(metadata) == (
+        '{"batch_id":9,"app_id":"orders.g1","rows":3,'
+        f'"min_lsn":"{S}","max_lsn":"{M}",'
+        '"min_commit_ts":"2026-10-01T11:55:00.000","max_commit_ts":"2026-10-01T11:59:00.000",'
+        '"inserts":1,"updates":0,"deletes":1}'
+    )

@@ -14,6 +14,7 @@ MODULES = [
     "mssql_cdc.sqlserver",
     "mssql_cdc.sqlserver.retry",
     "mssql_cdc.sqlserver.instances",
+    "mssql_cdc.sqlserver.backend_choice",
 ]
 FORBIDDEN = ["pyspark", "delta", "mssql_python", "pymssql", "pyarrow"]
 
@@ -23,6 +24,19 @@ def test_importing_them_loads_no_spark_delta_driver_or_arrow() -> None:
         "import sys\n"
         f"for m in {MODULES!r}: __import__(m)\n"
         f"print(sorted(f for f in {FORBIDDEN!r} if f in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_spark_sources_load_no_delta_sink_or_recovery() -> None:
+    code = (
+        "import sys\n"
+        "import mssql_cdc.source, mssql_cdc.source_planner, mssql_cdc.snapshot_source\n"
+        "bad = ('delta', 'mssql_cdc.sink', 'mssql_cdc.recovery', 'mssql_python', 'pymssql')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in bad or m in bad))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

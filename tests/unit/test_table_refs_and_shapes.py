@@ -13,7 +13,13 @@ from pyspark.sql.types import (
     TimestampNTZType,
 )
 
-from mssql_cdc.table_shapes import needs_column_mapping, shape_of, spark_type_name
+from mssql_cdc.errors import SchemaChangedError
+from mssql_cdc.table_shapes import (
+    check_append_schema,
+    needs_column_mapping,
+    shape_of,
+    spark_type_name,
+)
 from mssql_cdc.tables import require_distinct, table_ref
 
 
@@ -118,3 +124,24 @@ def test_column_mapping_is_needed_only_for_characters_delta_refuses(
     name: str, needed: bool
 ) -> None:
     assert needs_column_mapping([name]) is needed
+
+
+def test_an_append_may_add_columns_but_never_retype_one() -> None:
+    table = StructType([field("id", IntegerType()), field("name", StringType())])
+    check_append_schema("bronze.o", table, StructType([*table.fields, field("x", LongType())]), {})
+    retyped = StructType([field("ID", LongType())])
+    with pytest.raises(
+        SchemaChangedError, match=r"bronze\.o: column ID is int in the table but bigint"
+    ):
+        check_append_schema("bronze.o", table, retyped, {})
+    check_append_schema("bronze.o", table, retyped, {"delta.enableTypeWidening": "true"})
+
+
+def test_a_new_column_delta_cannot_name_prints_the_statement_to_run() -> None:
+    table = StructType([field("id", IntegerType())])
+    spaced = StructType([field("order id", IntegerType())])
+    with pytest.raises(
+        SchemaChangedError, match=r"SET TBLPROPERTIES \('delta\.columnMapping\.mode'"
+    ):
+        check_append_schema("bronze.o", table, spaced, {})
+    check_append_schema("bronze.o", table, spaced, {"delta.columnMapping.mode": "name"})

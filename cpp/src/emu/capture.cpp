@@ -74,15 +74,15 @@ class RowWriter {
   std::string sql_;
 };
 
-void capture_txn(Db& db, const LogRecord& rec) {
+void capture_txn(Db& db, const LogRecord& rec, InstanceSource* cache) {
   std::map<std::int64_t, std::vector<Instance>> by_table;
   bool any = false;
   for (const auto& op : rec.ops) {
     auto it = by_table.find(op.table_id);
     if (it == by_table.end()) {
       std::vector<Instance> ins;
-      for (auto& in : instances_of(db, op.table_id)) {
-        if (in.create_lsn < rec.commit_lsn) ins.push_back(std::move(in));
+      for (const auto& in : cache != nullptr ? cache->instances(op.table_id) : instances_of(db, op.table_id)) {
+        if (in.create_lsn < rec.commit_lsn) ins.push_back(in);
       }
       it = by_table.emplace(op.table_id, std::move(ins)).first;
     }
@@ -177,13 +177,14 @@ void capture_ddl(Db& db, const LogRecord& rec) {
     }
   }
   (void)t;
+  bump_catalog(db);
 }
 
 }  // namespace
 
-void capture_record(Db& db, const LogRecord& rec) {
+void capture_record(Db& db, const LogRecord& rec, InstanceSource* cache) {
   switch (rec.kind) {
-    case LogRecord::Kind::Txn: capture_txn(db, rec); break;
+    case LogRecord::Kind::Txn: capture_txn(db, rec, cache); break;
     case LogRecord::Kind::Ddl: capture_ddl(db, rec); break;
     case LogRecord::Kind::Idle: insert_entry(db, rec); break;
   }
@@ -191,7 +192,7 @@ void capture_record(Db& db, const LogRecord& rec) {
 
 std::optional<Lsn> Engine::capture() {
   {
-    WriteTxn txn(*db_);
+    Txn txn(*this);
     if (manual()) {
       const std::int64_t maxtrans = std::stoll(get_setting(*db_, "maxtrans"));
       std::vector<LogRecord> records;
@@ -202,7 +203,8 @@ std::optional<Lsn> Engine::capture() {
         while (st.step()) records.push_back(LogRecord::from_row(st));
       }
       for (const auto& rec : records) {
-        capture_record(*db_, rec);
+        sync_cache();  // a DDL record earlier in this cycle may have changed an instance
+        capture_record(*db_, rec, this);
         db_->prepare("DELETE FROM emu_log WHERE commit_lsn = ?").bind_blob(1, lsn_blob(rec.commit_lsn)).run();
       }
       if (records.empty()) {

@@ -71,6 +71,7 @@ void cleanup_instance(Db& db, std::string_view capture_instance, const Lsn& mark
       const Lsn to = first_of_time(db, lsn_blob(mark));
       if (in.start_lsn < to) {
         db.prepare("UPDATE \"cdc.change_tables\" SET start_lsn = ? WHERE object_id = ?").bind_blob(1, lsn_blob(to)).bind(2, in.object_id).run();
+        bump_catalog(db);
         in.start_lsn = to;
       }
     }
@@ -100,6 +101,7 @@ void cleanup_job(Db& db, std::optional<int> retention_minutes) {
     if (!pick.step()) return;
     const std::string mark = pick.blob(0);
     db.prepare("UPDATE \"cdc.change_tables\" SET start_lsn = ? WHERE start_lsn < ?").bind_blob(1, mark).bind_blob(2, mark).run();
+    bump_catalog(db);
     auto all = db.prepare("SELECT capture_instance FROM \"cdc.change_tables\" ORDER BY object_id");
     while (all.step()) names.push_back(all.text(0));
     txn.commit();

@@ -82,6 +82,13 @@ std::int64_t meta_int(Db& db, const std::string& key) {
   return std::stoll(*v);
 }
 
+std::int64_t catalog_version(Db& db) {
+  const auto v = meta_get(db, "catalog_version");
+  return v ? std::stoll(*v) : 0;
+}
+
+void bump_catalog(Db& db) { meta_set(db, "catalog_version", std::to_string(catalog_version(db) + 1)); }
+
 std::string get_setting(Db& db, const std::string& name) {
   const auto v = meta_get(db, "setting." + name);
   if (!v) throw Error(ErrorKind::InvalidArgument, "unknown emulator setting '" + name + "'");
@@ -120,6 +127,7 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
                                                 "command_id_column, time_zone");
   }
   meta_set(db, "setting." + name, value);
+  bump_catalog(db);
 }
 
 void create_file(const std::filesystem::path& path, const CreateOptions& options) {

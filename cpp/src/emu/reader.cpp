@@ -324,8 +324,8 @@ std::optional<Key> Reader::next_key(std::string_view table, const Key& after, co
     const Table t = load_table(*db_, table);
     const auto key = key_columns_of(t, key_columns);
     const auto cells = key_cells(t, key, after, "after");
-    auto st = db_->prepare("SELECT " + key_select(key) + " FROM " + t.storage() + " WHERE (" + key_select(key) + ") > (" +
-                           placeholders(key.size()) + ") ORDER BY " + key_order(key, false) + " LIMIT 1");
+    auto st = db_->prepare("SELECT " + key_select(key) + " FROM " + t.storage() + " WHERE " + key_compare(key, ">", 1) +
+                           " ORDER BY " + key_order(key, false) + " LIMIT 1");
     for (std::size_t i = 0; i < cells.size(); ++i) st.bind(static_cast<int>(i + 1), cells[i]);
     if (!st.step()) return std::nullopt;
     Key k;

@@ -14,22 +14,6 @@ namespace mssqlcdc::emu {
 
 namespace {
 
-[[noreturn]] void range_error(const Instance& in, const std::string& why) {
-  throw Error(ErrorKind::EmuInvalidRange, "cdc.fn_cdc_get_all_changes_" + in.name + ": " + why +
-                                              " (error 313, an insufficient number of arguments was supplied); "
-                                              "check min_lsn and max_lsn and ask for a range between them", 313);
-}
-
-std::string normalize_filter(const std::string& f) {
-  std::string s = f;
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  s = s.substr(b);
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 void append_lsn(ColumnBuilder& b, const void* blob, int n, bool binary) {
   std::uint8_t bytes[Lsn::kBytes] = {};
   if (blob != nullptr) std::memcpy(bytes, blob, static_cast<std::size_t>(std::min(n, 10)));
@@ -91,7 +75,7 @@ class ChangeScan final : public BatchSource {
     txn_ = std::make_unique<ReadTxn>(*db_);
     in_ = load_instance(*db_, ci);
     if (!options.raw_names) check_change_range(*db_, in_, from, to, options.row_filter);
-    const bool drop_old = !options.raw_names && normalize_filter(options.row_filter) == "all";
+    const bool drop_old = !options.raw_names && normalize_row_filter(options.row_filter) == "all";
     if (options.include_command_id && !in_.has_command_id && !options.raw_names) {
       throw Error(ErrorKind::EmuUnknownObject, "cdc." + in_.name + "_CT has no __$command_id column (error 207, an old-shape "
                                                "change table); read with include_command_id=False", 207);
@@ -289,14 +273,12 @@ class TableScan final : public BatchSource {
       const auto key = key_columns_of(t, options.key_columns);
       std::string where;
       if (range.lo) {
-        where += "(" + key_select(key) + ") >= (" + placeholders(key.size()) + ")";
+        where += key_compare(key, ">=", 1);
         for (auto& c : key_cells(t, key, *range.lo, "lo")) binds.push_back(std::move(c));
       }
       if (range.hi) {
         if (!where.empty()) where += " AND ";
-        std::string ph;
-        for (std::size_t i = 0; i < key.size(); ++i) ph += (i ? ", ?" : "?");
-        where += "(" + key_select(key) + ") < (" + ph + ")";
+        where += key_compare(key, "<", static_cast<int>(binds.size()) + 1);
         for (auto& c : key_cells(t, key, *range.hi, "hi")) binds.push_back(std::move(c));
       }
       if (!where.empty()) sql += " WHERE " + where;
@@ -344,139 +326,6 @@ class TableScan final : public BatchSource {
 };
 
 }  // namespace
-
-void check_change_range(Db& db, const Instance& in, const std::optional<Lsn>& from, const std::optional<Lsn>& to,
-                        const std::string& row_filter) {
-  const std::string f = normalize_filter(row_filter);
-  if (f != "all" && f != "all update old") range_error(in, "row filter '" + row_filter + "' is not 'all' or 'all update old'");
-  if (!from || !to) range_error(in, std::string(!from ? "from_lsn" : "to_lsn") + " is missing");
-  if (*from < in.start_lsn) {
-    range_error(in, "from_lsn " + from->to_string() + " is below min_lsn " + in.start_lsn.to_string());
-  }
-  auto st = db.prepare("SELECT max(start_lsn) FROM \"cdc.lsn_time_mapping\"");
-  st.step();
-  if (st.is_null(0)) range_error(in, "to_lsn " + to->to_string() + " is above max_lsn, and there is no entry yet");
-  const Lsn max = lsn_from_blob(st.blob(0));
-  if (max < *to) range_error(in, "to_lsn " + to->to_string() + " is above max_lsn " + max.to_string());
-  if (*to < *from) range_error(in, "from_lsn " + from->to_string() + " is above to_lsn " + to->to_string());
-}
-
-std::vector<const Column*> key_columns_of(const Table& t, const std::optional<std::vector<std::string>>& names) {
-  std::vector<const Column*> out;
-  if (!names) {
-    out = t.key();
-    if (out.empty()) {
-      throw Error(ErrorKind::InvalidArgument, t.full_name() + " is a heap without a primary key; pass key_columns");
-    }
-    return out;
-  }
-  if (names->empty()) throw Error(ErrorKind::InvalidArgument, t.full_name() + ": key_columns must name at least one column");
-  for (const auto& n : *names) {
-    const Column* c = t.find(n);
-    if (c == nullptr) {
-      throw Error(ErrorKind::EmuUnknownObject, t.full_name() + ": no column " + n + " (error 207); columns: " + t.column_list(), 207);
-    }
-    out.push_back(c);
-  }
-  return out;
-}
-
-std::string key_select(const std::vector<const Column*>& key) {
-  std::string out;
-  for (std::size_t i = 0; i < key.size(); ++i) out += (i ? ", " : "") + quote_ident(key[i]->name);
-  return out;
-}
-
-std::string key_order(const std::vector<const Column*>& key, bool desc) {
-  std::string out;
-  for (std::size_t i = 0; i < key.size(); ++i) out += (i ? ", " : "") + quote_ident(key[i]->name) + (desc ? " DESC" : "");
-  return out;
-}
-
-std::string placeholders(std::size_t n) {
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) out += i ? ", ?" : "?";
-  return out;
-}
-
-std::vector<Cell> key_cells(const Table& t, const std::vector<const Column*>& key, const Key& values, std::string_view what) {
-  if (values.size() != key.size()) {
-    throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + std::string(what) + " has " + std::to_string(values.size()) +
-                                                " values; the key has " + std::to_string(key.size()) + " columns (" +
-                                                key_select(key) + ")");
-  }
-  std::vector<Cell> out;
-  for (std::size_t i = 0; i < key.size(); ++i) out.push_back(coerce(values[i], key[i]->type, t.full_name() + "." + key[i]->name));
-  return out;
-}
-
-ColumnBuilder make_builder(const std::string& name, const SqlType& type) {
-  using L = ColumnBuilder::Layout;
-  const std::string f = type.arrow_format();
-  switch (type.base) {
-    case Base::Bit: return {name, f, L::Bool, 0};
-    case Base::TinyInt: case Base::SmallInt: return {name, f, L::Fixed, 2};
-    case Base::Int: case Base::Real: case Base::Date: return {name, f, L::Fixed, 4};
-    case Base::BigInt: case Base::Float: case Base::Time: case Base::DateTime: case Base::SmallDateTime:
-    case Base::DateTime2: case Base::DateTimeOffset: return {name, f, L::Fixed, 8};
-    case Base::Decimal: case Base::Numeric: case Base::Money: case Base::SmallMoney: return {name, f, L::Fixed, 16};
-    default: return {name, f, L::Variable, 0};
-  }
-}
-
-void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType& type) {
-  if (sqlite3_column_type(st, column) == SQLITE_NULL) {
-    b.append_null();
-    return;
-  }
-  switch (type.base) {
-    case Base::Bit: b.append_bool(sqlite3_column_int64(st, column) != 0); return;
-    case Base::TinyInt: case Base::SmallInt: {
-      const auto v = static_cast<std::int16_t>(sqlite3_column_int64(st, column));
-      b.append_fixed(&v);
-      return;
-    }
-    case Base::Int: case Base::Date: {
-      const auto v = static_cast<std::int32_t>(sqlite3_column_int64(st, column));
-      b.append_fixed(&v);
-      return;
-    }
-    case Base::Real: {
-      const auto v = static_cast<float>(sqlite3_column_double(st, column));
-      b.append_fixed(&v);
-      return;
-    }
-    case Base::Float: {
-      const double v = sqlite3_column_double(st, column);
-      b.append_fixed(&v);
-      return;
-    }
-    case Base::BigInt: case Base::Time: case Base::DateTime: case Base::SmallDateTime: case Base::DateTime2:
-    case Base::DateTimeOffset: {
-      const std::int64_t v = sqlite3_column_int64(st, column);
-      b.append_fixed(&v);
-      return;
-    }
-    case Base::Decimal: case Base::Numeric: case Base::Money: case Base::SmallMoney: {
-      const auto* p = static_cast<const char*>(sqlite3_column_blob(st, column));
-      const __int128 v = decimal_decode(std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(st, column))));
-      b.append_fixed(&v);  // little-endian two's complement, as Arrow's decimal128
-      return;
-    }
-    case Base::UniqueIdentifier: {
-      const auto* p = static_cast<const char*>(sqlite3_column_blob(st, column));
-      const std::string text = guid_to_text(std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(st, column))));
-      b.append_bytes(text.data(), text.size());
-      return;
-    }
-    case Base::Binary: case Base::VarBinary: case Base::Image: case Base::RowVersion:
-      b.append_bytes(sqlite3_column_blob(st, column), static_cast<std::size_t>(sqlite3_column_bytes(st, column)));
-      return;
-    default:
-      b.append_bytes(sqlite3_column_text(st, column), static_cast<std::size_t>(sqlite3_column_bytes(st, column)));
-      return;
-  }
-}
 
 std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path, std::string_view ci, std::optional<Lsn> from,
                                               std::optional<Lsn> to, const ChangeReadOptions& options) {

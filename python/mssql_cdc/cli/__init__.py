@@ -1,4 +1,4 @@
-"""The `mssql-cdc` console script: one module per verb, each with add_parser() and run()."""
+"""The `mssql-cdc` console script: one argparse parser, one module per verb or group of verbs."""
 
 from __future__ import annotations
 
@@ -6,23 +6,25 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mssql_cdc.cli import demo, status
+from mssql_cdc.cli import demo, emulator, status
 
 __all__ = ["main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="mssql-cdc", description="SQL Server CDC into Delta Lake on Spark."
+        prog="mssql-cdc",
+        description="Stream SQL Server CDC into Delta Lake on Spark; tools for the CDC emulator.",
     )
-    subparsers = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    status.add_parser(subparsers)
-    demo.add_parser(subparsers)
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    status.add_parser(verbs)
+    emulator.register(verbs)
+    demo.add_parser(verbs)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one verb and return its exit code (argparse exits 2 on bad usage by itself)."""
+    """Run one verb: 0 on success, 1 on an error it reports, 2 on a usage error or bad input."""
     args = build_parser().parse_args(argv)
     code: int = args.run(args)
     return code

@@ -19,6 +19,7 @@ from mssql_cdc.emulator._convert import (
     from_micros,
     lsn_arg,
     opt_micros,
+    record_batch_reader,
     to_micros,
     to_pylist,
     zero_lsn,
@@ -298,8 +299,6 @@ class Emulator:
     def rows(self, table: str) -> list[dict[str, object]]:
         """The committed rows, sorted by primary key (a heap's by all columns, NULLs first)."""
         native = self._reader._reader()
-        from mssql_cdc.emulator._convert import record_batch_reader
-
         reader = record_batch_reader(
             lambda: native.read_table(table, None, None, None, None, 65_536, 64 << 20, True)
         )
@@ -311,8 +310,6 @@ class Emulator:
     def change_rows(self, capture_instance: str) -> list[dict[str, object]]:
         """Every change-table column under its SQL Server name, in change-table order."""
         native = self._reader._reader()
-        from mssql_cdc.emulator._convert import record_batch_reader
-
         reader = record_batch_reader(
             lambda: native.read_changes(
                 capture_instance,

@@ -64,15 +64,25 @@ def sql_string(text: str) -> str:
 
 
 def add_columns(spark: SparkSession, table: str, columns: Sequence[NewColumn]) -> None:
-    """ALTER TABLE ... ADD COLUMNS with comments, skipping columns already present."""
-    present = {name.lower() for name in spark.table(table).columns}
-    missing = [c for c in columns if c.name.lower() not in present]
-    if not missing:
-        return
-    parts = ", ".join(
-        f"{quote_identifier(c.name)} {c.type} COMMENT {sql_string(c.comment)}" for c in missing
-    )
-    spark.sql(f"ALTER TABLE {table} ADD COLUMNS ({parts})")
+    """ALTER TABLE ... ADD COLUMNS with comments, skipping columns already present.
+
+    A concurrent writer may add them between the look and the ALTER; the ALTER's "already
+    exists" error then leads to a second look, and only columns still missing are an error.
+    """
+    for attempt in range(2):
+        present = {name.lower() for name in spark.table(table).columns}
+        missing = [c for c in columns if c.name.lower() not in present]
+        if not missing:
+            return
+        parts = ", ".join(
+            f"{quote_identifier(c.name)} {c.type} COMMENT {sql_string(c.comment)}" for c in missing
+        )
+        try:
+            spark.sql(f"ALTER TABLE {table} ADD COLUMNS ({parts})")
+            return
+        except Exception as exc:  # only a column added under us is looked at again
+            if attempt == 1 or "ALREADY_EXISTS" not in str(exc).upper().replace(" ", "_"):
+                raise
 
 
 def set_comments(

@@ -1,7 +1,8 @@
 """The SQL Server seam: caller-named Protocols, metadata values and the T-SQL backends.
 
-Importing this package imports no driver; `mssql-python` or `pymssql` is imported when the
-first connection opens.
+The emulator backend (`emulator_backend`, `emulator_snapshot`) is imported by `open_backend`
+when chosen. Importing this package imports no driver; `mssql-python` or `pymssql` is imported
+when the first connection opens.
 """
 
 from mssql_cdc.sqlserver.backend import (
@@ -10,6 +11,7 @@ from mssql_cdc.sqlserver.backend import (
     TsqlStreamPlanner,
     connect,
 )
+from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -29,6 +31,7 @@ from mssql_cdc.sqlserver.protocols import (
 from mssql_cdc.sqlserver.snapshot_backend import TsqlSnapshotReader
 
 __all__ = [
+    "Backend",
     "CaptureCatalog",
     "CaptureInstance",
     "CapturedColumn",
@@ -46,4 +49,5 @@ __all__ = [
     "TsqlSnapshotReader",
     "TsqlStreamPlanner",
     "connect",
+    "open_backend",
 ]

@@ -44,7 +44,14 @@ struct WriteState {
   std::int64_t rowversion = 0;
 };
 
-class Engine {
+// Capture looks instances up through this, so an Engine can serve them from its cache.
+class InstanceSource {
+ public:
+  virtual ~InstanceSource() = default;
+  virtual const std::vector<Instance>& instances(std::int64_t table_id) = 0;
+};
+
+class Engine : private InstanceSource {
  public:
   static void create(const std::filesystem::path& path, const CreateOptions& options);
   explicit Engine(const std::filesystem::path& path);  // open: FileNotFound, EmuFileFormat, EmuFormatVersion
@@ -93,6 +100,27 @@ class Engine {
   void add_hook(const std::string& kind, const std::string& read_kind, const std::string& payload);
 
  private:
+  // BEGIN IMMEDIATE with the catalog cache synced to the file; a rolled-back transaction drops
+  // the cache, since it may hold what that transaction changed.
+  class Txn {
+   public:
+    explicit Txn(Engine& engine) : engine_(engine), txn_(*engine.db_) { engine_.sync_cache(); }
+    Txn(const Txn&) = delete;
+    Txn& operator=(const Txn&) = delete;
+    ~Txn() {
+      if (!done_) engine_.cache_version_ = -1;
+    }
+    void commit() {
+      txn_.commit();
+      done_ = true;
+    }
+
+   private:
+    Engine& engine_;
+    WriteTxn txn_;
+    bool done_ = false;
+  };
+
   struct OpenTxn {
     Lsn begin_lsn;
     Micros begin_time = 0;
@@ -112,19 +140,32 @@ class Engine {
            std::optional<Micros> at, Lsn& out);
   void check_no_open_txn(std::int64_t table_id, std::string_view what);
   bool manual();
+  // The catalog cache: refreshed at the start of each write transaction when another
+  // connection (or this one) changed the catalog since it was filled.
+  void sync_cache();
+  const Table& cached_table(const std::string& name);
+  const std::vector<Instance>& instances(std::int64_t table_id) override;
+  const std::string& cached_setting(const std::string& name);
   void emit(const LogRecord& rec);  // capture now (immediate) or queue in emu_log (manual)
   std::int64_t next_object_id();
 
   std::unique_ptr<Db> db_;
   std::map<std::int64_t, OpenTxn> open_;
+  std::int64_t cache_version_ = -1;
+  std::map<std::string, Table> table_cache_;
+  std::map<std::int64_t, std::vector<Instance>> instance_cache_;
+  std::map<std::string, std::string> setting_cache_;
   std::int64_t next_txn_ = 1;
 };
 
 // Capture (spec 40, section 5.4): turns one record into change rows, entries and DDL history.
-void capture_record(Db& db, const LogRecord& rec);
+void capture_record(Db& db, const LogRecord& rec, InstanceSource* cache = nullptr);
 // Cleanup (spec 40, section 3.7) on an open connection; returns nothing, moves marks and deletes.
 void cleanup_instance(Db& db, std::string_view capture_instance, const Lsn& mark);
 void cleanup_job(Db& db, std::optional<int> retention_minutes);
+
+// The 8 big-endian bytes of a rowversion value.
+std::string rowversion_bytes(std::int64_t v);
 
 // Stored value shown for messages: 7, 'abc', 0x0A0B, 12.50.
 std::string show_cell(const Cell& c, const SqlType& type);

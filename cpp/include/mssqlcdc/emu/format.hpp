@@ -34,6 +34,11 @@ std::optional<std::string> meta_get(Db& db, const std::string& key);
 void meta_set(Db& db, const std::string& key, const std::string& value);
 std::int64_t meta_int(Db& db, const std::string& key);
 
+// The catalog version rises with every change of tables, columns, instances or settings, so
+// a connection can keep a cache of them and reload it only when another one changed them.
+std::int64_t catalog_version(Db& db);
+void bump_catalog(Db& db);
+
 // Settings (spec 40, section 3.1), stored as text; set_setting validates name and value.
 std::string get_setting(Db& db, const std::string& name);
 void set_setting(Db& db, const std::string& name, const std::string& value);

@@ -14,6 +14,9 @@
 
 namespace mssqlcdc::emu {
 
+// A row filter trimmed and lower-cased: "all" or "all update old" are the valid ones.
+std::string normalize_row_filter(const std::string& filter);
+
 // Range checks of cdc.fn_cdc_get_all_changes_<ci> (error 313), inside the caller's transaction.
 void check_change_range(Db& db, const Instance& in, const std::optional<Lsn>& from, const std::optional<Lsn>& to,
                         const std::string& row_filter);
@@ -23,6 +26,10 @@ std::vector<const Column*> key_columns_of(const Table& t, const std::optional<st
 std::string key_select(const std::vector<const Column*>& key);             // "a", "b"
 std::string key_order(const std::vector<const Column*>& key, bool desc);  // "a" DESC, "b" DESC
 std::string placeholders(std::size_t n);
+// "key OP (?first, ?first+1, ...)" in key order, OP one of ">=", "<", ">", with NULL below every
+// value as SQL Server sorts it: row values for NOT NULL primary keys (so the index serves the
+// range), an expanded comparison when a key column may hold NULL.
+std::string key_compare(const std::vector<const Column*>& key, const std::string& op, int first);
 std::vector<Cell> key_cells(const Table& t, const std::vector<const Column*>& key, const Key& key_values, std::string_view what);
 
 // A column builder for a SQL Server type, and the append of one stored SQLite value to it.

@@ -1,0 +1,250 @@
+"""`mssql-cdc emulator create|workload|idle|capture|cleanup|status` (spec 40, section 8)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from datetime import datetime, timedelta
+from typing import Any
+
+from mssql_cdc.emulator import Emulator, EmulatorError
+from mssql_cdc.emulator._convert import from_micros, to_micros
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(text: str) -> float:
+    """Seconds of '90', '30s', '5m', '24h' or '1d'."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration; use e.g. 30s, 5m, 24h")
+    return float(match.group(1)) * _UNITS.get(match.group(2) or "s", 1)
+
+
+def mix(text: str) -> tuple[int, int, int]:
+    """insert=50,update=40,delete=10 as three weights."""
+    weights = {"insert": 0, "update": 0, "delete": 0}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        if name.strip() not in weights or not value.strip().isdigit():
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a mix; use e.g. insert=50,update=40,delete=10"
+            )
+        weights[name.strip()] = int(value)
+    return weights["insert"], weights["update"], weights["delete"]
+
+
+def rows_range(text: str) -> tuple[int, int]:
+    """'3' or '1-5' rows per commit."""
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a row count; use e.g. 1-5")
+    low = int(match.group(1))
+    return low, int(match.group(2) or low)
+
+
+def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = verbs.add_parser("emulator", help="create and drive a SQL Server CDC emulator file")
+    sub = parser.add_subparsers(dest="emulator_verb", required=True, metavar="VERB")
+
+    p = sub.add_parser("create", help="a new emulator file")
+    p.add_argument("path")
+    p.add_argument("--start", default="2026-09-28T13:50:00", help="the clock's floor (ISO)")
+    p.add_argument("--retention-minutes", type=int, default=4320)
+    p.add_argument("--capture", choices=["immediate", "manual"], default="immediate")
+    p.add_argument("--time-zone", default="UTC", help="server time zone (UTC only for now)")
+    p.add_argument("--demo", action="store_true", help="add dbo.orders and instance dbo_orders")
+    p.set_defaults(run=_guarded(_create))
+
+    p = sub.add_parser("workload", help="a seeded random OLTP workload over simulated time")
+    p.add_argument("path")
+    p.add_argument("table")
+    p.add_argument("--rate", type=float, required=True, help="commits per simulated second")
+    p.add_argument("--duration", type=duration, required=True, help="simulated span, e.g. 10m")
+    p.add_argument("--start", help="first simulated time (ISO); default just after the last")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--mix", type=mix, default=(50, 40, 10))
+    p.add_argument("--rows-per-commit", type=rows_range, default=(1, 5))
+    p.add_argument("--idle-every", type=duration, default=0.0)
+    p.add_argument("--cleanup-every", type=duration, default=0.0)
+    p.set_defaults(run=_guarded(_workload))
+
+    p = sub.add_parser("idle", help="idle entries")
+    p.add_argument("path")
+    p.add_argument("--at", help="time of the first entry (ISO)")
+    p.add_argument("--count", type=int, default=1)
+    p.add_argument("--every", type=duration, default=300.0)
+    p.set_defaults(run=_guarded(_idle))
+
+    p = sub.add_parser("capture", help="one capture cycle (manual mode), or all with --all")
+    p.add_argument("path")
+    p.add_argument("--all", action="store_true")
+    p.set_defaults(run=_guarded(_capture))
+
+    p = sub.add_parser("cleanup", help="sp_cdc_cleanup_change_table, or the cleanup job")
+    p.add_argument("path")
+    p.add_argument("--instance")
+    p.add_argument("--lwm", help="new low water mark (an entry's LSN)")
+    p.add_argument("--job", action="store_true")
+    p.add_argument("--retention-minutes", type=int)
+    p.set_defaults(run=_guarded(_cleanup))
+
+    p = sub.add_parser("status", help="settings, tables, instances, LSNs")
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=_guarded(_status))
+
+
+def _guarded(verb: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(verb(args))
+        except (EmulatorError, OSError, ValueError, TypeError, LookupError) as exc:
+            print(f"mssql-cdc emulator {args.emulator_verb}: {exc}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+def _create(args: argparse.Namespace) -> int:
+    with Emulator.create(
+        args.path,
+        start=args.start,
+        retention_minutes=args.retention_minutes,
+        capture=args.capture,
+    ) as emu:
+        emu.configure(time_zone=args.time_zone)
+        if args.demo:
+            emu.create_table(
+                "dbo.orders",
+                {
+                    "order_id": "int",
+                    "customer_id": "int",
+                    "status": "nvarchar(20)",
+                    "amount": "decimal(18,2)",
+                    "updated_at": "datetime2",
+                },
+                primary_key="order_id",
+            )
+            emu.enable_cdc("dbo.orders")
+    print(f"created {args.path}" + (" with dbo.orders and dbo_orders" if args.demo else ""))
+    return 0
+
+
+def _workload(args: argparse.Namespace) -> int:
+    if args.rate <= 0 or args.duration <= 0:
+        raise ValueError("--rate and --duration must be positive")
+    with Emulator.open(args.path) as emu:
+        result = emu._e.workload(
+            args.table,
+            args.rate,
+            args.duration,
+            None if args.start is None else to_micros(args.start),
+            args.seed,
+            *args.mix,
+            *args.rows_per_commit,
+            args.idle_every,
+            args.cleanup_every,
+        )
+    span = ""
+    if result["commits"]:
+        first = from_micros(int(str(result["first_time"])))
+        last = from_micros(int(str(result["last_time"])))
+        span = f", {first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S}"
+    print(
+        f"{result['commits']} commits ({result['inserts']} inserts, {result['updates']} updates, "
+        f"{result['deletes']} deletes), {result['idle_entries']} idle entries, "
+        f"{result['cleanups']} cleanup runs{span}; LSNs {result['first_lsn']} to "
+        f"{result['last_lsn']}"
+    )
+    return 0
+
+
+def _idle(args: argparse.Namespace) -> int:
+    if args.count < 1:
+        raise ValueError("--count must be 1 or more")
+    with Emulator.open(args.path) as emu:
+        first = datetime.fromisoformat(args.at) if args.at else None
+        for i in range(args.count):
+            at = None if first is None else first + timedelta(seconds=args.every * i)
+            print(emu.idle(at=at))
+    return 0
+
+
+def _capture(args: argparse.Namespace) -> int:
+    with Emulator.open(args.path) as emu:
+        top = emu.drain() if args.all else emu.capture()
+        print(f"max_lsn {top}; {emu.pending_capture()} records pending")
+    return 0
+
+
+def _cleanup(args: argparse.Namespace) -> int:
+    with Emulator.open(args.path) as emu:
+        if args.job == bool(args.instance or args.lwm):
+            raise ValueError("give either --instance CI --lwm LSN, or --job")
+        if args.job:
+            emu.run_cleanup_job(retention_minutes=args.retention_minutes)
+        else:
+            if not (args.instance and args.lwm):
+                raise ValueError("--instance and --lwm go together")
+            emu.cleanup(args.instance, args.lwm)
+        for table in emu.tables():
+            for ci in emu.capture_instances(table):
+                print(f"{ci}: min_lsn {emu.min_lsn(ci)}")
+    return 0
+
+
+def status(emu: Emulator) -> dict[str, Any]:
+    """What `status` shows, as a JSON-ready dict."""
+    reader = emu.reader()
+    tables = []
+    for name in emu.tables():
+        info = reader.table_info(name)
+        instances = []
+        for inst in reader.capture_instances(name):
+            instances.append(
+                {
+                    "name": inst["name"],
+                    "min_lsn": inst["start_lsn"],
+                    "create_lsn": inst["create_lsn"],
+                    "change_rows": len(emu.change_rows(inst["name"])),
+                    "columns": [c["name"] for c in reader.captured_columns(inst["name"])],
+                }
+            )
+        tables.append({"name": name, "rows": info["row_count"], "instances": instances})
+    entries = emu.lsn_time_mapping()
+    top = emu.max_lsn()
+    top_time = emu.lsn_time(top) if top else None
+    return {
+        "path": str(emu.path),
+        "format": 1,
+        "settings": emu.settings(),
+        "tables": tables,
+        "max_lsn": top,
+        "max_lsn_time": top_time.isoformat() if top_time else None,
+        "oldest_entry": entries[0]["start_lsn"] if entries else None,
+        "pending_capture": emu.pending_capture(),
+        "pending_hooks": len(emu.pending_hooks()),
+    }
+
+
+def _status(args: argparse.Namespace) -> int:
+    with Emulator.open(args.path) as emu:
+        info = status(emu)
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    print(f"{info['path']}: format {info['format']}")
+    print("settings: " + ", ".join(f"{k}={v}" for k, v in info["settings"].items()))
+    for t in info["tables"]:
+        print(f"table {t['name']}: {t['rows']} rows")
+        for i in t["instances"]:
+            print(
+                f"  instance {i['name']}: min_lsn {i['min_lsn']}, {i['change_rows']} change rows, "
+                f"columns {', '.join(i['columns'])}"
+            )
+    print(f"max_lsn {info['max_lsn']} at {info['max_lsn_time']}; oldest {info['oldest_entry']}")
+    print(f"pending capture {info['pending_capture']}, pending hooks {info['pending_hooks']}")
+    return 0

@@ -1,0 +1,77 @@
+"""Building `delta_sink` validates its arguments at once and touches no Spark (no JVM here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.sink import delta_sink
+
+
+def test_building_a_sink_needs_no_spark_and_names_its_sink_id(tmp_path: Path) -> None:
+    from pyspark.sql import SparkSession
+
+    sink = delta_sink("bronze.orders", "orders", "ops.facts", metrics_path=str(tmp_path))
+    later = delta_sink("bronze.orders", "orders", "ops.facts", metrics_path=tmp_path, generation=3)
+
+    assert SparkSession.getActiveSession() is None  # nothing started a session
+    assert (sink.sink_id, sink.generation, sink.metrics_path) == ("orders", 0, tmp_path)
+    assert (later.sink_id, later.generation) == ("orders.g3", 3)
+    assert delta_sink("/data/bronze", "orders").facts_table is None
+
+
+@pytest.mark.parametrize(
+    ("app_id", "says"),
+    [
+        ("", "non-empty string"),
+        (None, "non-empty string"),
+        ("orders#2", "contains '#'"),
+        ("orders\n", "control character"),
+    ],
+    ids=["empty", "none", "hash", "newline"],
+)
+def test_a_bad_app_id_is_refused_naming_it(app_id: object, says: str) -> None:
+    with pytest.raises(ValueError, match=says) as raised:
+        delta_sink("bronze.orders", app_id, "ops.facts")  # type: ignore[arg-type]
+    assert "app_id=" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["dbfs:/mnt/metrics", "abfss://c@a.dfs.core.windows.net/m", "s3a://bucket/m"],
+    ids=["dbfs", "abfss", "s3a"],
+)
+def test_a_uri_metrics_path_is_refused(path: str) -> None:
+    with pytest.raises(ConfigError, match="is a URI") as raised:
+        delta_sink("bronze.orders", "orders", "ops.facts", metrics_path=path)
+    assert path in str(raised.value)
+
+
+def test_a_drive_letter_is_a_path_not_a_uri() -> None:
+    sink = delta_sink("bronze.orders", "orders", metrics_path="C:/metrics")
+    assert sink.metrics_path == Path("C:/metrics")
+
+
+@pytest.mark.parametrize("path", ["", "   ", 42], ids=["empty", "blank", "number"])
+def test_a_metrics_path_that_is_not_a_path_is_refused(path: object) -> None:
+    with pytest.raises(ConfigError, match="metrics_path="):
+        delta_sink("bronze.orders", "orders", metrics_path=path)  # type: ignore[arg-type]
+
+
+def test_the_same_table_as_target_and_facts_is_refused() -> None:
+    with pytest.raises(ConfigError, match="target and facts_table are the same table"):
+        delta_sink("ops.t", "orders", "ops.t")
+
+
+@pytest.mark.parametrize("target", ["", None, 7], ids=["empty", "none", "number"])
+def test_a_target_that_is_not_a_table_name_is_refused(target: object) -> None:
+    with pytest.raises(ConfigError, match="target="):
+        delta_sink(target, "orders")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("generation", [-1, True, 1.5], ids=["negative", "bool", "float"])
+def test_a_bad_generation_is_refused(generation: object) -> None:
+    with pytest.raises(ConfigError, match="generation="):
+        delta_sink("bronze.orders", "orders", generation=generation)  # type: ignore[arg-type]
