@@ -5,13 +5,16 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CMAKE_FLAGS := -G Ninja -DMSSQLCDC_BUILD_TESTS=ON -DMSSQLCDC_BUILD_PYTHON=OFF
 
-.PHONY: help setup test test-cpp test-cpp-sanitize lint test-python bench clean
+.PHONY: help setup demo test test-cpp test-cpp-sanitize lint test-python bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
 setup: ## install apt packages, .venv, the package (with its C++ core) and Delta's jars; idempotent
 	@tools/setup.sh
+
+demo: setup ## the main job on the embedded emulator: stream, lose data to cleanup, recover
+	@$(VENV)/bin/mssql-cdc demo --out demo-output
 
 test: setup ## the whole suite: C++ (plain and sanitized), ruff, mypy, pytest unit and Spark tiers
 	@$(MAKE) --no-print-directory test-cpp test-cpp-sanitize lint test-python

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mssql_cdc.cli import emulator, plan, status
+from mssql_cdc.cli import demo, emulator, plan, status
 
 __all__ = ["main"]
 
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_parser(verbs)
     plan.add_parser(verbs)
     emulator.register(verbs)
+    demo.add_parser(verbs)
     return parser
 
 
