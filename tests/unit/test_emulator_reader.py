@@ -390,3 +390,19 @@ def test_tiles_over_nullable_key_columns_cover_every_row_once_with_null_first(
 
     assert seen == sorted(rows, key=null_first)
     assert reader.next_key("dbo.h", (None, "y"), key_columns=keys) == (1, None)
+
+
+def test_a_batch_ends_once_its_buffers_pass_batch_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "e.db"
+    emu = orders(path)
+    emu.commit(
+        [("insert", "dbo.orders", {"order_id": i, "status": "x" * 20}) for i in range(50)],
+        at=at(1),
+    )
+    reader = EmulatorReader(path)
+    lo, hi = reader.min_lsn("dbo_orders"), reader.max_lsn()
+    small = [b.num_rows for b in reader.read_changes("dbo_orders", lo, hi, batch_bytes=1)]
+    assert small == [1] * 50
+    medium = [b.num_rows for b in reader.read_changes("dbo_orders", lo, hi, batch_bytes=2_000)]
+    assert sum(medium) == 50
+    assert 1 < max(medium) < 50

@@ -148,7 +148,8 @@ class ChangeScan final : public BatchSource {
     }
     sqlite3_stmt* st = stmt_->raw();
     std::int64_t rows = builders_.front().length();
-    while (rows < options_.batch_rows && total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes)) {
+    // A batch takes at least one row, so a tiny batch_bytes still makes progress.
+    while (rows < options_.batch_rows && (rows == 0 || total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes))) {
       if (!hooks_.mid.empty() && seen_ >= hooks_.mid.front().after_rows) fire_mid();
       if (!stmt_->step()) {
         finish();
@@ -298,7 +299,7 @@ class TableScan final : public BatchSource {
       hooks_.null_row = false;
     }
     std::int64_t rows = builders_.empty() ? 0 : builders_.front().length();
-    while (rows < options_.batch_rows && total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes)) {
+    while (rows < options_.batch_rows && (rows == 0 || total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes))) {
       if (!stmt_->step()) {
         finished_ = true;
         stmt_.reset();
