@@ -24,7 +24,7 @@ __all__ = ["DemoSummary", "latest_image", "run_demo"]
 
 TABLE = "dbo.orders"
 APP_ID = "orders-demo"
-START = datetime(2026, 9, 28, 8, 0, 0)
+START = datetime(2026, 9, 24, 8, 0, 0)
 RETENTION_MINUTES = 3 * 24 * 60
 STATUSES = ("new", "paid", "shipped", "returned")
 Progress = Callable[[str], None]
@@ -150,7 +150,11 @@ def run_demo(
     )
     instance = emulator.enable_cdc(TABLE)
     workload = _Workload(emulator, seed)
-    workload.advance(hours=2, commits=40)
+    # Four days of history first, so the cleanup job is in its steady state (it keeps the last
+    # three days) before the stream starts, as on a server that has run CDC for a while.
+    for _ in range(8):
+        workload.advance(hours=12, commits=8)
+        workload.idle_and_cleanup()
 
     progress("[2/6] starting Spark (local, Delta from the cached jars)")
     spark = local_session("mssql-cdc-demo", warehouse=out / "spark")
