@@ -39,8 +39,8 @@ test-python: ## pytest: tests/unit (no JVM), then tests/spark (local Spark and D
 	@$(PY) -m pytest tests/unit -q
 	@$(PY) -m pytest tests/spark -q
 
-bench: setup ## run the benchmarks and write bench/REPORT.md
-	@$(PY) bench/run.py
+bench: setup ## run the benchmarks (or ONLY="b4_snapshot ...") and write bench/REPORT.md
+	@$(PY) bench/run.py $(ONLY)
 
 clean: ## remove build output (keeps .venv and the jar cache)
 	rm -rf build

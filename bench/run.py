@@ -1,7 +1,8 @@
-"""make bench: run every benchmark in bench/ side by side with its baseline, write REPORT.md.
+"""make bench: run the benchmarks side by side with their baselines, write REPORT.md.
 
 Each benchmark module exposes `run() -> Figure` (see bench/report.py) and is listed in
-BENCHMARKS; the report shows only figures that were measured in this run.
+BENCHMARKS. `python bench/run.py` runs them all; `python bench/run.py b4_snapshot ...` (or
+`make bench ONLY="b4_snapshot"`) runs only those and keeps the others' stored figures.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
-from report import Figure, write_report  # noqa: E402
+from report import Figure, load_results, save_result, write_report  # noqa: E402
 
 BENCHMARKS: list[str] = [
     "b1_source",
@@ -24,18 +26,23 @@ BENCHMARKS: list[str] = [
 ]
 
 
-def main() -> int:
-    figures: list[Figure] = []
-    for name in BENCHMARKS:
+def main(argv: list[str]) -> int:
+    chosen = argv or BENCHMARKS
+    unknown = [name for name in chosen if name not in BENCHMARKS]
+    if unknown:
+        print(f"bench: unknown benchmark(s) {', '.join(unknown)}; choose from {BENCHMARKS}")
+        return 2
+    for name in chosen:
         module = importlib.import_module(name)
         print(f"bench: running {name}", flush=True)
-        figure: Figure = module.run()
+        figure: Figure = module.run().stamped()
         print(figure.summary(), flush=True)
-        figures.append(figure)
+        save_result(RESULTS, name, figure)
+    figures = load_results(RESULTS, BENCHMARKS)
     write_report(HERE / "REPORT.md", figures)
     print(f"bench: wrote {HERE / 'REPORT.md'} ({len(figures)} figures)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
