@@ -47,20 +47,20 @@ def _at_lsn(
 ) -> FactsRow:
     """The shape all snapshot rows share: min = max = end = `lsn`, with its commit time."""
     return FactsRow(
-        app_id=sink_id(app_id, generation),
         generation=generation,
         rows=rows,
+        event=event,
         min_lsn=lsn,
         max_lsn=lsn,
+        end_lsn=lsn,
         min_commit_ts=commit_ts,
         max_commit_ts=commit_ts,
-        started_at=started_at,
-        event=event,
-        end_lsn=lsn,
         end_commit_ts=commit_ts,
-        detail=to_json(detail),
-        target=target,
+        started_at=started_at,
         written_at=written_at,
+        target=target,
+        detail=to_json(detail),
+        app_id=sink_id(app_id, generation),
     )
 
 
