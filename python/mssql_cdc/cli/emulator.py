@@ -54,7 +54,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--start", default="2026-09-28T13:50:00", help="the clock's floor (ISO)")
     p.add_argument("--retention-minutes", type=int, default=4320)
     p.add_argument("--capture", choices=["immediate", "manual"], default="immediate")
-    p.add_argument("--time-zone", default="UTC", help="server time zone, an IANA name such as America/New_York (default UTC)")
+    p.add_argument("--time-zone", default="UTC", help="server time zone: an IANA name, default UTC")
     p.add_argument("--demo", action="store_true", help="add dbo.orders and instance dbo_orders")
     p.set_defaults(run=_guarded(_create))
 
