@@ -1,6 +1,7 @@
 // capture.cpp: turns log records into change rows, lsn_time_mapping entries and DDL history
 // (spec 40, sections 3.5, 3.6 and 5.4), and the manual mode's capture cycles.
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "mssqlcdc/emu/engine.hpp"
@@ -76,18 +77,27 @@ class RowWriter {
 };
 
 void capture_txn(Db& db, const LogRecord& rec, const TimeZone& zone, InstanceSource* cache) {
-  std::map<std::int64_t, std::vector<Instance>> by_table;
+  // Pointers into the cache (or into `loaded` without one): no Instance is copied per commit.
+  std::map<std::int64_t, std::vector<const Instance*>> by_table;
+  std::deque<std::vector<Instance>> loaded;
   bool any = false;
   for (const auto& op : rec.ops) {
     auto it = by_table.find(op.table_id);
     if (it == by_table.end()) {
-      std::vector<Instance> ins;
-      for (const auto& in : cache != nullptr ? cache->instances(op.table_id) : instances_of(db, op.table_id)) {
-        if (in.create_lsn < rec.commit_lsn) ins.push_back(in);
+      const std::vector<Instance>* all = nullptr;
+      if (cache != nullptr) {
+        all = &cache->instances(op.table_id);
+      } else {
+        all = &loaded.emplace_back(instances_of(db, op.table_id));
+      }
+      std::vector<const Instance*> ins;
+      for (const auto& in : *all) {
+        if (in.create_lsn < rec.commit_lsn) ins.push_back(&in);
       }
       it = by_table.emplace(op.table_id, std::move(ins)).first;
     }
-    for (const auto& in : it->second) {
+    for (const Instance* pin : it->second) {
+      const Instance& in = *pin;
       RowWriter w(db, in);
       switch (op.kind) {
         case RowOp::Kind::Insert:

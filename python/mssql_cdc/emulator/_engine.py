@@ -37,7 +37,7 @@ _INT_SETTINGS = ("maxtrans", "retention_minutes", "cleanup_threshold", "max_text
 def _changes(changes: Sequence[Change]) -> list[Change]:
     if isinstance(changes, str | bytes) or not isinstance(changes, Sequence):
         raise TypeError("changes must be a list of (kind, table, row[, old_key]) tuples")
-    return list(changes)
+    return changes if isinstance(changes, list) else list(changes)
 
 
 def _setting_text(name: str, value: object) -> str:
