@@ -110,6 +110,8 @@ def local_session(
         .config("spark.default.parallelism", str(max(2, cores)))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
+        # a Python worker on a loaded machine can take longer than the default 15 s to connect
+        .config("spark.python.authenticate.socketTimeout", "120s")
         .config("spark.driver.memory", driver_memory)
         .config("spark.sql.warehouse.dir", str(home / "warehouse"))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={home / 'derby'}")
