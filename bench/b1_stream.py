@@ -172,8 +172,16 @@ def warm_up(spark: Any, work: Path) -> None:
         "numPartitions": "2",
         "maxCommitsPerBatch": "5",
     }
-    run_ours(spark, options, work / "warm", 10 * PER_COMMIT)
-    for frame in baseline_batches(spark, str(work / "warm" / "bronze")):
+    for attempt in range(3):
+        # Spark gives a new Python worker 10 s to connect back, which a loaded machine can miss
+        try:
+            run_ours(spark, options, work / f"warm{attempt}", 10 * PER_COMMIT)
+            break
+        except Exception as exc:  # untimed; retried, then re-raised
+            if attempt == 2 or "connect back" not in str(exc):
+                raise
+            print(f"B1 warm-up: {exc.__class__.__name__}, retrying", flush=True)
+    for frame in baseline_batches(spark, str(work / f"warm{attempt}" / "bronze")):
         frame.write.format("delta").mode("append").save(str(work / "warm-base"))
 
 
@@ -216,6 +224,11 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
                     if sum(f.count() for f in frames) != rows or len(frames) != BATCHES:
                         raise RuntimeError("B1: the baseline's batches do not hold ours' rows")
                 base_s.append(run_baseline(frames, Path(tmp) / f"base{n}"))
+                print(
+                    f"B1 round {n}: ours {ours_s[-1]:.1f} s, baseline {base_s[-1]:.1f} s, "
+                    f"peaks {peaks}",
+                    flush=True,
+                )
     finally:
         spark.stop()
     ours = statistics.median(ours_s)
