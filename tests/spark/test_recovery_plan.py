@@ -172,9 +172,11 @@ def test_the_headroom_forecast_finds_where_falling_headroom_reaches_zero(
         noise = 0.01 if k % 2 else -0.01
         samples.append((written, round(2 * (zero - written).total_seconds() / 3600 + noise, 2)))
     tables.ensure_table(spark, orders.facts, "facts")
+    # Batches of generation 1 with no checkpoint here: rows of the live sink id (generation 0)
+    # would meet the path-sanity guard, batches without Spark's commits.
     rows: list[Any] = [
         FactsRow(
-            app_id="trend-v1", generation=0, batch_id=k, rows=1, target=orders.target,
+            app_id="trend-v1.g1", generation=1, batch_id=k, rows=1, target=orders.target,
             retention_headroom_hours=headroom, written_at=written,
         )
         for k, (written, headroom) in enumerate(samples)
