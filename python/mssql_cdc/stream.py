@@ -185,6 +185,17 @@ class CdcStream:
         if args.mode == "chunked":
             if args.facts_table is None:  # check_to_delta refused this already
                 raise ConfigError("snapshot='chunked' needs a facts_table")
+            # Spec 30 section 3.2: start from the newest known snapshot (a full bootstrap's
+            # included), or a second bootstrap would open and lock out full runs again.
+            known = snapshots.newest_known_snapshot(
+                self._spark,
+                self.config,
+                args.target,
+                app_id=args.app_id,
+                facts_table=args.facts_table,
+            )
+            if known is not None:
+                return str(known.lsn)
             opened = chunked.open_chunked(
                 self._spark,
                 self.config,
