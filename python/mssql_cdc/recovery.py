@@ -28,6 +28,7 @@ from mssql_cdc.checkpoint import (
     write_state,
 )
 from mssql_cdc.errors import DataLossError
+from mssql_cdc.family import BatchSample
 from mssql_cdc.offsets import StreamOffset
 from mssql_cdc.recovery_decision import (
     CompletionRow,
@@ -76,16 +77,6 @@ class FamilyRows:
     opens: tuple[OpenRow, ...] = ()
     completions: tuple[CompletionRow, ...] = ()
     full_timings: tuple[tuple[int, int], ...] = ()  # (rows, duration_ms), newest first
-
-
-@dataclass(frozen=True, slots=True)
-class BatchSample:
-    """A micro-batch row of the family: when it was written and what it saw of the retention."""
-
-    written_at: datetime  # naive UTC, as the facts table stores it
-    headroom_hours: float | None
-    source_max_commit_ts: datetime | None
-    retention_watermark_ts: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
