@@ -95,7 +95,8 @@ class RecoveryReads(Protocol):
 
     def family(self) -> FamilyRows: ...
     def live_batches(self, sink_id: str) -> bool: ...
-    def newest_snapshots(self) -> tuple[StreamOffset | None, StreamOffset | None]: ...
+    def newest_whole(self) -> StreamOffset | None: ...
+    def newest_known(self) -> StreamOffset | None: ...
     def batch_samples(self) -> tuple[BatchSample, ...]: ...
 
 
@@ -130,13 +131,17 @@ class RecoveryRequest:
 
 @dataclass(frozen=True, slots=True)
 class Gathered:
-    """Everything the decision looks at, in the order it was read."""
+    """Everything the decision looks at, in the order it was read.
+
+    The target's snapshots are Spark queries that take seconds, so they are read only when
+    the answer can matter: the newest known one when the start may be the bootstrap
+    snapshot (`newest_known`, else None), the newest whole one by `decide_now` after a loss.
+    """
 
     state: GenerationState
     paths: GenerationPaths
     start: StartResult
     family: FamilyRows
-    newest_whole: StreamOffset | None
     newest_known: StreamOffset | None
     observation: Observation
 
@@ -184,7 +189,15 @@ def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserve
     metadata = has_metadata(paths.checkpoint)
     family = reads.family()
     batches = committed is None and not metadata and reads.live_batches(paths.app_id)
-    newest_whole, newest_known = reads.newest_snapshots()
+    # resolve_start takes the newest known snapshot only after recovering, a committed batch
+    # and a generation > 0 (spec 30 section 5.4 step 5).
+    bootstrap_start = (
+        request.bootstrap
+        and state.generation == 0
+        and state.recovering is None
+        and committed is None
+    )
+    newest_known = reads.newest_known() if bootstrap_start else None
     start = resolve_start(
         StartInputs(
             state=state,
@@ -202,7 +215,6 @@ def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserve
         paths=paths,
         start=start,
         family=family,
-        newest_whole=newest_whole,
         newest_known=newest_known,
         observation=observe(source, start.start),
     )
@@ -227,11 +239,13 @@ def decide_now(
         now=now,
         opens=gathered.family.opens,
         completions=gathered.family.completions,
-        newest_whole=gathered.newest_whole,
         interval_days=request.interval_days,
         duration_guard=request.duration_guard,
     )
     decision = decide(inputs)
+    if decision.low is not None:  # a loss: the target's newest snapshot may be reused
+        inputs = dataclasses.replace(inputs, newest_whole=reads.newest_whole())
+        decision = decide(inputs)
     if not (decision.take_snapshot and request.duration_guard != "off"):
         return decision, None
     # The estimate costs a metadata read and a facts query: only for a full read to be taken.

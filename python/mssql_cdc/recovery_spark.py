@@ -47,18 +47,21 @@ class SparkRecoveryReads:
     def live_batches(self, sink_id: str) -> bool:
         return bool(self._facts) and family.sink_has_batches(self._spark, self._facts, sink_id)
 
-    def newest_snapshots(self) -> tuple[StreamOffset | None, StreamOffset | None]:
+    def newest_whole(self) -> StreamOffset | None:
         from mssql_cdc import snapshot
 
-        whole = snapshot.newest_whole_snapshot(self._spark, self._config, self._target)
-        known = snapshot.newest_known_snapshot(
+        return snapshot.newest_whole_snapshot(self._spark, self._config, self._target)
+
+    def newest_known(self) -> StreamOffset | None:
+        from mssql_cdc import snapshot
+
+        return snapshot.newest_known_snapshot(
             self._spark,
             self._config,
             self._target,
             app_id=self._app_id,
             facts_table=self._facts or None,
         )
-        return whole, known
 
     def batch_samples(self) -> tuple[BatchSample, ...]:
         if not self._facts:
