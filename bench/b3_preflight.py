@@ -11,7 +11,8 @@ call on the same checkpoint. The query start itself is left out of both (it is t
 Spark call either way, and its noise would hide a 50 ms difference): `_start_query` returns
 at once. The figure is the 10,000-batch case; each size's medians and the pre-flight's phases
 (state read, checkpoint read, mode lock, facts family, source probe, decision; the target's
-snapshots only if the pre-flight reads them, which it does only after a loss) are in the notes. Target: the overhead flat across the sizes and under 50 ms.
+snapshots only if the pre-flight reads them, which it does only after a loss) are in the
+notes. Target: the overhead flat across the sizes and under 50 ms.
 """
 
 from __future__ import annotations
