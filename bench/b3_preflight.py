@@ -147,6 +147,18 @@ def instrumented(phases: Phases) -> Iterator[None]:
             setattr(owner, name, value)
 
 
+def failure_of(query: Any) -> str | None:
+    """None once the query finished well, else its error's text."""
+    from pyspark.errors import StreamingQueryException
+
+    try:
+        if not query.awaitTermination(900):
+            raise RuntimeError("the stream did not finish in 15 minutes")
+    except StreamingQueryException as exc:
+        return str(exc)
+    return None
+
+
 def run() -> Figure:
     from mssql_cdc import checkpoint, stream
     from mssql_cdc.lsn import Lsn
@@ -169,12 +181,11 @@ def run() -> Figure:
             trigger={"availableNow": True}, bootstrap=True, on_data_loss="resnapshot",
         )  # fmt: skip
         for _ in range(3):  # an overloaded machine can lose a Python worker; run again
-            if not query.awaitTermination(900):
-                raise RuntimeError("B3: the set-up stream did not finish in 15 minutes")
-            if query.exception() is None:
+            error = failure_of(query)
+            if error is None:
                 break
-            if "failed to connect back" not in str(query.exception()):
-                raise RuntimeError(f"B3: the set-up stream failed: {query.exception()}")
+            if "failed to connect back" not in error:
+                raise RuntimeError(f"B3: the set-up stream failed: {error}")
             query = cdc.to_delta(
                 target, APP_ID, str(root / "real-ckpt"), facts,
                 trigger={"availableNow": True}, bootstrap=True, on_data_loss="resnapshot",

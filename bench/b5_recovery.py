@@ -26,6 +26,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from b3_preflight import failure_of  # noqa: E402
 from report import Figure  # noqa: E402
 
 ROWS = 10_000
@@ -84,12 +85,10 @@ def run() -> Figure:
         def drain(query: Any) -> None:
             """Await the query; rerun it (untimed) when an overloaded machine lost a worker."""
             for _ in range(3):
-                if not query.awaitTermination(900):
-                    raise RuntimeError("B5: the stream did not finish in 15 minutes")
-                error = query.exception()
+                error = failure_of(query)
                 if error is None:
                     return
-                if "failed to connect back" not in str(error):
+                if "failed to connect back" not in error:
                     raise RuntimeError(f"B5: the stream failed: {error}")
                 query = cdc.to_delta(
                     target, APP_ID, ckpt, facts, trigger={"availableNow": True},
