@@ -23,6 +23,7 @@ BENCHMARKS: list[str] = [
     "b2_emulator_read",
     "b3_preflight",
     "b4_snapshot",
+    "b5_recovery",
     "b6_silver",
 ]
 

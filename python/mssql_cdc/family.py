@@ -3,14 +3,15 @@
 A stream family of `A` is the facts rows with (`generation = 0` and `app_id = A`) or
 (`generation = n > 0` and `app_id = A.g<n>`): two equalities, never a pattern built from `A`
 (spec 30 section 1). The recovery, the mode lock and `backfill()` read snapshot state only
-through the functions here.
+through the functions here, and the recovery reads the family's micro-batch rows here too.
+A missing facts table reads as empty, so a dry run on a new stream needs none.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from mssql_cdc import _clock, tables
@@ -24,11 +25,13 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
 
 __all__ = [
+    "BatchSample",
     "ChunkFact",
     "CompletionFact",
     "OpenFact",
     "PlanFact",
     "SnapshotFacts",
+    "batch_samples",
     "chunk_facts",
     "completion_facts",
     "family_rows",
@@ -37,6 +40,7 @@ __all__ = [
     "now_naive",
     "open_facts",
     "plan_fact",
+    "sink_has_batches",
     "snapshot_facts",
 ]
 
@@ -80,6 +84,9 @@ class CompletionFact:
     lsn: StreamOffset
     rows: int | None
     target: str | None
+    duration_ms: int | None = None
+    written_at: datetime | None = None
+    chunked: bool = False  # a chunked snapshot's row names its chunks in `detail`
 
     def as_completion_row(self) -> CompletionRow:
         return CompletionRow(generation=self.generation, lsn=self.lsn)
@@ -167,10 +174,22 @@ class SnapshotFacts:
                 lsn=_offset(r["max_lsn"], r["max_commit_ts"]),
                 rows=None if r["rows"] is None else int(r["rows"]),
                 target=r["target"],
+                duration_ms=None if r["duration_ms"] is None else int(r["duration_ms"]),
+                written_at=r["written_at"],
+                chunked=r["detail"] is not None,
             )
             for r in self._of("bootstrap", "resnapshot")
         ]
         return sorted(found, key=lambda c: c.lsn.lsn)
+
+    def full_timings(self) -> tuple[tuple[int, int], ...]:
+        """(rows, duration_ms) of the full snapshots that read rows, newest first: the rate
+        the duration guard estimates from (reused and chunked snapshots left out)."""
+        timed = [
+            c for c in self.completions() if not c.chunked and c.rows is not None and c.duration_ms
+        ]
+        timed.sort(key=lambda c: c.written_at or datetime.min, reverse=True)
+        return tuple((c.rows or 0, c.duration_ms or 0) for c in timed)
 
     def plan(self, s: str) -> PlanFact | None:
         """The stored plan of snapshot `s`, or None before the first `backfill()` planned it."""
@@ -245,6 +264,46 @@ def chunk_facts(
 def is_complete(open_fact: OpenFact, completions: list[CompletionFact]) -> bool:
     """An open is complete once a completion of the family has `max_lsn >= S`."""
     return any(c.lsn.lsn >= open_fact.s.lsn for c in completions)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchSample:
+    """A micro-batch row of the family: when it was written and what it saw of the retention."""
+
+    written_at: datetime  # naive UTC, as the facts table stores it
+    headroom_hours: float | None
+    source_max_commit_ts: datetime | None
+    retention_watermark_ts: datetime | None
+
+
+def batch_samples(
+    spark: SparkSession, facts_table: str, app_id: str, *, days: float = 7.0
+) -> tuple[BatchSample, ...]:
+    """The family's micro-batch rows of the last `days`: headroom and retention figures."""
+    rows = family_rows(spark, facts_table, app_id)
+    if rows is None:
+        return ()
+    since = now_naive() - timedelta(days=days)
+    found = (
+        rows.where(rows["event"].isNull() & (rows["written_at"] >= since))
+        .select(
+            "written_at",
+            "retention_headroom_hours",
+            "source_max_commit_ts",
+            "retention_watermark_ts",
+        )
+        .collect()
+    )
+    return tuple(BatchSample(r[0], r[1], r[2], r[3]) for r in found if r[0] is not None)
+
+
+def sink_has_batches(spark: SparkSession, facts_table: str, sink: str) -> bool:
+    """Whether the sink id `sink` wrote any micro-batch row (`event IS NULL`)."""
+    handle = tables.open_for_read(spark, facts_table, "facts")
+    if handle is None:
+        return False
+    df = spark.table(handle.ref.sql)
+    return bool(df.where(df["event"].isNull() & (df["app_id"] == sink)).take(1))
 
 
 def newest_batch(

@@ -28,6 +28,7 @@ from mssql_cdc.checkpoint import (
     write_state,
 )
 from mssql_cdc.errors import DataLossError
+from mssql_cdc.family import BatchSample
 from mssql_cdc.offsets import StreamOffset
 from mssql_cdc.recovery_decision import (
     CompletionRow,
@@ -79,16 +80,6 @@ class FamilyRows:
 
 
 @dataclass(frozen=True, slots=True)
-class BatchSample:
-    """A micro-batch row of the family: when it was written and what it saw of the retention."""
-
-    written_at: datetime  # naive UTC, as the facts table stores it
-    headroom_hours: float | None
-    source_max_commit_ts: datetime | None
-    retention_watermark_ts: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
 class Taken:
     """The snapshot a new generation starts from; rows and times only for one read now."""
 
@@ -104,7 +95,8 @@ class RecoveryReads(Protocol):
 
     def family(self) -> FamilyRows: ...
     def live_batches(self, sink_id: str) -> bool: ...
-    def newest_snapshots(self) -> tuple[StreamOffset | None, StreamOffset | None]: ...
+    def newest_whole(self) -> StreamOffset | None: ...
+    def newest_known(self) -> StreamOffset | None: ...
     def batch_samples(self) -> tuple[BatchSample, ...]: ...
 
 
@@ -139,13 +131,17 @@ class RecoveryRequest:
 
 @dataclass(frozen=True, slots=True)
 class Gathered:
-    """Everything the decision looks at, in the order it was read."""
+    """Everything the decision looks at, in the order it was read.
+
+    The target's snapshots are Spark queries that take seconds, so they are read only when
+    the answer can matter: the newest known one when the start may be the bootstrap
+    snapshot (`newest_known`, else None), the newest whole one by `decide_now` after a loss.
+    """
 
     state: GenerationState
     paths: GenerationPaths
     start: StartResult
     family: FamilyRows
-    newest_whole: StreamOffset | None
     newest_known: StreamOffset | None
     observation: Observation
 
@@ -193,7 +189,15 @@ def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserve
     metadata = has_metadata(paths.checkpoint)
     family = reads.family()
     batches = committed is None and not metadata and reads.live_batches(paths.app_id)
-    newest_whole, newest_known = reads.newest_snapshots()
+    # resolve_start takes the newest known snapshot only after recovering, a committed batch
+    # and a generation > 0 (spec 30 section 5.4 step 5).
+    bootstrap_start = (
+        request.bootstrap
+        and state.generation == 0
+        and state.recovering is None
+        and committed is None
+    )
+    newest_known = reads.newest_known() if bootstrap_start else None
     start = resolve_start(
         StartInputs(
             state=state,
@@ -211,7 +215,6 @@ def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserve
         paths=paths,
         start=start,
         family=family,
-        newest_whole=newest_whole,
         newest_known=newest_known,
         observation=observe(source, start.start),
     )
@@ -236,11 +239,13 @@ def decide_now(
         now=now,
         opens=gathered.family.opens,
         completions=gathered.family.completions,
-        newest_whole=gathered.newest_whole,
         interval_days=request.interval_days,
         duration_guard=request.duration_guard,
     )
     decision = decide(inputs)
+    if decision.low is not None:  # a loss: the target's newest snapshot may be reused
+        inputs = dataclasses.replace(inputs, newest_whole=reads.newest_whole())
+        decision = decide(inputs)
     if not (decision.take_snapshot and request.duration_guard != "off"):
         return decision, None
     # The estimate costs a metadata read and a facts query: only for a full read to be taken.

@@ -1,22 +1,33 @@
 """The recovery's reads and writes on Spark: the facts family, the target, the snapshot steps.
 
 `SparkRecoveryReads` and `SparkRecoveryWrites` implement the Protocols of `mssql_cdc.recovery`
-over the facts family queries (`recovery_facts`) and the snapshot modules.
+over the facts family queries (`mssql_cdc.family`, the one reader of snapshot facts) and the
+snapshot modules.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mssql_cdc import family
 from mssql_cdc.config import SourceConfig
+from mssql_cdc.family import BatchSample, SnapshotFacts
 from mssql_cdc.offsets import StreamOffset
-from mssql_cdc.recovery import BatchSample, FamilyRows, Taken
-from mssql_cdc.recovery_facts import FactsFamily
+from mssql_cdc.recovery import FamilyRows, Taken
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["SparkRecoveryReads", "SparkRecoveryWrites"]
+__all__ = ["SparkRecoveryReads", "SparkRecoveryWrites", "family_rows_of"]
+
+
+def family_rows_of(facts: SnapshotFacts) -> FamilyRows:
+    """What the decision reads of the family's snapshot facts."""
+    return FamilyRows(
+        opens=tuple(o.as_open_row() for o in facts.opens()),
+        completions=tuple(c.as_completion_row() for c in facts.completions()),
+        full_timings=facts.full_timings(),
+    )
 
 
 class SparkRecoveryReads:
@@ -27,29 +38,35 @@ class SparkRecoveryReads:
     ) -> None:
         self._spark, self._config = spark, config
         self._target, self._app_id, self._facts = target, app_id, facts
-        self._family = FactsFamily(spark, facts, app_id)
 
     def family(self) -> FamilyRows:
-        return self._family.snapshot_rows()
+        if not self._facts:  # plan_recovery without a facts table reads an empty family
+            return FamilyRows()
+        return family_rows_of(family.snapshot_facts(self._spark, self._facts, self._app_id))
 
     def live_batches(self, sink_id: str) -> bool:
-        return self._family.has_batches(sink_id)
+        return bool(self._facts) and family.sink_has_batches(self._spark, self._facts, sink_id)
 
-    def newest_snapshots(self) -> tuple[StreamOffset | None, StreamOffset | None]:
+    def newest_whole(self) -> StreamOffset | None:
         from mssql_cdc import snapshot
 
-        whole = snapshot.newest_whole_snapshot(self._spark, self._config, self._target)
-        known = snapshot.newest_known_snapshot(
+        return snapshot.newest_whole_snapshot(self._spark, self._config, self._target)
+
+    def newest_known(self) -> StreamOffset | None:
+        from mssql_cdc import snapshot
+
+        return snapshot.newest_known_snapshot(
             self._spark,
             self._config,
             self._target,
             app_id=self._app_id,
             facts_table=self._facts or None,
         )
-        return whole, known
 
     def batch_samples(self) -> tuple[BatchSample, ...]:
-        return self._family.batch_samples()
+        if not self._facts:
+            return ()
+        return family.batch_samples(self._spark, self._facts, self._app_id)
 
 
 class SparkRecoveryWrites:

@@ -57,6 +57,7 @@ class World:
     table_rows: int | None = 3
     journal: list[tuple[str, object]] = field(default_factory=list)
     source_reads: list[str] = field(default_factory=list)
+    target_reads: list[str] = field(default_factory=list)  # the seconds-long Spark queries
     purge_during_read: int | None = None  # cleanup moves min_lsn here while a read runs
 
     def request(self, **kw: object) -> RecoveryRequest:
@@ -78,11 +79,15 @@ class World:
     def live_batches(self, sink_id: str) -> bool:
         return sink_id in self.live_batch_ids
 
-    def newest_snapshots(self) -> tuple[StreamOffset | None, StreamOffset | None]:
-        newest = max(self.whole, key=lambda o: o.lsn, default=None)
+    def newest_whole(self) -> StreamOffset | None:
+        self.target_reads.append("whole")
+        return max(self.whole, key=lambda o: o.lsn, default=None)
+
+    def newest_known(self) -> StreamOffset | None:
+        self.target_reads.append("known")
         known = [o for o in self.whole] + [c.lsn for c in self.completions]
         known += [o.s for o in self.opens if o.mode == "chunked"]
-        return newest, max(known, key=lambda o: o.lsn, default=None)
+        return max(known, key=lambda o: o.lsn, default=None)
 
     def batch_samples(self) -> tuple[BatchSample, ...]:
         return tuple(self.samples)

@@ -64,6 +64,33 @@ def test_an_unpurged_range_writes_nothing_and_reads_no_instances_without_a_range
     assert world.source_reads == ["max_lsn"]
 
 
+def test_a_pre_flight_without_a_loss_reads_no_snapshot_of_the_target(world: World) -> None:
+    world.min_lsn = 101  # the first LSN after the committed 100 is still there
+    world.whole = [StreamOffset(L(90), ts(90))]
+    assert run(world, bootstrap=True) == GenerationState()
+    assert world.source_reads == ["max_lsn", "instances"]
+    assert world.target_reads == []  # each is a Spark query of seconds; no answer needs them
+
+
+def test_a_loss_reads_the_targets_newest_whole_snapshot_and_reuses_it(world: World) -> None:
+    world.whole = [StreamOffset(L(350), ts(350))]
+    state = run(world, bootstrap=True)
+    assert state.snapshot == StreamOffset(L(350), ts(350))
+    assert [k for k, _ in world.journal] == ["event"]  # no second read of the table
+    assert world.target_reads == ["whole"]
+
+
+def test_a_bootstrap_start_without_a_committed_batch_reads_the_newest_known_snapshot(
+    tmp_path: Path,
+) -> None:
+    world = World(checkpoint=tmp_path / "fresh")
+    world.whole = [StreamOffset(L(100), ts(100))]
+    state = run(world, bootstrap=True)
+    assert state.generation == 1
+    assert world.journal[0][1] == (1, GenerationState(recovering=StreamOffset(L(100), ts(100))))
+    assert world.target_reads == ["known", "whole"]
+
+
 def test_a_stale_recovering_is_cleared_when_the_range_is_not_purged(world: World) -> None:
     write_state(
         world.checkpoint,

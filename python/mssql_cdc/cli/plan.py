@@ -1,8 +1,10 @@
-"""`mssql-cdc plan`: what to_delta(..., on_data_loss="resnapshot") would do now, as JSON.
+"""`mssql-cdc plan`: what to_delta(..., on_data_loss="resnapshot") would do now.
 
-Starts a local Spark session, runs `plan_recovery()` (which writes nothing) and prints the
-plan. Exit codes: 0 action none, 10 resnapshot, 11 blocked, 2 an invalid argument, option,
-state file or offset log.
+Starts a local Spark session (or uses the active one), runs `plan_recovery()`, which writes
+nothing, and prints the plan: a short text, or with `--json` the RecoveryPlan as one JSON
+object. Exit codes: 0 action none, 10 resnapshot, 11 blocked, 2 an invalid argument, option,
+state file or offset log (argparse's usage errors exit 2 too), 1 any other error it reports
+(an unreadable source, say).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXIT_CODES", "add_parser", "run"]
+from mssql_cdc.errors import MssqlCdcError
+
+__all__ = ["EXIT_CODES", "add_parser", "render", "run"]
 
 EXIT_CODES = {"none": 0, "resnapshot": 10, "blocked": 11}
 
@@ -32,6 +36,7 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
     parser.add_argument("--snapshot", choices=("full", "chunked"), default="full")
     parser.add_argument("--interval-days", type=float, default=7.0)
     parser.add_argument("--bootstrap", action="store_true", help="as the job's to_delta passes it")
+    parser.add_argument("--json", action="store_true", help="print the plan as one JSON object")
     parser.set_defaults(run=run)
 
 
@@ -45,24 +50,91 @@ def _options(path: str) -> dict[str, object]:
     return loaded
 
 
+def _offset(o: dict[str, Any] | None) -> str:
+    if o is None:
+        return "none (the stream has no start to check)"
+    return f"{o['lsn']} ({o['commit_ts'] or 'commit time unknown'})"
+
+
+def _hours(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.1f} h"
+
+
+def render(plan: dict[str, Any]) -> str:
+    """The plan as the text `mssql-cdc plan` prints without --json."""
+    action = plan["action"]
+    rows = [
+        ("action", f"{action} (exit {EXIT_CODES[action]})"),
+        ("generation", f"{plan['generation']} live, {plan['next_generation']} after the run"),
+        ("start", _offset(plan["start"])),
+        ("mode", plan["mode"]),
+    ]
+    if action != "none" or plan["lost_to_ts"] is not None:
+        rows.append(
+            ("lost", f"{plan['lost_from_ts'] or 'unknown'} to {plan['lost_to_ts'] or 'unknown'}")
+        )
+    reuse = plan["reuse"]
+    if reuse is not None:
+        rows.append(
+            ("reuse", f"the {reuse['kind']} snapshot at {reuse['lsn']} (gen {reuse['generation']})")
+        )
+    rows.append(("interval", "ok" if plan["interval_ok"] else "a re-snapshot now would loop"))
+    estimate = plan["estimate"]
+    if estimate is not None:
+        seconds = estimate["seconds"]
+        rows.append(
+            (
+                "estimate",
+                f"{'unknown' if seconds is None else f'{seconds:,.0f} s'} to read "
+                f"{estimate['rows'] if estimate['rows'] is not None else 'unknown'} rows; "
+                f"retention {_hours(estimate['retention_hours'])}; fits: {estimate['fits']}",
+            )
+        )
+    f = plan["forecast"]
+    trend = f["trend_hours_per_day"]
+    rows.append(
+        (
+            "headroom",
+            f"{_hours(f['headroom_hours'])} now, trend "
+            f"{'unknown' if trend is None else f'{trend:+,.2f} h/day'}, loss by trend at "
+            f"{f['loss_by_trend_at'] or 'none'}, if stopped at {f['loss_if_stopped_at'] or 'n/a'}"
+            f" ({f['samples']} samples)",
+        )
+    )
+    if plan["reason"]:
+        rows.append(("reason", plan["reason"]))
+    return "\n".join(f"{k:<12}{v}" for k, v in rows)
+
+
 def run(args: argparse.Namespace) -> int:
+    from pyspark.sql import SparkSession
+
     from mssql_cdc import stream
     from mssql_cdc.spark import local_session
 
+    started_here = False
     try:
         options = _options(args.options)
+        started_here = SparkSession.getActiveSession() is None
         spark = local_session("mssql-cdc-plan")
-        plan = stream(spark, options).plan_recovery(
-            args.target,
-            args.app_id,
-            args.checkpoint,
-            args.facts,
-            resnapshot_interval_days=args.interval_days,
-            snapshot=args.snapshot,
-            bootstrap=args.bootstrap,
-        )
+        try:
+            plan = stream(spark, options).plan_recovery(
+                args.target,
+                args.app_id,
+                args.checkpoint,
+                args.facts,
+                resnapshot_interval_days=args.interval_days,
+                snapshot=args.snapshot,
+                bootstrap=args.bootstrap,
+            )
+        finally:
+            if started_here:  # a session the caller had stays theirs
+                spark.stop()
     except ValueError as exc:
         print(f"mssql-cdc plan: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(plan, indent=2))
+    except (MssqlCdcError, OSError) as exc:
+        print(f"mssql-cdc plan: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(plan, indent=2) if args.json else render(dict(plan)))
     return EXIT_CODES[plan["action"]]

@@ -1,13 +1,19 @@
-"""Family facts rows read into opens, completions and timings (spec 30 sections 1 and 8)."""
+"""Family facts rows read into opens, completions and timings (spec 30 sections 1 and 8).
+
+`mssql_cdc.family` is the one reader of a family's snapshot rows; the recovery's view of
+them (`family_rows_of`) is checked here on plain rows, without Spark.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
+from mssql_cdc.family import SnapshotFacts
 from mssql_cdc.offsets import StreamOffset
+from mssql_cdc.recovery import FamilyRows
 from mssql_cdc.recovery_decision import CompletionRow, OpenRow
-from mssql_cdc.recovery_facts import family_from_rows
+from mssql_cdc.recovery_spark import family_rows_of
 
 
 def L(n: int) -> str:
@@ -28,6 +34,9 @@ def row(event: str, generation: int, lsn: int, **kw: Any) -> dict[str, Any]:
         "duration_ms": None,
         "detail": None,
         "written_at": datetime(2026, 10, 2, 0, lsn % 60),
+        "target": "/t/bronze",
+        "lost_from_ts": None,
+        "lost_to_ts": None,
     }
     base.update(kw)
     return base
@@ -60,3 +69,19 @@ def test_completions_and_the_newest_full_timings_first() -> None:
     assert [c.generation for c in family.completions] == [0, 1, 2, 3]
     assert family.completions[3] == CompletionRow(3, StreamOffset(L(55), None))
     assert family.full_timings == ((5, 2000), (3, 1000))  # chunked and reused rows left out
+
+
+def family_from_rows(rows: list[dict[str, Any]]) -> FamilyRows:
+    return family_rows_of(SnapshotFacts(tuple(rows)))  # type: ignore[arg-type]
+
+
+def test_plan_and_chunk_rows_of_the_family_are_not_snapshots_to_decide_on() -> None:
+    rows = [
+        row("snapshot_open", 0, 10, detail='{"mode":"chunked","kind":"bootstrap"}'),
+        row("snapshot_plan", 0, 10, detail='{"snapshot":"0x0000000000000000000A"}'),
+        row("snapshot_chunk", 0, 11, rows=4, detail='{"snapshot":"x","chunk":0}'),
+    ]
+    family = family_from_rows(rows)
+    assert [o.generation for o in family.opens] == [0]
+    assert family.completions == ()
+    assert family.full_timings == ()
