@@ -122,7 +122,9 @@ def crash(orders: Orders, point: str, how: str, **kwargs: Any) -> None:
         if point.startswith("sink."):
             # The sink runs inside the query: the fault fails the query, not to_delta.
             query = orders.to_delta(**kwargs)
-            with pytest.raises(StreamingQueryException):
+            with pytest.raises(
+                StreamingQueryException, match=f"injected fault at failpoint {point}"
+            ):
                 query.awaitTermination(300)
         else:
             with pytest.raises(InjectedFault):

@@ -91,16 +91,24 @@ def retype_qty_in_a_new_instance(emu: Emulator, at: Clock, sql_type: str, qty: i
     return emu.min_lsn("dbo_orders_v2")
 
 
-def test_a_newer_instance_with_a_type_the_schema_cannot_hold_stops_before_reading(
+def reading_qty_as_int(
     spark: SparkSession, tmp_path: Path, live: list[Live]
-) -> None:
+) -> tuple[Emulator, Clock, Path, Live]:
+    """A running query that has read the first row; its schema holds qty as INT."""
     at = Clock()
     emu = table_with_qty(tmp_path / "e.db", at)
     metrics = tmp_path / "metrics"
     stream = Live(spark, tmp_path, "dbo_orders", metricsPath=str(metrics))
     live.append(stream)
-    stream.query.processAllAvailable()  # the schema is inferred with qty INT
+    stream.query.processAllAvailable()
     assert [r["qty"] for r in stream.rows()] == [7]
+    return emu, at, metrics, stream
+
+
+def test_a_newer_instance_with_a_type_the_schema_cannot_hold_stops_before_reading(
+    spark: SparkSession, tmp_path: Path, live: list[Live]
+) -> None:
+    emu, at, metrics, stream = reading_qty_as_int(spark, tmp_path, live)
     retype_qty_in_a_new_instance(emu, at, "bigint", 5_000_000_000)
     with pytest.raises(StreamingQueryException) as caught:
         stream.query.processAllAvailable()
@@ -117,12 +125,7 @@ def test_a_newer_instance_with_a_type_the_schema_cannot_hold_stops_before_readin
 def test_a_newer_instance_with_a_type_the_schema_holds_switches_in_place(
     spark: SparkSession, tmp_path: Path, live: list[Live]
 ) -> None:
-    at = Clock()
-    emu = table_with_qty(tmp_path / "e.db", at)
-    metrics = tmp_path / "metrics"
-    stream = Live(spark, tmp_path, "dbo_orders", metricsPath=str(metrics))
-    live.append(stream)
-    stream.query.processAllAvailable()
+    emu, at, metrics, stream = reading_qty_as_int(spark, tmp_path, live)
     s = retype_qty_in_a_new_instance(emu, at, "smallint", 300)  # SMALLINT widens to INT
     stream.query.processAllAvailable()
     got = sorted((r["order_id"], r["qty"], r["_capture_instance"]) for r in stream.rows())
@@ -132,25 +135,28 @@ def test_a_newer_instance_with_a_type_the_schema_holds_switches_in_place(
     ]
 
 
-def custom_named(path: Path, at: Clock) -> Emulator:
-    emu = Emulator.create(path, start=START)
+def reading_custom_named(
+    spark: SparkSession, tmp_path: Path, live: list[Live]
+) -> tuple[Emulator, Clock, Live]:
+    """orders captured by `orders_custom`, and a running query that has read its 3 rows."""
+    at = Clock()
+    emu = Emulator.create(tmp_path / "e.db", start=START)
     emu.create_table(
         "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
     )
     emu.enable_cdc("dbo.orders", capture_instance="orders_custom")
     for i in range(3):
         insert(emu, at, {"order_id": i, "status": "new"})
-    return emu
+    stream = Live(spark, tmp_path, "orders_custom")
+    live.append(stream)
+    stream.query.processAllAvailable()
+    return emu, at, stream
 
 
 def test_a_custom_named_instance_disabled_mid_run_is_followed_and_a_new_run_asks_for_the_name(
     spark: SparkSession, tmp_path: Path, live: list[Live]
 ) -> None:
-    at = Clock()
-    emu = custom_named(tmp_path / "e.db", at)
-    stream = Live(spark, tmp_path, "orders_custom")
-    live.append(stream)
-    stream.query.processAllAvailable()
+    emu, at, stream = reading_custom_named(spark, tmp_path, live)
     emu.enable_cdc("dbo.orders", capture_instance="orders_v2")
     insert(emu, at, {"order_id": 3, "status": "new"})
     stream.query.processAllAvailable()  # the stream passed S
@@ -181,11 +187,7 @@ def test_a_custom_named_instance_disabled_mid_run_is_followed_and_a_new_run_asks
 def test_a_custom_named_instance_disabled_before_the_stream_passed_s_is_a_loss_naming_it(
     spark: SparkSession, tmp_path: Path, live: list[Live]
 ) -> None:
-    at = Clock()
-    emu = custom_named(tmp_path / "e.db", at)
-    stream = Live(spark, tmp_path, "orders_custom")
-    live.append(stream)
-    stream.query.processAllAvailable()
+    emu, at, stream = reading_custom_named(spark, tmp_path, live)
     insert(emu, at, {"order_id": 3, "status": "new"})  # held only by orders_custom
     emu.enable_cdc("dbo.orders", capture_instance="orders_v2")
     insert(emu, at, {"order_id": 4, "status": "new"})
