@@ -121,7 +121,7 @@ def run() -> Figure:
     finally:
         spark.stop()
     return Figure(
-        key="B1",
+        key="B1 (source half)",
         title="source: 100,000 emulator change rows into a noop sink",
         unit="rows/s",
         ours=ROWS / ours_s,

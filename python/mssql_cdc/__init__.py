@@ -17,6 +17,9 @@ from mssql_cdc.errors import (
     SchemaChangedError,
     is_data_loss,
 )
+from mssql_cdc.spark import skip_native_rebuild_check
+
+skip_native_rebuild_check()  # in Spark's Python workers of a local_session (decision 0371)
 
 if TYPE_CHECKING:
     from mssql_cdc.backfill import BackfillStatus

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mssql_cdc import family, tables
@@ -116,8 +117,10 @@ def backfill(
     _check_arguments(
         target, app_id, facts_table, chunk_rows, max_waves, max_seconds, min_headroom_hours
     )
-    check_mode_lock(spark, config, target, mode="chunked", app_id=app_id, facts_table=facts_table)
     facts = family.snapshot_facts(spark, facts_table, app_id)
+    check_mode_lock(
+        spark, config, target, mode="chunked", app_id=app_id, facts_table=facts_table, facts=facts
+    )
     opens = [o for o in facts.opens() if o.mode == "chunked"]
     if not opens:
         return _status(
@@ -141,17 +144,21 @@ def backfill(
         return _status("done", snap.s, done, total, f"the snapshot at {snap.s} is complete")
     probe = open_probe(config)
     try:
-        plan = _plan(spark, snap, probe, chunk_rows)
+        plan = _plan(spark, snap, probe, chunk_rows, facts.plan(snap.s))
         return _waves(spark, config, snap, probe, plan, max_waves, max_seconds, min_headroom_hours)
     finally:
         probe.close()
 
 
 def _plan(
-    spark: SparkSession, snap: Snapshot, probe: SourceProbe, chunk_rows: int | None
+    spark: SparkSession,
+    snap: Snapshot,
+    probe: SourceProbe,
+    chunk_rows: int | None,
+    stored: family.PlanFact | None,
 ) -> SnapshotPlanDetail:
-    """The stored plan of S, planning it first when there is none (3.3)."""
-    stored = family.plan_fact(spark, snap.facts_table, snap.app_id, snap.s)
+    """The stored plan of S (`stored`, as read at the call's start), planning it first when
+    there is none (3.3)."""
     if stored is None:
         started = family.now_naive()
         clock_start = time.monotonic()
@@ -186,7 +193,7 @@ def _plan(
             written_at=family.now_naive(),
         )
         append_facts(spark, snap.facts_table, [row], key=snapplan_key(snap.app_id, snap.s))
-        stored = family.plan_fact(spark, snap.facts_table, snap.app_id, snap.s)
+        stored = family.plan_fact(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
         if stored is None:
             raise ConfigError(
                 f"{snap.facts_table}: the snapshot_plan row of {snap.s} was not found after "
@@ -244,19 +251,22 @@ def _waves(
     began = time.monotonic()
     ran = 0
     width = _partitions(spark, config)
-    txn_app = snap.backfill_id
+    # Bronze's recorded wave is read once: later waves of this call are its own appends (a
+    # concurrent call's wave is found by run_wave, whose append Delta then skips).
+    recorded = txn_version(spark, snap.target, snap.backfill_id)
+    appended = -1 if recorded is None else recorded
     while True:
-        chunk_facts = family.chunk_facts(spark, snap.facts_table, snap.app_id, snap.s)
-        recorded = txn_version(spark, snap.target, txn_app)
-        appended = -1 if recorded is None else recorded
+        chunk_facts = family.chunk_facts(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
         written = max((c.wave for c in chunk_facts), default=-1)
         if appended > written:
             done_before = {c.chunk for c in chunk_facts}
             facts_of_stored_wave(spark, snap, probe, appended, plan["chunks"], done_before)
-            chunk_facts = family.chunk_facts(spark, snap.facts_table, snap.app_id, snap.s)
+            chunk_facts = family.chunk_facts(
+                spark, snap.facts_table, snap.app_id, snap.s, checked=True
+            )
         done = {c.chunk for c in chunk_facts}
         if len(done) >= total:
-            _complete(spark, snap, probe)
+            _complete(spark, snap, chunk_facts)
             return _status(
                 "done", snap.s, len(done), total, f"the snapshot at {snap.s} is complete"
             )
@@ -277,7 +287,8 @@ def _waves(
         wave = max(appended, written) + 1
         pending = [i for i in range(total) if i not in done][:width]
         chunks = [_bounds(probe, snap, plan, i) for i in pending]
-        run_wave(spark, config, snap, probe, wave, chunks)
+        run_wave(spark, config, snap, probe, wave, chunks, open_target=ran == 0)
+        appended = wave
         ran += 1
 
 
@@ -296,9 +307,9 @@ def _bounds(
     return i, lo, hi, last
 
 
-def _complete(spark: SparkSession, snap: Snapshot, probe: SourceProbe) -> None:
-    """Write the completion row of 3.5 (stored once under `A#events`, the open's generation)."""
-    chunk_facts = family.chunk_facts(spark, snap.facts_table, snap.app_id, snap.s)
+def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[family.ChunkFact]) -> None:
+    """Write the completion row of 3.5 (stored once under `A#events`, the open's generation)
+    from the `snapshot_chunk` rows of every chunk."""
     rows = sum(c.rows for c in chunk_facts)
     highs = [c.high_lsn for c in chunk_facts if c.high_lsn is not None]
     event: Literal["bootstrap", "resnapshot"] = (

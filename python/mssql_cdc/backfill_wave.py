@@ -212,8 +212,12 @@ def run_wave(
     probe: SourceProbe,
     wave: int,
     chunks: Sequence[tuple[int, Any, Any, bool]],
+    *,
+    open_target: bool = True,
 ) -> None:
     """Read `chunks` (`(chunk, lo, hi, last)`) at a new stamp, append, write their rows.
+
+    `open_target` False: this call already opened bronze for write in an earlier wave.
 
     Raises:
         ValueError: the stamp is below S (C2: a secondary behind the primary).
@@ -266,7 +270,8 @@ def run_wave(
             "attempt": attempt,
             "chunks": [r.as_json() for r in reads],
         }
-        tables.ensure_table(spark, snap.target, "bronze", source_schema=frame.schema)
+        if open_target:
+            tables.ensure_table(spark, snap.target, "bronze", source_schema=frame.schema)
         key = wave_key(snap.app_id, snap.s, wave)
         table_writes.append_idempotent(
             frame, snap.target, key.app_id, key.version, metadata, merge_schema=True

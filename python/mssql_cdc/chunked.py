@@ -93,8 +93,9 @@ def _stored_open(
     target: str,
     probe: SourceProbe,
 ) -> StreamOffset:
-    """Step 4: the stored chunked open of the generation, then the race re-check."""
-    facts = family.snapshot_facts(spark, facts_table, app_id)
+    """Step 4: the stored chunked open of the generation, then the race re-check (the facts
+    table was opened for write just before)."""
+    facts = family.snapshot_facts(spark, facts_table, app_id, checked=True)
     opens = [o for o in facts.opens() if o.generation == generation]
     chunked = [o for o in opens if o.mode == "chunked"]
     if not chunked:

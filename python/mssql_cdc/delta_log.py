@@ -35,18 +35,22 @@ def find_commits(
     matches: Callable[[Mapping[str, Any]], bool],
     *,
     needle: str | None = None,
+    newest: int | None = None,
 ) -> list[Commit]:
     """The commits whose parsed `userMetadata` satisfies `matches`, newest first.
 
     `needle`, when given, is a substring every wanted `userMetadata` holds; it only narrows what
-    leaves the JVM, `matches` decides. A missing table has no commits.
+    leaves the JVM, `matches` decides. `newest`, when given, looks at only that many of the
+    newest commits (Delta then reads only their log entries). A missing table has no commits.
     """
     from pyspark.sql import functions as F
 
     ref = tables.table_ref(table)
     if not ref.exists(spark):
         return []
-    history = ref.delta_table(spark).history().where(F.col("userMetadata").isNotNull())
+    log = ref.delta_table(spark)
+    history = log.history() if newest is None else log.history(newest)
+    history = history.where(F.col("userMetadata").isNotNull())
     if needle is not None:
         history = history.where(F.instr(F.col("userMetadata"), needle) > 0)
     found: list[Commit] = []

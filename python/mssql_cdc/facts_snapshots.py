@@ -6,8 +6,10 @@ belong to, the commit times of their LSNs, and NULL counters and lags.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import FactsRow
@@ -28,6 +30,38 @@ __all__ = [
     "snapshot_open_row",
     "snapshot_plan_row",
 ]
+
+
+def _at_lsn(
+    event: str,
+    *,
+    app_id: str,
+    generation: int,
+    target: str,
+    lsn: str,
+    commit_ts: datetime | None,
+    rows: int | None,
+    started_at: datetime | None,
+    detail: Mapping[str, Any] | None,
+    written_at: datetime,
+) -> FactsRow:
+    """The shape all snapshot rows share: min = max = end = `lsn`, with its commit time."""
+    return FactsRow(
+        generation=generation,
+        rows=rows,
+        event=event,
+        min_lsn=lsn,
+        max_lsn=lsn,
+        end_lsn=lsn,
+        min_commit_ts=commit_ts,
+        max_commit_ts=commit_ts,
+        end_commit_ts=commit_ts,
+        started_at=started_at,
+        written_at=written_at,
+        target=target,
+        detail=to_json(detail),
+        app_id=sink_id(app_id, generation),
+    )
 
 
 def snapshot_completion_row(
@@ -61,26 +95,25 @@ def snapshot_completion_row(
             f"a resnapshot row opens a generation >= 1; got {generation}; the first snapshot "
             "is a 'bootstrap' row"
         )
-    return FactsRow(
-        app_id=sink_id(app_id, generation),
+    row = _at_lsn(
+        event,
+        app_id=app_id,
         generation=generation,
+        target=target,
+        lsn=snapshot_lsn,
+        commit_ts=commit_ts,
         rows=rows,
-        min_lsn=snapshot_lsn,
-        max_lsn=snapshot_lsn,
-        min_commit_ts=commit_ts,
-        max_commit_ts=commit_ts,
         started_at=started_at,
+        detail=detail,
+        written_at=written_at,
+    )
+    return replace(
+        row,
         duration_ms=duration_ms,
         retention_watermark_ts=lost_to_ts,
         retention_headroom_hours=retention_headroom_hours(commit_ts, lost_to_ts),
-        event=event,
         lost_from_ts=lost_from_ts,
         lost_to_ts=lost_to_ts,
-        end_lsn=snapshot_lsn,
-        end_commit_ts=commit_ts,
-        detail=to_json(detail),
-        target=target,
-        written_at=written_at,
     )
 
 
@@ -95,24 +128,22 @@ def snapshot_open_row(
     written_at: datetime,
 ) -> FactsRow:
     """A `snapshot_open` row of the generation its detail names (the gap from the detail)."""
-    generation = detail["generation"]
-    return FactsRow(
-        app_id=sink_id(app_id, generation),
-        generation=generation,
+    row = _at_lsn(
+        "snapshot_open",
+        app_id=app_id,
+        generation=detail["generation"],
+        target=target,
+        lsn=lsn,
+        commit_ts=commit_ts,
         rows=0,
-        min_lsn=lsn,
-        max_lsn=lsn,
-        min_commit_ts=commit_ts,
-        max_commit_ts=commit_ts,
         started_at=started_at,
-        event="snapshot_open",
+        detail=detail,
+        written_at=written_at,
+    )
+    return replace(
+        row,
         lost_from_ts=parse_time(detail.get("lost_from_ts")),
         lost_to_ts=parse_time(detail.get("lost_to_ts")),
-        end_lsn=lsn,
-        end_commit_ts=commit_ts,
-        detail=to_json(detail),
-        target=target,
-        written_at=written_at,
     )
 
 
@@ -128,24 +159,19 @@ def snapshot_plan_row(
     written_at: datetime,
 ) -> FactsRow:
     """The `snapshot_plan` row of a chunked snapshot; its LSN is the plan's snapshot S."""
-    lsn = detail["snapshot"]
-    return FactsRow(
-        app_id=sink_id(app_id, generation),
+    row = _at_lsn(
+        "snapshot_plan",
+        app_id=app_id,
         generation=generation,
-        rows=0,
-        min_lsn=lsn,
-        max_lsn=lsn,
-        min_commit_ts=commit_ts,
-        max_commit_ts=commit_ts,
-        started_at=started_at,
-        duration_ms=duration_ms,
-        event="snapshot_plan",
-        end_lsn=lsn,
-        end_commit_ts=commit_ts,
-        detail=to_json(detail),
         target=target,
+        lsn=detail["snapshot"],
+        commit_ts=commit_ts,
+        rows=0,
+        started_at=started_at,
+        detail=detail,
         written_at=written_at,
     )
+    return replace(row, duration_ms=duration_ms)
 
 
 def snapshot_chunk_row(
@@ -165,21 +191,22 @@ def snapshot_chunk_row(
     written_at: datetime,
 ) -> FactsRow:
     """One chunk of a wave: min = the wave's stamp L, max = max_lsn read right after the chunk."""
-    return FactsRow(
-        app_id=sink_id(app_id, generation),
+    row = _at_lsn(
+        "snapshot_chunk",
+        app_id=app_id,
         generation=generation,
+        target=target,
+        lsn=stamp_lsn,
+        commit_ts=stamp_commit_ts,
         rows=rows,
-        min_lsn=stamp_lsn,
-        max_lsn=high_lsn,
-        min_commit_ts=stamp_commit_ts,
-        max_commit_ts=high_commit_ts,
         started_at=started_at,
+        detail=detail,
+        written_at=written_at,
+    )
+    return replace(
+        row,
+        max_lsn=high_lsn,
+        max_commit_ts=high_commit_ts,
         read_seconds=read_seconds,
         read_mb=read_mb,
-        event="snapshot_chunk",
-        end_lsn=stamp_lsn,
-        end_commit_ts=stamp_commit_ts,
-        detail=to_json(detail),
-        target=target,
-        written_at=written_at,
     )

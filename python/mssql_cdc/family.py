@@ -104,8 +104,16 @@ class ChunkFact:
     high_lsn: str | None
 
 
-def family_rows(spark: SparkSession, facts_table: str, app_id: str) -> DataFrame | None:
-    """The family's facts rows, or None when the facts table does not exist yet."""
+def family_rows(
+    spark: SparkSession, facts_table: str, app_id: str, *, checked: bool = False
+) -> DataFrame | None:
+    """The family's facts rows, or None when the facts table does not exist yet.
+
+    `checked`: this run already opened the table (it exists and is a facts table), so it is
+    queried without looking at its properties again, which costs a Delta job per look.
+    """
+    if checked:
+        return spark.table(tables.table_ref(facts_table).sql).where(family_condition(app_id))
     handle = tables.open_for_read(spark, facts_table, "facts")
     if handle is None:
         return None
@@ -197,17 +205,22 @@ class SnapshotFacts:
         return [by_chunk[c] for c in sorted(by_chunk)]
 
 
-def snapshot_facts(spark: SparkSession, facts_table: str, app_id: str) -> SnapshotFacts:
-    """The family's snapshot event rows in one query; none when the facts table is missing."""
-    rows = family_rows(spark, facts_table, app_id)
+def snapshot_facts(
+    spark: SparkSession, facts_table: str, app_id: str, *, checked: bool = False
+) -> SnapshotFacts:
+    """The family's snapshot event rows in one query; none when the facts table is missing.
+    `checked` as in `family_rows`."""
+    rows = family_rows(spark, facts_table, app_id, checked=checked)
     if rows is None:
         return SnapshotFacts(())
     return SnapshotFacts(tuple(rows.where(rows["event"].isin(*SNAPSHOT_EVENTS)).collect()))
 
 
-def open_facts(spark: SparkSession, facts_table: str, app_id: str) -> list[OpenFact]:
+def open_facts(
+    spark: SparkSession, facts_table: str, app_id: str, *, checked: bool = False
+) -> list[OpenFact]:
     """Every `snapshot_open` row of the family, oldest S first."""
-    return snapshot_facts(spark, facts_table, app_id).opens()
+    return snapshot_facts(spark, facts_table, app_id, checked=checked).opens()
 
 
 def completion_facts(spark: SparkSession, facts_table: str, app_id: str) -> list[CompletionFact]:
@@ -215,14 +228,18 @@ def completion_facts(spark: SparkSession, facts_table: str, app_id: str) -> list
     return snapshot_facts(spark, facts_table, app_id).completions()
 
 
-def plan_fact(spark: SparkSession, facts_table: str, app_id: str, s: str) -> PlanFact | None:
+def plan_fact(
+    spark: SparkSession, facts_table: str, app_id: str, s: str, *, checked: bool = False
+) -> PlanFact | None:
     """The stored plan of snapshot `s`, or None before the first `backfill()` planned it."""
-    return snapshot_facts(spark, facts_table, app_id).plan(s)
+    return snapshot_facts(spark, facts_table, app_id, checked=checked).plan(s)
 
 
-def chunk_facts(spark: SparkSession, facts_table: str, app_id: str, s: str) -> list[ChunkFact]:
+def chunk_facts(
+    spark: SparkSession, facts_table: str, app_id: str, s: str, *, checked: bool = False
+) -> list[ChunkFact]:
     """The `snapshot_chunk` rows of snapshot `s`, by chunk number."""
-    return snapshot_facts(spark, facts_table, app_id).chunks(s)
+    return snapshot_facts(spark, facts_table, app_id, checked=checked).chunks(s)
 
 
 def is_complete(open_fact: OpenFact, completions: list[CompletionFact]) -> bool:

@@ -24,6 +24,7 @@ from mssql_cdc.option_reader import is_uri
 from mssql_cdc.payloads import EventRecord
 from mssql_cdc.sink_bronze import append_batch
 from mssql_cdc.sink_state import LastBatch, already_recorded, rewound_error
+from mssql_cdc.sink_warm import StateWarmer
 from mssql_cdc.testing.failpoints import failpoint
 
 if TYPE_CHECKING:
@@ -156,6 +157,7 @@ class DeltaSink:
         self._last: LastBatch | None = None
         self._committed_any = False
         self._warned: set[str] = set()
+        self._warmer: StateWarmer | None = None
 
     def __repr__(self) -> str:
         return f"delta_sink({str(self.target)!r}, sink id {self.sink_id!r})"
@@ -180,13 +182,24 @@ class DeltaSink:
         """Step 1, first call only: open the tables (migrating them) and read `last`."""
         if self._entered:
             return
+        created = False
         if self.facts_table is not None:
-            tables.ensure_table(spark, self.facts_table, "facts")
+            created = tables.ensure_table(spark, self.facts_table, "facts").created
         self._bronze_exists = tables.open_for_write(spark, self.target, "bronze") is not None
+        self._warmer = StateWarmer(spark)
+        if self._bronze_exists:
+            self._warmer.warm(self.target)
         if self.facts_table is not None:
-            found = facts.last_batch(spark, self.facts_table, self.sink_id)
+            self._warmer.warm(self.facts_table)
+            # a facts table created just now holds no row to read
+            found = None if created else facts.last_batch(spark, self.facts_table, self.sink_id)
             self._last = None if found is None else LastBatch(*found)
         self._entered = True
+
+    def _warm(self, ref: tables.TableRef) -> None:
+        """After a commit to `ref`: compute its next append's Delta state in the background."""
+        if self._warmer is not None:
+            self._warmer.warm(ref)
 
     def _check_rewind(self, batch_id: int) -> None:
         """Step 2: a batch older than the newest one recorded means a rewound checkpoint."""
@@ -209,6 +222,7 @@ class DeltaSink:
             )
             append_batch(spark, rows, self.target, key, metadata, exists=self._bronze_exists)
             self._bronze_exists = True
+            self._warm(self.target)
         failpoint("sink.after_target_write")
         scan = sink_files.scan(self.metrics_path) if self.metrics_path is not None else None
         folded = fold_metrics(scan.metrics) if scan is not None else None
@@ -284,6 +298,7 @@ class DeltaSink:
         events = [replace(e, written_at=written_at) for e in events]
         key = facts_key(self.app_id, self.generation, batch_id)
         facts.append_facts(spark, self.facts_table, [row, *events], key=key)
+        self._warm(self.facts_table)
         self._committed_any = True
         if last is None or batch_id > last.batch_id:
             self._last = LastBatch(batch_id, end_lsn)

@@ -50,6 +50,9 @@ class SnapshotResult:
     started_at: datetime | None  # aware UTC; None when found rather than taken
     duration_ms: int | None
     taken: bool  # False when an existing snapshot was returned
+    # The facts table this run opened for write (created or migrated), so the completion row
+    # can be appended without opening it again; None when the run did not open one.
+    facts_opened: str | None = None
 
 
 def _naive(moment: datetime | None) -> datetime | None:
@@ -121,7 +124,9 @@ def take_full(
         clock_start = time.monotonic()
         at = stamp(probe)
         capture_instance = probe.resolved().capture_instance
+        opened: str | None = None
         if kind != "manual" and app_id is not None and facts_table is not None:
+            opened = facts_table
             _open_full(
                 spark,
                 target,
@@ -144,9 +149,9 @@ def take_full(
                 frame, ref, user_metadata=snapshot_metadata(capture_instance, at), merge_schema=True
             )
             failpoint("snapshot.after_append")
-            rows = whole_snapshot_rows(spark, target, at.lsn)
+            rows = whole_snapshot_rows(spark, target, at.lsn, just_written=True)
         duration_ms = int((time.monotonic() - clock_start) * 1000)
-        return SnapshotResult(at, rows, started, duration_ms, taken=True)
+        return SnapshotResult(at, rows, started, duration_ms, taken=True, facts_opened=opened)
     finally:
         probe.close()
 
@@ -182,7 +187,7 @@ def _open_full(
     )
     tables.ensure_table(spark, facts_table, "facts")
     append_facts(spark, facts_table, [row], key=None)
-    for other in family.open_facts(spark, facts_table, app_id):
+    for other in family.open_facts(spark, facts_table, app_id, checked=True):
         if other.generation == generation and other.mode == "chunked":
             raise ConfigError(
                 f"{target}: another run opened a chunked snapshot of generation {generation} "
@@ -247,7 +252,8 @@ def write_completion(
         lost_from_ts=parse_time(lost_from_ts),
         lost_to_ts=parse_time(lost_to_ts),
     )
-    tables.ensure_table(spark, facts_table, "facts")
+    if snapshot.facts_opened != facts_table:
+        tables.ensure_table(spark, facts_table, "facts")
     append_facts(spark, facts_table, [row], key=events_key(app_id, generation))
 
 
@@ -259,16 +265,19 @@ def check_mode_lock(
     mode: Mode,
     app_id: str,
     facts_table: str,
+    facts: family.SnapshotFacts | None = None,
 ) -> None:
     """Refuse a run of `mode` while the family has an open snapshot of the other mode.
 
-    The source is queried (for `lost(S)`) only when an incomplete full open exists.
+    The source is queried (for `lost(S)`) only when an incomplete full open exists. `facts`,
+    when given, are the family's snapshot facts the caller has just read.
 
     Raises:
         ValueError: the spec's text naming the newest blocking open.
     """
     validate_app_id(app_id)
-    facts = family.snapshot_facts(spark, facts_table, app_id)
+    if facts is None:
+        facts = family.snapshot_facts(spark, facts_table, app_id)
     opens, completions = facts.opens(), facts.completions()
     pending_full = any(o.mode == "full" and not family.is_complete(o, completions) for o in opens)
     observation = Observation(max_lsn=None)

@@ -7,8 +7,9 @@ lists for the table or the configured name, so a target shared by two sources is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mssql_cdc import family, tables
 from mssql_cdc.config import SourceConfig
@@ -74,12 +75,24 @@ def newest_whole(
     return _newest(rows.where(rows["chunk"].isNull()))
 
 
-def whole_snapshot_rows(spark: SparkSession, target: str, lsn: str) -> int | None:
+_RECENT_COMMITS = 16
+
+
+def whole_snapshot_rows(
+    spark: SparkSession, target: str, lsn: str, *, just_written: bool = False
+) -> int | None:
     """`numOutputRows` of the newest full snapshot commit at `lsn`, searched through the whole
-    history; None when history lost it."""
-    commits = find_commits(
-        spark, target, lambda m: m.get("lsn") == lsn and "snapshot" in m, needle=lsn
-    )
+    history; None when history lost it. `just_written`: the commit was made a moment ago, so
+    the newest commits are searched first (a long history is read only if it is not there)."""
+
+    def matches(m: Mapping[str, Any]) -> bool:
+        return m.get("lsn") == lsn and "snapshot" in m
+
+    if just_written:
+        recent = find_commits(spark, target, matches, needle=lsn, newest=_RECENT_COMMITS)
+        if recent:
+            return recent[0].output_rows
+    commits = find_commits(spark, target, matches, needle=lsn)
     return commits[0].output_rows if commits else None
 
 

@@ -16,7 +16,6 @@ from zoneinfo import ZoneInfo
 from mssql_cdc import lsn
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.declared_columns import KeyBound
-from mssql_cdc.errors import ConfigError
 from mssql_cdc.offsets import StreamOffset, format_commit_ts, initial_lsn
 from mssql_cdc.recovery_decision import Instance, Observation
 
@@ -224,20 +223,19 @@ class _TsqlProbe:
         r = self._resolved
         return self._chunks.key_buckets(r.source_schema, r.source_table, key, n, lo, hi)
 
-    def _unsupported(self) -> ConfigError:
-        return ConfigError(
-            f"{self._resolved.table}: chunked snapshots over T-SQL support one integer key "
-            "column so far; set snapshotKeys to an integer unique column, or use snapshot='full'"
-        )
-
     def keyset_max(self, keys: Sequence[str]) -> KeyBound:
-        raise self._unsupported()
+        r = self._resolved
+        return self._chunks.key_max(r.source_schema, r.source_table, keys)
 
     def keyset_bounds(self, keys: Sequence[str], every: int, upto: KeyBound) -> list[KeyBound]:
-        raise self._unsupported()
+        r = self._resolved
+        return self._chunks.keyset_bounds(r.source_schema, r.source_table, keys, every, upto)
 
     def first_key_above(self, keys: Sequence[str], bound: KeyBound) -> KeyBound:
-        raise self._unsupported()
+        r = self._resolved
+        return self._chunks.key_at(
+            r.source_schema, r.source_table, keys, bound, inclusive=False, position=0
+        )
 
     def close(self) -> None:
         self._planner.close()

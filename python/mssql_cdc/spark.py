@@ -13,9 +13,10 @@ from mssql_cdc.errors import ConfigError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["delta_jars", "local_session"]
+__all__ = ["NATIVE_CHECKED_ENV", "delta_jars", "local_session", "skip_native_rebuild_check"]
 
 JARS_ENV = "MSSQL_CDC_JARS"
+NATIVE_CHECKED_ENV = "MSSQL_CDC_NATIVE_CHECKED"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
@@ -45,6 +46,26 @@ def delta_jars() -> list[Path]:
     )
 
 
+def skip_native_rebuild_check() -> bool:
+    """In a process whose driver already imported the native module, skip the editable
+    install's rebuild check on import; return whether it was skipped.
+
+    An editable install runs `cmake --build` and `cmake --install` under a file lock when
+    `mssql_cdc._native` is first imported in a process, also in every Python worker Spark
+    starts. `local_session` imports the module first (so the driver still rebuilds when the
+    C++ changed) and sets NATIVE_CHECKED_ENV, which its workers inherit. A regular install has
+    no such finder, and nothing changes. Decision 0371.
+    """
+    if os.environ.get(NATIVE_CHECKED_ENV) != "1":
+        return False
+    skipped = False
+    for finder in sys.meta_path:
+        if type(finder).__name__ == "ScikitBuildRedirectingFinder" and hasattr(finder, "rebuilt"):
+            finder.rebuilt = True  # the finder's own once-per-process flag
+            skipped = True
+    return skipped
+
+
 def local_session(
     app_name: str = "mssql-cdc",
     *,
@@ -70,6 +91,9 @@ def local_session(
     # Executors' Python workers must run the same interpreter as the driver (the venv's).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    import mssql_cdc._native  # noqa: F401 - an editable install rebuilds it here, in the driver
+
+    os.environ[NATIVE_CHECKED_ENV] = "1"  # so Spark's Python workers skip that check
     home = Path(warehouse) if warehouse is not None else Path(tempfile.mkdtemp(prefix="mssql-cdc-"))
     home.mkdir(parents=True, exist_ok=True)
     jars = ",".join(str(j) for j in delta_jars())
@@ -86,6 +110,8 @@ def local_session(
         .config("spark.default.parallelism", str(max(2, cores)))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
+        # a Python worker on a loaded machine can take longer than the default 15 s to connect
+        .config("spark.python.authenticate.socketTimeout", "120s")
         .config("spark.driver.memory", driver_memory)
         .config("spark.sql.warehouse.dir", str(home / "warehouse"))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={home / 'derby'}")

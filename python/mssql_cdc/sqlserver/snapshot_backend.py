@@ -101,13 +101,7 @@ class TsqlSnapshotReader:
         """First keys of tiles 2..n, as server-made text (a tuple for a composite key)."""
         columns = self._key_columns(source_schema, source_table, keys)
         rows = self._rows(tsql_snapshot.key_tiles(source_schema, source_table, columns, n))
-        bounds: list[KeyBound] = []
-        for row in rows:
-            parts = tuple(
-                None if row[f"k{i}"] is None else str(row[f"k{i}"]) for i in range(len(keys))
-            )
-            bounds.append(parts[0] if len(parts) == 1 else parts)
-        return bounds
+        return [_key_of([row], len(keys)) for row in rows]
 
     def key_buckets(
         self, source_schema: str, source_table: str, key: str, n: int, lo: int, hi: int
@@ -132,20 +126,58 @@ class TsqlSnapshotReader:
         *,
         inclusive: bool,
         position: int,
+        upto: KeyBound = None,
     ) -> KeyBound:
         """The key at 0-based `position` among keys at or after `start` (after it when not
-        `inclusive`), as server-made text; None when there are not that many."""
+        `inclusive`) and at or below `upto` when given, compared by the server, as
+        server-made text; None when there are not that many."""
         columns = self._key_columns(source_schema, source_table, keys)
         statement = tsql_chunks.key_at(
-            source_schema, source_table, columns, start, inclusive=inclusive, position=position
+            source_schema,
+            source_table,
+            columns,
+            start,
+            inclusive=inclusive,
+            position=position,
+            upto=upto,
         )
-        rows = self._rows(statement)
-        if not rows:
-            return None
-        parts = tuple(
-            None if rows[0][f"k{i}"] is None else str(rows[0][f"k{i}"]) for i in range(len(keys))
+        return _key_of(self._rows(statement), len(keys))
+
+    def key_max(self, source_schema: str, source_table: str, keys: Sequence[str]) -> KeyBound:
+        """The highest key in key order as server-made text; None for an empty table."""
+        columns = self._key_columns(source_schema, source_table, keys)
+        return _key_of(
+            self._rows(tsql_chunks.key_max(source_schema, source_table, columns)), len(keys)
         )
-        return parts[0] if len(parts) == 1 else parts
+
+    def keyset_bounds(
+        self,
+        source_schema: str,
+        source_table: str,
+        keys: Sequence[str],
+        every: int,
+        upto: KeyBound,
+    ) -> list[KeyBound]:
+        """The keys at 0-based positions `every, 2 * every, ...` in key order that are at or
+        below `upto`, as server-made text (30-snapshots 3.3).
+
+        Each is one seek: the key `every` places after the previous bound among keys <= upto.
+        The server compares, so collations and binary keys order as SQL Server orders them.
+        """
+        bounds: list[KeyBound] = []
+        while True:
+            found = self.key_at(
+                source_schema,
+                source_table,
+                keys,
+                bounds[-1] if bounds else None,
+                inclusive=True,
+                position=every,
+                upto=upto,
+            )
+            if found is None:
+                return bounds
+            bounds.append(found)
 
     def row_count(self, source_schema: str, source_table: str) -> int | None:
         """The table's row count from metadata; None when the server does not say."""
@@ -186,6 +218,15 @@ class TsqlSnapshotReader:
 
     def close(self) -> None:
         self._session.close()
+
+
+def _key_of(rows: Sequence[dict[str, Any]], width: int) -> KeyBound:
+    """The key of the first row's `k0..` columns (a tuple for a composite key); None without
+    a row."""
+    if not rows:
+        return None
+    parts = tuple(None if rows[0][f"k{i}"] is None else str(rows[0][f"k{i}"]) for i in range(width))
+    return parts[0] if width == 1 else parts
 
 
 @contextlib.contextmanager

@@ -1,5 +1,9 @@
 """The T-SQL of chunk planning (30-snapshots-and-recovery.md 3.3): counted integer buckets,
-the key at a distance after a bound, and the table's row count from metadata.
+the key at a distance after a bound (optionally at or below a ceiling), the highest key, and the
+table's row count from metadata.
+
+Keyset bounds travel as server-made text and every comparison of keys happens on the server,
+under the column's collation, so character and binary keys order as SQL Server orders them.
 
 Integer arithmetic on key values happens in `decimal(38,0)`, so keys at the `bigint` limits
 neither overflow nor round; bucket edges are computed exactly in Python.
@@ -16,7 +20,7 @@ from mssql_cdc.sqlserver.metadata import TableColumn
 from mssql_cdc.sqlserver.tsql import PARAM, Statement, positive_int
 from mssql_cdc.sqlserver.tsql_snapshot import bound_parts, key_text, key_type, range_pieces
 
-__all__ = ["Buckets", "bucket_edges", "key_at", "key_buckets", "row_count"]
+__all__ = ["Buckets", "bucket_edges", "key_at", "key_buckets", "key_max", "row_count"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,25 @@ def key_buckets(
     )
 
 
+def _key_texts(prefix: str, names: Sequence[str], keys: Sequence[TableColumn]) -> str:
+    return ", ".join(
+        f"{key_text(prefix + name, k)} AS [k{i}]"
+        for i, (name, k) in enumerate(zip(names, keys, strict=True))
+    )
+
+
+def _at_most(
+    refs: Sequence[str], keys: Sequence[TableColumn], upto: KeyBound
+) -> tuple[str, list[str]] | None:
+    """`key <= upto` as one condition: the pieces below `upto` or the key equal to it."""
+    parts = bound_parts(upto, len(keys))
+    if parts is None:
+        return None
+    pieces = range_pieces(refs, keys, parts, "<", inclusive=True)
+    condition = " OR ".join(f"({c})" for c, _ in pieces)
+    return f"({condition})", [p for _, values in pieces for p in values]
+
+
 def key_at(
     source_schema: str,
     source_table: str,
@@ -96,9 +119,11 @@ def key_at(
     *,
     inclusive: bool,
     position: int,
+    upto: KeyBound = None,
 ) -> Statement:
     """The key at 0-based `position` in key order among keys `>= start` (`> start` when not
-    `inclusive`; all keys when `start` is None), as lossless text; no row when there are fewer.
+    `inclusive`; all keys when `start` is None) and, when `upto` is given, `<= upto`, as
+    lossless text; no row when there are fewer.
 
     Each seekable piece of the range reads at most `position + 1` keys (`TOP (n + 1)`), so the
     server never returns or sorts more than that many per piece.
@@ -115,22 +140,32 @@ def key_at(
         if parts is None
         else range_pieces(refs, keys, parts, ">", inclusive=inclusive)
     )
+    ceiling = _at_most(refs, keys, upto)
     selects, params = [], []
     for i, (condition, values) in enumerate(pieces):
+        where = condition if ceiling is None else f"{condition} AND {ceiling[0]}"
         selects.append(
             f"SELECT * FROM (SELECT TOP ({top}) {', '.join(refs)} FROM {table} AS t "
-            f"WHERE {condition} ORDER BY {', '.join(refs)}) AS p{i}"
+            f"WHERE {where} ORDER BY {', '.join(refs)}) AS p{i}"
         )
-        params += values
-    texts = ", ".join(
-        f"{key_text('v.' + name, k)} AS [k{i}]"
-        for i, (name, k) in enumerate(zip(names, keys, strict=True))
-    )
+        params += values + ([] if ceiling is None else ceiling[1])
     order = ", ".join(f"u.{name}" for name in names)
     return Statement(
-        f"SELECT {texts} FROM (SELECT u.*, ROW_NUMBER() OVER (ORDER BY {order}) AS r FROM ("
-        f"{' UNION ALL '.join(selects)}) AS u) AS v WHERE v.r = {top};",
+        f"SELECT {_key_texts('v.', names, keys)} FROM (SELECT u.*, ROW_NUMBER() OVER "
+        f"(ORDER BY {order}) AS r FROM ({' UNION ALL '.join(selects)}) AS u) AS v "
+        f"WHERE v.r = {top};",
         tuple(params),
+    )
+
+
+def key_max(source_schema: str, source_table: str, keys: Sequence[TableColumn]) -> Statement:
+    """The highest key in key order (NULL sorts first), as lossless text; no row when the
+    table is empty. One backward index seek."""
+    names = [quote_name(k.name, "key column") for k in keys]
+    order = ", ".join(f"t.{name} DESC" for name in names)
+    return Statement(
+        f"SELECT TOP (1) {_key_texts('t.', names, keys)} "
+        f"FROM {two_part_name(source_schema, source_table)} AS t ORDER BY {order};"
     )
 
 
