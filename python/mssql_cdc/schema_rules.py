@@ -20,6 +20,7 @@ __all__ = [
     "schema_changed_error",
     "spark_type_of",
     "switch_event",
+    "switch_type_error",
     "union_columns",
     "widens_to",
 ]
@@ -185,6 +186,30 @@ def schema_changed_error(
         f"{check.declared_spark_type} cannot hold its values; restart the query so the schema "
         "is inferred again (a wider target column needs Delta type widening or a new target)",
         capture_instance,
+    )
+
+
+def switch_type_error(
+    older: str, newer: str, switch_lsn: str, check: TypeCheck, *, declared_by_option: bool
+) -> SchemaChangedError:
+    """The error for a newer instance whose column type the query's schema cannot hold, at the
+    in-place switch of 8.3 (raised before anything of the batch is read)."""
+    if declared_by_option:
+        fix = (
+            f"declare '{check.column}' in the columns option with a type that holds both "
+            "instances' values and restart the query (the restart replays this batch)"
+        )
+    else:
+        fix = (
+            "restart the query so the schema is inferred again (the restart replays this "
+            "batch); a target column of the old type needs Delta type widening or a new target"
+        )
+    return SchemaChangedError(
+        f"capture instance '{newer}', which replaces '{older}' from {switch_lsn}, captures "
+        f"column '{check.column}' as {check.sql_type} (Spark {check.new_spark_type}), which "
+        f"this query's declared type {check.declared_spark_type} cannot hold; nothing of this "
+        f"batch was read. To continue, {fix}",
+        newer,
     )
 
 

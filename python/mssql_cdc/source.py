@@ -2,11 +2,13 @@
 
 `register(spark)` registers both (10-source.md 2.1). Options are parsed once into a
 `SourceConfig` in each DataSource's constructor; `schema()` resolves the table on the driver,
-with retries of transient errors (section 11).
+with retries of transient errors (section 11). `connect`, the driver's connection factory, is
+an attribute a test may replace (in a subclass) to inject faults.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
@@ -16,19 +18,21 @@ from mssql_cdc.source_schema import declared_columns, read_columns, resolve_tabl
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.retry import Reconnecting, call_with_retries
 
-__all__ = ["CdcDataSource", "CdcSnapshotDataSource", "register"]
+__all__ = ["CdcDataSource", "CdcSnapshotDataSource", "Connect", "register"]
+
+Connect = Callable[[SourceConfig], Backend]
 
 _NEEDED = ("ReadMaxRows", "ReadAllAvailable", "SupportsTriggerAvailableNow")
 
 
-def _infer_schema(config: SourceConfig, *, chunk: bool) -> str:
+def _infer_schema(config: SourceConfig, *, chunk: bool, connect: Connect) -> str:
     def work(backend: Backend) -> str:
         backend.catalog.resolve_time_zone(config.source_time_zone)  # a bad zone fails at load
         table = resolve_table(backend.catalog, config.capture_instance)
         columns = declared_columns(backend.catalog, config, table)
         return spark_ddl(columns, include_command_id=config.include_command_id, chunk=chunk)
 
-    slot = Reconnecting(lambda: open_backend(config), lambda b: b.close())
+    slot = Reconnecting(lambda: connect(config), lambda b: b.close())
     try:
         return call_with_retries("schema()", slot, work)
     finally:
@@ -43,19 +47,20 @@ class CdcDataSource(DataSource):
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__(options)
         self.config = SourceConfig.from_options(options)
+        self.connect: Connect = open_backend
 
     @classmethod
     def name(cls) -> str:
         return "mssql_cdc"
 
     def schema(self) -> str:
-        return _infer_schema(self.config, chunk=False)
+        return _infer_schema(self.config, chunk=False, connect=self.connect)
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
         from mssql_cdc.source_planner import CdcStreamReader
 
         n = self.config.partitions(type(self).default_num_partitions)
-        return CdcStreamReader(self.config, read_columns(schema), n)
+        return CdcStreamReader(self.config, read_columns(schema), n, connect=self.connect)
 
 
 class CdcSnapshotDataSource(DataSource):
@@ -66,13 +71,15 @@ class CdcSnapshotDataSource(DataSource):
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__(options)
         self.config = SourceConfig.from_options(options)
+        self.connect: Connect = open_backend
 
     @classmethod
     def name(cls) -> str:
         return "mssql_cdc_snapshot"
 
     def schema(self) -> str:
-        return _infer_schema(self.config, chunk=self.config.snapshot_chunks is not None)
+        chunk = self.config.snapshot_chunks is not None
+        return _infer_schema(self.config, chunk=chunk, connect=self.connect)
 
     def reader(self, schema: Any) -> DataSourceReader:
         from mssql_cdc.snapshot_source import CdcSnapshotReader

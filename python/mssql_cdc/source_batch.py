@@ -30,6 +30,7 @@ from mssql_cdc.schema_rules import (
     schema_change_event,
     schema_changed_error,
     switch_event,
+    switch_type_error,
 )
 from mssql_cdc.source_schema import ResolvedTable, null_columns
 from mssql_cdc.sqlserver.backend import permission_error
@@ -176,6 +177,20 @@ def _schema_events(
                     "inferred again (the restart replays this batch)",
                     newer.name,
                 )
+            captured = [
+                (c.name, c.type_text)
+                for c in catalog.captured_columns(newer.name)
+                if not c.is_computed
+            ]
+            for check in check_captured_types(declared, captured):
+                if not check.fits:
+                    raise switch_type_error(
+                        older.name,
+                        newer.name,
+                        switch,
+                        check,
+                        declared_by_option=config.columns is not None,
+                    )
             uncaptured = null_columns(columns, newer)
             if uncaptured:
                 _log.warning(

@@ -9,7 +9,7 @@ ships the reader to executors only to call `read()`, which opens its own backend
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -57,11 +57,17 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The `mssql_cdc` stream reader: plans on the driver, reads on executors."""
 
     def __init__(
-        self, config: SourceConfig, columns: Sequence[ReadColumn], num_partitions: int
+        self,
+        config: SourceConfig,
+        columns: Sequence[ReadColumn],
+        num_partitions: int,
+        *,
+        connect: Callable[[SourceConfig], Backend] = open_backend,
     ) -> None:
         self._config = config
         self._columns = tuple(columns)
         self._num_partitions = num_partitions
+        self._connect = connect  # the driver's connection factory; executors use their own
         self._slot: Reconnecting[Backend] | None = None
         self._table: ResolvedTable | None = None
         self._time_zone: str | None = None
@@ -75,19 +81,27 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             "_config": self._config,
             "_columns": self._columns,
             "_num_partitions": self._num_partitions,
+            "_connect": self._connect,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["_config"], state["_columns"], state["_num_partitions"])  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            state["_config"],
+            state["_columns"],
+            state["_num_partitions"],
+            connect=state["_connect"],
+        )
 
     def _backend_slot(self) -> Reconnecting[Backend]:
         if self._slot is None:
-            self._slot = Reconnecting(lambda: open_backend(self._config), lambda b: b.close())
+            self._slot = Reconnecting(lambda: self._connect(self._config), lambda b: b.close())
         return self._slot
 
     def _resolved(self, backend: Backend, *, refresh: bool = False) -> ResolvedTable:
         if self._table is None or refresh:
-            self._table = resolve_table(backend.catalog, self._config.capture_instance)
+            self._table = resolve_table(
+                backend.catalog, self._config.capture_instance, remembered=self._table
+            )
         return self._table
 
     def _zone(self, backend: Backend) -> str:

@@ -60,14 +60,20 @@ class ResolvedTable:
         return self.instance.source_table
 
 
-def resolve_table(catalog: CaptureCatalog, configured: str) -> ResolvedTable:
-    """Resolve `configured` (exactly, then ignoring case, or a disabled default name) and list
-    its table's instances.
+def resolve_table(
+    catalog: CaptureCatalog, configured: str, *, remembered: ResolvedTable | None = None
+) -> ResolvedTable:
+    """Resolve `configured` (exactly, then ignoring case, or a disabled instance followed to
+    its table's remaining one) and list its table's instances.
+
+    `remembered` is the table this run resolved before: a configured instance disabled since
+    is followed through it, custom-named or not (10-source.md 8.5).
 
     Raises:
         ConfigError: the instance is unknown or ambiguous (the message lists what was found).
     """
-    resolved = resolve_instance(configured, catalog.capture_instances())
+    table = None if remembered is None else (remembered.source_schema, remembered.source_table)
+    resolved = resolve_instance(configured, catalog.capture_instances(), remembered=table)
     found = resolved.instance
     instances = table_instances(catalog.capture_instances(found.source_schema, found.source_table))
     return ResolvedTable(found, tuple(instances) or (found,), resolved.followed_from)

@@ -8,7 +8,7 @@ StreamingQuery at once.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.checkpoint import GenerationPaths, GenerationState, live_paths, read_state
@@ -23,7 +23,7 @@ from mssql_cdc.source_observer import open_observer
 from mssql_cdc.stream_args import ToDeltaArgs, check_to_delta, reader_options
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
     from mssql_cdc.backfill import BackfillStatus
@@ -246,7 +246,7 @@ class CdcStream:
             self._spark.readStream.format("mssql_cdc")
             .options(**options)
             .load()
-            .writeStream.foreachBatch(sink)
+            .writeStream.foreachBatch(_answerable(sink))
             .option("checkpointLocation", paths.checkpoint)
             .queryName(args.query_name or sink_id(args.app_id, paths.generation))
         )
@@ -348,3 +348,21 @@ class CdcStream:
             return plan_recovery(request, reads, observer)
         finally:
             observer.close()
+
+
+def _answerable(sink: Callable[[DataFrame, int], None]) -> Callable[[DataFrame, int], None]:
+    """`sink` as Spark calls it through Py4J, which answers only an `Exception`: any other
+    BaseException (a failpoint's InjectedFault, KeyboardInterrupt) would end Py4J's callback
+    thread unanswered and leave the query waiting forever, so it fails the batch instead."""
+
+    def call(df: DataFrame, batch_id: int) -> None:
+        try:
+            sink(df, batch_id)
+        except Exception:
+            raise
+        except BaseException as exc:
+            raise RuntimeError(
+                f"batch {batch_id} was interrupted by {type(exc).__name__}: {exc}"
+            ) from exc
+
+    return call

@@ -1,8 +1,9 @@
-"""A child process for the `kill` crash tests: its own local Spark, one to_delta call.
+"""A child process for the `kill` crash tests: its own local Spark, one library call.
 
 Run as `python -m tests.spark.crash_child ARGS.json` with MSSQL_CDC_FAILPOINTS=<point>=kill;
-the failpoint ends the process with exit code 137. Before the call it writes its JVM's pid
-into ARGS.json's `jvm_pid_file`, so the test can wait for that JVM to exit too.
+the failpoint ends the process with exit code 137. ARGS.json's `call` is "to_delta" (the
+default: start the query and wait for it) or "backfill". Before the call it writes its JVM's
+pid into ARGS.json's `jvm_pid_file`, so the test can wait for that JVM to exit too.
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ def main(args_file: str) -> int:
     spark = local_session("mssql-cdc-crash-child", warehouse=args["warehouse"], driver_memory="1g")
     pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()  # type: ignore[union-attr]
     Path(args["jvm_pid_file"]).write_text(str(pid))
-    query = stream(spark, args["options"]).to_delta(
-        args["target"], args["app_id"], args["checkpoint"], args["facts"], **args["kwargs"]
-    )
-    query.awaitTermination(300)
+    cdc = stream(spark, args["options"])
+    if args.get("call", "to_delta") == "backfill":
+        cdc.backfill(
+            args["target"], app_id=args["app_id"], facts_table=args["facts"], **args["kwargs"]
+        )
+    else:
+        query = cdc.to_delta(
+            args["target"], args["app_id"], args["checkpoint"], args["facts"], **args["kwargs"]
+        )
+        query.awaitTermination(300)
     spark.stop()
     return 0
 

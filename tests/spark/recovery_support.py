@@ -194,19 +194,20 @@ class Orders:
         return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
 
 
-def stash(orders: Orders) -> Orders:
-    """Copy `orders`' files aside; `restore` puts them back at the same path.
+def stash(orders: Orders, *, suffix: str = "-stash") -> Orders:
+    """Copy `orders`' files aside; `restore` with the same `suffix` puts them back at the same
+    path (several suffixes keep several points of one history).
 
     Facts rows hold the target's path, so a restored history runs at the path it was built.
     """
     orders.emu.close()
-    shutil.copytree(orders.root, orders.root.with_name(orders.root.name + "-stash"))
+    shutil.copytree(orders.root, orders.root.with_name(orders.root.name + suffix))
     return replace(orders, reopen=True, times=dict(orders.times))
 
 
-def restore(stashed: Orders) -> Orders:
+def restore(stashed: Orders, *, suffix: str = "-stash") -> Orders:
     """A fresh copy of the stashed history at its own path."""
     if stashed.root.exists():
         shutil.rmtree(stashed.root)
-    shutil.copytree(stashed.root.with_name(stashed.root.name + "-stash"), stashed.root)
+    shutil.copytree(stashed.root.with_name(stashed.root.name + suffix), stashed.root)
     return replace(stashed, times=dict(stashed.times))

@@ -1,8 +1,15 @@
-"""The crash matrix of spec 30 section 6.4: every recovery failpoint, with `raise` in process
-and `kill` in a child process (exit code 137), then one clean run and the invariants I1-I4.
+"""The crash matrix of spec 30 section 6.4: every failpoint of the project, with `raise` in
+process and `kill` in a child process (exit code 137), then one clean run and its invariants.
 
-Each case starts from the same history: a bootstrap of orders(3), a run after inserting 3,
-then an update, a delete and cleanup past everything, so the next run must recover.
+Each case starts from one history, built once for the module: a bootstrap of orders(3) and a
+run after inserting 3 (a healthy stream, kept for the sink's crash points); then an update, a
+delete and cleanup past everything, so the next run must recover (the recovery's points,
+`chunked.after_open`, and `backfill.after_wave_append` in the chunked snapshot it opens).
+
+`silver.after_merge` is not repeated here: tests/spark/test_silver.py crashes it with `raise`
+(test_a_crash_after_the_merge_is_finished_by_the_next_call) and with `kill`
+(test_a_killed_call_after_the_merge_is_finished_by_the_next_call), on a history with deletes
+and re-inserted keys that this one lacks.
 """
 
 from __future__ import annotations
@@ -14,12 +21,14 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 from tests.spark.recovery_support import Orders, restore, stash
 
+from mssql_cdc import stream
 from mssql_cdc.testing import InjectedFault, failpoints
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,35 +40,53 @@ FULL_POINTS = [
     "recovery.after_event",
     "recovery.after_state",
 ]
+SINK_POINTS = ["sink.after_target_write", "sink.after_facts_write"]
+HEALTHY = "-healthy"
+
+
+class History(NamedTuple):
+    purged: Orders  # the stream after cleanup purged what it had not read: it must recover
+    last_read: str  # the commit time of the last offset the purged stream read
+    healthy: Orders  # the same stream before the purge (restore it with suffix=HEALTHY)
+    bootstrap_lsn: str  # the bootstrap snapshot's stamp: changes after it are bronze's
 
 
 @pytest.fixture(scope="module")
-def history(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[Orders, str]:
-    """The history every case starts from (built once: Spark runs are slow), and the commit
-    time of the last offset read."""
+def history(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> History:
+    """The history every case starts from (built once: Spark runs are slow)."""
     orders = Orders(spark, tmp_path_factory.mktemp("crash") / "case")
     orders.orders(3)
+    bootstrap_lsn = orders.emu.max_lsn()  # the bootstrap is stamped at max_lsn
+    assert bootstrap_lsn is not None
     orders.run()
     insert3 = orders.commit(("insert", 3, "new"))
     orders.run()
+    healthy = stash(orders, suffix=HEALTHY)
+    orders = restore(healthy, suffix=HEALTHY)
     orders.commit(("update", 1, "paid"))
     orders.commit(("delete", 2, None))
     orders.cleanup_past_everything()
-    return stash(orders), orders.commit_time(insert3)
+    return History(stash(orders), orders.commit_time(insert3), healthy, bootstrap_lsn)
 
 
-def crash_in_child(orders: Orders, point: str, **kwargs: Any) -> None:
-    """to_delta in a child process whose failpoint `point` kills it; waits for its JVM."""
+def crash_in_child(
+    orders: Orders, point: str, *, call: str = "to_delta", options: dict[str, str], **kwargs: Any
+) -> None:
+    """to_delta (or backfill) in a child process whose failpoint `point` kills it; waits for
+    its JVM."""
     pid_file = orders.root / "child-jvm.pid"
     args_file = orders.root / "child-args.json"
-    kw = {"trigger": {"availableNow": True}, "bootstrap": True, "on_data_loss": "resnapshot"}
+    kw: dict[str, Any] = {}
+    if call == "to_delta":
+        kw = {"trigger": {"availableNow": True}, "bootstrap": True, "on_data_loss": "resnapshot"}
     kw.update(kwargs)
     args_file.write_text(
         json.dumps(
             {
+                "call": call,
                 "warehouse": str(orders.root / "child-warehouse"),
                 "jvm_pid_file": str(pid_file),
-                "options": orders.options(),
+                "options": options,
                 "target": orders.target,
                 "app_id": orders.app_id,
                 "checkpoint": str(orders.checkpoint),
@@ -90,11 +117,21 @@ def crash_in_child(orders: Orders, point: str, **kwargs: Any) -> None:
 
 
 def crash(orders: Orders, point: str, how: str, **kwargs: Any) -> None:
+    """Run to_delta with `point` armed: `raise` here, `kill` in a child process."""
     if how == "kill":
-        crash_in_child(orders, point, **kwargs)
+        crash_in_child(orders, point, options=orders.options(), **kwargs)
         return
-    with failpoints({point: "raise"}), pytest.raises(InjectedFault):
-        orders.to_delta(**kwargs)
+    with failpoints({point: "raise"}):
+        if point.startswith("sink."):
+            # The sink runs inside the query: the fault fails the query, not to_delta.
+            query = orders.to_delta(**kwargs)
+            with pytest.raises(
+                StreamingQueryException, match=f"injected fault at failpoint {point}"
+            ):
+                query.awaitTermination(300)
+        else:
+            with pytest.raises(InjectedFault):
+                orders.to_delta(**kwargs)
     assert orders.spark.streams.active == []
 
 
@@ -120,9 +157,9 @@ def assert_invariants(orders: Orders, *, chunked: bool = False) -> None:
 @pytest.mark.parametrize("how", ["raise", "kill"])
 @pytest.mark.parametrize("point", FULL_POINTS)
 def test_a_crash_during_a_full_recovery_is_finished_by_the_next_run(
-    history: tuple[Orders, str], point: str, how: str
+    history: History, point: str, how: str
 ) -> None:
-    orders, last_read = restore(history[0]), history[1]
+    orders, last_read = restore(history.purged), history.last_read
     crash(orders, point, how)
     state = orders.state()
     if point == "recovery.after_state":
@@ -149,10 +186,8 @@ def test_a_crash_during_a_full_recovery_is_finished_by_the_next_run(
 
 
 @pytest.mark.parametrize("how", ["raise", "kill"])
-def test_a_crash_after_a_chunked_open_reuses_the_open(
-    history: tuple[Orders, str], how: str
-) -> None:
-    orders = restore(history[0])
+def test_a_crash_after_a_chunked_open_reuses_the_open(history: History, how: str) -> None:
+    orders = restore(history.purged)
     crash(orders, "chunked.after_open", how, snapshot="chunked")
     orders.run(snapshot="chunked")
     opens = [f for f in orders.events("snapshot_open") if f["generation"] == 1]
@@ -161,3 +196,87 @@ def test_a_crash_after_a_chunked_open_reuses_the_open(
     assert state is not None
     assert state["snapshot_lsn"] == opens[0]["min_lsn"]
     assert_invariants(orders, chunked=True)
+
+
+@pytest.mark.parametrize("how", ["raise", "kill"])
+@pytest.mark.parametrize("point", SINK_POINTS)
+def test_a_crash_in_an_ordinary_micro_batch_is_replayed_without_a_second_write(
+    history: History, point: str, how: str
+) -> None:
+    orders = restore(history.healthy, suffix=HEALTHY)
+    orders.commit(("update", 1, "paid"))
+    orders.commit(("delete", 2, None), ("insert", 5, "new"))
+    crash(orders, point, how)
+    batches_before = batch_ids(orders)
+    orders.run()
+
+    changes = [r for r in orders.bronze() if r["_operation"] != 0]
+    expected = Counter(
+        (r["__$start_lsn"], r["__$seqval"], r["__$operation"])
+        for r in orders.emu.change_rows("dbo_orders")
+        if str(r["__$start_lsn"]) > history.bootstrap_lsn  # older ones are in the snapshot
+    )
+    assert Counter((r["_start_lsn"], r["_seqval"], r["_operation"]) for r in changes) == expected
+    assert set(expected.values()) == {1}  # every change exactly once
+    batches = batch_ids(orders)
+    assert set(batches.values()) == {1}  # one facts row per batch, the replayed one included
+    assert sorted(batches) == list(range(len(batches)))
+    if point == "sink.after_facts_write":
+        assert batches == batches_before  # the replay found its row and wrote nothing
+    else:
+        assert len(batches) == len(batches_before) + 1
+    rows = {f["batch_id"]: f["rows"] for f in orders.facts_rows() if f["event"] is None}
+    assert sum(rows.values()) == len(changes)
+    assert orders.rebuilt() == orders.source()
+
+
+def batch_ids(orders: Orders) -> Counter[int]:
+    return Counter(f["batch_id"] for f in orders.facts_rows() if f["event"] is None)
+
+
+@pytest.mark.parametrize("how", ["raise", "kill"])
+def test_a_crash_in_a_backfill_wave_is_resumed_with_one_append_per_wave(
+    history: History, how: str
+) -> None:
+    orders = restore(history.purged)
+    orders.run(snapshot="chunked")  # the recovery opens a chunked snapshot of generation 1
+    options = {**orders.options(), "numPartitions": "1"}  # one chunk per wave
+
+    def backfill() -> dict[str, Any]:
+        status = stream(orders.spark, options).backfill(
+            orders.target, app_id=orders.app_id, facts_table=orders.facts, chunk_rows=1
+        )
+        return dict(status)
+
+    if how == "kill":
+        point = "backfill.after_wave_append"
+        crash_in_child(orders, point, call="backfill", options=options, chunk_rows=1)
+    else:
+        with failpoints({"backfill.after_wave_append": "raise"}), pytest.raises(InjectedFault):
+            backfill()
+    assert wave_appends(orders) == Counter({0: 1})  # wave 0 is in bronze, its facts are not
+    assert [f for f in orders.facts_rows() if f["event"] == "snapshot_chunk"] == []
+
+    status = backfill()
+    assert status["state"] == "done"
+    waves = wave_appends(orders)
+    assert set(waves.values()) == {1}  # one append per wave, the crashed one included
+    assert sorted(waves) == list(range(len(waves)))
+    assert len(waves) == status["chunks_total"]
+    chunk_rows = [r for r in orders.bronze() if r.get("_chunk") is not None]
+    keys = Counter((r["_snapshot"], r["order_id"]) for r in chunk_rows)
+    assert set(keys.values()) == {1}  # op-0 keys unique per snapshot
+    [event] = orders.events("resnapshot")
+    assert event["rows"] == len(chunk_rows) == 3  # orders 0, 1 and 3 remain
+    assert orders.rebuilt() == orders.source()
+
+
+def wave_appends(orders: Orders) -> Counter[int]:
+    """Bronze commits of backfill waves, counted per wave, from the Delta history."""
+    history = orders.spark.sql(f"DESCRIBE HISTORY delta.`{orders.target}`").collect()
+    waves: Counter[int] = Counter()
+    for commit in history:
+        metadata = json.loads(commit["userMetadata"] or "{}")
+        if "backfill" in metadata:
+            waves[int(metadata["wave"])] += 1
+    return waves

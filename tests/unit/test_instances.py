@@ -61,6 +61,21 @@ def test_a_disabled_default_named_instance_is_followed_with_a_warning(
     )
 
 
+def test_a_disabled_custom_named_instance_is_followed_within_a_run_and_refused_at_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="mssql_cdc.sqlserver"):
+        resolved = resolve_instance("orders_custom", [V2, OTHER], remembered=("dbo", "orders"))
+    assert (resolved.instance, resolved.followed_from) == (V2, "orders_custom")
+    assert "'orders_custom' is disabled; following its table's remaining instance 'orders_v2'" in (
+        caplog.text
+    )
+    with pytest.raises(ConfigError, match="set captureInstance to the table's remaining instance"):
+        resolve_instance("orders_custom", [V2, OTHER])  # a new run cannot know its table
+    with pytest.raises(ConfigError, match="'orders_custom' does not exist"):
+        resolve_instance("orders_custom", [OTHER], remembered=("dbo", "orders"))  # none left
+
+
 def test_instances_order_by_create_date_and_ignore_unestablished_ones() -> None:
     assert table_instances([NEW, V2, V1]) == [V1, V2]
     same_day = ci("orders_b", 70, 2)

@@ -12,6 +12,7 @@ from mssql_cdc.schema_rules import (
     schema_changed_error,
     spark_type_of,
     switch_event,
+    switch_type_error,
     union_columns,
     widens_to,
 )
@@ -133,6 +134,27 @@ def test_ddl_checks_report_type_changes_and_whether_the_declared_type_holds_them
     ):
         assert part in text
     assert error.capture_instance == "dbo_orders"
+
+
+def test_a_switch_type_error_names_both_instances_the_column_and_the_way_on() -> None:
+    [check] = check_captured_types({"qty": "INT"}, [("qty", "bigint")])
+    inferred = switch_type_error(
+        "dbo_orders", "dbo_orders_v2", "0x0A", check, declared_by_option=False
+    )
+    text = str(inferred)
+    for part in (
+        "capture instance 'dbo_orders_v2', which replaces 'dbo_orders' from 0x0A",
+        "column 'qty' as bigint (Spark BIGINT)",
+        "declared type INT cannot hold",
+        "nothing of this batch was read",
+        "restart the query so the schema is inferred again",
+    ):
+        assert part in text
+    assert inferred.capture_instance == "dbo_orders_v2"
+    declared = switch_type_error(
+        "dbo_orders", "dbo_orders_v2", "0x0A", check, declared_by_option=True
+    )
+    assert "declare 'qty' in the columns option with a type that holds both" in str(declared)
 
 
 def test_policy_fail_names_the_ddl_and_how_to_pass_it() -> None:

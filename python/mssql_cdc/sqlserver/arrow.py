@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +22,14 @@ __all__ = [
     "FIRST_BATCH_ROWS",
     "MAX_BATCH_BYTES",
     "BatchSizer",
+    "ChangeShape",
     "arrow_type",
+    "cast_batches",
     "change_schema",
+    "change_shape",
     "fetch_batches",
     "rows_to_batch",
+    "table_schema",
     "to_schema",
 ]
 
@@ -73,6 +78,39 @@ def change_schema(columns: Sequence[ReadColumn], *, include_command_id: bool) ->
     fields.append(pa.field("_commit_ts", pa.timestamp("us")))
     fields += [pa.field(c.name, arrow_type(c.spark_type)) for c in columns]
     return pa.schema(fields)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeShape:
+    """One change read, as every backend asks for it and casts it."""
+
+    schema: pa.Schema  # the output schema (10-source.md 6.3)
+    read: tuple[ReadColumn, ...]  # the declared columns to read; the others read NULL
+    constants: dict[str, Any]  # columns every row of the read holds, by name
+
+
+def change_shape(
+    capture_instance: str,
+    columns: Sequence[ReadColumn],
+    *,
+    include_command_id: bool,
+    null_columns: Sequence[str],
+) -> ChangeShape:
+    """What to read of `capture_instance`: the declared columns it captures (those named in
+    `null_columns` it does not), the schema to cast to, `_capture_instance` as a constant."""
+    skipped = set(null_columns)
+    return ChangeShape(
+        schema=change_schema(columns, include_command_id=include_command_id),
+        read=tuple(c for c in columns if c.name not in skipped),
+        constants={"_capture_instance": capture_instance},
+    )
+
+
+def table_schema(columns: Sequence[ReadColumn]) -> pa.Schema:
+    """The schema of a snapshot read of the table: the declared columns only."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(c.name, arrow_type(c.spark_type)) for c in columns])
 
 
 def _column(name: str, values: Sequence[Any], target: pa.DataType) -> pa.Array:
@@ -145,6 +183,24 @@ def to_schema(
                 value = constants.get(field.name)
                 arrays.append(_column(field.name, [value] * batch.num_rows, field.type))
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def cast_batches(
+    raw: Iterable[pa.RecordBatch], schema: pa.Schema, constants: dict[str, Any]
+) -> Iterator[pa.RecordBatch]:
+    """Cast batches a reader made in process (the emulator's) to `schema` (see `to_schema`).
+
+    The first batch yielded holds at most FIRST_BATCH_ROWS rows, as with a driver's; empty
+    batches are dropped.
+    """
+    first = True
+    for batch in to_schema(raw, schema, constants):
+        if first and batch.num_rows > FIRST_BATCH_ROWS:
+            yield batch.slice(0, FIRST_BATCH_ROWS)
+            batch = batch.slice(FIRST_BATCH_ROWS)
+        first = False
+        if batch.num_rows:
+            yield batch
 
 
 class BatchSizer:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mssql_cdc import lsn
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.ranges import Tile
 from mssql_cdc.sqlserver import queries, tsql
-from mssql_cdc.sqlserver.arrow import change_schema, fetch_batches
+from mssql_cdc.sqlserver.arrow import change_shape, fetch_batches
 from mssql_cdc.sqlserver.drivers import Driver, Session, error_number, open_session
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
@@ -146,18 +146,20 @@ class TsqlChangeReader:
         Raises:
             PermissionError: the login may not SELECT the change table (error 229).
         """
-        schema = change_schema(columns, include_command_id=include_command_id)
-        skipped = set(null_columns)
-        read = [c for c in columns if c.name not in skipped]
+        shape = change_shape(
+            capture_instance,
+            columns,
+            include_command_id=include_command_id,
+            null_columns=null_columns,
+        )
         statement = tsql.change_rows(
             capture_instance,
             from_lsn,
             to_lsn,
-            read,
+            shape.read,
             include_command_id=include_command_id,
             time_zone=time_zone,
         )
-        constants: dict[str, Any] = {"_capture_instance": capture_instance}
         try:
             cursor = self._session.execute(statement)
         except Exception as exc:  # re-raised, error 229 as a PermissionError saying what to do
@@ -168,8 +170,8 @@ class TsqlChangeReader:
             yield from fetch_batches(
                 cursor,
                 arrow=self._session.arrow,
-                schema=schema,
-                constants=constants,
+                schema=shape.schema,
+                constants=shape.constants,
                 batch_rows=batch_rows,
             )
         finally:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc import lsn
 from mssql_cdc.emulator import EmulatorReader
 from mssql_cdc.ranges import Tile
-from mssql_cdc.sqlserver.arrow import FIRST_BATCH_ROWS, MAX_BATCH_BYTES, change_schema, to_schema
+from mssql_cdc.sqlserver.arrow import MAX_BATCH_BYTES, cast_batches, change_shape
 from mssql_cdc.sqlserver.emulator_time import (
     local_to_utc,
     local_to_utc_array,
@@ -185,32 +185,31 @@ class EmulatorBackend:
         """
         import pyarrow as pa
 
-        schema = change_schema(columns, include_command_id=include_command_id)
-        skipped = set(null_columns)
-        read = [c.name for c in columns if c.name not in skipped]
+        shape = change_shape(
+            capture_instance,
+            columns,
+            include_command_id=include_command_id,
+            null_columns=null_columns,
+        )
         stream = self.reader.read_changes(
             capture_instance,
             from_lsn,
             to_lsn,
-            columns=read,
+            columns=[c.name for c in shape.read],
             include_command_id=include_command_id,
             batch_rows=batch_rows,
             batch_bytes=MAX_BATCH_BYTES,
         )
-        constants: dict[str, Any] = {"_capture_instance": capture_instance}
-        first = True
-        for raw in stream:
+
+        def as_read(raw: pa.RecordBatch) -> pa.RecordBatch:
+            # The native reader returns local commit times; the output holds UTC.
             position = raw.schema.get_field_index("_commit_ts")
             if position >= 0:
                 utc = local_to_utc_array(raw.column(position), time_zone)
                 raw = raw.set_column(position, pa.field("_commit_ts", utc.type), utc)
-            [batch] = to_schema([times_as_text(raw)], schema, constants)
-            if first and batch.num_rows > FIRST_BATCH_ROWS:
-                yield batch.slice(0, FIRST_BATCH_ROWS)
-                batch = batch.slice(FIRST_BATCH_ROWS)
-            first = False
-            if batch.num_rows:
-                yield batch
+            return times_as_text(raw)
+
+        yield from cast_batches((as_read(raw) for raw in stream), shape.schema, shape.constants)
 
     def session_stats(self) -> SessionStats:
         return SessionStats(rtt_ms=0.0, network_wait_ms=None)  # in process: no network

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc.declared_columns import KeyBound
 from mssql_cdc.emulator import EmulatorReader
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.sqlserver.arrow import FIRST_BATCH_ROWS, MAX_BATCH_BYTES, arrow_type, to_schema
+from mssql_cdc.sqlserver.arrow import MAX_BATCH_BYTES, cast_batches, table_schema
 from mssql_cdc.sqlserver.emulator_time import times_as_text
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 
@@ -148,9 +148,6 @@ class EmulatorSnapshotReader:
         batch_rows: int,
     ) -> Iterator[pa.RecordBatch]:
         """Yield the rows with `lo <= key < hi` (open ends None) as batches of `columns`."""
-        import pyarrow as pa
-
-        schema = pa.schema([pa.field(c.name, arrow_type(c.spark_type)) for c in columns])
         present = {c.name for c in self.table_columns(source_schema, source_table)}
         table = f"{source_schema}.{source_table}"
         names = [c.name for c in columns if c.name in present]
@@ -163,15 +160,9 @@ class EmulatorSnapshotReader:
             batch_rows=batch_rows,
             batch_bytes=MAX_BATCH_BYTES,
         )
-        first = True
-        for raw in raw_batches:
-            [batch] = to_schema([times_as_text(raw)], schema, {})  # absent columns read NULL
-            if first and batch.num_rows > FIRST_BATCH_ROWS:
-                yield batch.slice(0, FIRST_BATCH_ROWS)
-                batch = batch.slice(FIRST_BATCH_ROWS)
-            first = False
-            if batch.num_rows:
-                yield batch
+        # Declared columns the table no longer has read NULL.
+        raw = (times_as_text(batch) for batch in raw_batches)
+        yield from cast_batches(raw, table_schema(columns), {})
 
     def close(self) -> None:
         self._reader = None

@@ -28,11 +28,18 @@ class Resolved:
     followed_from: str | None  # the configured name, when it was disabled and followed
 
 
-def resolve_instance(configured: str, available: Sequence[CaptureInstance]) -> Resolved:
+def resolve_instance(
+    configured: str,
+    available: Sequence[CaptureInstance],
+    *,
+    remembered: tuple[str, str] | None = None,
+) -> Resolved:
     """Find `configured` among the instances the login can read.
 
-    Matched exactly, then ignoring case. A disabled instance with the default name
-    `<schema>_<table>` (compared ignoring case) is followed to its table's remaining instance.
+    Matched exactly, then ignoring case. A disabled instance is followed to its table's
+    remaining instance: within a run through `remembered`, the (schema, table) this run
+    resolved before, whatever the instance's name; at start only when it has the default name
+    `<schema>_<table>` (compared ignoring case), the one way to know its table.
 
     Raises:
         ConfigError: no match (the message lists the names found), two matches ignoring case
@@ -50,10 +57,15 @@ def resolve_instance(configured: str, available: Sequence[CaptureInstance]) -> R
             f"option captureInstance {configured!r} matches {names} ignoring case and none "
             "exactly; give the name with its exact case"
         )
-    by_default_name = [
-        i for i in available if f"{i.source_schema}_{i.source_table}".lower() == configured.lower()
-    ]
-    remaining = table_instances(by_default_name)
+    if remembered is not None:
+        same_table = [i for i in available if (i.source_schema, i.source_table) == remembered]
+    else:
+        same_table = [
+            i
+            for i in available
+            if f"{i.source_schema}_{i.source_table}".lower() == configured.lower()
+        ]
+    remaining = table_instances(same_table)
     if remaining:
         newest = remaining[-1]
         _log.warning(

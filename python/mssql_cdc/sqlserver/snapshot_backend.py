@@ -15,7 +15,7 @@ from mssql_cdc.config import IsolationLevel
 from mssql_cdc.declared_columns import KeyBound
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.sqlserver import tsql, tsql_chunks, tsql_snapshot
-from mssql_cdc.sqlserver.arrow import arrow_type, fetch_batches
+from mssql_cdc.sqlserver.arrow import fetch_batches, table_schema
 from mssql_cdc.sqlserver.drivers import Session, error_number
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 
@@ -196,24 +196,21 @@ class TsqlSnapshotReader:
         batch_rows: int,
     ) -> Iterator[pa.RecordBatch]:
         """Yield the rows with `lo <= key < hi` as batches of `columns` (declared types)."""
-        import pyarrow as pa
-
         key_columns = self._key_columns(source_schema, source_table, keys)
         statement = tsql_snapshot.table_rows(
             source_schema, source_table, columns, key_columns, lo, hi
         )
-        schema = pa.schema([pa.field(c.name, arrow_type(c.spark_type)) for c in columns])
+        schema = table_schema(columns)
         self._prepare()
         with _isolation_errors():
             cursor = self._session.execute(statement)
-        constants: dict[str, Any] = {}
         try:
             with _isolation_errors():
                 yield from fetch_batches(
                     cursor,
                     arrow=self._session.arrow,
                     schema=schema,
-                    constants=constants,
+                    constants={},
                     batch_rows=batch_rows,
                 )
         finally:
