@@ -13,7 +13,7 @@ from mssql_cdc.silver.images import DELETE_FLAG, BronzeShape
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["ensure_silver", "merge_newer", "merge_rebuild"]
+__all__ = ["ensure_silver", "merge_images"]
 
 
 def ensure_silver(spark: SparkSession, ref: tables.TableRef, shape: BronzeShape) -> None:
@@ -49,49 +49,31 @@ def _on_keys(keys: Sequence[str]) -> str:
     return " AND ".join(f"t.{quote_identifier(k)} <=> s.{quote_identifier(k)}" for k in keys)
 
 
-def _assignments(names: Sequence[str]) -> dict[str, str]:
-    return {quote_identifier(n): f"s.{quote_identifier(n)}" for n in names}
-
-
-def merge_rebuild(
+def merge_images(
     spark: SparkSession,
     ref: tables.TableRef,
     images: DataFrame,
     keys: Sequence[str],
     names: Sequence[str],
+    *,
+    rebuild: bool,
 ) -> None:
-    """Make silver exactly `images`: upserts land, deletes and every key absent from it go."""
-    flag = f"s.{quote_identifier(DELETE_FLAG)}"
-    values = _assignments(names)
-    (
-        ref.delta_table(spark)
-        .alias("t")
-        .merge(images.alias("s"), _on_keys(keys))
-        .whenMatchedDelete(condition=flag)
-        .whenMatchedUpdate(set=values)  # type: ignore[arg-type]
-        .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)  # type: ignore[arg-type]
-        .whenNotMatchedBySourceDelete()
-        .execute()
-    )
+    """MERGE `images` into silver: deletes remove their key, upserts set it.
 
-
-def merge_newer(
-    spark: SparkSession,
-    ref: tables.TableRef,
-    images: DataFrame,
-    keys: Sequence[str],
-    names: Sequence[str],
-) -> None:
-    """Apply `images` where each is newer than silver's row (so a rerun applies nothing twice)."""
+    A rebuild makes silver exactly `images` (every key absent from them goes too). Otherwise an
+    image lands only where it is newer than silver's row, so a rerun applies nothing twice.
+    """
     flag = f"s.{quote_identifier(DELETE_FLAG)}"
-    newer = "s._start_lsn > t._start_lsn"
-    values = _assignments(names)
-    (
+    newer = "TRUE" if rebuild else "s._start_lsn > t._start_lsn"
+    values = {quote_identifier(n): f"s.{quote_identifier(n)}" for n in names}
+    merge = (
         ref.delta_table(spark)
         .alias("t")
         .merge(images.alias("s"), _on_keys(keys))
         .whenMatchedDelete(condition=f"{flag} AND {newer}")
         .whenMatchedUpdate(condition=f"NOT {flag} AND {newer}", set=values)  # type: ignore[arg-type]
         .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)  # type: ignore[arg-type]
-        .execute()
     )
+    if rebuild:
+        merge = merge.whenNotMatchedBySourceDelete()
+    merge.execute()

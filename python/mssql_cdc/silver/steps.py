@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from mssql_cdc import tables
 from mssql_cdc.silver.facts_view import SnapshotFacts
 from mssql_cdc.silver.images import HIGH, BronzeShape, col, latest_images, snapshot_of
-from mssql_cdc.silver.merge import merge_newer, merge_rebuild
+from mssql_cdc.silver.merge import merge_images
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -106,8 +106,7 @@ class Steps:
             high = stats["high"] if stats is not None else None
             if count == 0 and not rebuild:
                 return None
-            merge = merge_rebuild if rebuild else merge_newer
-            merge(self.spark, self.target, images, self.keys, self.names)
+            merge_images(self.spark, self.target, images, self.keys, self.names, rebuild=rebuild)
             self.merged = True
             return str(high) if high is not None else None
         finally:
