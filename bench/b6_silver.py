@@ -87,6 +87,7 @@ def run(changes: int = CHANGES, keys: int = KEYS, rounds: int = ROUNDS) -> Figur
             silver, control = str(root / f"silver{n}"), str(root / f"control{n}")
             tables.ensure_table(spark, silver, "silver", source_schema=captured)
             tables.ensure_table(spark, control, "control")
+            spark.sparkContext.setJobGroup(f"b6-ours-{n}", "apply_changes")
             started = time.perf_counter()
             apply_changes(spark, bronze, silver, keys=["id"], control_table=control)
             return time.perf_counter() - started
@@ -94,6 +95,7 @@ def run(changes: int = CHANGES, keys: int = KEYS, rounds: int = ROUNDS) -> Figur
         def baseline(n: int) -> float:
             plain = str(root / f"plain{n}")
             spark.createDataFrame([], net_rows.schema).write.format("delta").save(plain)
+            spark.sparkContext.setJobGroup(f"b6-baseline-{n}", "plain MERGE")
             started = time.perf_counter()
             (
                 DeltaTable.forPath(spark, plain)
@@ -106,10 +108,13 @@ def run(changes: int = CHANGES, keys: int = KEYS, rounds: int = ROUNDS) -> Figur
             return time.perf_counter() - started
 
         times: dict[str, list[float]] = {"ours": [], "baseline": []}
+        jobs: dict[str, int] = {}  # Spark jobs of one timed call: fixed costs on a busy machine
         sides: list[tuple[str, Callable[[int], float]]] = [("baseline", baseline), ("ours", ours)]
+        context = spark.sparkContext
         for n in range(rounds):
             for name, side in sides if n % 2 == 0 else sides[::-1]:
                 times[name].append(side(n))
+                jobs[name] = len(context.statusTracker().getJobIdsForGroup(f"b6-{name}-{n}"))
         ours_s, base_s = statistics.median(times["ours"]), statistics.median(times["baseline"])
         silver_rows = spark.read.format("delta").load(str(root / "silver0")).count()
         plain_rows = spark.read.format("delta").load(str(root / "plain0")).count()
@@ -131,6 +136,8 @@ def run(changes: int = CHANGES, keys: int = KEYS, rounds: int = ROUNDS) -> Figur
                 f"plain MERGE of the precomputed net rows median {base_s:.1f} s of "
                 f"{shown['baseline']} s",
                 "both targets exist and are empty when the clock starts; rounds alternate sides",
+                f"Spark jobs per timed call: apply_changes {jobs['ours']}, "
+                f"plain MERGE {jobs['baseline']}",
                 f"local[2] Spark, {os.cpu_count()} cores on the machine",
             ],
         )
