@@ -121,6 +121,17 @@ def run(changes: int = CHANGES, keys: int = KEYS, rounds: int = ROUNDS) -> Figur
         if silver_rows != plain_rows:
             raise RuntimeError(f"B6: silver has {silver_rows} rows, the baseline {plain_rows}")
         shown = {name: ", ".join(f"{t:.1f}" for t in ts) for name, ts in times.items()}
+        missed = []
+        if base_s / ours_s < 0.7:
+            missed = [
+                f"target missed by {0.7 - base_s / ours_s:.2f}: apply_changes would need "
+                f"{base_s / 0.7:.1f} s or less; it took {ours_s:.1f} s",
+                f"why: the baseline starts from the {silver_rows:,} net rows, computed off its "
+                f"clock, while apply_changes reads and ranks all {changes:,} changes (10 times "
+                "the input) and then writes its position with a second, one-row MERGE into the "
+                "control table; each MERGE is a dozen Spark jobs whatever its size, and on this "
+                "shared machine each job costs seconds of scheduling",
+            ]
         return Figure(
             key="B6",
             title="silver apply_changes",
@@ -139,6 +150,7 @@ def run(changes: int = CHANGES, keys: int = KEYS, rounds: int = ROUNDS) -> Figur
                 f"Spark jobs per timed call: apply_changes {jobs['ours']}, "
                 f"plain MERGE {jobs['baseline']}",
                 f"local[2] Spark, {os.cpu_count()} cores on the machine",
+                *missed,
             ],
         )
     finally:
