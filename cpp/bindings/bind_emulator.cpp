@@ -257,6 +257,7 @@ nb::dict instance_dict(const emu::InstanceInfo& in, bool with_table) {
   d["start_lsn"] = in.start_lsn.to_string();
   d["create_lsn"] = in.create_lsn.to_string();
   d["create_date"] = in.create_date;
+  d["create_date_utc"] = in.create_date_utc;
   d["has_command_id"] = in.has_command_id;
   d["index_columns"] = in.index_columns;
   return d;
@@ -397,6 +398,9 @@ void bind_emulator(nb::module_& m) {
         if (m.state == emu::MinLsn::State::NotEstablished) return nb::none();
         return nb::str(m.lsn.to_string().c_str()); }, "capture_instance"_a)
       .def("lsn_to_time", [](emu::Reader& r, const std::string& lsn) { return r.lsn_to_time(emu::parse_lsn_arg(lsn, "lsn")); }, "lsn"_a)
+      .def("lsn_to_utc", [](emu::Reader& r, const std::string& lsn) { return r.lsn_to_utc(emu::parse_lsn_arg(lsn, "lsn")); }, "lsn"_a)
+      .def("time_at_or_below", [](emu::Reader& r, const std::string& lsn) { return r.time_at_or_below(emu::parse_lsn_arg(lsn, "lsn")); },
+           "lsn"_a)
       .def("time_to_lsn", [](emu::Reader& r, const std::string& rel, std::int64_t t) { return opt_str(r.time_to_lsn(relation(rel), t)); },
            "relation"_a, "micros"_a)
       .def("nth_commit_after", [](emu::Reader& r, const std::string& after, std::int64_t n, std::optional<std::string> ci) {
@@ -448,6 +452,7 @@ void bind_emulator(nb::module_& m) {
           nb::dict x;
           x["ddl_lsn"] = d.ddl_lsn.to_string();
           x["ddl_time"] = d.ddl_time;
+          x["ddl_time_utc"] = d.ddl_time_utc;
           x["ddl_command"] = d.ddl_command;
           x["required_column_update"] = d.required_column_update;
           x["kind"] = d.kind;
@@ -517,6 +522,8 @@ void bind_emulator(nb::module_& m) {
           d["start_lsn"] = x.start_lsn.to_string();
           d["tran_begin_time"] = x.begin_time;
           d["tran_end_time"] = x.end_time;
+          d["tran_begin_utc"] = x.begin_utc;
+          d["tran_end_utc"] = x.end_utc;
           d["tran_id"] = nb::bytes(x.tran_id.data(), x.tran_id.size());
           d["tran_begin_lsn"] = x.tran_begin_lsn.to_string();
           l.append(d);

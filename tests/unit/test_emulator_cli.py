@@ -27,6 +27,18 @@ def test_create_with_demo_makes_the_orders_table_and_its_instance(tmp_path: Path
     ]  # fmt: skip
 
 
+def test_create_sets_the_server_zone_and_an_unknown_zone_leaves_no_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "ny.db"
+    assert run("emulator", "create", str(path), "--demo", "--time-zone", "America/New_York") == 0
+    assert Emulator.open(path).reader().server_time_zone() == "America/New_York"
+    bad = tmp_path / "mars.db"
+    assert run("emulator", "create", str(bad), "--demo", "--time-zone", "Mars/Olympus") == 1
+    assert "Mars/Olympus" in capsys.readouterr().err
+    assert list(tmp_path.glob("mars.db*")) == []
+
+
 def test_two_workload_runs_with_one_seed_give_identical_files(tmp_path: Path) -> None:
     dumps = []
     for name in ("a.db", "b.db"):

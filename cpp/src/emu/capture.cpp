@@ -1,6 +1,7 @@
 // capture.cpp: turns log records into change rows, lsn_time_mapping entries and DDL history
 // (spec 40, sections 3.5, 3.6 and 5.4), and the manual mode's capture cycles.
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "mssqlcdc/emu/engine.hpp"
@@ -28,11 +29,12 @@ std::string update_mask(const Instance& in, const std::vector<std::int64_t>* onl
   return mask;
 }
 
-void insert_entry(Db& db, const LogRecord& rec) {
+void insert_entry(Db& db, const LogRecord& rec, const TimeZone& zone) {
   db.prepare(
         "INSERT INTO \"cdc.lsn_time_mapping\" (start_lsn, tran_begin_time, tran_end_time, tran_id, tran_begin_lsn, "
         "tran_begin_utc, tran_end_utc) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .bind_blob(1, lsn_blob(rec.commit_lsn)).bind(2, rec.begin_time).bind(3, rec.end_time).bind_blob(4, rec.tran_id)
+      .bind_blob(1, lsn_blob(rec.commit_lsn)).bind(2, zone.to_local(rec.begin_time)).bind(3, zone.to_local(rec.end_time))
+      .bind_blob(4, rec.tran_id)
       .bind_blob(5, lsn_blob(rec.begin_lsn)).bind(6, rec.begin_time).bind(7, rec.end_time).run();
 }
 
@@ -74,19 +76,28 @@ class RowWriter {
   std::string sql_;
 };
 
-void capture_txn(Db& db, const LogRecord& rec, InstanceSource* cache) {
-  std::map<std::int64_t, std::vector<Instance>> by_table;
+void capture_txn(Db& db, const LogRecord& rec, const TimeZone& zone, InstanceSource* cache) {
+  // Pointers into the cache (or into `loaded` without one): no Instance is copied per commit.
+  std::map<std::int64_t, std::vector<const Instance*>> by_table;
+  std::deque<std::vector<Instance>> loaded;
   bool any = false;
   for (const auto& op : rec.ops) {
     auto it = by_table.find(op.table_id);
     if (it == by_table.end()) {
-      std::vector<Instance> ins;
-      for (const auto& in : cache != nullptr ? cache->instances(op.table_id) : instances_of(db, op.table_id)) {
-        if (in.create_lsn < rec.commit_lsn) ins.push_back(in);
+      const std::vector<Instance>* all = nullptr;
+      if (cache != nullptr) {
+        all = &cache->instances(op.table_id);
+      } else {
+        all = &loaded.emplace_back(instances_of(db, op.table_id));
+      }
+      std::vector<const Instance*> ins;
+      for (const auto& in : *all) {
+        if (in.create_lsn < rec.commit_lsn) ins.push_back(&in);
       }
       it = by_table.emplace(op.table_id, std::move(ins)).first;
     }
-    for (const auto& in : it->second) {
+    for (const Instance* pin : it->second) {
+      const Instance& in = *pin;
       RowWriter w(db, in);
       switch (op.kind) {
         case RowOp::Kind::Insert:
@@ -117,10 +128,10 @@ void capture_txn(Db& db, const LogRecord& rec, InstanceSource* cache) {
       }
     }
   }
-  if (any) insert_entry(db, rec);
+  if (any) insert_entry(db, rec, zone);
 }
 
-void capture_ddl(Db& db, const LogRecord& rec) {
+void capture_ddl(Db& db, const LogRecord& rec, const TimeZone& zone) {
   const Table t = load_table_by_id(db, rec.table_id);
   for (const auto& in : instances_of(db, rec.table_id)) {
     if (!(in.create_lsn < rec.commit_lsn)) continue;
@@ -169,7 +180,7 @@ void capture_ddl(Db& db, const LogRecord& rec) {
           "INSERT INTO \"cdc.ddl_history\" (source_object_id, object_id, required_column_update, ddl_command, ddl_lsn, "
           "ddl_time, ddl_time_utc, kind, column_name, new_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(1, rec.table_id).bind(2, in.object_id).bind(3, std::int64_t{required_update})
-        .bind(4, std::string_view(rec.ddl_command)).bind_blob(5, lsn_blob(rec.commit_lsn)).bind(6, rec.end_time)
+        .bind(4, std::string_view(rec.ddl_command)).bind_blob(5, lsn_blob(rec.commit_lsn)).bind(6, zone.to_local(rec.end_time))
         .bind(7, rec.end_time).bind(8, std::string_view(rec.ddl_kind)).bind(9, std::string_view(rec.column)).run();
     if (!rec.new_type.empty()) {
       db.prepare("UPDATE \"cdc.ddl_history\" SET new_type = ? WHERE object_id = ? AND ddl_lsn = ?")
@@ -182,11 +193,11 @@ void capture_ddl(Db& db, const LogRecord& rec) {
 
 }  // namespace
 
-void capture_record(Db& db, const LogRecord& rec, InstanceSource* cache) {
+void capture_record(Db& db, const LogRecord& rec, const TimeZone& zone, InstanceSource* cache) {
   switch (rec.kind) {
-    case LogRecord::Kind::Txn: capture_txn(db, rec, cache); break;
-    case LogRecord::Kind::Ddl: capture_ddl(db, rec); break;
-    case LogRecord::Kind::Idle: insert_entry(db, rec); break;
+    case LogRecord::Kind::Txn: capture_txn(db, rec, zone, cache); break;
+    case LogRecord::Kind::Ddl: capture_ddl(db, rec, zone); break;
+    case LogRecord::Kind::Idle: insert_entry(db, rec, zone); break;
   }
 }
 
@@ -204,13 +215,14 @@ std::optional<Lsn> Engine::capture() {
       }
       for (const auto& rec : records) {
         sync_cache();  // a DDL record earlier in this cycle may have changed an instance
-        capture_record(*db_, rec, this);
+        capture_record(*db_, rec, zone(), this);
         db_->prepare("DELETE FROM emu_log WHERE commit_lsn = ?").bind_blob(1, lsn_blob(rec.commit_lsn)).run();
       }
       if (records.empty()) {
         const std::string interval = get_setting(*db_, "idle_interval_seconds");
         if (interval != "null") {
-          auto st = db_->prepare("SELECT max(tran_end_time) FROM \"cdc.lsn_time_mapping\"");
+          // Elapsed time is real (UTC) time, whatever the local clock did meanwhile.
+          auto st = db_->prepare("SELECT max(tran_end_utc) FROM \"cdc.lsn_time_mapping\"");
           st.step();
           WriteState s = load_state();
           const Micros now = std::max(wall_clock_micros(), s.last_time);
@@ -222,7 +234,7 @@ std::optional<Lsn> Engine::capture() {
             rec.commit_lsn = rec.begin_lsn = s.cursor.take();
             s.cursor.flush();
             rec.tran_id = std::string(10, '\0');
-            capture_record(*db_, rec);
+            capture_record(*db_, rec, zone());
             store_state(s);
           }
         }

@@ -101,6 +101,7 @@ Instance read_instance_row(Db& db, Stmt& st) {
   in.create_lsn = lsn_from_blob(st.blob(4));
   in.create_date = st.i64(5);
   in.has_command_id = st.i64(6) != 0;
+  in.create_date_utc = st.i64(7);
   auto cols = db.prepare(
       "SELECT column_name, column_id, column_type, column_ordinal, present FROM \"cdc.captured_columns\" "
       "WHERE object_id = ? ORDER BY column_ordinal");
@@ -121,7 +122,7 @@ Instance read_instance_row(Db& db, Stmt& st) {
 }
 
 constexpr const char* kInstanceColumns =
-    "SELECT object_id, capture_instance, source_object_id, start_lsn, create_lsn, create_date, has_command_id "
+    "SELECT object_id, capture_instance, source_object_id, start_lsn, create_lsn, create_date, has_command_id, create_date_utc "
     "FROM \"cdc.change_tables\" ";
 
 }  // namespace

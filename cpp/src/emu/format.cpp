@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "mssqlcdc/emu/log.hpp"
+#include "mssqlcdc/emu/zone.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
@@ -114,11 +115,16 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
   } else if (name == "command_id_column") {
     if (value != "true" && value != "false") bad_setting(name, value, "True or False");
   } else if (name == "time_zone") {
-    if (value != "UTC") {
-      bad_setting(name, value, "'UTC' (server time zones other than UTC are not supported by this emulator version)");
+    try {
+      (void)TimeZone::load(value);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::InvalidArgument, "emulator setting time_zone: " + std::string(e.what()));
     }
-    if (WriteState::load(db).cursor.next() != LsnCursor::initial()) {
-      throw Error(ErrorKind::InvalidArgument, "emulator setting time_zone can change only before the first LSN is allocated");
+    if (value != get_setting(db, name) && WriteState::load(db).cursor.next() != LsnCursor::initial()) {
+      // Otherwise the stored local times would mix two zones.
+      throw Error(ErrorKind::InvalidArgument, "emulator setting time_zone can change only before the first LSN is allocated (this "
+                                              "file has LSNs, its catalog times are local times of " + get_setting(db, name) +
+                                              "); create a new file and configure time_zone first");
     }
   } else {
     throw Error(ErrorKind::InvalidArgument, "unknown emulator setting '" + name +

@@ -70,12 +70,30 @@ MinLsn Reader::min_lsn(std::string_view ci) {
   });
 }
 
+namespace {
+
+// One time of one mapping entry picked by `sql`, which takes the LSN as its parameter.
+std::optional<Micros> entry_time(Db& db, const char* sql, const Lsn& lsn) {
+  auto st = db.prepare(sql);
+  st.bind_blob(1, lsn_blob(lsn));
+  if (!st.step()) return std::nullopt;
+  return st.i64(0);
+}
+
+}  // namespace
+
 std::optional<Micros> Reader::lsn_to_time(const Lsn& lsn) {
-  return in_read([&]() -> std::optional<Micros> {
-    auto st = db_->prepare("SELECT tran_end_time FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?");
-    st.bind_blob(1, lsn_blob(lsn));
-    if (!st.step()) return std::nullopt;
-    return st.i64(0);
+  return in_read([&]() { return entry_time(*db_, "SELECT tran_end_time FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?", lsn); });
+}
+
+std::optional<Micros> Reader::lsn_to_utc(const Lsn& lsn) {
+  return in_read([&]() { return entry_time(*db_, "SELECT tran_end_utc FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?", lsn); });
+}
+
+std::optional<Micros> Reader::time_at_or_below(const Lsn& lsn) {
+  return in_read([&]() {
+    return entry_time(*db_, "SELECT tran_end_time FROM \"cdc.lsn_time_mapping\" WHERE start_lsn <= ? ORDER BY start_lsn DESC LIMIT 1",
+                      lsn);
   });
 }
 
@@ -175,7 +193,7 @@ std::vector<DdlEntry> Reader::ddl_history(std::string_view ci, const Lsn& after,
     const Instance in = load_instance(*db_, ci);
     std::vector<DdlEntry> out;
     auto st = db_->prepare(
-        "SELECT ddl_lsn, ddl_time, ddl_command, required_column_update, kind, column_name, new_type FROM "
+        "SELECT ddl_lsn, ddl_time, ddl_command, required_column_update, kind, column_name, new_type, ddl_time_utc FROM "
         "\"cdc.ddl_history\" WHERE object_id = ? AND ddl_lsn > ? AND ddl_lsn <= ? ORDER BY ddl_lsn");
     st.bind(1, in.object_id).bind_blob(2, lsn_blob(after)).bind_blob(3, lsn_blob(upto));
     while (st.step()) {
@@ -187,6 +205,7 @@ std::vector<DdlEntry> Reader::ddl_history(std::string_view ci, const Lsn& after,
       e.kind = st.text(4);
       e.column = st.text(5);
       if (!st.is_null(6)) e.new_type = st.text(6);
+      e.ddl_time_utc = st.i64(7);
       out.push_back(std::move(e));
     }
     return out;
@@ -196,7 +215,7 @@ std::vector<DdlEntry> Reader::ddl_history(std::string_view ci, const Lsn& after,
 namespace {
 
 InstanceInfo info_of(const Instance& in, const std::string& table) {
-  return InstanceInfo{in.name, table, in.start_lsn, in.create_lsn, in.create_date, in.has_command_id, in.index_columns};
+  return InstanceInfo{in.name, table, in.start_lsn, in.create_lsn, in.create_date, in.create_date_utc, in.has_command_id, in.index_columns};
 }
 
 }  // namespace
@@ -383,9 +402,10 @@ std::vector<Entry> Reader::lsn_time_mapping() {
   return in_read([&]() {
     std::vector<Entry> out;
     auto st = db_->prepare(
-        "SELECT start_lsn, tran_begin_time, tran_end_time, tran_id, tran_begin_lsn FROM \"cdc.lsn_time_mapping\" ORDER BY start_lsn");
+        "SELECT start_lsn, tran_begin_time, tran_end_time, tran_id, tran_begin_lsn, tran_begin_utc, tran_end_utc "
+        "FROM \"cdc.lsn_time_mapping\" ORDER BY start_lsn");
     while (st.step()) {
-      out.push_back(Entry{lsn_from_blob(st.blob(0)), st.i64(1), st.i64(2), st.blob(3), lsn_from_blob(st.blob(4))});
+      out.push_back(Entry{lsn_from_blob(st.blob(0)), st.i64(1), st.i64(2), st.blob(3), lsn_from_blob(st.blob(4)), st.i64(5), st.i64(6)});
     }
     return out;
   });

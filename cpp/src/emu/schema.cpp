@@ -153,7 +153,7 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
          "INSERT INTO \"cdc.change_tables\" (object_id, capture_instance, source_object_id, start_lsn, create_lsn, "
          "index_name, create_date, create_date_utc, has_command_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, id).bind(2, std::string_view(name)).bind(3, t.object_id).bind_blob(4, lsn_blob(lsn)).bind_blob(5, lsn_blob(lsn))
-      .bind(6, std::string_view(t.heap ? std::string() : "PK_" + t.name)).bind(7, s.last_time).bind(8, s.last_time)
+      .bind(6, std::string_view(t.heap ? std::string() : "PK_" + t.name)).bind(7, zone().to_local(s.last_time)).bind(8, s.last_time)
       .bind(9, std::int64_t{command_id}).run();
   if (t.heap) db_->prepare("UPDATE \"cdc.change_tables\" SET index_name = NULL WHERE object_id = ?").bind(1, id).run();
   std::string ddl = "CREATE TABLE " + quote_ident("cdc." + name + "_CT") +

@@ -46,6 +46,12 @@ const std::string& Engine::cached_setting(const std::string& name) {
   return it->second;
 }
 
+const TimeZone& Engine::zone() {
+  const std::string& name = cached_setting("time_zone");
+  if (!zone_ || zone_->name() != name) zone_ = TimeZone::load(name);
+  return *zone_;
+}
+
 std::string Engine::setting(const std::string& name) {
   ReadTxn r(*db_);
   return get_setting(*db_, name);
@@ -102,7 +108,7 @@ Lsn Engine::commit_record(LogRecord& rec, WriteState& s, std::optional<Micros> a
 
 void Engine::emit(const LogRecord& rec) {
   if (!manual()) {
-    capture_record(*db_, rec, rec.kind == LogRecord::Kind::Txn ? this : nullptr);
+    capture_record(*db_, rec, zone(), rec.kind == LogRecord::Kind::Txn ? this : nullptr);
     return;
   }
   const char* kind = rec.kind == LogRecord::Kind::Txn ? "txn" : rec.kind == LogRecord::Kind::Ddl ? "ddl" : "idle";

@@ -7,6 +7,7 @@ import json
 import re
 import sys
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from mssql_cdc.emulator import Emulator, EmulatorError
@@ -54,7 +55,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--start", default="2026-09-28T13:50:00", help="the clock's floor (ISO)")
     p.add_argument("--retention-minutes", type=int, default=4320)
     p.add_argument("--capture", choices=["immediate", "manual"], default="immediate")
-    p.add_argument("--time-zone", default="UTC", help="server time zone (UTC only for now)")
+    p.add_argument("--time-zone", default="UTC", help="server time zone: an IANA name, default UTC")
     p.add_argument("--demo", action="store_true", help="add dbo.orders and instance dbo_orders")
     p.set_defaults(run=_guarded(_create))
 
@@ -109,28 +110,39 @@ def _guarded(verb: Any) -> Any:
 
 
 def _create(args: argparse.Namespace) -> int:
-    with Emulator.create(
+    emu = Emulator.create(
         args.path,
         start=args.start,
         retention_minutes=args.retention_minutes,
         capture=args.capture,
-    ) as emu:
-        emu.configure(time_zone=args.time_zone)
-        if args.demo:
-            emu.create_table(
-                "dbo.orders",
-                {
-                    "order_id": "int",
-                    "customer_id": "int",
-                    "status": "nvarchar(20)",
-                    "amount": "decimal(18,2)",
-                    "updated_at": "datetime2",
-                },
-                primary_key="order_id",
-            )
-            emu.enable_cdc("dbo.orders")
+    )
+    try:
+        _set_up(emu, args)
+    except BaseException:
+        emu.close()  # a failed create leaves no file behind, as Emulator.create promises
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(args.path) + suffix).unlink(missing_ok=True)
+        raise
+    emu.close()
     print(f"created {args.path}" + (" with dbo.orders and dbo_orders" if args.demo else ""))
     return 0
+
+
+def _set_up(emu: Emulator, args: argparse.Namespace) -> None:
+    emu.configure(time_zone=args.time_zone)
+    if args.demo:
+        emu.create_table(
+            "dbo.orders",
+            {
+                "order_id": "int",
+                "customer_id": "int",
+                "status": "nvarchar(20)",
+                "amount": "decimal(18,2)",
+                "updated_at": "datetime2",
+            },
+            primary_key="order_id",
+        )
+        emu.enable_cdc("dbo.orders")
 
 
 def _workload(args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,15 +19,26 @@ _ZERO_LSN = "0x" + "0" * 20
 def to_micros(value: Time) -> int:
     """UTC microseconds since 1970 of an emulator time."""
     if isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            value = datetime.fromisoformat(text)
-        except ValueError:
-            raise ValueError(
-                f"time {value!r} is not ISO 8601; pass e.g. '2026-09-28T13:50:00' or a datetime"
-            ) from None
+        return _text_micros(value)
+    return _datetime_micros(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _text_micros(value: str) -> int:
+    # Cached: loops that commit many transactions usually pass the same few texts.
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"time {value!r} is not ISO 8601; pass e.g. '2026-09-28T13:50:00' or a datetime"
+        ) from None
+    return _datetime_micros(parsed)
+
+
+def _datetime_micros(value: object) -> int:
     if not isinstance(value, datetime):
         raise TypeError(f"a time must be a datetime or an ISO 8601 str, not {type(value).__name__}")
     if value.tzinfo is not None and value.utcoffset() is not None:

@@ -37,7 +37,7 @@ _INT_SETTINGS = ("maxtrans", "retention_minutes", "cleanup_threshold", "max_text
 def _changes(changes: Sequence[Change]) -> list[Change]:
     if isinstance(changes, str | bytes) or not isinstance(changes, Sequence):
         raise TypeError("changes must be a list of (kind, table, row[, old_key]) tuples")
-    return list(changes)
+    return changes if isinstance(changes, list) else list(changes)
 
 
 def _setting_text(name: str, value: object) -> str:
@@ -342,24 +342,32 @@ class Emulator:
 
     def lsn_time(self, lsn: str | bytes) -> datetime | None:
         """UTC time of exactly that entry, None for any other LSN."""
-        return self._reader.lsn_to_time(lsn)
+        micros: int | None = self._reader._reader().lsn_to_utc(lsn_arg(lsn))
+        return None if micros is None else from_micros(micros)
 
     def capture_instances(self, table: str) -> list[str]:
         """Names oldest first, [] if none."""
         return [i["name"] for i in self._reader.capture_instances(table)]
 
     def lsn_time_mapping(self) -> list[dict[str, object]]:
+        """Every entry in LSN order, with UTC times (the reader's are server-local)."""
         entries: list[dict[str, Any]] = self._reader._reader().lsn_time_mapping()
         for e in entries:
-            e["tran_begin_time"] = from_micros(e["tran_begin_time"])
-            e["tran_end_time"] = from_micros(e["tran_end_time"])
+            e["tran_begin_time"] = from_micros(e.pop("tran_begin_utc"))
+            e["tran_end_time"] = from_micros(e.pop("tran_end_utc"))
         return list(entries)
 
     def captured_columns(self, capture_instance: str) -> list[dict[str, Any]]:
         return self._reader.captured_columns(capture_instance)
 
     def ddl_history(self, capture_instance: str) -> list[dict[str, Any]]:
-        return self._reader.ddl_history(capture_instance)
+        """Every DDL entry of the instance in LSN order, ddl_time in UTC."""
+        entries: list[dict[str, Any]] = self._reader._reader().ddl_history(
+            capture_instance, zero_lsn(), "0x" + "F" * 20
+        )
+        for entry in entries:
+            entry["ddl_time"] = from_micros(entry.pop("ddl_time_utc"))
+        return entries
 
     def tables(self) -> list[str]:
         return self._reader.tables()

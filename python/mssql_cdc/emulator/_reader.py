@@ -1,7 +1,8 @@
 """EmulatorReader: the read interface the Spark source plans and reads with (spec 40, section 6).
 
 Every call is one read transaction of the emulator file, so it sees whole commits only. LSNs are
-canonical text ("0x" + 20 upper-case hex digits); times are naive server-local datetimes.
+canonical text ("0x" + 20 upper-case hex digits); times are naive server-local datetimes of the
+zone `server_time_zone()` names, as SQL Server stores them.
 The object pickles as its path, and opens its connection lazily in the process that uses it
 (again after a fork), so Spark can ship it to Python workers.
 """
@@ -36,6 +37,11 @@ Key = tuple[object, ...]
 def _key(value: object) -> object:
     """A key as the native layer takes it: a tuple, or a scalar for one key column."""
     return tuple(value) if isinstance(value, list) else value
+
+
+def _local_create_date(instance: dict[str, Any]) -> None:
+    instance["create_date"] = from_micros(instance["create_date"])
+    del instance["create_date_utc"]  # the reader gives server-local times only
 
 
 def _scalar_or_tuple(key: Key | None) -> object:
@@ -103,6 +109,12 @@ class EmulatorReader:
     def lsn_to_time(self, value: str | bytes) -> datetime | None:
         """The commit time of exactly that entry, or None."""
         micros: int | None = self._reader().lsn_to_time(lsn_arg(value))
+        return None if micros is None else from_micros(micros)
+
+    def time_at_or_below(self, value: str | bytes) -> datetime | None:
+        """The commit time of an LSN as the library defines it: the time of the newest entry
+        at or below it (idle entries count), or None when there is none."""
+        micros: int | None = self._reader().time_at_or_below(lsn_arg(value))
         return None if micros is None else from_micros(micros)
 
     def time_to_lsn(self, relation: str, time: Time) -> str | None:
@@ -200,18 +212,19 @@ class EmulatorReader:
         )
         for entry in entries:
             entry["ddl_time"] = from_micros(entry["ddl_time"])
+            del entry["ddl_time_utc"]  # the Emulator face's
         return entries
 
     def capture_instances(self, table: str) -> list[dict[str, Any]]:
         """The table's instances, oldest first."""
         instances: list[dict[str, Any]] = self._reader().capture_instances(table)
         for instance in instances:
-            instance["create_date"] = from_micros(instance["create_date"])
+            _local_create_date(instance)
         return instances
 
     def resolve_instance(self, capture_instance: str) -> dict[str, Any]:
         instance: dict[str, Any] = self._reader().resolve_instance(capture_instance)
-        instance["create_date"] = from_micros(instance["create_date"])
+        _local_create_date(instance)
         return instance
 
     def table_info(self, table: str) -> dict[str, Any]:
@@ -271,6 +284,7 @@ class EmulatorReader:
         return result
 
     def server_time_zone(self) -> str:
+        """The IANA name of the zone the reader's times are local to ("UTC" by default)."""
         result: str = self._reader().server_time_zone()
         return result
 

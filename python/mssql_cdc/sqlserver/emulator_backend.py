@@ -9,7 +9,7 @@ and opens the file lazily in the process that uses it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc import lsn
@@ -57,7 +57,6 @@ class EmulatorBackend:
     def __init__(self, path: str) -> None:
         self._path = path
         self._reader: EmulatorReader | None = None
-        self._mapping: list[tuple[str, datetime]] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self._path}  # never a live handle
@@ -82,23 +81,8 @@ class EmulatorBackend:
 
     def commit_time(self, at: lsn.Lsn, time_zone: str) -> datetime | None:
         """UTC time of the mapping entry equal to `at`, else of the newest entry below it."""
-        local = self.reader.lsn_to_time(at)
-        if local is None:
-            local = self._time_at_or_below(at)
+        local = self.reader.time_at_or_below(at)
         return None if local is None else local_to_utc(local, time_zone)
-
-    def _time_at_or_below(self, at: lsn.Lsn) -> datetime | None:
-        # The read interface looks up exact entries only; the newest entry below an LSN needs
-        # the mapping itself, read once per backend object (one plan or one task) and again
-        # when `at` is past its newest entry, since entries may have arrived since.
-        if self._mapping is None or not self._mapping or self._mapping[-1][0] < at:
-            native: Any = self.reader._reader()  # no public mapping read yet (see report)
-            self._mapping = [
-                (str(e["start_lsn"]), _micros_to_local(int(e["tran_end_time"])))
-                for e in native.lsn_time_mapping()
-            ]
-        below = [t for entry, t in self._mapping if entry <= at]
-        return below[-1] if below else None
 
     def nth_commit_after(self, after: lsn.Lsn, n: int) -> lsn.Lsn | None:
         value = self.reader.nth_commit_after(after, n)
@@ -233,8 +217,3 @@ class EmulatorBackend:
 
     def close(self) -> None:
         self._reader = None  # the native handle closes with its last reference
-        self._mapping = None
-
-
-def _micros_to_local(micros: int) -> datetime:
-    return datetime(1970, 1, 1) + timedelta(microseconds=micros)

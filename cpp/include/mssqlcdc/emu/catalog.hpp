@@ -50,7 +50,8 @@ struct Instance {
   std::int64_t source_object_id = 0;
   Lsn start_lsn;
   Lsn create_lsn;
-  std::int64_t create_date = 0;
+  std::int64_t create_date = 0;      // server-local
+  std::int64_t create_date_utc = 0;
   bool has_command_id = true;
   std::vector<CapturedColumn> columns;  // by ordinal
   std::vector<std::string> index_columns;

@@ -20,6 +20,7 @@
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/sqlite.hpp"
 #include "mssqlcdc/emu/types.hpp"
+#include "mssqlcdc/emu/zone.hpp"
 #include "mssqlcdc/lsn.hpp"
 
 namespace mssqlcdc::emu {
@@ -137,6 +138,7 @@ class Engine : private InstanceSource {
   const Table& cached_table(const std::string& name);
   const std::vector<Instance>& instances(std::int64_t table_id) override;
   const std::string& cached_setting(const std::string& name);
+  const TimeZone& zone();  // the server zone of the time_zone setting, loaded once per name
   void emit(const LogRecord& rec);  // capture now (immediate) or queue in emu_log (manual)
   std::int64_t next_object_id();
 
@@ -146,11 +148,13 @@ class Engine : private InstanceSource {
   std::map<std::string, Table> table_cache_;
   std::map<std::int64_t, std::vector<Instance>> instance_cache_;
   std::map<std::string, std::string> setting_cache_;
+  std::optional<TimeZone> zone_;
   std::int64_t next_txn_ = 1;
 };
 
 // Capture (spec 40, section 5.4): turns one record into change rows, entries and DDL history.
-void capture_record(Db& db, const LogRecord& rec, InstanceSource* cache = nullptr);
+// Catalog times are written as local times of `zone`, with UTC copies in the _utc columns.
+void capture_record(Db& db, const LogRecord& rec, const TimeZone& zone, InstanceSource* cache = nullptr);
 // Cleanup (spec 40, section 3.7) on an open connection; returns nothing, moves marks and deletes.
 void cleanup_instance(Db& db, std::string_view capture_instance, const Lsn& mark);
 void cleanup_job(Db& db, std::optional<int> retention_minutes);

@@ -61,9 +61,11 @@ struct TableReadOptions {
   bool fire_hooks = true;
 };
 
+// Times are server-local (spec 40, section 3.3); the _utc twins serve the Emulator face.
 struct DdlEntry {
   Lsn ddl_lsn;
   Micros ddl_time = 0;
+  Micros ddl_time_utc = 0;
   std::string ddl_command;
   bool required_column_update = false;
   std::string kind;
@@ -77,6 +79,7 @@ struct InstanceInfo {
   Lsn start_lsn;
   Lsn create_lsn;
   Micros create_date = 0;
+  Micros create_date_utc = 0;
   bool has_command_id = true;
   std::vector<std::string> index_columns;
 };
@@ -115,6 +118,8 @@ struct Entry {
   Micros end_time = 0;
   std::string tran_id;
   Lsn tran_begin_lsn;
+  Micros begin_utc = 0;
+  Micros end_utc = 0;
 };
 
 class Reader {
@@ -132,7 +137,11 @@ class Reader {
   std::optional<Lsn> max_lsn();
   std::optional<Lsn> max_commit_lsn();
   MinLsn min_lsn(std::string_view ci);
-  std::optional<Micros> lsn_to_time(const Lsn& lsn);
+  std::optional<Micros> lsn_to_time(const Lsn& lsn);                 // that entry's local time
+  std::optional<Micros> lsn_to_utc(const Lsn& lsn);                  // the same entry's UTC time
+  // The commit time of an LSN as the library defines it (10-source.md): the local time of the
+  // newest entry at or below `lsn` (idle entries count), or nothing when there is none.
+  std::optional<Micros> time_at_or_below(const Lsn& lsn);
   std::optional<Lsn> time_to_lsn(Relation rel, Micros t);
   std::optional<Lsn> nth_commit_after(const Lsn& after, std::int64_t n, std::optional<std::string> ci);
   std::vector<Tile> split_points(std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to, int n);
@@ -151,7 +160,7 @@ class Reader {
                                   const std::optional<std::vector<std::string>>& key_columns);
   void read_table(std::string_view table, const KeyRange& range, const TableReadOptions& options, ArrowArrayStream* out);
   std::vector<Entry> lsn_time_mapping();
-  std::string server_time_zone();
+  std::string server_time_zone();  // the IANA name of the time_zone setting, e.g. "UTC"
   std::vector<std::string> tables();
 
   // Converts a stored key cell back to a caller value (for keys returned to Python).
