@@ -1,46 +1,36 @@
 """B6 silver: apply_changes of bronze changes into silver, against a plain Delta MERGE.
 
 The baseline MERGEs the same net rows (the latest image per key, computed before the clock
-starts) into an empty Delta table; ours reads bronze, ranks every change and MERGEs. Both rates
-are bronze changes per second, so the ratio is the baseline's time over ours.
+starts) into an empty Delta table; ours reads bronze, ranks every change, MERGEs and records its
+position. Each side's empty target (silver and the control table for ours) is created before
+its clock starts, as the baseline's is. The two alternate over ROUNDS rounds (the first side of
+a round changes each time, so neither always runs on a cold JVM) and the medians are compared.
+Both rates are bronze changes per second, so the ratio is the baseline's time over ours.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from report import Figure
 
 CHANGES = 1_000_000
 KEYS = 100_000
+ROUNDS = 3
+CAPTURED = ("id", "name", "qty")
 
 
 def _bronze(spark: object, path: str, changes: int, keys: int) -> None:
-    from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
-    columns = [
-        ("_capture_instance", "STRING"),
-        ("_start_lsn", "STRING"),
-        ("_seqval", "STRING"),
-        ("_operation", "INT"),
-        ("_command_id", "INT"),
-        ("_commit_ts", "TIMESTAMP_NTZ"),
-        ("id", "BIGINT"),
-        ("name", "STRING"),
-        ("qty", "INT"),
-        ("_batch_id", "BIGINT"),
-        ("_snapshot", "STRING"),
-        ("_chunk", "INT"),
-    ]
-    builder = DeltaTable.createIfNotExists(spark).location(path)
-    for name, sql_type in columns:
-        builder = builder.addColumn(name, sql_type)
-    builder.property("mssql_cdc.kind", "bronze").execute()
+    from mssql_cdc import tables
+
     # Each key is inserted once, then updated; every 97th later change deletes its key.
     i = F.col("id")
     lsn = F.format_string("0x%020X", i + 16)
@@ -58,28 +48,29 @@ def _bronze(spark: object, path: str, changes: int, keys: int) -> None:
         F.lit(None).cast("string").alias("_snapshot"),
         F.lit(None).cast("int").alias("_chunk"),
     )
+    # Created by the library, as the stream creates bronze: typed, commented and stamped.
+    tables.ensure_table(spark, path, "bronze", source_schema=rows.schema)  # type: ignore[arg-type]
     rows.write.format("delta").mode("append").save(path)
 
 
-def run(changes: int = CHANGES, keys: int = KEYS) -> Figure:
+def run(changes: int = CHANGES, keys: int = KEYS, rounds: int = ROUNDS) -> Figure:
     """Measure B6 at `changes` bronze rows over `keys` keys (the spec's size by default)."""
     from delta.tables import DeltaTable
     from pyspark.sql import Window
     from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
 
-    from mssql_cdc import apply_changes
+    from mssql_cdc import apply_changes, tables
     from mssql_cdc.spark import local_session
 
     root = Path(tempfile.mkdtemp(prefix="mssql-cdc-b6-"))
     try:
         spark = local_session("mssql-cdc-b6", warehouse=root / "spark")
-        bronze, silver = str(root / "bronze"), str(root / "silver")
+        bronze = str(root / "bronze")
         _bronze(spark, bronze, changes, keys)
-
-        started = time.perf_counter()
-        apply_changes(spark, bronze, silver, keys=["id"], control_table=str(root / "control"))
-        ours_s = time.perf_counter() - started
-
+        captured = StructType(
+            [f for f in spark.read.format("delta").load(bronze).schema if f.name in CAPTURED]
+        )
         # Baseline input, prepared off the clock: the net rows of the same bronze.
         window = Window.partitionBy("id").orderBy(F.col("_start_lsn").desc())
         net = (
@@ -91,21 +82,56 @@ def run(changes: int = CHANGES, keys: int = KEYS) -> Figure:
         )
         net.write.format("delta").save(str(root / "net"))
         net_rows = spark.read.format("delta").load(str(root / "net"))
-        spark.createDataFrame([], net_rows.schema).write.format("delta").save(str(root / "plain"))
-        started = time.perf_counter()
-        (
-            DeltaTable.forPath(spark, str(root / "plain"))
-            .alias("t")
-            .merge(net_rows.alias("s"), "t.id = s.id")
-            .whenMatchedUpdateAll()
-            .whenNotMatchedInsertAll()
-            .execute()
-        )
-        base_s = time.perf_counter() - started
-        silver_rows = spark.read.format("delta").load(silver).count()
-        plain_rows = spark.read.format("delta").load(str(root / "plain")).count()
+
+        def ours(n: int) -> float:
+            silver, control = str(root / f"silver{n}"), str(root / f"control{n}")
+            tables.ensure_table(spark, silver, "silver", source_schema=captured)
+            tables.ensure_table(spark, control, "control")
+            spark.sparkContext.setJobGroup(f"b6-ours-{n}", "apply_changes")
+            started = time.perf_counter()
+            apply_changes(spark, bronze, silver, keys=["id"], control_table=control)
+            return time.perf_counter() - started
+
+        def baseline(n: int) -> float:
+            plain = str(root / f"plain{n}")
+            spark.createDataFrame([], net_rows.schema).write.format("delta").save(plain)
+            spark.sparkContext.setJobGroup(f"b6-baseline-{n}", "plain MERGE")
+            started = time.perf_counter()
+            (
+                DeltaTable.forPath(spark, plain)
+                .alias("t")
+                .merge(net_rows.alias("s"), "t.id = s.id")
+                .whenMatchedUpdateAll()
+                .whenNotMatchedInsertAll()
+                .execute()
+            )
+            return time.perf_counter() - started
+
+        times: dict[str, list[float]] = {"ours": [], "baseline": []}
+        jobs: dict[str, int] = {}  # Spark jobs of one timed call: fixed costs on a busy machine
+        sides: list[tuple[str, Callable[[int], float]]] = [("baseline", baseline), ("ours", ours)]
+        context = spark.sparkContext
+        for n in range(rounds):
+            for name, side in sides if n % 2 == 0 else sides[::-1]:
+                times[name].append(side(n))
+                jobs[name] = len(context.statusTracker().getJobIdsForGroup(f"b6-{name}-{n}"))
+        ours_s, base_s = statistics.median(times["ours"]), statistics.median(times["baseline"])
+        silver_rows = spark.read.format("delta").load(str(root / "silver0")).count()
+        plain_rows = spark.read.format("delta").load(str(root / "plain0")).count()
         if silver_rows != plain_rows:
             raise RuntimeError(f"B6: silver has {silver_rows} rows, the baseline {plain_rows}")
+        shown = {name: ", ".join(f"{t:.1f}" for t in ts) for name, ts in times.items()}
+        missed = []
+        if base_s / ours_s < 0.7:
+            missed = [
+                f"target missed by {0.7 - base_s / ours_s:.2f}: apply_changes would need "
+                f"{base_s / 0.7:.1f} s or less; it took {ours_s:.1f} s",
+                f"why: the baseline starts from the {silver_rows:,} net rows, computed off its "
+                f"clock, while apply_changes reads and ranks all {changes:,} changes (10 times "
+                "the input) and then writes its position with a second, one-row MERGE into the "
+                "control table; each MERGE is a dozen Spark jobs whatever its size, and on this "
+                "shared machine each job costs seconds of scheduling",
+            ]
         return Figure(
             key="B6",
             title="silver apply_changes",
@@ -116,9 +142,15 @@ def run(changes: int = CHANGES, keys: int = KEYS) -> Figure:
             target=">= 0.7",
             notes=[
                 f"{changes:,} bronze changes over {keys:,} keys; {silver_rows:,} rows in silver",
-                f"apply_changes {ours_s:.1f} s (reads bronze, ranks, MERGEs, records position)",
-                f"plain MERGE of the precomputed net rows {base_s:.1f} s",
+                f"apply_changes median {ours_s:.1f} s of {shown['ours']} s (reads bronze, ranks, "
+                "MERGEs, records its position in the control table)",
+                f"plain MERGE of the precomputed net rows median {base_s:.1f} s of "
+                f"{shown['baseline']} s",
+                "both targets exist and are empty when the clock starts; rounds alternate sides",
+                f"Spark jobs per timed call: apply_changes {jobs['ours']}, "
+                f"plain MERGE {jobs['baseline']}",
                 f"local[2] Spark, {os.cpu_count()} cores on the machine",
+                *missed,
             ],
         )
     finally:
@@ -133,5 +165,5 @@ def run(changes: int = CHANGES, keys: int = KEYS) -> Figure:
 if __name__ == "__main__":
     import sys
 
-    size = [int(a) for a in sys.argv[1:3]]
+    size = [int(a) for a in sys.argv[1:4]]
     print(run(*size).summary())

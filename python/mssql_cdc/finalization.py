@@ -11,11 +11,12 @@ across checkpoint generations.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from mssql_cdc import _clock, tables
+from mssql_cdc import _clock, schemas, tables
 from mssql_cdc.delta_retry import retry_on_conflict
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.offsets import Offset
@@ -25,16 +26,34 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
 
 __all__ = [
+    "ControlRow",
     "Granularity",
     "Offset",
     "advance",
+    "control_rows",
     "end_offset_from_progress",
     "finalized_until",
     "is_final",
+    "record_position",
     "truncate",
 ]
 
 Granularity = Literal["minute", "hour", "day"]
+_VERDICT = ("finalized_until", "end_lsn", "end_commit_ts")
+_POSITION = ("applied_lsn", "snapshot_lsn", "open_snapshot_lsn", "snapshot_wave")
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRow:
+    """One table's control row as stored; every field None when the row is missing."""
+
+    finalized_until: datetime | None = None
+    end_lsn: str | None = None
+    end_commit_ts: datetime | None = None
+    applied_lsn: str | None = None  # the silver columns: NULL on a bronze row
+    snapshot_lsn: str | None = None
+    open_snapshot_lsn: str | None = None
+    snapshot_wave: int | None = None
 
 
 def truncate(moment: datetime, granularity: Granularity) -> datetime:
@@ -85,9 +104,9 @@ def advance(
     stored = finalized_until(spark, control_table, name)
     if stored is not None and stored >= candidate:
         return stored  # nothing to move: no MERGE, no commit
+    verdict = ControlRow(finalized_until=candidate, end_lsn=end_lsn, end_commit_ts=commit_ts)
     retry_on_conflict(
-        lambda: _merge(spark, ref, name, candidate, end_lsn, commit_ts),
-        what=f"{ref}: advance {name}",
+        lambda: _merge(spark, ref, name, verdict, None), what=f"{ref}: advance {name}"
     )
     return finalized_until(spark, control_table, name)
 
@@ -188,31 +207,84 @@ def _table_name(table_name: object) -> str:
     return table_name
 
 
+def control_rows(spark: SparkSession, control_table: str, names: Sequence[str]) -> list[ControlRow]:
+    """Return the control rows of `names` in one read, in order; an empty `ControlRow` where
+    the table or a row is missing. A table older than the silver columns reads them as None."""
+    from pyspark.sql import functions as F
+
+    handle = tables.open_for_read(
+        spark, tables.table_ref(control_table, argument="control_table"), "control"
+    )
+    if handle is None:
+        return [ControlRow() for _ in names]
+    df = spark.table(handle.ref.sql)
+    present = [f.name for f in fields(ControlRow) if f.name in df.columns]
+    found = {
+        row["table_name"]: ControlRow(**{n: row[n] for n in present})
+        for row in df.where(F.col("table_name").isin(*names))
+        .select("table_name", *present)
+        .collect()
+    }
+    return [found.get(_table_name(name), ControlRow()) for name in names]
+
+
+def record_position(
+    spark: SparkSession,
+    control_table: str,
+    table_name: str,
+    position: ControlRow,
+    verdict: ControlRow | None,
+) -> None:
+    """Store the silver columns of `position` in the row of `table_name`, in one commit with
+    `verdict`'s verdict columns when that verdict is newer than the stored one (never back).
+
+    Creates or migrates the control table first; retried on Delta concurrent-commit conflicts
+    for up to 60 seconds, as `advance` is.
+    """
+    ref = tables.table_ref(control_table, argument="control_table")
+    name = _table_name(table_name)
+    tables.ensure_table(spark, ref, "control")
+    retry_on_conflict(
+        lambda: _merge(spark, ref, name, verdict or ControlRow(), position),
+        what=f"{ref}: position of {name}",
+    )
+
+
 def _merge(
     spark: SparkSession,
     ref: tables.TableRef,
     name: str,
-    candidate: datetime,
-    end_lsn: str,
-    end_commit_ts: datetime,
+    verdict: ControlRow,
+    position: ControlRow | None,
 ) -> None:
+    """One MERGE on `name`: the verdict moves only forward; the position (if any) always lands.
+
+    Without a position the row is left untouched unless the verdict moves, so `advance` writes
+    no change when the verdict stays.
+    """
+    from pyspark.sql import functions as F
+
     now = _clock.now().replace(tzinfo=None)
+    values: dict[str, object] = {"table_name": name, "updated_at": now}
+    values.update({c: getattr(verdict, c) for c in _VERDICT})
+    if position is not None:
+        values.update({c: getattr(position, c) for c in _POSITION})
+    types = {c.name: c.type for c in schemas.CONTROL}
     source = spark.createDataFrame(
-        [(name, candidate, end_lsn, end_commit_ts, now)],
-        "table_name STRING, finalized_until TIMESTAMP_NTZ, end_lsn STRING, "
-        "end_commit_ts TIMESTAMP_NTZ, updated_at TIMESTAMP_NTZ",
+        [tuple(values.values())], ", ".join(f"{c} {types[c]}" for c in values)
     )
-    moved: dict[str, str | Column] = {
-        c: f"s.{c}" for c in ("finalized_until", "end_lsn", "end_commit_ts", "updated_at")
-    }
-    (
-        ref.delta_table(spark)
-        .alias("t")
-        .merge(source.alias("s"), "t.table_name = s.table_name")
-        .whenMatchedUpdate(
-            condition="t.finalized_until IS NULL OR s.finalized_until > t.finalized_until",
-            set=moved,
-        )
-        .whenNotMatchedInsert(values={"table_name": "s.table_name", **moved})
-        .execute()
+    newer = (
+        "s.finalized_until IS NOT NULL AND "
+        "(t.finalized_until IS NULL OR s.finalized_until > t.finalized_until)"
     )
+    moved: dict[str, str | Column] = {c: f"s.{c}" for c in values if c != "table_name"}
+    merge = (
+        ref.delta_table(spark).alias("t").merge(source.alias("s"), "t.table_name = s.table_name")
+    )
+    if position is None:
+        merge = merge.whenMatchedUpdate(condition=newer, set=moved)
+    else:
+        for c in _VERDICT:
+            moved[c] = F.expr(f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END")
+        merge = merge.whenMatchedUpdate(set=moved)
+    merge.whenNotMatchedInsert(values={c: f"s.{c}" for c in values}).execute()

@@ -149,8 +149,9 @@ class TableHandle:
 def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
     """Return the Delta table properties of an existing table."""
     ref = table_ref(ref)
-    row = spark.sql(f"DESCRIBE DETAIL {ref.sql}").collect()[0]
-    return dict(row["properties"] or {})
+    # SHOW TBLPROPERTIES reads the table's metadata only; DESCRIBE DETAIL runs jobs to size it.
+    rows = spark.sql(f"SHOW TBLPROPERTIES {ref.sql}").collect()
+    return {str(row["key"]): str(row["value"]) for row in rows}
 
 
 def ensure_table(

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
+from mssql_cdc import tables
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.silver._control import ControlRow, Position, ensure_control, read_control
-from mssql_cdc.silver._control import write_silver as write_control
-from mssql_cdc.silver._tables import check_kind, read_table, table_exists, table_version
+from mssql_cdc.finalization import ControlRow, control_rows, record_position
 from mssql_cdc.silver.checks import check_arguments, check_capture_instance, check_keys
 from mssql_cdc.silver.facts_view import SnapshotFacts, read_snapshot_facts
-from mssql_cdc.silver.images import BronzeShape, bronze_shape, col, latest_images, snapshot_of
-from mssql_cdc.silver.merge import ensure_silver, merge_newer, merge_rebuild
+from mssql_cdc.silver.images import BronzeShape, bronze_shape, col, snapshot_of
+from mssql_cdc.silver.merge import ensure_silver
+from mssql_cdc.silver.steps import Position, Steps
 from mssql_cdc.testing.failpoints import failpoint
 
 if TYPE_CHECKING:
@@ -87,44 +86,41 @@ def apply_changes(
             "see an emptied table's re-snapshot; pass the stream's facts_table",
             target,
         )
-    if not table_exists(spark, bronze):
+    bronze_ref = tables.table_ref(bronze, argument="bronze")
+    if tables.open_for_read(spark, bronze_ref, "bronze") is None:
         _log.warning("silver %s: bronze %s does not exist yet; nothing applied", target, bronze)
-        (row,) = read_control(spark, control_table, target)
+        (row,) = control_rows(spark, control_table, [target])
         return ApplyResult(
             rebuilt=False,
             applied_lsn=row.applied_lsn,
             finalized_until=row.finalized_until,
             bronze_found=False,
         )
-    check_kind(spark, bronze, "bronze", "bronze")
     # The verdict and the events are read before bronze is pinned, so the pinned version holds
     # every row they point to (bronze commits rows before the verdict and the events).
-    bronze_verdict, current = read_control(spark, control_table, bronze, target)
+    bronze_verdict, current = control_rows(spark, control_table, [bronze, target])
     facts = read_snapshot_facts(spark, facts_table, bronze) if facts_table else SnapshotFacts()
-    rows = read_table(spark, bronze, table_version(spark, bronze))
+    rows = _pinned(spark, bronze_ref)
     shape = bronze_shape(rows, bronze)
     check_keys(key_list, shape, bronze)
     rows = _with_optional_columns(rows, shape)
     if capture_instance is not None:
         check_capture_instance(rows, facts, capture_instance, bronze)
-    wholes, high, chunked = _survey(rows, shape)
+    before = Position(
+        current.applied_lsn, current.snapshot_lsn, current.open_snapshot_lsn, current.snapshot_wave
+    )
+    wholes, chunked = _survey(rows, shape, after=before.snapshot_lsn, chunks=facts_table is None)
     if facts_table is None and chunked:
         raise ConfigError(
             f"silver {target}: bronze {bronze} holds chunked snapshot rows, whose waves and "
             f"completion only the facts table records; pass facts_table"
         )
-    ensure_control(spark, control_table)
-    ensure_silver(spark, target, shape)
-    before = Position(
-        current.applied_lsn, current.snapshot_lsn, current.open_snapshot_lsn, current.snapshot_wave
-    )
-    step = _Step(spark, target, rows, shape, key_list, bronze)
+    silver_ref = tables.table_ref(target, argument="target")
+    ensure_silver(spark, silver_ref, shape)
+    step = Steps(spark, silver_ref, rows, shape, key_list, bronze)
     newest = _newest_snapshot(wholes, facts, with_facts=facts_table is not None)
     rebuilt = newest is not None and (before.snapshot_lsn is None or newest > before.snapshot_lsn)
-    if newest is not None and rebuilt:
-        position = step.rebuild(newest, high)
-    else:
-        position = step.incremental(before, high)
+    position = step.rebuild(newest) if newest is not None and rebuilt else step.incremental(before)
     open_lsn = facts.open_chunked()
     if open_lsn is not None and (position.snapshot_lsn is None or open_lsn > position.snapshot_lsn):
         position = step.waves(open_lsn, facts, position)
@@ -132,7 +128,13 @@ def apply_changes(
         failpoint("silver.after_merge")
     verdict = _verdict(bronze_verdict, current) if facts_table and open_lsn is None else None
     if position != before or verdict is not None:
-        write_control(spark, control_table, target, position, verdict)
+        stored = ControlRow(
+            applied_lsn=position.applied_lsn,
+            snapshot_lsn=position.snapshot_lsn,
+            open_snapshot_lsn=position.open_snapshot_lsn,
+            snapshot_wave=position.snapshot_wave,
+        )
+        record_position(spark, control_table, target, stored, verdict)
     return ApplyResult(
         rebuilt=rebuilt,
         applied_lsn=position.applied_lsn,
@@ -141,72 +143,12 @@ def apply_changes(
     )
 
 
-class _Step:
-    """The MERGEs of one call, over bronze pinned at one version."""
-
-    def __init__(
-        self,
-        spark: SparkSession,
-        target: str,
-        rows: DataFrame,
-        shape: BronzeShape,
-        keys: list[str],
-        bronze: str,
-    ) -> None:
-        self.spark, self.target, self.rows, self.shape = spark, target, rows, shape
-        self.keys, self.bronze = keys, bronze
-        self.names = [*shape.captured_names, "_start_lsn", "_commit_ts"]
-        self.changes = rows.where(col("_operation") != 0)
-        self.merged = False
-
-    def rebuild(self, snapshot: str, high: str | None) -> Position:
-        """Rebuild from `snapshot`; `high` is bronze's highest change LSN."""
-        op0 = self.rows.where((col("_operation") == 0) & (snapshot_of(self.shape) == snapshot))
-        after = self.changes.where(col("_start_lsn") > snapshot)
-        images = latest_images(op0.unionByName(after), self.keys, self.shape, ref=self.bronze)
-        merge_rebuild(self.spark, self.target, images, self.keys, self.names)
-        self.merged = True
-        return Position(max(snapshot, high or snapshot), snapshot, None, None)
-
-    def incremental(self, before: Position, high: str | None) -> Position:
-        """Apply the changes after `before`; `high` is bronze's highest change LSN."""
-        if high is None or (before.applied_lsn is not None and high <= before.applied_lsn):
-            return before
-        pending = self.changes
-        if before.applied_lsn is not None:
-            pending = pending.where(col("_start_lsn") > before.applied_lsn)
-        images = latest_images(pending, self.keys, self.shape, ref=self.bronze)
-        merge_newer(self.spark, self.target, images, self.keys, self.names)
-        self.merged = True
-        applied = high if before.applied_lsn is None else max(high, before.applied_lsn)
-        return replace(before, applied_lsn=applied)
-
-    def waves(self, snapshot: str, facts: SnapshotFacts, position: Position) -> Position:
-        """Apply the recorded waves of the open chunked snapshot not applied yet, in one MERGE.
-
-        A chunk row is ranked with every later change of its key, so a key deleted after the
-        chunk's stamp stays deleted; the newer-image rule keeps silver's newer rows.
-        """
-        from pyspark.sql import functions as F
-
-        done = position.snapshot_wave if position.open_snapshot_lsn == snapshot else None
-        waves = {w: c for w, c in facts.waves(snapshot).items() if done is None or w > done}
-        if not waves:
-            return replace(position, open_snapshot_lsn=snapshot, snapshot_wave=done)
-        chunks = sorted({c for numbers in waves.values() for c in numbers})
-        chunk_rows = self.rows.where(
-            (col("_operation") == 0) & (col("_snapshot") == snapshot) & col("_chunk").isin(chunks)
-        )
-        chunk_keys = chunk_rows.select(*[col(k).alias(f"__k{i}") for i, k in enumerate(self.keys)])
-        on = [col(k).eqNullSafe(F.col(f"__k{i}")) for i, k in enumerate(self.keys)]
-        later = self.changes.where(col("_start_lsn") >= snapshot).join(
-            chunk_keys.distinct(), on=on, how="left_semi"
-        )
-        source = chunk_rows.unionByName(later)
-        images = latest_images(source, self.keys, self.shape, ref=self.bronze)
-        merge_newer(self.spark, self.target, images, self.keys, self.names)
-        self.merged = True
-        return replace(position, open_snapshot_lsn=snapshot, snapshot_wave=max(waves))
+def _pinned(spark: SparkSession, ref: tables.TableRef) -> DataFrame:
+    """Bronze's rows at its current version: every later read of this call sees the same."""
+    latest = ref.delta_table(spark).history(1).select("version").first()
+    if latest is None:
+        raise ConfigError(f"bronze {ref}: the Delta table has no history; is it a Delta table?")
+    return spark.sql(f"SELECT * FROM {ref.sql} VERSION AS OF {int(latest['version'])}")
 
 
 def _with_optional_columns(rows: DataFrame, shape: BronzeShape) -> DataFrame:
@@ -220,24 +162,33 @@ def _with_optional_columns(rows: DataFrame, shape: BronzeShape) -> DataFrame:
     return rows
 
 
-def _survey(rows: DataFrame, shape: BronzeShape) -> tuple[list[str], str | None, bool]:
-    """One pass over bronze: its whole snapshots' LSNs, highest change LSN, and any chunk row.
+def _survey(
+    rows: DataFrame, shape: BronzeShape, *, after: str | None, chunks: bool
+) -> tuple[list[str], bool]:
+    """The LSNs of bronze's whole snapshots newer than `after`, and (when `chunks`) whether
+    bronze holds any chunk row.
 
-    The highest change LSN is also the highest one a MERGE applies, whatever it starts after:
-    the changes it takes are all those above some LSN below it.
+    Only snapshot rows are read, and of those only the ones above `after` (a whole row's
+    _start_lsn is its snapshot LSN, a chunk row's stamp is at least its S): Delta skips every
+    file whose statistics rule them out, so the stream's change files are never opened.
     """
     from pyspark.sql import functions as F
 
-    whole = (col("_operation") == 0) & col("_chunk").isNull()
-    row = rows.agg(
-        F.collect_set(F.when(whole, snapshot_of(shape))).alias("wholes"),
-        F.max(F.when(col("_operation") != 0, col("_start_lsn"))).alias("high"),
-        F.max(col("_chunk").isNotNull()).alias("chunked"),
-    ).first()
+    newer = col("_start_lsn") > after if after is not None else F.lit(True)
+    wanted = newer | col("_chunk").isNotNull() if chunks else newer
+    whole = col("_chunk").isNull() & newer
+    row = (
+        rows.where((col("_operation") == 0) & wanted)
+        .agg(
+            F.collect_set(F.when(whole, snapshot_of(shape))).alias("wholes"),
+            F.max(col("_chunk").isNotNull()).alias("chunked"),
+        )
+        .first()
+    )
     if row is None:
-        return [], None, False
+        return [], False
     wholes = [str(v) for v in row["wholes"] or [] if v is not None]
-    return wholes, row["high"], bool(row["chunked"])
+    return wholes, bool(row["chunked"])
 
 
 def _newest_snapshot(wholes: list[str], facts: SnapshotFacts, *, with_facts: bool) -> str | None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from mssql_cdc.silver._tables import check_kind, read_table, table_exists
+from mssql_cdc import tables
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -84,10 +84,12 @@ class SnapshotFacts:
 
 def read_snapshot_facts(spark: SparkSession, facts_ref: str, bronze_ref: str) -> SnapshotFacts:
     """Read the facts rows of `bronze_ref`; an absent table or pre-event shape reads as none."""
-    if not table_exists(spark, facts_ref):
+    handle = tables.open_for_read(
+        spark, tables.table_ref(facts_ref, argument="facts_table"), "facts"
+    )
+    if handle is None:
         return SnapshotFacts()
-    check_kind(spark, facts_ref, "facts", "facts_table")
-    df = read_table(spark, facts_ref)
+    df = spark.table(handle.ref.sql)
     if "event" not in df.columns:
         return SnapshotFacts()
     detail = df["detail"] if "detail" in df.columns else None

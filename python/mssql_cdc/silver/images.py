@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.silver._tables import quote
+from mssql_cdc.migrations import quote_identifier
+from mssql_cdc.schemas import library_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DELETE_FLAG",
+    "HIGH",
     "LIBRARY_COLUMNS",
     "BronzeShape",
     "bronze_shape",
@@ -29,20 +31,9 @@ __all__ = [
     "snapshot_of",
 ]
 
-LIBRARY_COLUMNS = frozenset(
-    {
-        "_capture_instance",
-        "_start_lsn",
-        "_seqval",
-        "_operation",
-        "_command_id",
-        "_commit_ts",
-        "_batch_id",
-        "_snapshot",
-        "_chunk",
-    }
-)
+LIBRARY_COLUMNS = frozenset(c.name for c in library_columns("bronze"))
 DELETE_FLAG = "__mssql_cdc_delete"
+HIGH = "__mssql_cdc_high"
 _REQUIRED = ("_start_lsn", "_seqval", "_operation", "_commit_ts")
 _log = logging.getLogger("mssql_cdc.silver")
 
@@ -51,7 +42,7 @@ def col(name: str) -> Column:
     """A column by its exact name, whatever characters it holds."""
     from pyspark.sql import functions as F
 
-    return F.col(quote(name))
+    return F.col(quote_identifier(name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,31 +97,36 @@ def latest_images(
 ) -> DataFrame:
     """One row per key (matched null-safely): the last row in apply order, as a silver image.
 
-    The result holds the captured columns, _start_lsn, _commit_ts and DELETE_FLAG (true when
-    the winning row removes the key).
+    The result holds the captured columns, _start_lsn, _commit_ts, DELETE_FLAG (true when the
+    winning row removes the key) and HIGH (the key's highest change LSN, NULL when it has only
+    snapshot rows). An aggregation rather than a window: each task folds its rows per key before
+    the shuffle, so only one row per key and task crosses it.
     """
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    order = [col("_start_lsn").desc_nulls_last()]
-    if shape.has_command_id:
-        order.append(col("_command_id").desc_nulls_last())
-    else:
+    order = ["_start_lsn", "_command_id", "_seqval", "_operation"]
+    if not shape.has_command_id:
+        order.remove("_command_id")
         _log.warning(
             "bronze %s has no _command_id column (the stream ran with includeCommandId=false): "
             "rows of one commit are ordered by _seqval and _operation only",
             ref,
         )
-    order += [col("_seqval").desc_nulls_last(), col("_operation").desc_nulls_last()]
-    rank = "__mssql_cdc_rank"
-    window = Window.partitionBy(*[col(k) for k in keys]).orderBy(*order)
-    return (
-        rows.withColumn(rank, F.row_number().over(window))
-        .where(F.col(rank) == 1)
-        .select(
-            *[col(n) for n in shape.captured_names],
-            col("_start_lsn"),
-            col("_commit_ts"),
-            col("_operation").isin(1, 3).alias(DELETE_FLAG),
-        )
+    # Struct comparison is field by field with NULL lowest: NULLs first, the last row wins.
+    rank = F.struct(*[col(n).alias(f"o{i}") for i, n in enumerate(order)])
+    carried = [n for n in shape.captured_names if n not in keys]
+    carried += ["_start_lsn", "_commit_ts", "_operation"]
+    image = F.struct(*[col(n).alias(f"c{i}") for i, n in enumerate(carried)])
+    change_lsn = F.when(col("_operation") != 0, col("_start_lsn"))
+    folded = rows.groupBy(*[col(k).alias(f"k{i}") for i, k in enumerate(keys)]).agg(
+        F.max_by(image, rank).alias("image"), F.max(change_lsn).alias(HIGH)
+    )
+    field = {n: F.col(f"image.c{i}") for i, n in enumerate(carried)}
+    field.update({k: F.col(f"k{i}") for i, k in enumerate(keys)})
+    return folded.select(
+        *[field[n].alias(n) for n in shape.captured_names],
+        field["_start_lsn"].alias("_start_lsn"),
+        field["_commit_ts"].alias("_commit_ts"),
+        field["_operation"].isin(1, 3).alias(DELETE_FLAG),
+        F.col(HIGH),
     )

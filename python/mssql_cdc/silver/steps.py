@@ -1,0 +1,113 @@
+"""The MERGEs of one `apply_changes` call, over bronze pinned at one version (spec 20, 8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from mssql_cdc import tables
+from mssql_cdc.silver.facts_view import SnapshotFacts
+from mssql_cdc.silver.images import HIGH, BronzeShape, col, latest_images, snapshot_of
+from mssql_cdc.silver.merge import merge_images
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["Position", "Steps"]
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where silver stands in bronze: the columns apply_changes owns in its control row."""
+
+    applied_lsn: str | None
+    snapshot_lsn: str | None
+    open_snapshot_lsn: str | None
+    snapshot_wave: int | None
+
+
+class Steps:
+    """Rebuild, incremental apply and open waves, each one MERGE into silver at most.
+
+    The images a MERGE takes are ranked once and cached: the same pass counts them and finds
+    the highest change LSN among them, and the MERGE (which reads its source twice) reads them
+    from the cache instead of ranking bronze again.
+    """
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        target: tables.TableRef,
+        rows: DataFrame,
+        shape: BronzeShape,
+        keys: list[str],
+        bronze: str,
+    ) -> None:
+        self.spark, self.target, self.rows, self.shape = spark, target, rows, shape
+        self.keys, self.bronze = keys, bronze
+        self.names = [*shape.captured_names, "_start_lsn", "_commit_ts"]
+        self.changes = rows.where(col("_operation") != 0)
+        self.merged = False
+
+    def rebuild(self, snapshot: str) -> Position:
+        """Make silver the rows of `snapshot` and every change after it; no other key stays."""
+        op0 = self.rows.where((col("_operation") == 0) & (snapshot_of(self.shape) == snapshot))
+        after = self.changes.where(col("_start_lsn") > snapshot)
+        high = self._merge(op0.unionByName(after), rebuild=True)
+        return Position(max(snapshot, high or snapshot), snapshot, None, None)
+
+    def incremental(self, before: Position) -> Position:
+        """Apply the changes after `before`; with none, nothing is written."""
+        pending = self.changes
+        if before.applied_lsn is not None:
+            pending = pending.where(col("_start_lsn") > before.applied_lsn)
+        high = self._merge(pending, rebuild=False)
+        if high is None:
+            return before
+        return replace(before, applied_lsn=max(high, before.applied_lsn or high))
+
+    def waves(self, snapshot: str, facts: SnapshotFacts, position: Position) -> Position:
+        """Apply the recorded waves of the open chunked snapshot not applied yet, in one MERGE.
+
+        A chunk row is ranked with every later change of its key, so a key deleted after the
+        chunk's stamp stays deleted; the newer-image rule keeps silver's newer rows.
+        """
+        from pyspark.sql import functions as F
+
+        done = position.snapshot_wave if position.open_snapshot_lsn == snapshot else None
+        waves = {w: c for w, c in facts.waves(snapshot).items() if done is None or w > done}
+        if not waves:
+            return replace(position, open_snapshot_lsn=snapshot, snapshot_wave=done)
+        chunks = sorted({c for numbers in waves.values() for c in numbers})
+        chunk_rows = self.rows.where(
+            (col("_operation") == 0) & (col("_snapshot") == snapshot) & col("_chunk").isin(chunks)
+        )
+        chunk_keys = chunk_rows.select(*[col(k).alias(f"__k{i}") for i, k in enumerate(self.keys)])
+        on = [col(k).eqNullSafe(F.col(f"__k{i}")) for i, k in enumerate(self.keys)]
+        later = self.changes.where(col("_start_lsn") >= snapshot).join(
+            chunk_keys.distinct(), on=on, how="left_semi"
+        )
+        self._merge(chunk_rows.unionByName(later), rebuild=False)
+        return replace(position, open_snapshot_lsn=snapshot, snapshot_wave=max(waves))
+
+    def _merge(self, source: DataFrame, *, rebuild: bool) -> str | None:
+        """MERGE the latest images of `source`; return the highest change LSN among them.
+
+        A rebuild MERGEs even no images (it empties silver); otherwise no image, no MERGE.
+        """
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        images = latest_images(source, self.keys, self.shape, ref=self.bronze)
+        images = images.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            stats = images.agg(F.count(F.lit(1)).alias("n"), F.max(HIGH).alias("high")).first()
+            count = int(stats["n"]) if stats is not None else 0
+            high = stats["high"] if stats is not None else None
+            if count == 0 and not rebuild:
+                return None
+            merge_images(self.spark, self.target, images, self.keys, self.names, rebuild=rebuild)
+            self.merged = True
+            return str(high) if high is not None else None
+        finally:
+            images.unpersist()
