@@ -127,7 +127,7 @@ def run() -> Figure:
         ours=ROWS / ours_s,
         baseline=ROWS / base_s,
         baseline_name="pyarrow table -> createDataFrame -> noop",
-        target="ratio >= 0.25 (higher is better)",
+        target="recorded (issue 4 sets no ratio; B1 carries the target)",
         notes=[
             f"stream (availableNow, one batch, 2 partitions): {ours_s:.2f} s including query "
             f"start-up and planning; baseline: {base_s:.2f} s for the same rows already in memory",

@@ -152,7 +152,7 @@ def test_two_writers_migrating_one_table_at_once_both_finish(
         thread.start()
     for thread in threads:
         thread.join()
-    assert errors == []
+    assert [str(e) for e in errors] == []
     assert versions == [3, 3]
     assert sorted(shape(spark, path)) == sorted(name for name, _ in spec.CONTROL)
     assert stored(spark, path)[0] == "3"

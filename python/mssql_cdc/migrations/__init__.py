@@ -81,8 +81,16 @@ def add_columns(spark: SparkSession, table: str, columns: Sequence[NewColumn]) -
             spark.sql(f"ALTER TABLE {table} ADD COLUMNS ({parts})")
             return
         except Exception as exc:  # only a column added under us is looked at again
-            if attempt == 1 or "ALREADY_EXISTS" not in str(exc).upper().replace(" ", "_"):
+            if attempt == 1 or not _added_under_us(exc):
                 raise
+
+
+def _added_under_us(exc: Exception) -> bool:
+    """Whether an ADD COLUMNS failed because the column exists: Spark's analyzer says
+    FIELD_ALREADY_EXISTS, Delta's command (when the look raced the other writer's commit)
+    DELTA_DUPLICATE_COLUMNS_FOUND."""
+    text = str(exc).upper().replace(" ", "_")
+    return "ALREADY_EXISTS" in text or "DUPLICATE_COLUMNS_FOUND" in text
 
 
 def set_comments(
