@@ -24,25 +24,10 @@ PER_COMMIT = 1_000
 
 
 def build(path: Path) -> None:
-    from mssql_cdc.emulator import Emulator
+    """The emulator file B1 streams, at this half's ROWS."""
+    import b1_stream
 
-    emu = Emulator.create(path, start="2026-09-28T13:50:00")
-    emu.create_table(
-        "dbo.orders",
-        {"order_id": "int", "status": "nvarchar(20)", "amount": "decimal(18,2)"},
-        primary_key="order_id",
-    )
-    emu.enable_cdc("dbo.orders")
-    emu.commit_many(
-        [
-            [
-                ("insert", "dbo.orders", {"order_id": i, "status": "new", "amount": i % 1000})
-                for i in range(c * PER_COMMIT, (c + 1) * PER_COMMIT)
-            ]
-            for c in range(ROWS // PER_COMMIT)
-        ]
-    )
-    emu.close()
+    b1_stream.build(path, ROWS)
 
 
 def read_in_process(options: dict[str, str]) -> float:
