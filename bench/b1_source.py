@@ -20,7 +20,6 @@ sys.path.insert(0, str(HERE))
 from report import Figure  # noqa: E402
 
 ROWS = 100_000
-PER_COMMIT = 1_000
 
 
 def build(path: Path) -> None:
