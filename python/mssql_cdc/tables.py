@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -95,9 +96,19 @@ class TableRef:
     def exists(self, spark: SparkSession) -> bool:
         from delta.tables import DeltaTable
 
-        if self.is_path:
-            return bool(DeltaTable.isDeltaTable(spark, self.text))
-        return bool(spark.catalog.tableExists(self.text))
+        if not self.is_path:
+            return bool(spark.catalog.tableExists(self.text))
+        if DeltaTable.isDeltaTable(spark, self.text):
+            return True
+        # isDeltaTable answers from the log state this JVM cached; a table another writer
+        # created since then is seen only by a lookup that updates the log.
+        from pyspark.errors import AnalysisException
+
+        try:
+            DeltaTable.forPath(spark, self.text)
+        except AnalysisException:
+            return False
+        return True
 
     def __str__(self) -> str:
         return self.text
@@ -182,7 +193,12 @@ def ensure_table(
     try:
         _create(spark, ref, kind, columns)
     except Exception as exc:  # a lost creation race is used; the rest re-raise
-        if not (_lost_creation_race(exc) and ref.exists(spark)):
+        if not _created_by_another_writer(spark, ref, exc):
+            if any(code in str(exc) for code in _NOT_A_DELTA_LOCATION):
+                raise ConfigError(
+                    f"{ref}: the location holds files but no Delta table; pass an empty or new "
+                    "location, or move the files away"
+                ) from exc
             raise
         log.info("%s: another writer created the table first; using it", ref)
         handle = open_for_write(spark, ref, kind)
@@ -247,6 +263,33 @@ _TABLE_COMMENTS: dict[TableKind, str] = {
     "control": schemas.CONTROL_COMMENT,
     "silver": schemas.SILVER_COMMENT,
 }
+
+
+# What creating a table says about a location with a log folder but no commit yet: another
+# writer may be between the two, or a creator died there.
+_MID_CREATION = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_TABLE_NOT_FOUND")
+_NOT_A_DELTA_LOCATION = (*_MID_CREATION, "DELTA_MISSING_DELTA_TABLE")
+# How long a location another writer is creating a table in may show files without a commit.
+_CREATION_WAIT_SECONDS = 15.0
+
+
+def _created_by_another_writer(spark: SparkSession, ref: TableRef, exc: BaseException) -> bool:
+    """Tell whether `exc` lost a creation race to a writer whose table now exists.
+
+    Delta reports the race as a conflict or an existing file once the other commit landed, and
+    as a non-empty location or a missing table while the other writer has made its log folder
+    but not yet its first commit; those wait a little for the commit to appear.
+    """
+    if _lost_creation_race(exc):
+        return ref.exists(spark)
+    if not any(code in str(exc) for code in _MID_CREATION):
+        return False
+    deadline = time.monotonic() + _CREATION_WAIT_SECONDS
+    while not ref.exists(spark):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def _lost_creation_race(exc: BaseException) -> bool:

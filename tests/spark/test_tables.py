@@ -150,6 +150,50 @@ def test_two_writers_creating_one_table_end_with_one_table(
     assert [row["operation"] for row in history] == ["CREATE TABLE"]
 
 
+def test_a_writer_that_finds_another_writers_log_folder_before_its_commit_uses_that_table(
+    spark: SparkSession, table_dir: Path
+) -> None:
+    # The other writer's moment between creating `_delta_log` and committing version 0, where
+    # Delta calls the location non-empty and not a Delta table: made deterministic here.
+    path = table_dir / "raced"
+    (path / "_delta_log").mkdir(parents=True)
+    elsewhere = table_dir / "elsewhere"
+    tables.ensure_table(spark, str(elsewhere), "control")
+    first_commit = elsewhere / "_delta_log" / "00000000000000000000.json"
+
+    def commit_later() -> None:
+        threading.Event().wait(1.0)
+        staged = path / "_delta_log" / "staged.tmp"
+        staged.write_bytes(first_commit.read_bytes())
+        staged.rename(path / "_delta_log" / first_commit.name)
+
+    thread = threading.Thread(target=commit_later)
+    thread.start()
+    handle = tables.ensure_table(spark, str(path), "control")
+    thread.join()
+    assert not handle.created
+    history = DeltaTable.forPath(spark, str(path)).history().collect()
+    assert [row["operation"] for row in history] == ["CREATE TABLE"]
+
+
+def test_a_location_with_files_but_no_delta_table_is_refused_and_left_alone(
+    spark: SparkSession, table_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tables, "_CREATION_WAIT_SECONDS", 0.5)
+    path = table_dir / "occupied"
+    path.mkdir(parents=True)
+    (path / "notes.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match=r"occupied: the location holds files but no Delta table"):
+        tables.ensure_table(spark, str(path), "control")
+    assert sorted(p.name for p in path.iterdir()) == ["notes.csv"]
+    assert (path / "notes.csv").read_text() == "a,b\n1,2\n"
+    abandoned = table_dir / "abandoned"  # a creator died after making its log folder
+    (abandoned / "_delta_log").mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"abandoned: the location holds files but no Delta"):
+        tables.ensure_table(spark, str(abandoned), "control")
+    assert [p.name for p in abandoned.iterdir()] == ["_delta_log"]
+
+
 def test_an_idempotent_append_commits_once_per_key_by_path_and_by_name(
     spark: SparkSession, table_dir: Path
 ) -> None:
