@@ -179,6 +179,61 @@ def test_a_crash_after_the_merge_is_finished_by_the_next_call(
     assert doomed not in src.silver_rows()
 
 
+def operations(table: str, spark: SparkSession) -> list[str]:
+    """The Delta operations of `table`, oldest first."""
+    history = DeltaTable.forPath(spark, table).history().orderBy("version")
+    return [r["operation"] for r in history.select("operation").collect()]
+
+
+def control_row_count(src: SourceTable) -> int:
+    return (
+        src.spark.read.format("delta")
+        .load(src.control)
+        .where(F.col("table_name") == src.silver)
+        .count()
+    )
+
+
+def test_an_empty_silver_is_written_by_one_append_and_a_crash_after_it_is_finished_by_the_next_call(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    src = SourceTable(spark, str(tmp_path / "changes"))
+    rng = random.Random(23)
+    random_commits(src, rng, 20)
+    src.flush(rng)
+    with failpoints({"silver.after_merge": "raise"}), pytest.raises(InjectedFault):
+        apply(src)
+    assert src.silver_rows() == latest(src.bronze_rows()) == src.rows  # the append landed
+    assert operations(src.silver, spark) == ["CREATE TABLE", "WRITE"]
+    assert not DeltaTable.isDeltaTable(spark, src.control)  # no position: it comes after
+
+    random_commits(src, rng, 8)  # more changes, also to keys the crashed call wrote
+    src.flush(rng)
+    result = apply(src)  # silver holds rows now: a MERGE under the newer-image rule
+    assert result["applied_lsn"] == max(r["_start_lsn"] for r in src.bronze_rows())
+    assert src.silver_rows() == latest(src.bronze_rows()) == src.rows  # no key twice
+    assert operations(src.silver, spark)[-1] == "MERGE"
+    random_commits(src, rng, 4)
+    src.flush(rng)
+    assert apply(src)["applied_lsn"] == max(r["_start_lsn"] for r in src.bronze_rows())
+    assert src.silver_rows() == latest(src.bronze_rows()) == src.rows
+    assert control_row_count(src) == 1  # appended by the first position, then updated
+
+    rebuilt = SourceTable(spark, str(tmp_path / "rebuild"))
+    snapshot = bootstrap(rebuilt, rng)
+    with failpoints({"silver.after_merge": "raise"}), pytest.raises(InjectedFault):
+        apply(rebuilt)
+    assert rebuilt.silver_rows() == rebuild_oracle(rebuilt.bronze_rows(), snapshot) == rebuilt.rows
+    assert operations(rebuilt.silver, spark) == ["CREATE TABLE", "WRITE"]
+    random_commits(rebuilt, rng, 6)
+    rebuilt.flush(rng)
+    result = apply(rebuilt)  # the position was not recorded: rebuilt again, by a MERGE
+    assert result["rebuilt"] is True
+    assert result["applied_lsn"] == max(r["_start_lsn"] for r in rebuilt.bronze_rows())
+    assert rebuilt.silver_rows() == rebuild_oracle(rebuilt.bronze_rows(), snapshot) == rebuilt.rows
+    assert operations(rebuilt.silver, spark)[-1] == "MERGE"
+
+
 KILL_CHILD = """
 import sys
 from mssql_cdc.spark import local_session

@@ -3,7 +3,9 @@
 Each call reads bronze's verdict, then the facts rows of this bronze, then pins bronze at one
 version; it rebuilds from a newer snapshot or applies the changes after its position, applies
 the waves of an open chunked snapshot, and only then records its position and verdict. A crash
-between the MERGE and the position repeats the MERGE, which the newer-image rule makes harmless.
+between the MERGE and the position repeats the MERGE, which the newer-image rule makes harmless;
+a crash after the append that writes an empty silver (decision 0460) finds rows on the rerun,
+which then MERGEs.
 """
 
 from __future__ import annotations
