@@ -17,6 +17,9 @@ from silver_builder import SourceTable, latest, lsn_text, random_commits, rebuil
 
 from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
+from mssql_cdc.silver import table_state as table_state_module
+from mssql_cdc.silver.table_state import TableState, table_state
+from mssql_cdc.tables import TableRef
 from mssql_cdc.testing import InjectedFault, failpoints
 
 
@@ -239,6 +242,9 @@ import sys
 from mssql_cdc.spark import local_session
 from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
+from mssql_cdc.silver import table_state as table_state_module
+from mssql_cdc.silver.table_state import TableState, table_state
+from mssql_cdc.tables import TableRef
 spark = local_session("silver-kill-child", warehouse=sys.argv[5])
 apply_changes(spark, sys.argv[1], sys.argv[2], keys=["id"], control_table=sys.argv[3],
               facts_table=sys.argv[4])
@@ -407,3 +413,23 @@ def test_bronze_columns_and_capture_instances_are_checked_and_new_columns_reach_
     ).execute()
     with pytest.raises(SchemaChangedError, match="column qty is string in silver but int"):
         apply(other)
+
+
+def test_the_table_state_read_from_delta_s_log_equals_the_public_commands_answer(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "t")
+    DeltaTable.createIfNotExists(spark).location(path).addColumn("id", "BIGINT").execute()
+    ref = TableRef(path)
+    assert table_state(spark, ref) == TableState(version=0, files=0)
+    for rows in ([(1,), (2,)], [(3,)]):  # one file each
+        one_file = spark.createDataFrame(rows, "id BIGINT").coalesce(1)
+        one_file.write.format("delta").mode("append").save(path)
+    direct = table_state(spark, ref)
+    assert direct == TableState(version=2, files=2)
+
+    def moved(*_: object) -> TableState:
+        raise RuntimeError("Delta's log API moved")
+
+    monkeypatch.setattr(table_state_module, "_from_delta_log", moved)
+    assert table_state(spark, ref) == direct  # DESCRIBE HISTORY and DESCRIBE DETAIL agree

@@ -133,21 +133,23 @@ class Steps:
         """Append the latest images of `source` that keep their key to the empty silver; return
         the highest change LSN of `source`.
 
-        The images are ranked inside the append's own job, not cached: `source`'s row count and
-        highest change LSN come from its ordering columns alone, a cheap pass that also decides
-        whether there is anything to write. Only an empty silver takes this path, so a rerun
-        after a crash that followed the append finds rows and MERGEs under the newer-image rule
-        instead of appending them twice.
+        The images are ranked inside the append's own job, not cached, and that job also
+        observes the highest change LSN of `source`; a look at one row first decides whether
+        there is anything to write. Only an empty silver takes this path, so a rerun after a
+        crash that followed the append finds rows and MERGEs under the newer-image rule instead
+        of appending them twice.
         """
+        from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
-        change = F.when(col("_operation") != 0, col("_start_lsn"))
-        stats = source.agg(F.count(F.lit(1)).alias("n"), F.max(change).alias("high")).first()
-        if stats is None or int(stats["n"]) == 0:
+        if not source.select(col("_operation")).limit(1).collect():
             return None  # a rebuild from no rows leaves the empty silver as it is
-        images = latest_images(source, self.keys, self.shape, ref=self.bronze)
+        seen = Observation()
+        change = F.when(col("_operation") != 0, col("_start_lsn"))
+        observed = source.observe(seen, F.max(change).alias("high"))
+        images = latest_images(observed, self.keys, self.shape, ref=self.bronze)
         kept = images.where(~F.col(DELETE_FLAG)).select(*[col(n) for n in self.names])
         append(kept, self.target)
         self.written, self.empty = True, False
-        high = stats["high"]
+        high = seen.get["high"]
         return str(high) if high is not None else None
