@@ -21,9 +21,10 @@ from mssql_cdc.delta_retry import retry_on_conflict
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.offsets import Offset
 from mssql_cdc.payloads import format_time, parse_time
+from mssql_cdc.table_writes import append
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 __all__ = [
     "ControlRow",
@@ -54,6 +55,7 @@ class ControlRow:
     snapshot_lsn: str | None = None
     open_snapshot_lsn: str | None = None
     snapshot_wave: int | None = None
+    found: bool = False  # not a column: the row exists (as `control_rows` read it)
 
 
 def truncate(moment: datetime, granularity: Granularity) -> datetime:
@@ -220,7 +222,7 @@ def control_rows(spark: SparkSession, control_table: str, names: Sequence[str]) 
     df = spark.table(handle.ref.sql)
     present = [f.name for f in fields(ControlRow) if f.name in df.columns]
     found = {
-        row["table_name"]: ControlRow(**{n: row[n] for n in present})
+        row["table_name"]: ControlRow(**{n: row[n] for n in present}, found=True)
         for row in df.where(F.col("table_name").isin(*names))
         .select("table_name", *present)
         .collect()
@@ -234,9 +236,15 @@ def record_position(
     table_name: str,
     position: ControlRow,
     verdict: ControlRow | None,
+    *,
+    new: bool = False,
 ) -> None:
     """Store the silver columns of `position` in the row of `table_name`, in one commit with
     `verdict`'s verdict columns when that verdict is newer than the stored one (never back).
+
+    `new` says the caller read no row of `table_name` and is its only writer (a silver row is
+    written by one `apply_changes` call at a time): the row is then appended, one Spark job,
+    where the MERGE that finds it first runs about ten (decision 0461).
 
     Creates or migrates the control table first; retried on Delta concurrent-commit conflicts
     for up to 60 seconds, as `advance` is.
@@ -244,6 +252,9 @@ def record_position(
     ref = tables.table_ref(control_table, argument="control_table")
     name = _table_name(table_name)
     tables.ensure_table(spark, ref, "control")
+    if new:
+        append(_row(spark, name, verdict or ControlRow(), position), ref)
+        return
     retry_on_conflict(
         lambda: _merge(spark, ref, name, verdict or ControlRow(), position),
         what=f"{ref}: position of {name}",
@@ -264,15 +275,8 @@ def _merge(
     """
     from pyspark.sql import functions as F
 
-    now = _clock.now().replace(tzinfo=None)
-    values: dict[str, object] = {"table_name": name, "updated_at": now}
-    values.update({c: getattr(verdict, c) for c in _VERDICT})
-    if position is not None:
-        values.update({c: getattr(position, c) for c in _POSITION})
-    types = {c.name: c.type for c in schemas.CONTROL}
-    source = spark.createDataFrame(
-        [tuple(values.values())], ", ".join(f"{c} {types[c]}" for c in values)
-    )
+    source = _row(spark, name, verdict, position)
+    values = source.columns
     newer = (
         "s.finalized_until IS NOT NULL AND "
         "(t.finalized_until IS NULL OR s.finalized_until > t.finalized_until)"
@@ -288,3 +292,18 @@ def _merge(
             moved[c] = F.expr(f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END")
         merge = merge.whenMatchedUpdate(set=moved)
     merge.whenNotMatchedInsert(values={c: f"s.{c}" for c in values}).execute()
+
+
+def _row(
+    spark: SparkSession, name: str, verdict: ControlRow, position: ControlRow | None
+) -> DataFrame:
+    """The control row of `name` as a one-row DataFrame: verdict, position (if any), now."""
+    now = _clock.now().replace(tzinfo=None)
+    values: dict[str, object] = {"table_name": name, "updated_at": now}
+    values.update({c: getattr(verdict, c) for c in _VERDICT})
+    if position is not None:
+        values.update({c: getattr(position, c) for c in _POSITION})
+    types = {c.name: c.type for c in schemas.CONTROL}
+    return spark.createDataFrame(
+        [tuple(values.values())], ", ".join(f"{c} {types[c]}" for c in values)
+    )

@@ -17,6 +17,9 @@ from silver_builder import SourceTable, latest, lsn_text, random_commits, rebuil
 
 from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
+from mssql_cdc.silver import table_state as table_state_module
+from mssql_cdc.silver.table_state import TableState, table_state
+from mssql_cdc.tables import TableRef
 from mssql_cdc.testing import InjectedFault, failpoints
 
 
@@ -179,11 +182,69 @@ def test_a_crash_after_the_merge_is_finished_by_the_next_call(
     assert doomed not in src.silver_rows()
 
 
+def operations(table: str, spark: SparkSession) -> list[str]:
+    """The Delta operations of `table`, oldest first."""
+    history = DeltaTable.forPath(spark, table).history().orderBy("version")
+    return [r["operation"] for r in history.select("operation").collect()]
+
+
+def control_row_count(src: SourceTable) -> int:
+    return (
+        src.spark.read.format("delta")
+        .load(src.control)
+        .where(F.col("table_name") == src.silver)
+        .count()
+    )
+
+
+def test_an_empty_silver_is_written_by_one_append_and_a_crash_after_it_is_finished_by_the_next_call(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    src = SourceTable(spark, str(tmp_path / "changes"))
+    rng = random.Random(23)
+    random_commits(src, rng, 20)
+    src.flush(rng)
+    with failpoints({"silver.after_merge": "raise"}), pytest.raises(InjectedFault):
+        apply(src)
+    assert src.silver_rows() == latest(src.bronze_rows()) == src.rows  # the append landed
+    assert operations(src.silver, spark) == ["CREATE TABLE", "WRITE"]
+    assert not DeltaTable.isDeltaTable(spark, src.control)  # no position: it comes after
+
+    random_commits(src, rng, 8)  # more changes, also to keys the crashed call wrote
+    src.flush(rng)
+    result = apply(src)  # silver holds rows now: a MERGE under the newer-image rule
+    assert result["applied_lsn"] == max(r["_start_lsn"] for r in src.bronze_rows())
+    assert src.silver_rows() == latest(src.bronze_rows()) == src.rows  # no key twice
+    assert operations(src.silver, spark)[-1] == "MERGE"
+    random_commits(src, rng, 4)
+    src.flush(rng)
+    assert apply(src)["applied_lsn"] == max(r["_start_lsn"] for r in src.bronze_rows())
+    assert src.silver_rows() == latest(src.bronze_rows()) == src.rows
+    assert control_row_count(src) == 1  # appended by the first position, then updated
+
+    rebuilt = SourceTable(spark, str(tmp_path / "rebuild"))
+    snapshot = bootstrap(rebuilt, rng)
+    with failpoints({"silver.after_merge": "raise"}), pytest.raises(InjectedFault):
+        apply(rebuilt)
+    assert rebuilt.silver_rows() == rebuild_oracle(rebuilt.bronze_rows(), snapshot) == rebuilt.rows
+    assert operations(rebuilt.silver, spark) == ["CREATE TABLE", "WRITE"]
+    random_commits(rebuilt, rng, 6)
+    rebuilt.flush(rng)
+    result = apply(rebuilt)  # the position was not recorded: rebuilt again, by a MERGE
+    assert result["rebuilt"] is True
+    assert result["applied_lsn"] == max(r["_start_lsn"] for r in rebuilt.bronze_rows())
+    assert rebuilt.silver_rows() == rebuild_oracle(rebuilt.bronze_rows(), snapshot) == rebuilt.rows
+    assert operations(rebuilt.silver, spark)[-1] == "MERGE"
+
+
 KILL_CHILD = """
 import sys
 from mssql_cdc.spark import local_session
 from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
+from mssql_cdc.silver import table_state as table_state_module
+from mssql_cdc.silver.table_state import TableState, table_state
+from mssql_cdc.tables import TableRef
 spark = local_session("silver-kill-child", warehouse=sys.argv[5])
 apply_changes(spark, sys.argv[1], sys.argv[2], keys=["id"], control_table=sys.argv[3],
               facts_table=sys.argv[4])
@@ -352,3 +413,23 @@ def test_bronze_columns_and_capture_instances_are_checked_and_new_columns_reach_
     ).execute()
     with pytest.raises(SchemaChangedError, match="column qty is string in silver but int"):
         apply(other)
+
+
+def test_the_table_state_read_from_delta_s_log_equals_the_public_commands_answer(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "t")
+    DeltaTable.createIfNotExists(spark).location(path).addColumn("id", "BIGINT").execute()
+    ref = TableRef(path)
+    assert table_state(spark, ref) == TableState(version=0, files=0)
+    for rows in ([(1,), (2,)], [(3,)]):  # one file each
+        one_file = spark.createDataFrame(rows, "id BIGINT").coalesce(1)
+        one_file.write.format("delta").mode("append").save(path)
+    direct = table_state(spark, ref)
+    assert direct == TableState(version=2, files=2)
+
+    def moved(*_: object) -> TableState:
+        raise RuntimeError("Delta's log API moved")
+
+    monkeypatch.setattr(table_state_module, "_from_delta_log", moved)
+    assert table_state(spark, ref) == direct  # DESCRIBE HISTORY and DESCRIBE DETAIL agree

@@ -3,7 +3,9 @@
 Each call reads bronze's verdict, then the facts rows of this bronze, then pins bronze at one
 version; it rebuilds from a newer snapshot or applies the changes after its position, applies
 the waves of an open chunked snapshot, and only then records its position and verdict. A crash
-between the MERGE and the position repeats the MERGE, which the newer-image rule makes harmless.
+between the MERGE and the position repeats the MERGE, which the newer-image rule makes harmless;
+a crash after the append that writes an empty silver (decision 0460) finds rows on the rerun,
+which then MERGEs.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from mssql_cdc.silver.facts_view import SnapshotFacts, read_snapshot_facts
 from mssql_cdc.silver.images import BronzeShape, bronze_shape, col, snapshot_of
 from mssql_cdc.silver.merge import ensure_silver
 from mssql_cdc.silver.steps import Position, Steps
+from mssql_cdc.silver.table_state import table_state
 from mssql_cdc.testing.failpoints import failpoint
 
 if TYPE_CHECKING:
@@ -117,14 +120,15 @@ def apply_changes(
         )
     silver_ref = tables.table_ref(target, argument="target")
     ensure_silver(spark, silver_ref, shape)
-    step = Steps(spark, silver_ref, rows, shape, key_list, bronze)
+    empty = table_state(spark, silver_ref).files == 0
+    step = Steps(spark, silver_ref, rows, shape, key_list, bronze, empty=empty)
     newest = _newest_snapshot(wholes, facts, with_facts=facts_table is not None)
     rebuilt = newest is not None and (before.snapshot_lsn is None or newest > before.snapshot_lsn)
     position = step.rebuild(newest) if newest is not None and rebuilt else step.incremental(before)
     open_lsn = facts.open_chunked()
     if open_lsn is not None and (position.snapshot_lsn is None or open_lsn > position.snapshot_lsn):
         position = step.waves(open_lsn, facts, position)
-    if step.merged:
+    if step.written:
         failpoint("silver.after_merge")
     verdict = _verdict(bronze_verdict, current) if facts_table and open_lsn is None else None
     if position != before or verdict is not None:
@@ -134,7 +138,7 @@ def apply_changes(
             open_snapshot_lsn=position.open_snapshot_lsn,
             snapshot_wave=position.snapshot_wave,
         )
-        record_position(spark, control_table, target, stored, verdict)
+        record_position(spark, control_table, target, stored, verdict, new=not current.found)
     return ApplyResult(
         rebuilt=rebuilt,
         applied_lsn=position.applied_lsn,
@@ -145,10 +149,8 @@ def apply_changes(
 
 def _pinned(spark: SparkSession, ref: tables.TableRef) -> DataFrame:
     """Bronze's rows at its current version: every later read of this call sees the same."""
-    latest = ref.delta_table(spark).history(1).select("version").first()
-    if latest is None:
-        raise ConfigError(f"bronze {ref}: the Delta table has no history; is it a Delta table?")
-    return spark.sql(f"SELECT * FROM {ref.sql} VERSION AS OF {int(latest['version'])}")
+    version = table_state(spark, ref).version
+    return spark.sql(f"SELECT * FROM {ref.sql} VERSION AS OF {version}")
 
 
 def _with_optional_columns(rows: DataFrame, shape: BronzeShape) -> DataFrame:

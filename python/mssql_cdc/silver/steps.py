@@ -7,8 +7,16 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc import tables
 from mssql_cdc.silver.facts_view import SnapshotFacts
-from mssql_cdc.silver.images import HIGH, BronzeShape, col, latest_images, snapshot_of
+from mssql_cdc.silver.images import (
+    DELETE_FLAG,
+    HIGH,
+    BronzeShape,
+    col,
+    latest_images,
+    snapshot_of,
+)
 from mssql_cdc.silver.merge import merge_images
+from mssql_cdc.table_writes import append
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -27,11 +35,14 @@ class Position:
 
 
 class Steps:
-    """Rebuild, incremental apply and open waves, each one MERGE into silver at most.
+    """Rebuild, incremental apply and open waves, each one write into silver at most.
 
-    The images a MERGE takes are ranked once and cached: the same pass counts them and finds
-    the highest change LSN among them, and the MERGE (which reads its source twice) reads them
-    from the cache instead of ranking bronze again.
+    Into a silver that holds rows, a write is a MERGE. The images it takes are ranked once and
+    cached: the same pass counts them and finds the highest change LSN among them, and the
+    MERGE (which reads its source twice) reads them from the cache instead of ranking bronze
+    again. Into a silver that holds no rows (`empty`), the MERGE would insert every image that
+    keeps its key and do nothing else, so the write is one append of those images (decision
+    0460); the first write leaves silver with rows, and any later write of the call MERGEs.
     """
 
     def __init__(
@@ -42,12 +53,15 @@ class Steps:
         shape: BronzeShape,
         keys: list[str],
         bronze: str,
+        *,
+        empty: bool,
     ) -> None:
         self.spark, self.target, self.rows, self.shape = spark, target, rows, shape
         self.keys, self.bronze = keys, bronze
         self.names = [*shape.captured_names, "_start_lsn", "_commit_ts"]
         self.changes = rows.where(col("_operation") != 0)
-        self.merged = False
+        self.empty = empty  # silver held no data file when this call looked at it
+        self.written = False
 
     def rebuild(self, snapshot: str) -> Position:
         """Make silver the rows of `snapshot` and every change after it; no other key stays."""
@@ -98,6 +112,9 @@ class Steps:
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
+        if self.empty:
+            return self._append(source)
+
         images = latest_images(source, self.keys, self.shape, ref=self.bronze)
         images = images.persist(StorageLevel.MEMORY_AND_DISK)
         try:
@@ -107,7 +124,32 @@ class Steps:
             if count == 0 and not rebuild:
                 return None
             merge_images(self.spark, self.target, images, self.keys, self.names, rebuild=rebuild)
-            self.merged = True
+            self.written = True
             return str(high) if high is not None else None
         finally:
             images.unpersist()
+
+    def _append(self, source: DataFrame) -> str | None:
+        """Append the latest images of `source` that keep their key to the empty silver; return
+        the highest change LSN of `source`.
+
+        The images are ranked inside the append's own job, not cached, and that job also
+        observes the highest change LSN of `source`; a look at one row first decides whether
+        there is anything to write. Only an empty silver takes this path, so a rerun after a
+        crash that followed the append finds rows and MERGEs under the newer-image rule instead
+        of appending them twice.
+        """
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        if not source.select(col("_operation")).limit(1).collect():
+            return None  # a rebuild from no rows leaves the empty silver as it is
+        seen = Observation()
+        change = F.when(col("_operation") != 0, col("_start_lsn"))
+        observed = source.observe(seen, F.max(change).alias("high"))
+        images = latest_images(observed, self.keys, self.shape, ref=self.bronze)
+        kept = images.where(~F.col(DELETE_FLAG)).select(*[col(n) for n in self.names])
+        append(kept, self.target)
+        self.written, self.empty = True, False
+        high = seen.get["high"]
+        return str(high) if high is not None else None
