@@ -11,10 +11,12 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc import family
 from mssql_cdc.checkpoint import GenerationPaths, GenerationState, live_paths, read_state
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts_keys import sink_id
+from mssql_cdc.family import SnapshotFacts
 from mssql_cdc.offsets import Offset
 from mssql_cdc.recovery import RecoveryRequest, recover
 from mssql_cdc.recovery_plan import RecoveryPlan, plan_recovery
@@ -72,7 +74,7 @@ class CdcStream:
         return f"CdcStream(capture_instance={self.config.capture_instance!r})"
 
     def _world(
-        self, args: ToDeltaArgs
+        self, args: ToDeltaArgs, facts_rows: SnapshotFacts | None = None
     ) -> tuple[RecoveryRequest, SparkRecoveryReads, SparkRecoveryWrites]:
         request = RecoveryRequest(
             target=args.target,
@@ -86,7 +88,9 @@ class CdcStream:
             metrics_path=self.config.metrics_path,
         )
         facts = args.facts_table or ""
-        reads = SparkRecoveryReads(self._spark, self.config, args.target, args.app_id, facts)
+        reads = SparkRecoveryReads(
+            self._spark, self.config, args.target, args.app_id, facts, snapshot_facts=facts_rows
+        )
         writes = SparkRecoveryWrites(self._spark, self.config, args.target, args.app_id, facts)
         return request, reads, writes
 
@@ -139,7 +143,10 @@ class CdcStream:
         from mssql_cdc.source import register
 
         register(self._spark)
+        facts_rows = None
         if args.facts_table is not None and (args.bootstrap or args.on_data_loss == "resnapshot"):
+            # One read of the family's snapshot rows serves the lock and the pre-flight.
+            facts_rows = family.snapshot_facts(self._spark, args.facts_table, args.app_id)
             snapshots.check_mode_lock(
                 self._spark,
                 self.config,
@@ -147,6 +154,7 @@ class CdcStream:
                 mode=args.mode,
                 app_id=args.app_id,
                 facts_table=args.facts_table,
+                facts=facts_rows,
             )
         state = None if args.checkpoint_is_uri else read_state(args.checkpoint)
         if args.on_data_loss == "fail" and state and (state.recovering or state.failed_at):
@@ -155,7 +163,7 @@ class CdcStream:
                 args.target,
             )
         if args.on_data_loss == "resnapshot":
-            request, reads, writes = self._world(args)
+            request, reads, writes = self._world(args, facts_rows)
             observer = open_observer(self.config)
             try:
                 state = recover(request, reads, writes, observer)
