@@ -11,7 +11,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc import family
 from mssql_cdc.checkpoint import GenerationPaths, GenerationState, live_paths, read_state
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import ConfigError
@@ -139,14 +138,21 @@ class CdcStream:
             trigger=trigger,
             query_name=query_name,
         )
+        from mssql_cdc import family_cache
         from mssql_cdc import snapshot as snapshots
         from mssql_cdc.source import register
 
         register(self._spark)
         facts_rows = None
         if args.facts_table is not None and (args.bootstrap or args.on_data_loss == "resnapshot"):
-            # One read of the family's snapshot rows serves the lock and the pre-flight.
-            facts_rows = family.snapshot_facts(self._spark, args.facts_table, args.app_id)
+            # One read of the family's snapshot rows serves the lock and the pre-flight; while
+            # only micro-batches committed facts since the last call, it needs no Spark job.
+            facts_rows = family_cache.preflight_facts(
+                self._spark,
+                args.facts_table,
+                args.app_id,
+                checkpoint=None if args.checkpoint_is_uri else args.checkpoint,
+            )
             snapshots.check_mode_lock(
                 self._spark,
                 self.config,
