@@ -195,9 +195,11 @@ def preflight_facts(
 
     `checkpoint` None (a URI checkpoint) reads the table every time.
     """
-    reader = LogReader.open(spark, table_ref(facts_table, argument="facts_table"))
+    reader = None
+    if checkpoint is not None:
+        reader = LogReader.open(spark, table_ref(facts_table, argument="facts_table"))
     head = None if reader is None else reader.head()
-    if reader is None or head is None or checkpoint is None:
+    if checkpoint is None or reader is None or head is None:
         return family.snapshot_facts(spark, facts_table, app_id, events=PREFLIGHT_EVENTS)
     entry = load(checkpoint)
     if entry is not None:
