@@ -26,6 +26,7 @@ from mssql_cdc.migrations import sql_string
 from mssql_cdc.payloads import (
     BatchCommitMetadata,
     EventRecord,
+    FactsCommitMetadata,
     format_time,
     parse_time,
     to_json,
@@ -41,6 +42,7 @@ __all__ = [
     "FactsRow",
     "append_facts",
     "batch_commit_metadata",
+    "batch_facts_metadata",
     "batch_row",
     "distinct_events",
     "facts_dataframe",
@@ -122,6 +124,11 @@ def batch_commit_metadata(
     }
 
 
+def batch_facts_metadata(*, app_id: str, generation: int, batch_id: int) -> FactsCommitMetadata:
+    """The `userMetadata` of a micro-batch's facts commit (its row and its source events)."""
+    return {"facts": "batch", "app_id": sink_id(app_id, generation), "batch_id": batch_id}
+
+
 def facts_schema() -> StructType:
     """The facts table's Spark schema in creation order (built without a JVM)."""
     from pyspark.sql.types import (
@@ -155,8 +162,12 @@ def append_facts(
     rows: Sequence[FactsRow],
     *,
     key: TxnKey | None,
+    user_metadata: FactsCommitMetadata | None = None,
 ) -> None:
     """Append `rows` in one facts commit, under `key` (None: no key, e.g. a full open).
+
+    `user_metadata` marks a micro-batch's commit (`batch_facts_metadata`); no other write
+    carries one, and one that carries it holds no snapshot event.
 
     The facts table must exist and have been opened for write (migrated); facts change shape
     only by migration, so a column the table lacks is a ConfigError before anything is written.
@@ -173,10 +184,13 @@ def append_facts(
             "first (tables.ensure_table(..., 'facts')) so its migrations run"
         )
     df = facts_dataframe(spark, rows)
+    if user_metadata is not None and any(r.event not in (None, *SOURCE_EVENTS) for r in rows):
+        raise ConfigError(f"{ref}: a micro-batch's facts commit holds only its row and events")
+    metadata = None if user_metadata is None else dict(user_metadata)
     if key is None:
-        table_writes.append(df, ref)
+        table_writes.append(df, ref, user_metadata=metadata)
     else:
-        table_writes.append_idempotent(df, ref, key.app_id, key.version)
+        table_writes.append_idempotent(df, ref, key.app_id, key.version, metadata)
 
 
 def batch_row(

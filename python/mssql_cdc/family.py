@@ -10,6 +10,7 @@ A missing facts table reads as empty, so a dry run on a new stream needs none.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,9 +23,12 @@ from mssql_cdc.payloads import SnapshotOpenDetail, SnapshotPlanDetail, read_open
 from mssql_cdc.recovery_decision import CompletionRow, Mode, OpenRow
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, Row, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
+    "FACT_COLUMNS",
+    "PREFLIGHT_EVENTS",
+    "SNAPSHOT_EVENTS",
     "BatchSample",
     "ChunkFact",
     "CompletionFact",
@@ -128,20 +132,47 @@ def family_rows(
 
 
 SNAPSHOT_EVENTS = ("snapshot_open", "snapshot_plan", "snapshot_chunk", "bootstrap", "resnapshot")
+# What the mode lock and the recovery decide on: opens and completions, no plans or chunks.
+PREFLIGHT_EVENTS = ("snapshot_open", "bootstrap", "resnapshot")
+# The columns SnapshotFacts reads.
+FACT_COLUMNS = (
+    "app_id",
+    "generation",
+    "event",
+    "detail",
+    "min_lsn",
+    "max_lsn",
+    "min_commit_ts",
+    "max_commit_ts",
+    "rows",
+    "duration_ms",
+    "target",
+    "written_at",
+    "lost_from_ts",
+    "lost_to_ts",
+)
 
 
-def _detail(r: Row) -> dict[str, Any]:
+def _detail(r: Mapping[str, Any]) -> dict[str, Any]:
     value = json.loads(r["detail"] or "{}")
     return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True, slots=True)
 class SnapshotFacts:
-    """The family's snapshot event rows, read in one query; the views below filter them."""
+    """The family's snapshot event rows, read in one query; the views below filter them.
 
-    rows: tuple[Row, ...]
+    `events` are the events the rows were read for: a view of other events raises instead of
+    answering "none" (the pre-flight reads only opens and completions).
+    """
 
-    def _of(self, *events: str) -> list[Row]:
+    rows: tuple[Mapping[str, Any], ...]
+    events: tuple[str, ...] = SNAPSHOT_EVENTS
+
+    def _of(self, *events: str) -> list[Mapping[str, Any]]:
+        unread = [e for e in events if e not in self.events]
+        if unread:
+            raise RuntimeError(f"these snapshot facts were read without their {unread} rows")
         return [r for r in self.rows if r["event"] in events]
 
     def opens(self) -> list[OpenFact]:
@@ -225,14 +256,23 @@ class SnapshotFacts:
 
 
 def snapshot_facts(
-    spark: SparkSession, facts_table: str, app_id: str, *, checked: bool = False
+    spark: SparkSession,
+    facts_table: str,
+    app_id: str,
+    *,
+    checked: bool = False,
+    events: tuple[str, ...] = SNAPSHOT_EVENTS,
 ) -> SnapshotFacts:
-    """The family's snapshot event rows in one query; none when the facts table is missing.
+    """The family's rows of `events` in one query; none when the facts table is missing.
     `checked` as in `family_rows`."""
     rows = family_rows(spark, facts_table, app_id, checked=checked)
     if rows is None:
-        return SnapshotFacts(())
-    return SnapshotFacts(tuple(rows.where(rows["event"].isin(*SNAPSHOT_EVENTS)).collect()))
+        return SnapshotFacts((), events)
+    present = [c for c in FACT_COLUMNS if c in rows.columns]  # an older table lacks some
+    found = rows.where(rows["event"].isin(*events)).select(*present).collect()
+    return SnapshotFacts(
+        tuple({c: (r[c] if c in present else None) for c in FACT_COLUMNS} for r in found), events
+    )
 
 
 def open_facts(

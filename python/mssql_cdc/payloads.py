@@ -20,6 +20,7 @@ __all__ = [
     "CaptureInstanceSwitchedDetail",
     "DataSkippedDetail",
     "EventRecord",
+    "FactsCommitMetadata",
     "IntExtent",
     "KeysetExtent",
     "SchemaChangeDetail",
@@ -141,6 +142,15 @@ class BatchCommitMetadata(TypedDict):
     inserts: int
     updates: int
     deletes: int
+
+
+class FactsCommitMetadata(TypedDict):
+    """`userMetadata` of a micro-batch's facts commit: its batch row and source events only,
+    never a snapshot event, which lets the pre-flight keep its cache over it (`family_cache`)."""
+
+    facts: Literal["batch"]
+    app_id: str  # the sink id
+    batch_id: int
 
 
 class SnapshotCommitMetadata(TypedDict):

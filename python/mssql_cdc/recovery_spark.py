@@ -31,15 +31,29 @@ def family_rows_of(facts: SnapshotFacts) -> FamilyRows:
 
 
 class SparkRecoveryReads:
-    """RecoveryReads over the facts table and the bronze target."""
+    """RecoveryReads over the facts table and the bronze target.
+
+    `snapshot_facts`, when given, are the family's snapshot rows the caller has just read (for
+    the mode lock); `family()` answers from them instead of reading the table again.
+    """
 
     def __init__(
-        self, spark: SparkSession, config: SourceConfig, target: str, app_id: str, facts: str
+        self,
+        spark: SparkSession,
+        config: SourceConfig,
+        target: str,
+        app_id: str,
+        facts: str,
+        *,
+        snapshot_facts: SnapshotFacts | None = None,
     ) -> None:
         self._spark, self._config = spark, config
         self._target, self._app_id, self._facts = target, app_id, facts
+        self._snapshot_facts = snapshot_facts
 
     def family(self) -> FamilyRows:
+        if self._snapshot_facts is not None:
+            return family_rows_of(self._snapshot_facts)
         if not self._facts:  # plan_recovery without a facts table reads an empty family
             return FamilyRows()
         return family_rows_of(family.snapshot_facts(self._spark, self._facts, self._app_id))

@@ -297,7 +297,10 @@ class DeltaSink:
         )
         events = [replace(e, written_at=written_at) for e in events]
         key = facts_key(self.app_id, self.generation, batch_id)
-        facts.append_facts(spark, self.facts_table, [row, *events], key=key)
+        marker = facts.batch_facts_metadata(
+            app_id=self.app_id, generation=self.generation, batch_id=batch_id
+        )
+        facts.append_facts(spark, self.facts_table, [row, *events], key=key, user_metadata=marker)
         self._warm(self.facts_table)
         self._committed_any = True
         if last is None or batch_id > last.batch_id:

@@ -15,6 +15,7 @@ from mssql_cdc.checkpoint import GenerationPaths, GenerationState, live_paths, r
 from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts_keys import sink_id
+from mssql_cdc.family import SnapshotFacts
 from mssql_cdc.offsets import Offset
 from mssql_cdc.recovery import RecoveryRequest, recover
 from mssql_cdc.recovery_plan import RecoveryPlan, plan_recovery
@@ -72,7 +73,7 @@ class CdcStream:
         return f"CdcStream(capture_instance={self.config.capture_instance!r})"
 
     def _world(
-        self, args: ToDeltaArgs
+        self, args: ToDeltaArgs, facts_rows: SnapshotFacts | None = None
     ) -> tuple[RecoveryRequest, SparkRecoveryReads, SparkRecoveryWrites]:
         request = RecoveryRequest(
             target=args.target,
@@ -86,7 +87,9 @@ class CdcStream:
             metrics_path=self.config.metrics_path,
         )
         facts = args.facts_table or ""
-        reads = SparkRecoveryReads(self._spark, self.config, args.target, args.app_id, facts)
+        reads = SparkRecoveryReads(
+            self._spark, self.config, args.target, args.app_id, facts, snapshot_facts=facts_rows
+        )
         writes = SparkRecoveryWrites(self._spark, self.config, args.target, args.app_id, facts)
         return request, reads, writes
 
@@ -135,11 +138,21 @@ class CdcStream:
             trigger=trigger,
             query_name=query_name,
         )
+        from mssql_cdc import family_cache
         from mssql_cdc import snapshot as snapshots
         from mssql_cdc.source import register
 
         register(self._spark)
+        facts_rows = None
         if args.facts_table is not None and (args.bootstrap or args.on_data_loss == "resnapshot"):
+            # One read of the family's snapshot rows serves the lock and the pre-flight; while
+            # only micro-batches committed facts since the last call, it needs no Spark job.
+            facts_rows = family_cache.preflight_facts(
+                self._spark,
+                args.facts_table,
+                args.app_id,
+                checkpoint=None if args.checkpoint_is_uri else args.checkpoint,
+            )
             snapshots.check_mode_lock(
                 self._spark,
                 self.config,
@@ -147,6 +160,7 @@ class CdcStream:
                 mode=args.mode,
                 app_id=args.app_id,
                 facts_table=args.facts_table,
+                facts=facts_rows,
             )
         state = None if args.checkpoint_is_uri else read_state(args.checkpoint)
         if args.on_data_loss == "fail" and state and (state.recovering or state.failed_at):
@@ -155,7 +169,7 @@ class CdcStream:
                 args.target,
             )
         if args.on_data_loss == "resnapshot":
-            request, reads, writes = self._world(args)
+            request, reads, writes = self._world(args, facts_rows)
             observer = open_observer(self.config)
             try:
                 state = recover(request, reads, writes, observer)
