@@ -7,17 +7,16 @@ SQL Server's AT TIME ZONE gives it too).
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pyspark.sql import DataFrame, SparkSession
 
 from mssql_cdc import register
 from mssql_cdc.emulator import Emulator
+from new_york_time import ZONE, expected_utc
 
-ZONE = ZoneInfo("America/New_York")
 COMMITS = [  # around 2026-11-01 06:00 UTC, when 02:00 EDT falls back to 01:00 EST
     datetime(2026, 11, 1, 4, 40),
     datetime(2026, 11, 1, 5, 10),
@@ -28,22 +27,12 @@ COMMITS = [  # around 2026-11-01 06:00 UTC, when 02:00 EDT falls back to 01:00 E
 ]
 
 
-def expected_utc(t: datetime) -> datetime:
-    def local(u: datetime) -> datetime:
-        return u.replace(tzinfo=UTC).astimezone(ZONE).replace(tzinfo=None)
-
-    wall = local(t)
-    return min(
-        wall + timedelta(hours=h) for h in (4, 5) if local(wall + timedelta(hours=h)) == wall
-    )
-
-
 def test_commit_ts_and_the_retention_watermark_arrive_in_utc_from_a_new_york_server(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     path, metrics = tmp_path / "e.db", tmp_path / "metrics"
     emu = Emulator.create(path, start="2026-11-01T04:00:00")
-    emu.configure(time_zone="America/New_York")
+    emu.configure(time_zone=ZONE)
     emu.create_table("dbo.orders", {"order_id": "int"}, primary_key="order_id")
     emu.enable_cdc("dbo.orders")
     for i, t in enumerate(COMMITS):

@@ -9,9 +9,8 @@ except in the hour that fall-back repeats (as SQL Server's AT TIME ZONE cannot t
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 
@@ -22,8 +21,8 @@ from mssql_cdc.offsets import LsnRange
 from mssql_cdc.source_reader import read_range
 from mssql_cdc.sqlserver.emulator_backend import EmulatorBackend
 from mssql_cdc.sqlserver.metadata import ReadColumn
+from new_york_time import ZONE, expected_utc
 
-ZONE = "America/New_York"
 # Around 2026-03-08 07:00 UTC (02:00 EST -> 03:00 EDT) and 2026-11-01 06:00 UTC (02:00 EDT ->
 # 01:00 EST): 06:20 and 06:40 UTC on November 1 fall in the repeated hour.
 COMMITS = [
@@ -35,20 +34,6 @@ COMMITS = [
     datetime(2026, 11, 1, 6, 40),
     datetime(2026, 11, 1, 7, 30),
 ]
-
-
-def expected_utc(t: datetime) -> datetime:
-    """The earliest UTC instant whose New York local time equals that of t."""
-    zone = ZoneInfo(ZONE)
-
-    def local(u: datetime) -> datetime:
-        return u.replace(tzinfo=UTC).astimezone(zone).replace(tzinfo=None)
-
-    wall = local(t)
-    candidates = [
-        wall + timedelta(hours=h) for h in (4, 5) if local(wall + timedelta(hours=h)) == wall
-    ]
-    return min(candidates)
 
 
 def new_york(path: Path) -> tuple[Emulator, list[str]]:
