@@ -24,13 +24,35 @@ from mssql_cdc.tables import TableRef
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["CommitSummary", "LogHead", "LogReader", "summarize"]
+__all__ = ["CommitSummary", "LogHead", "LogReader", "delta_log_of", "newest_snapshot", "summarize"]
 
 log = logging.getLogger(__name__)
 
 # What a JVM call can raise: Py4J's own errors, Spark's converted ones (a missing catalog
 # table), and a commit file that is not what Delta writes.
 _NO_ANSWER = (Py4JError, PySparkException, ValueError)
+
+
+def delta_log_of(spark: SparkSession, ref: TableRef) -> Any:
+    """The JVM `DeltaLog` of `ref` (a path or a catalog name), for reads that run no Spark job.
+
+    Raises:
+        AttributeError: the session has no JVM (Spark Connect); Py4JError and PySparkException
+            as the JVM raises them.
+    """
+    jvm: Any = spark._jvm
+    if ref.is_path:
+        return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, ref.text)
+    from delta.tables import DeltaTable
+
+    return DeltaTable.forName(spark, ref.text)._jdt.deltaLog()
+
+
+def newest_snapshot(spark: SparkSession, delta_log: Any) -> Any:
+    """The JVM snapshot of the log's newest version, after listing the log folder."""
+    jvm: Any = spark._jvm
+    empty = jvm.scala.Option.empty()
+    return delta_log.update(False, empty, empty)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +122,7 @@ class LogReader:
     """The Delta log of one table, reached through the session's JVM."""
 
     def __init__(self, spark: SparkSession, delta_log: Any) -> None:
+        self._spark = spark
         self._jvm: Any = spark._jvm
         self._log = delta_log
         self._commits: dict[int, CommitSummary | None] = {}
@@ -111,14 +134,7 @@ class LogReader:
         if jvm is None:
             return None
         try:
-            if ref.is_path:
-                delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-                    spark._jsparkSession, ref.text
-                )
-            else:
-                from delta.tables import DeltaTable
-
-                delta_log = DeltaTable.forName(spark, ref.text)._jdt.deltaLog()
+            delta_log = delta_log_of(spark, ref)
         except _NO_ANSWER as exc:  # no answer here; the caller reads the table
             log.debug("%s: the Delta log is out of reach: %s", ref, exc)
             return None
@@ -127,8 +143,7 @@ class LogReader:
     def head(self) -> LogHead | None:
         """The newest version and the table id; None for a missing table or on any error."""
         try:
-            empty = self._jvm.scala.Option.empty()
-            snapshot = self._log.update(False, empty, empty)
+            snapshot = newest_snapshot(self._spark, self._log)
             version = int(snapshot.version())
             if version < 0:
                 return None

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from mssql_cdc.delta_commits import delta_log_of, newest_snapshot
 from mssql_cdc.tables import TableRef
 
 if TYPE_CHECKING:
@@ -86,13 +87,4 @@ class StateWarmer:
 def transactions_of(spark: SparkSession, ref: TableRef) -> int:
     """How many app ids the newest snapshot of `ref` holds transaction records for, computing
     the snapshot's state as a keyed append would."""
-    jvm: Any = spark._jvm
-    jsession = spark._jsparkSession
-    if ref.is_path:
-        delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jsession, ref.text)
-    else:
-        from delta.tables import DeltaTable
-
-        delta_log = DeltaTable.forName(spark, ref.text)._jdt.deltaLog()
-    empty = jvm.scala.Option.empty()
-    return int(delta_log.update(False, empty, empty).transactions().size())
+    return int(newest_snapshot(spark, delta_log_of(spark, ref)).transactions().size())

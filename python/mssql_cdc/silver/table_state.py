@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from mssql_cdc.delta_commits import delta_log_of, newest_snapshot
 from mssql_cdc.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -54,13 +55,7 @@ def table_state(spark: SparkSession, ref: TableRef) -> TableState:
 
 
 def _from_delta_log(spark: SparkSession, ref: TableRef) -> TableState:
-    jvm: Any = spark._jvm
-    if ref.is_path:
-        delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, ref.text)
-    else:
-        delta_log = ref.delta_table(spark)._jdt.deltaLog()
-    empty = jvm.scala.Option.empty()
-    snapshot = delta_log.update(False, empty, empty)
+    snapshot = newest_snapshot(spark, delta_log_of(spark, ref))
     version = int(snapshot.version())
     if version < 0:
         raise ConfigError(f"{ref}: the Delta table has no history; is it a Delta table?")
