@@ -145,7 +145,15 @@ def backfill(
     probe = open_probe(config)
     try:
         plan = _plan(spark, snap, probe, chunk_rows, facts.plan(snap.s))
-        return _waves(spark, config, snap, probe, plan, max_waves, max_seconds, min_headroom_hours)
+        return _waves(
+            spark,
+            config,
+            snap,
+            probe,
+            plan,
+            facts.chunks(snap.s),
+            (max_waves, max_seconds, min_headroom_hours),
+        )
     finally:
         probe.close()
 
@@ -243,10 +251,11 @@ def _waves(
     snap: Snapshot,
     probe: SourceProbe,
     plan: SnapshotPlanDetail,
-    max_waves: int | None,
-    max_seconds: float | None,
-    min_headroom_hours: float | None,
+    read_first: list[family.ChunkFact],
+    limits: tuple[int | None, float | None, float | None],
 ) -> BackfillStatus:
+    """Run waves until done or a limit. `read_first`: the chunk rows read at the call's start."""
+    max_waves, max_seconds, min_headroom_hours = limits
     total = len(plan["chunks"])
     began = time.monotonic()
     ran = 0
@@ -255,8 +264,14 @@ def _waves(
     # concurrent call's wave is found by run_wave, whose append Delta then skips).
     recorded = txn_version(spark, snap.target, snap.backfill_id)
     appended = -1 if recorded is None else recorded
+    # Chunk rows follow a wave's append, so with no wave in bronze when its record was read the
+    # rows read at the call's start are still all there are (a wave stored since is found by
+    # its key when this call appends the same wave).
+    known: list[family.ChunkFact] | None = read_first if recorded is None else None
     while True:
-        chunk_facts = family.chunk_facts(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
+        if known is None:
+            known = family.chunk_facts(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
+        chunk_facts, known = known, None
         written = max((c.wave for c in chunk_facts), default=-1)
         if appended > written:
             done_before = {c.chunk for c in chunk_facts}

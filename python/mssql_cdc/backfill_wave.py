@@ -26,6 +26,7 @@ from mssql_cdc.family import OpenFact
 from mssql_cdc.offsets import StreamOffset
 from mssql_cdc.payloads import parse_time
 from mssql_cdc.snapshot_read import read_chunks
+from mssql_cdc.snapshot_targets import recent_commit
 from mssql_cdc.source_probe import SourceProbe, stamp
 from mssql_cdc.testing.failpoints import failpoint
 
@@ -123,13 +124,21 @@ def _write_chunk_facts(
     append_facts(spark, snap.facts_table, rows, key=snapchunks_key(snap.app_id, snap.s, wave))
 
 
-def _stored_wave(spark: SparkSession, snap: Snapshot, wave: int) -> Commit | None:
-    commits = find_commits(
-        spark,
-        snap.target,
-        lambda m: m.get("backfill") == snap.backfill_id and m.get("wave") == wave,
-        needle=snap.backfill_id,
-    )
+def _stored_wave(
+    spark: SparkSession, snap: Snapshot, wave: int, attempt: str | None = None
+) -> Commit | None:
+    """The commit that stored wave `wave`. `attempt`: this call's append of it a moment ago,
+    looked for first among the newest commits in the log (a history search costs a job)."""
+
+    def matches(m: Mapping[str, Any]) -> bool:
+        return m.get("backfill") == snap.backfill_id and m.get("wave") == wave
+
+    if attempt is not None:
+        mine = recent_commit(spark, snap.target, matches)
+        # The wave's key lets one commit of it in: found in the log, this append was it.
+        if mine is not None and mine.metadata.get("attempt") == attempt:
+            return mine
+    commits = find_commits(spark, snap.target, matches, needle=snap.backfill_id)
     return commits[-1] if commits else None  # the stored one is the first that committed
 
 
@@ -277,7 +286,7 @@ def run_wave(
             frame, snap.target, key.app_id, key.version, metadata, merge_schema=True
         )
         failpoint("backfill.after_wave_append")
-        stored = _stored_wave(spark, snap, wave)
+        stored = _stored_wave(spark, snap, wave, attempt)
         if stored is not None and stored.metadata.get("attempt") != attempt:
             # Another attempt stored wave `wave` first: its facts describe what bronze holds.
             _write_chunk_facts(

@@ -75,6 +75,7 @@ class CommitSummary:
     txn_app_ids: tuple[str, ...]  # the SetTransaction records (txnAppId) of the commit
     kinds: frozenset[str]  # action kinds: "commitInfo", "add", "remove", "metaData", ...
     all_data_change: bool  # every add and remove is a data change (no compaction rewrite)
+    output_rows: int | None = None  # commitInfo.operationMetrics.numOutputRows
 
 
 def summarize(version: int, lines: Iterable[str]) -> CommitSummary:
@@ -103,6 +104,8 @@ def summarize(version: int, lines: Iterable[str]) -> CommitSummary:
         elif kind in ("add", "remove") and body.get("dataChange") is not True:
             data_change = False
     metadata = info.get("userMetadata")
+    metrics = info.get("operationMetrics")
+    rows = metrics.get("numOutputRows") if isinstance(metrics, dict) else None
     return CommitSummary(
         version=version,
         commit_id=_text(info.get("txnId")),
@@ -111,6 +114,7 @@ def summarize(version: int, lines: Iterable[str]) -> CommitSummary:
         txn_app_ids=tuple(app_ids),
         kinds=frozenset(kinds),
         all_data_change=data_change,
+        output_rows=int(rows) if isinstance(rows, str | int) and str(rows).isdigit() else None,
     )
 
 

@@ -21,6 +21,7 @@ from mssql_cdc.facts_snapshots import snapshot_completion_row, snapshot_open_row
 from mssql_cdc.offsets import StreamOffset
 from mssql_cdc.payloads import SnapshotOpenDetail, format_time, parse_time
 from mssql_cdc.recovery_decision import Mode, Observation, lock_violation
+from mssql_cdc.snapshot_race import FactsSeen, chunked_opens, facts_seen
 from mssql_cdc.snapshot_read import read_whole
 from mssql_cdc.snapshot_targets import newest_known, newest_whole, whole_snapshot_rows
 from mssql_cdc.source_probe import SourceProbe, open_probe, stamp
@@ -114,9 +115,18 @@ def take_full(
             )
     probe = open_probe(config)
     try:
+        seen = FactsSeen.nothing()
         if not new:
+            if app_id is not None and facts_table is not None:
+                seen = facts_seen(spark, facts_table, app_id)
             known = newest_known(
-                spark, probe, config, target, app_id=app_id, facts_table=facts_table
+                spark,
+                probe,
+                config,
+                target,
+                app_id=app_id,
+                facts_table=facts_table,
+                facts=seen.facts if facts_table is not None else None,
             )
             if known is not None:
                 return SnapshotResult(known.offset, known.rows, None, None, taken=False)
@@ -138,9 +148,12 @@ def take_full(
                 started,
                 lost_from_ts,
                 lost_to_ts,
+                seen,
             )
         frame = read_whole(spark, config, at.lsn)
-        empty = frame.isEmpty()
+        # A count from the source's metadata spares the Spark job of isEmpty(); only a count of
+        # none is confirmed by the read itself (decision 0456).
+        empty = not (probe.row_count() or 0) and frame.isEmpty()
         failpoint("snapshot.before_append")
         rows: int | None = 0
         if not empty:
@@ -167,8 +180,11 @@ def _open_full(
     started: datetime,
     lost_from_ts: str | None,
     lost_to_ts: str | None,
+    seen: FactsSeen,
 ) -> None:
-    """Step 3: one open row per attempt, then the race re-check of section 4."""
+    """Step 3: one open row per attempt, then the race re-check of section 4 (from `seen`, the
+    family's facts read before, while the facts log shows no commit that can have changed its
+    chunked opens)."""
     detail: SnapshotOpenDetail = {
         "mode": "full",
         "kind": kind,
@@ -187,8 +203,8 @@ def _open_full(
     )
     tables.ensure_table(spark, facts_table, "facts")
     append_facts(spark, facts_table, [row], key=None)
-    for other in family.open_facts(spark, facts_table, app_id, checked=True):
-        if other.generation == generation and other.mode == "chunked":
+    for other in chunked_opens(spark, facts_table, app_id, seen):
+        if other.generation == generation:
             raise ConfigError(
                 f"{target}: another run opened a chunked snapshot of generation {generation} "
                 f"at {other.s.lsn} first; rerun with snapshot='chunked' and call backfill()"

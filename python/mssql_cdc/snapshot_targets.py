@@ -7,20 +7,22 @@ lists for the table or the configured name, so a target shared by two sources is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc import family, tables
 from mssql_cdc.config import SourceConfig
-from mssql_cdc.delta_log import find_commits
+from mssql_cdc.delta_commits import LogReader
+from mssql_cdc.delta_log import Commit, find_commits
 from mssql_cdc.offsets import StreamOffset, format_commit_ts
 from mssql_cdc.source_probe import SourceProbe
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["Known", "newest_known", "newest_whole", "whole_snapshot_rows"]
+__all__ = ["Known", "newest_known", "newest_whole", "recent_commit", "whole_snapshot_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +91,41 @@ def whole_snapshot_rows(
         return m.get("lsn") == lsn and "snapshot" in m
 
     if just_written:
+        logged = recent_commit(spark, target, matches)
+        if logged is not None:
+            return logged.output_rows
         recent = find_commits(spark, target, matches, needle=lsn, newest=_RECENT_COMMITS)
         if recent:
             return recent[0].output_rows
     commits = find_commits(spark, target, matches, needle=lsn)
     return commits[0].output_rows if commits else None
+
+
+def recent_commit(
+    spark: SparkSession,
+    target: tables.TableRef | str,
+    matches: Callable[[Mapping[str, Any]], bool],
+    *,
+    newest: int = _RECENT_COMMITS,
+) -> Commit | None:
+    """The newest of the last `newest` commits whose `userMetadata` `matches`, read from the
+    Delta log's commit files without a Spark job (a history query runs one); None when none of
+    them does or the log cannot tell, so callers then search the history."""
+    reader = LogReader.open(spark, tables.table_ref(target))
+    head = None if reader is None else reader.head()
+    if reader is None or head is None:
+        return None
+    for version in range(head.version, max(head.version - newest, -1), -1):
+        commit = reader.commit(version)
+        if commit is None:
+            return None
+        try:
+            metadata = json.loads(commit.user_metadata or "")
+        except ValueError:
+            continue  # none, or another writer's free text
+        if isinstance(metadata, dict) and matches(metadata):
+            return Commit(version, metadata, commit.output_rows)
+    return None
 
 
 def newest_known(
@@ -104,10 +136,12 @@ def newest_known(
     *,
     app_id: str | None,
     facts_table: str | None,
+    facts: family.SnapshotFacts | None = None,
 ) -> Known | None:
     """The newest known snapshot: the highest of the newest whole snapshot, any chunk row's
     `_snapshot` and, with both `app_id` and `facts_table`, the family's completion `max_lsn`
-    and chunked open `S`. Its rows: the whole snapshot's commit, else the completion's."""
+    and chunked open `S`. Its rows: the whole snapshot's commit, else the completion's.
+    `facts`, when given, are the family's snapshot facts the caller has just read."""
     candidates: list[Known] = []
     rows = _snapshot_rows(spark, probe, config, target)
     if rows is not None:
@@ -119,7 +153,8 @@ def newest_known(
             # A chunk row's _commit_ts is its wave's stamp time, not S's: S's comes from facts.
             candidates.append(Known(StreamOffset(chunked.lsn, None), None))
     if app_id is not None and facts_table is not None:
-        facts = family.snapshot_facts(spark, facts_table, app_id)
+        if facts is None:
+            facts = family.snapshot_facts(spark, facts_table, app_id)
         for completion in facts.completions():
             candidates.append(Known(completion.lsn, completion.rows))
         for opened in facts.opens():

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.delta_commits import delta_log_of, newest_snapshot
 from mssql_cdc.delta_retry import retry_on_conflict
 from mssql_cdc.errors import ConfigError, MssqlCdcError
 from mssql_cdc.tables import TableRef, table_ref
@@ -97,14 +98,11 @@ def txn_version(spark: SparkSession, ref: TableRef | str, app_id: str) -> int | 
     ref = table_ref(ref)
     if not ref.exists(spark):
         return None
-    location = spark.sql(f"DESCRIBE DETAIL {ref.sql}").collect()[0]["location"]
-    jvm = getattr(spark, "_jvm", None)
-    if jvm is None:
+    if getattr(spark, "_jvm", None) is None:
         raise MssqlCdcError(
             f"{ref}: reading Delta transaction records needs a classic Spark session with a "
             "JVM; Spark Connect does not expose Delta's log"
         )
-    delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
-    empty = jvm.scala.Option.empty()
-    recorded = delta_log.update(False, empty, empty).transactions().get(app_id)
+    # The log itself, not DESCRIBE DETAIL: that runs Spark jobs to size the table.
+    recorded = newest_snapshot(spark, delta_log_of(spark, ref)).transactions().get(app_id)
     return int(recorded.get()) if recorded.isDefined() else None

@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from pyspark.sql import SparkSession
-from snapshot_support import CI, Source, make_source
+from snapshot_support import CI, Source, at, make_source
 
+from mssql_cdc import snapshot as snapshot_module
 from mssql_cdc.chunked import open_chunked
+from mssql_cdc.offsets import StreamOffset
 from mssql_cdc.snapshot import (
     SnapshotResult,
     newest_known_snapshot,
@@ -21,6 +25,7 @@ from mssql_cdc.snapshot import (
     take_full,
     write_completion,
 )
+from mssql_cdc.source_probe import SourceProbe
 from mssql_cdc.testing import InjectedFault, failpoints
 
 APP = "orders-v1"
@@ -42,6 +47,15 @@ def bootstrap(source: Source) -> SnapshotResult:
         target=source.target, snapshot=result,
     )  # fmt: skip
     return result
+
+
+def open_chunked_by_another_run(
+    source: Source, *, kind: Literal["bootstrap", "resnapshot"] = "bootstrap", generation: int = 0
+) -> StreamOffset:
+    return open_chunked(
+        source.spark, source.config(), source.target, kind=kind, generation=generation,
+        app_id=APP, facts_table=source.facts,
+    )  # fmt: skip
 
 
 def test_a_bootstrap_over_fully_purged_history_holds_exactly_the_table_once(
@@ -152,10 +166,7 @@ def test_a_killed_snapshot_after_its_append_is_found_by_the_next_run(source: Sou
 def test_the_mode_lock_refuses_a_full_snapshot_while_a_chunked_one_is_open(source: Source) -> None:
     source.insert(1)
     config = source.config()
-    s = open_chunked(
-        source.spark, config, source.target, kind="bootstrap", generation=0,
-        app_id=APP, facts_table=source.facts,
-    )  # fmt: skip
+    s = open_chunked_by_another_run(source)
     expected = (
         f"{source.target}: a chunked snapshot open at {s.lsn} (generation 0) has not "
         "completed; this run cannot use snapshot='full'. Call "
@@ -169,3 +180,38 @@ def test_the_mode_lock_refuses_a_full_snapshot_while_a_chunked_one_is_open(sourc
         )  # fmt: skip
     assert str(refused.value) == expected
     assert not Path(source.target).exists()  # refused before anything was read or written
+
+
+def test_a_chunked_open_another_run_commits_after_the_facts_were_read_is_seen(
+    source: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source.insert(1, 2)
+    real_stamp = snapshot_module.stamp
+    others: list[str] = []
+
+    def stamp_after_another_open(probe: SourceProbe) -> StreamOffset:
+        # Between this run's read of the facts and its open row, another run opens chunked.
+        others.append(open_chunked_by_another_run(source).lsn)
+        return real_stamp(probe)
+
+    monkeypatch.setattr(snapshot_module, "stamp", stamp_after_another_open)
+    with pytest.raises(ValueError, match="another run opened a chunked snapshot") as refused:
+        bootstrap(source)
+    assert f"generation 0 at {others[0]} first" in str(refused.value)
+    assert not Path(source.target).exists()  # refused before the table was read
+    opens = source.facts_rows("snapshot_open")
+    assert sorted(json.loads(r["detail"])["mode"] for r in opens) == ["chunked", "full"]
+
+
+def test_a_new_full_snapshot_sees_a_chunked_open_of_its_generation_stored_before_it(
+    source: Source,
+) -> None:
+    source.insert(1)
+    config = source.config()
+    s = open_chunked_by_another_run(source, kind="resnapshot", generation=1)
+    with pytest.raises(ValueError, match=f"generation 1 at {s.lsn} first"):
+        take_full(
+            source.spark, config, source.target, kind="resnapshot", generation=1, new=True,
+            app_id=APP, facts_table=source.facts, lost_from_ts=at(1), lost_to_ts=at(2),
+        )  # fmt: skip
+    assert not Path(source.target).exists()
