@@ -115,7 +115,7 @@ def take_full(
             )
     probe = open_probe(config)
     try:
-        seen = FactsSeen.nothing()
+        seen = FactsSeen.nothing()  # the race re-check then reads the facts log from its start
         if not new:
             if app_id is not None and facts_table is not None:
                 seen = facts_seen(spark, facts_table, app_id)
@@ -126,7 +126,7 @@ def take_full(
                 target,
                 app_id=app_id,
                 facts_table=facts_table,
-                facts=seen.facts if facts_table is not None else None,
+                facts=None if app_id is None or facts_table is None else seen.facts,
             )
             if known is not None:
                 return SnapshotResult(known.offset, known.rows, None, None, taken=False)
