@@ -6,8 +6,12 @@ trigger availableNow: 10 micro-batches of 100,000 rows, each appended to bronze 
 transaction key and recorded by a facts row. The baseline is a plain Delta append of the same
 rows in the same 10 batches: the rows are read back from ours' bronze and turned into Spark
 DataFrames (`createDataFrame` from Arrow) before its clock starts, then appended with
-`df.write.format("delta").mode("append")` one batch after the other into a new table. Rounds
-alternate ours and the baseline, each into new tables; the figure is the median of the rounds.
+`df.write.format("delta").mode("append")` one batch after the other into a new table. A second
+baseline, reported beside it (`b1_plain`), reads the same ranges of the same 10 batches from
+the emulator through the source's own partition reader in plain batch form and appends each
+with the same plain append: it isolates to_delta's own overhead from the cost of the read.
+Rounds alternate ours and the baselines, each into new tables; the figure is the median of
+the rounds.
 Before the first round a small stream and a small append run untimed, so neither side pays
 the JVM's first use of Delta's write path (class loading, code generation) or Python worker
 start-up on its own.
@@ -29,6 +33,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import b1_plain  # noqa: E402
 from report import Figure  # noqa: E402
 
 ROWS = 1_000_000
@@ -183,6 +188,9 @@ def warm_up(spark: Any, work: Path) -> None:
             print(f"B1 warm-up: {exc.__class__.__name__}, retrying", flush=True)
     for frame in baseline_batches(spark, str(work / f"warm{attempt}" / "bronze")):
         frame.write.format("delta").mode("append").save(str(work / "warm-base"))
+    b1_plain.register(spark)
+    warm_offsets = b1_plain.plan_offsets(options, 2)
+    b1_plain.run_plain(spark, options, warm_offsets, str(work / "warm-plain"))
 
 
 def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
@@ -191,6 +199,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
     spark = local_session("mssql-cdc-bench-b1-stream")
     ours_s: list[float] = []
     base_s: list[float] = []
+    plain_s: list[float] = []
     batch_ms: list[list[int]] = []
     try:
         memory = Memory(spark)
@@ -207,6 +216,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
                 "maxCommitsPerBatch": str(rows // PER_COMMIT // BATCHES),
             }
             warm_up(spark, Path(tmp))
+            offsets = b1_plain.plan_offsets(options, BATCHES)
             frames: list[Any] = []
             peaks = (0.0, 0.0, 0.0)
             reset_ok = False
@@ -224,15 +234,19 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
                     if sum(f.count() for f in frames) != rows or len(frames) != BATCHES:
                         raise RuntimeError("B1: the baseline's batches do not hold ours' rows")
                 base_s.append(run_baseline(frames, Path(tmp) / f"base{n}"))
+                plain_s.append(
+                    b1_plain.run_plain(spark, options, offsets, str(Path(tmp) / f"plain{n}"))
+                )
                 print(
                     f"B1 round {n}: ours {ours_s[-1]:.1f} s, baseline {base_s[-1]:.1f} s, "
-                    f"peaks {peaks}",
+                    f"plain read + append {plain_s[-1]:.1f} s, peaks {peaks}",
                     flush=True,
                 )
     finally:
         spark.stop()
     ours = statistics.median(ours_s)
     base = statistics.median(base_s)
+    plain = statistics.median(plain_s)
     short = (
         []
         if base / ours >= 0.8
@@ -257,6 +271,12 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
             f"the emulator read, the facts commits): {[round(s, 1) for s in ours_s]}; baseline, "
             f"s per round (10 appends of rows already held by Spark): "
             f"{[round(s, 1) for s in base_s]}",
+            f"second baseline, the same ranges of the same {BATCHES} batches read from the "
+            f"emulator through the source's partition reader in plain batch form (b1_plain) and "
+            f"appended plainly: s per round {[round(s, 1) for s in plain_s]}, "
+            f"{rows / plain:,.0f} rows/s; ratio ours / this baseline {plain / ours:.2f} "
+            f"(to_delta's own overhead), this baseline / the main one {base / plain:.2f} (the "
+            f"cost of reading the emulator through Python workers)",
             f"ours, ms per trigger (first round): {batch_ms[0] if batch_ms else []}",
             f"driver peak memory during ours' first round: Python driver peak RSS "
             f"{peaks[0]:,.0f} MiB; JVM peak heap {peaks[1]:,.0f} MiB (sum of the heap pools' "
