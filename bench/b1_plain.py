@@ -67,8 +67,6 @@ def register(spark: Any) -> None:
 
 def plan_offsets(options: dict[str, str], batches: int) -> list[tuple[dict[str, str], ...]]:
     """The (start, end) offsets of the stream's micro-batches, planned as availableNow does."""
-    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
-
     from mssql_cdc.config import SourceConfig
     from mssql_cdc.source_planner import CdcStreamReader
     from mssql_cdc.source_schema import declared_columns, resolve_table
@@ -84,7 +82,7 @@ def plan_offsets(options: dict[str, str], batches: int) -> list[tuple[dict[str, 
     start = reader.initialOffset()
     found: list[tuple[dict[str, str], ...]] = []
     while True:
-        end = reader.latestOffset(start, limit if isinstance(limit, ReadMaxRows) else ReadAllAvailable())
+        end = reader.latestOffset(start, limit)
         if end["lsn"] <= start["lsn"]:
             break
         found.append((start, end))

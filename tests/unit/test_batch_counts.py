@@ -87,7 +87,7 @@ def _counted() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    "files, partitions",
+    ("files", "partitions"),
     [
         ([_counted()], 2),  # a partition left no file
         ([_counted(), _counted()], 1),  # a file too many
