@@ -279,8 +279,10 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
             f"emulator through the source's partition reader in plain batch form (b1_plain) and "
             f"appended plainly: s per round {[round(s, 1) for s in plain_s]}, "
             f"{rows / plain:,.0f} rows/s; ratio ours / this baseline {plain / ours:.2f} "
-            f"(to_delta's own overhead), this baseline / the main one {base / plain:.2f} (the "
-            f"cost of reading the emulator through Python workers)",
+            f"(to_delta's own overhead against a plain read and append), and this baseline's "
+            f"rate / the main baseline's {base / plain:.2f} (what reading the emulator through "
+            f"the source's Python workers costs against rows already held by Spark: near 1 or "
+            f"above means next to nothing)",
             f"ours, ms per trigger (first round): {batch_ms[0] if batch_ms else []}",
             f"driver peak memory during ours' first round: Python driver peak RSS "
             f"{peaks[0]:,.0f} MiB; JVM peak heap {peaks[1]:,.0f} MiB (sum of the heap pools' "
