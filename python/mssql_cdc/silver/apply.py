@@ -92,7 +92,7 @@ def apply_changes(
     bronze_ref = tables.table_ref(bronze, argument="bronze")
     if tables.open_for_read(spark, bronze_ref, "bronze") is None:
         _log.warning("silver %s: bronze %s does not exist yet; nothing applied", target, bronze)
-        (row,) = control_rows(spark, control_table, [target])
+        (row,) = _control_rows(spark, control_table, [target])
         return ApplyResult(
             rebuilt=False,
             applied_lsn=row.applied_lsn,
@@ -101,7 +101,7 @@ def apply_changes(
         )
     # The verdict and the events are read before bronze is pinned, so the pinned version holds
     # every row they point to (bronze commits rows before the verdict and the events).
-    bronze_verdict, current = control_rows(spark, control_table, [bronze, target])
+    bronze_verdict, current = _control_rows(spark, control_table, [bronze, target])
     facts = read_snapshot_facts(spark, facts_table, bronze) if facts_table else SnapshotFacts()
     rows = _pinned(spark, bronze_ref)
     shape = bronze_shape(rows, bronze)
@@ -145,6 +145,18 @@ def apply_changes(
         finalized_until=verdict.finalized_until if verdict else current.finalized_until,
         bronze_found=True,
     )
+
+
+def _control_rows(spark: SparkSession, control_table: str, names: list[str]) -> list[ControlRow]:
+    """The control rows of `names`; an existing control table without data files holds none.
+
+    Delta's log tells that without a Spark job, where reading the rows runs two (decision 0463):
+    the control table of a first apply is often empty (no stream verdict yet).
+    """
+    ref = tables.table_ref(control_table, argument="control_table")
+    if ref.exists(spark) and table_state(spark, ref).files == 0:
+        return [ControlRow() for _ in names]
+    return control_rows(spark, control_table, names)
 
 
 def _pinned(spark: SparkSession, ref: tables.TableRef) -> DataFrame:

@@ -34,6 +34,7 @@ __all__ = [
 LIBRARY_COLUMNS = frozenset(c.name for c in library_columns("bronze"))
 DELETE_FLAG = "__mssql_cdc_delete"
 HIGH = "__mssql_cdc_high"
+_RANK = "__mssql_cdc_rank"
 _REQUIRED = ("_start_lsn", "_seqval", "_operation", "_commit_ts")
 _log = logging.getLogger("mssql_cdc.silver")
 
@@ -98,10 +99,15 @@ def latest_images(
     """One row per key (matched null-safely): the last row in apply order, as a silver image.
 
     The result holds the captured columns, _start_lsn, _commit_ts, DELETE_FLAG (true when the
-    winning row removes the key) and HIGH (the key's highest change LSN, NULL when it has only
-    snapshot rows). An aggregation rather than a window: each task folds its rows per key before
-    the shuffle, so only one row per key and task crosses it.
+    winning row removes the key) and HIGH (the winning row's _start_lsn when it is a change row,
+    else NULL). The winner's LSN is its key's highest, so the largest HIGH of a source is its
+    highest change LSN whenever no change of a key sorts below a snapshot row of that key (a
+    rebuild's and an incremental apply's sources). A row_number window rather than an
+    aggregation (decision 0462): Spark keeps only each task's top row per key before the
+    shuffle and sorts plain columns, where max_by over a struct holding strings must run a
+    sort-based aggregation that copies the image of every row it passes.
     """
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     order = ["_start_lsn", "_command_id", "_seqval", "_operation"]
@@ -112,21 +118,20 @@ def latest_images(
             "rows of one commit are ordered by _seqval and _operation only",
             ref,
         )
-    # Struct comparison is field by field with NULL lowest: NULLs first, the last row wins.
-    rank = F.struct(*[col(n).alias(f"o{i}") for i, n in enumerate(order)])
-    carried = [n for n in shape.captured_names if n not in keys]
-    carried += ["_start_lsn", "_commit_ts", "_operation"]
-    image = F.struct(*[col(n).alias(f"c{i}") for i, n in enumerate(carried)])
-    change_lsn = F.when(col("_operation") != 0, col("_start_lsn"))
-    folded = rows.groupBy(*[col(k).alias(f"k{i}") for i, k in enumerate(keys)]).agg(
-        F.max_by(image, rank).alias("image"), F.max(change_lsn).alias(HIGH)
+    # Descending with NULLs last is the apply order (NULLs first) reversed: row 1 is the last.
+    window = Window.partitionBy(*[col(k) for k in keys]).orderBy(
+        *[col(n).desc_nulls_last() for n in order]
     )
-    field = {n: F.col(f"image.c{i}") for i, n in enumerate(carried)}
-    field.update({k: F.col(f"k{i}") for i, k in enumerate(keys)})
-    return folded.select(
-        *[field[n].alias(n) for n in shape.captured_names],
-        field["_start_lsn"].alias("_start_lsn"),
-        field["_commit_ts"].alias("_commit_ts"),
-        field["_operation"].isin(1, 3).alias(DELETE_FLAG),
-        F.col(HIGH),
+    needed = dict.fromkeys([*keys, *shape.captured_names, *order, "_commit_ts"])
+    winners = (
+        rows.select(*[col(n) for n in needed])
+        .withColumn(_RANK, F.row_number().over(window))
+        .where(F.col(_RANK) == 1)
+    )
+    return winners.select(
+        *[col(n) for n in shape.captured_names],
+        col("_start_lsn"),
+        col("_commit_ts"),
+        col("_operation").isin(1, 3).alias(DELETE_FLAG),
+        F.when(col("_operation") != 0, col("_start_lsn")).alias(HIGH),
     )

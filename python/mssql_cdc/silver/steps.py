@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Position", "Steps"]
 
+_SKIP_EMPTY_COMMITS = "spark.databricks.delta.skipRecordingEmptyCommits"
+
 
 @dataclass(frozen=True, slots=True)
 class Position:
@@ -134,22 +136,27 @@ class Steps:
         the highest change LSN of `source`.
 
         The images are ranked inside the append's own job, not cached, and that job also
-        observes the highest change LSN of `source`; a look at one row first decides whether
-        there is anything to write. Only an empty silver takes this path, so a rerun after a
-        crash that followed the append finds rows and MERGEs under the newer-image rule instead
-        of appending them twice.
+        observes the highest change LSN of `source` and its row count. Delta records no commit
+        for an append of no rows (its default, skipRecordingEmptyCommits), so an empty `source`
+        leaves silver as it is without a look first (decision 0464); a session that turned that
+        off gets the look at one row first, as a rebuild from no rows must commit nothing. Only
+        an empty silver takes this path, so a rerun after a crash that followed the append finds
+        rows and MERGEs under the newer-image rule instead of appending them twice.
         """
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
-        if not source.select(col("_operation")).limit(1).collect():
-            return None  # a rebuild from no rows leaves the empty silver as it is
+        skips_empty = str(self.spark.conf.get(_SKIP_EMPTY_COMMITS, "true")).strip().lower()
+        if skips_empty != "true" and not source.select(col("_operation")).limit(1).collect():
+            return None
         seen = Observation()
         change = F.when(col("_operation") != 0, col("_start_lsn"))
-        observed = source.observe(seen, F.max(change).alias("high"))
+        observed = source.observe(seen, F.max(change).alias("high"), F.count(F.lit(1)).alias("n"))
         images = latest_images(observed, self.keys, self.shape, ref=self.bronze)
         kept = images.where(~F.col(DELETE_FLAG)).select(*[col(n) for n in self.names])
         append(kept, self.target)
+        if not seen.get["n"]:
+            return None  # no rows: nothing was committed
         self.written, self.empty = True, False
         high = seen.get["high"]
         return str(high) if high is not None else None
