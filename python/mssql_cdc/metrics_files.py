@@ -14,9 +14,10 @@ import logging
 import os
 import secrets
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from mssql_cdc.errors import StateFileError
+from mssql_cdc.source_counts import RangeCounts
 
 __all__ = [
     "EventKind",
@@ -76,6 +77,7 @@ class RangeMetrics(TypedDict):
     capture_lag_seconds: float | None
     warnings: list[str]
     events: list[EventRecord]
+    counts: NotRequired[RangeCounts]  # the range's rows counted as read (decision 0380)
 
 
 class MetricsFile(TypedDict):

@@ -23,6 +23,7 @@ from mssql_cdc.facts_metrics import FoldedMetrics, fold_metrics
 from mssql_cdc.option_reader import is_uri
 from mssql_cdc.payloads import EventRecord
 from mssql_cdc.sink_bronze import append_batch
+from mssql_cdc.sink_counts import aggregates_from_counts
 from mssql_cdc.sink_state import LastBatch, already_recorded, rewound_error
 from mssql_cdc.sink_warm import StateWarmer
 from mssql_cdc.testing.failpoints import failpoint
@@ -45,6 +46,7 @@ def delta_sink(
     *,
     metrics_path: str | os.PathLike[str] | None = None,
     generation: int = 0,
+    counted_by_reader: bool = False,
 ) -> DeltaSink:
     """Return a `foreachBatch` function that appends each micro-batch to `target` exactly once.
 
@@ -57,6 +59,10 @@ def delta_sink(
             files to (local or FUSE; Python's file calls must open it on driver and executors).
         generation: the checkpoint generation (recovery builds the sink of generation n);
             a hand-wired sink keeps 0.
+        counted_by_reader: each batch is the `mssql_cdc` source's output unchanged (no filter,
+            no projection), so its aggregates may come from the counts the reader's tasks
+            write to `metrics_path` instead of an aggregate job (decision 0380); `to_delta`
+            sets it. Where a task left no counts, the sink counts the batch itself.
     Returns:
         A callable `(df, batch_id) -> None` for `writeStream.foreachBatch`. Building it calls
         nothing in Spark.
@@ -78,6 +84,7 @@ def delta_sink(
         sink_id=sink,
         facts_table=facts_ref,
         metrics_path=_metrics_dir(metrics_path),
+        counted_by_reader=counted_by_reader is True,
     )
 
 
@@ -145,6 +152,7 @@ class DeltaSink:
         sink_id: str,
         facts_table: tables.TableRef | None,
         metrics_path: Path | None,
+        counted_by_reader: bool = False,
     ) -> None:
         self.target = target
         self.app_id = app_id
@@ -152,6 +160,7 @@ class DeltaSink:
         self.sink_id = sink_id
         self.facts_table = facts_table
         self.metrics_path = metrics_path
+        self.counted_by_reader = counted_by_reader
         self._entered = False
         self._bronze_exists = False
         self._last: LastBatch | None = None
@@ -213,7 +222,7 @@ class DeltaSink:
     ) -> None:
         from pyspark.sql import functions as F
 
-        agg = aggregate(cached)
+        agg = self._aggregates(cached)
         if agg.rows > 0:
             rows = cached.withColumn("_batch_id", F.lit(batch_id).cast("bigint"))
             key = batch_key(self.app_id, self.generation, batch_id)
@@ -246,6 +255,25 @@ class DeltaSink:
             self._commit_facts(spark, batch_id, agg, folded, records, started_at)
         if scan is not None:
             sink_files.remove_files(scan.paths)
+
+    def _aggregates(self, cached: DataFrame) -> BatchAggregates:
+        """Step 5. With reader counts: one job without a shuffle reads the batch into the
+        cache (its tasks write their files), and the files' counts are folded; else, or when
+        they do not cover the batch, the aggregate job over the cache."""
+        if not self.counted_by_reader or self.metrics_path is None:
+            return aggregate(cached)
+        cached.write.format("noop").mode("overwrite").save()
+        counted = aggregates_from_counts(
+            sink_files.scan(self.metrics_path).metrics, _partitions(cached)
+        )
+        if counted is None:
+            self._warn_once(
+                "counts",
+                f"{self!r}: the reader's metrics files in {self.metrics_path} do not hold the "
+                "counts of every partition; the sink counts the batches itself",
+            )
+            return aggregate(cached)
+        return counted
 
     def _event_records(
         self, scan: sink_files.Scan | None, folded: FoldedMetrics | None
@@ -366,6 +394,14 @@ def _persist(df: DataFrame, target: tables.TableRef) -> DataFrame:
             "the sink reads each batch from its cache and cannot run here. Run the stream on "
             "a cluster that allows caching"
         ) from exc
+
+
+def _partitions(df: DataFrame) -> int:
+    """The batch's partition count; -1 where the platform hides it (never matches)."""
+    try:
+        return int(df.rdd.getNumPartitions())
+    except Exception:  # noqa: BLE001 - Spark Connect has no RDDs; the sink then counts itself
+        return -1
 
 
 def _millis(delta: timedelta) -> int:

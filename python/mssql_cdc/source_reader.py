@@ -28,6 +28,7 @@ from mssql_cdc.guards import (
 )
 from mssql_cdc.metrics_files import EventRecord, RangeMetrics, range_file_name, write_json_atomic
 from mssql_cdc.offsets import LsnRange, format_commit_ts
+from mssql_cdc.source_counts import RangeCounter
 from mssql_cdc.sqlserver.backend_choice import open_backend
 from mssql_cdc.sqlserver.drivers import error_number
 from mssql_cdc.sqlserver.metadata import ReadColumn
@@ -70,6 +71,7 @@ def _read(
     started = time.perf_counter()
     stats = reader.session_stats()
     rows = size = 0
+    counter: RangeCounter | None = RangeCounter() if config.metrics_path is not None else None
     failure: int | None = None
     try:
         for batch in reader.read_changes(
@@ -84,6 +86,7 @@ def _read(
         ):
             rows += batch.num_rows
             size += batch.nbytes
+            counter = _count(counter, batch)
             yield batch
     except Exception as exc:  # re-raised unless the server refused a purged or vanished range
         failure = _number(exc)
@@ -149,9 +152,23 @@ def _read(
         "warnings": warnings,
         "events": events,
     }
+    if counter is not None and failure is None:
+        metrics["counts"] = counter.result()
     if part.last:
         _last_range_metrics(metrics, reader, ci, part.time_zone)
     write_json_atomic(config.metrics_path, range_file_name(part.from_lsn, part.to_lsn), metrics)
+
+
+def _count(counter: RangeCounter | None, batch: pa.RecordBatch) -> RangeCounter | None:
+    """Count `batch`; a batch that cannot be counted drops the range's counts, not the read."""
+    if counter is None:
+        return None
+    try:
+        counter.add(batch)
+    except (KeyError, TypeError, ValueError) as exc:
+        _log.warning("the range's counts are not recorded (%s); the sink counts the batch", exc)
+        return None
+    return counter
 
 
 def _last_range_metrics(

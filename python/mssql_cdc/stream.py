@@ -254,6 +254,7 @@ class CdcStream:
             args.facts_table,
             metrics_path=metrics,
             generation=paths.generation,
+            counted_by_reader=True,
         )
         options = reader_options(self._options, starting_lsn=start, metrics_path=metrics)
         writer = (

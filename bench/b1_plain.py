@@ -1,0 +1,116 @@
+"""B1's second baseline: the same ranges read through the source in plain batch form.
+
+The `mssql_cdc` source is a stream only. This batch data source (registered for the bench
+alone) plans one micro-batch's ranges exactly as the stream does (`CdcStreamReader`: the same
+offsets, the same `partitions(start, end)`) and reads each range through the same partition
+reader on Spark's Python workers. Appending what it reads with a plain Delta append costs
+what B1 would cost without to_delta's own work (the cache, the counts, the keyed commits, the
+facts commit, the streaming engine's logs), so the two ratios separate the sink's overhead
+from the cost of reading the emulator through Python.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from mssql_cdc.source import CdcDataSource
+from mssql_cdc.source_schema import read_columns
+
+NAME = "b1_plain_changes"
+
+
+class PlainRangeReader(DataSourceReader):
+    """Reads the ranges of one planned micro-batch `(start, end]`."""
+
+    def __init__(self, source: CdcDataSource, schema: Any, start: str, end: str) -> None:
+        from mssql_cdc.source_planner import CdcStreamReader
+
+        self._stream = CdcStreamReader(source.config, read_columns(schema), 2)
+        self._start = json.loads(start)
+        self._end = json.loads(end)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        try:
+            return self._stream.partitions(self._start, self._end)
+        finally:
+            self._stream.stop()
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        return self._stream.read(partition)
+
+
+class PlainChanges(CdcDataSource):
+    """`spark.read.format("b1_plain_changes")` with options b1Start and b1End (offset JSON)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return PlainRangeReader(self, schema, self.options["b1Start"], self.options["b1End"])
+
+
+def register(spark: Any) -> None:
+    """Register the bench's source; its module travels to the workers by value."""
+    import sys
+
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    spark.dataSource.register(PlainChanges)
+
+
+def plan_offsets(options: dict[str, str], batches: int) -> list[tuple[dict[str, str], ...]]:
+    """The (start, end) offsets of the stream's micro-batches, planned as availableNow does."""
+    from mssql_cdc.config import SourceConfig
+    from mssql_cdc.source_planner import CdcStreamReader
+    from mssql_cdc.source_schema import declared_columns, resolve_table
+    from mssql_cdc.sqlserver.backend_choice import open_backend
+
+    config = SourceConfig.from_options(options)
+    backend = open_backend(config)
+    table = resolve_table(backend.catalog, config.capture_instance)
+    reader = CdcStreamReader(config, declared_columns(backend.catalog, config, table), 2)
+    backend.close()
+    reader.prepareForTriggerAvailableNow()
+    limit = reader.getDefaultReadLimit()
+    start = reader.initialOffset()
+    found: list[tuple[dict[str, str], ...]] = []
+    while True:
+        end = reader.latestOffset(start, limit)
+        if end["lsn"] <= start["lsn"]:
+            break
+        found.append((start, end))
+        start = end
+    reader.stop()
+    if len(found) != batches:
+        raise RuntimeError(f"B1: planned {len(found)} batches, not {batches}")
+    return found
+
+
+def run_plain(
+    spark: Any, options: dict[str, str], offsets: list[tuple[dict[str, str], ...]], target: str
+) -> float:
+    """Seconds to read each planned batch through the source's reader and append it plainly.
+
+    The schema is resolved once before the clock, as the stream resolves it once per query.
+    """
+    base = spark.read.format(NAME).options(**options)
+    schema = base.option("b1Start", "{}").option("b1End", "{}").load().schema
+    started = time.perf_counter()
+    for start, end in offsets:
+        frame = (
+            spark.read.format(NAME)
+            .options(**options)
+            .option("b1Start", json.dumps(start))
+            .option("b1End", json.dumps(end))
+            .schema(schema)
+            .load()
+        )
+        frame.write.format("delta").mode("append").save(target)
+    return time.perf_counter() - started
