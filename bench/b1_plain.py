@@ -18,8 +18,8 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from mssql_cdc.source import CdcDataSource
-from mssql_cdc.source_schema import read_columns
+from mssql_cdc.source.formats import CdcDataSource
+from mssql_cdc.source.table_schema import read_columns
 
 NAME = "b1_plain_changes"
 
@@ -28,7 +28,7 @@ class PlainRangeReader(DataSourceReader):
     """Reads the ranges of one planned micro-batch `(start, end]`."""
 
     def __init__(self, source: CdcDataSource, schema: Any, start: str, end: str) -> None:
-        from mssql_cdc.source_planner import CdcStreamReader
+        from mssql_cdc.source.planner import CdcStreamReader
 
         self._stream = CdcStreamReader(source.config, read_columns(schema), 2)
         self._start = json.loads(start)
@@ -67,9 +67,9 @@ def register(spark: Any) -> None:
 
 def plan_offsets(options: dict[str, str], batches: int) -> list[tuple[dict[str, str], ...]]:
     """The (start, end) offsets of the stream's micro-batches, planned as availableNow does."""
-    from mssql_cdc.config import SourceConfig
-    from mssql_cdc.source_planner import CdcStreamReader
-    from mssql_cdc.source_schema import declared_columns, resolve_table
+    from mssql_cdc.options.config import SourceConfig
+    from mssql_cdc.source.planner import CdcStreamReader
+    from mssql_cdc.source.table_schema import declared_columns, resolve_table
     from mssql_cdc.sqlserver.backend_choice import open_backend
 
     config = SourceConfig.from_options(options)

@@ -33,9 +33,9 @@ def read_in_process(options: dict[str, str]) -> float:
     """Seconds to plan the one batch and read its ranges through the source's own classes."""
     from pyspark.sql.streaming.datasource import ReadAllAvailable
 
-    from mssql_cdc.config import SourceConfig
-    from mssql_cdc.source_planner import CdcStreamReader
-    from mssql_cdc.source_schema import declared_columns, resolve_table
+    from mssql_cdc.options.config import SourceConfig
+    from mssql_cdc.source.planner import CdcStreamReader
+    from mssql_cdc.source.table_schema import declared_columns, resolve_table
     from mssql_cdc.sqlserver.backend_choice import open_backend
 
     config = SourceConfig.from_options(options)

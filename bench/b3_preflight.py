@@ -107,13 +107,13 @@ class Phases:
 @contextmanager
 def instrumented(phases: Phases) -> Iterator[None]:
     """Stop to_delta at the query start and time the pre-flight's steps."""
-    from mssql_cdc.recovery_spark import SparkRecoveryReads
+    from mssql_cdc.recovery.spark_steps import SparkRecoveryReads
 
     # The package exports functions named like some modules (stream), so ask for the modules.
-    recovery = importlib.import_module("mssql_cdc.recovery")
-    snapshot = importlib.import_module("mssql_cdc.snapshot")
-    family_cache = importlib.import_module("mssql_cdc.family_cache")
-    stream = importlib.import_module("mssql_cdc.stream")
+    recovery = importlib.import_module("mssql_cdc.recovery.preflight")
+    snapshot = importlib.import_module("mssql_cdc.snapshot.full")
+    family_cache = importlib.import_module("mssql_cdc.facts.family_cache")
+    stream = importlib.import_module("mssql_cdc.pipeline.cdc_stream")
 
     patches: list[tuple[object, str, Any]] = [
         (stream.CdcStream, "_start_query", lambda self, args, paths, start: None),
@@ -171,10 +171,11 @@ def failure_of(query: Any) -> str | None:
 
 
 def run() -> Figure:
-    from mssql_cdc import checkpoint, stream
-    from mssql_cdc.family_cache import CACHE_FILE_NAME
-    from mssql_cdc.lsn import Lsn
-    from mssql_cdc.offsets import StreamOffset
+    from mssql_cdc import stream
+    from mssql_cdc.core import checkpoint
+    from mssql_cdc.core.lsn import Lsn
+    from mssql_cdc.core.offsets import StreamOffset
+    from mssql_cdc.facts.family_cache import CACHE_FILE_NAME
     from mssql_cdc.spark import local_session
 
     with tempfile.TemporaryDirectory(prefix="b3-") as tmp:

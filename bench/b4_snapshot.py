@@ -111,10 +111,10 @@ def _timed(
 
 def run() -> Figure:
     from mssql_cdc import register
-    from mssql_cdc.backfill import backfill
-    from mssql_cdc.chunked import open_chunked
-    from mssql_cdc.config import SourceConfig
-    from mssql_cdc.snapshot import check_mode_lock, take_full, write_completion
+    from mssql_cdc.options.config import SourceConfig
+    from mssql_cdc.snapshot.backfill import backfill
+    from mssql_cdc.snapshot.chunked_open import open_chunked
+    from mssql_cdc.snapshot.full import check_mode_lock, take_full, write_completion
     from mssql_cdc.spark import local_session
 
     with tempfile.TemporaryDirectory(prefix="b4-") as tmp:

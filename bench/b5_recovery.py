@@ -50,7 +50,7 @@ def _timed(spent: list[float], fn: Callable[..., Any]) -> Callable[..., Any]:
 def run() -> Figure:
     from mssql_cdc import stream
     from mssql_cdc.emulator import Emulator
-    from mssql_cdc.recovery_spark import SparkRecoveryWrites
+    from mssql_cdc.recovery.spark_steps import SparkRecoveryWrites
     from mssql_cdc.spark import local_session
 
     with tempfile.TemporaryDirectory(prefix="b5-") as tmp:

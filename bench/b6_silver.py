@@ -31,7 +31,7 @@ CAPTURED = ("id", "name", "qty")
 def _bronze(spark: object, path: str, changes: int, keys: int) -> None:
     from pyspark.sql import functions as F
 
-    from mssql_cdc import tables
+    from mssql_cdc.tables import refs as tables
 
     # Each key is inserted once, then updated; every 97th later change deletes its key.
     i = F.col("id")
@@ -62,8 +62,9 @@ def run(changes: int = CHANGES, keys: int = KEYS, rounds: int = ROUNDS) -> Figur
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
-    from mssql_cdc import apply_changes, tables
+    from mssql_cdc import apply_changes
     from mssql_cdc.spark import local_session
+    from mssql_cdc.tables import refs as tables
 
     root = Path(tempfile.mkdtemp(prefix="mssql-cdc-b6-"))
     try:

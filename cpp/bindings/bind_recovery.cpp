@@ -14,7 +14,7 @@ using namespace nb::literals;
 namespace mssqlcdc::py {
 namespace {
 
-// Enums cross as the Literal strings of mssql_cdc.recovery_decision.
+// Enums cross as the Literal strings of mssql_cdc.core.recovery_decision.
 const char* mode_name(Mode m) { return m == Mode::Full ? "full" : "chunked"; }
 Mode mode_from(const std::string& s) {
   if (s == "full") return Mode::Full;

@@ -1,6 +1,6 @@
 // convert_state.hpp: offsets, generation states and observations between Python dicts and the
 // core's structs. Dicts are the plain-data form of the frozen dataclasses in
-// mssql_cdc.checkpoint and mssql_cdc.recovery_decision (dataclasses.asdict); LSNs and times
+// mssql_cdc.core.checkpoint and mssql_cdc.core.recovery_decision (dataclasses.asdict); LSNs and times
 // travel as canonical text, an unknown commit time as None.
 #pragma once
 

@@ -23,7 +23,7 @@ class _LsnModule(ModuleType):
 
 lsn: _LsnModule
 
-# Plain-data forms of mssql_cdc.checkpoint and mssql_cdc.recovery_decision dataclasses.
+# Plain-data forms of mssql_cdc.core.checkpoint and mssql_cdc.core.recovery_decision dataclasses.
 
 class OffsetDict(TypedDict):
     lsn: str

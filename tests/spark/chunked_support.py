@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from tests.spark.recovery_support import Orders
 
-from mssql_cdc import recovery, stream
-from mssql_cdc.backfill import BackfillStatus
-from mssql_cdc.checkpoint import GenerationState
-from mssql_cdc.recovery_plan import RecoveryPlan
+from mssql_cdc import stream
+from mssql_cdc.core.checkpoint import GenerationState
+from mssql_cdc.recovery import preflight as recovery
+from mssql_cdc.recovery.plan import RecoveryPlan
+from mssql_cdc.snapshot.backfill import BackfillStatus
 
 
 def backfill(orders: Orders, **kwargs: Any) -> BackfillStatus:

@@ -21,9 +21,9 @@ from typing import Any
 
 from pyspark import cloudpickle
 
-from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import BusyError, DataLossError
-from mssql_cdc.source import CdcDataSource
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.source.formats import CdcDataSource
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 
 # Spark's planning processes cannot import tests.spark: the class travels by value.

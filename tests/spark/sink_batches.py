@@ -22,7 +22,7 @@ from pyspark.sql.types import (
     TimestampNTZType,
 )
 
-from mssql_cdc.metrics_files import event_file_name, range_file_name, write_json_atomic
+from mssql_cdc.core.metrics_files import event_file_name, range_file_name, write_json_atomic
 
 STREAM = StructType(
     [

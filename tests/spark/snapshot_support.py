@@ -10,8 +10,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from mssql_cdc.config import SourceConfig
 from mssql_cdc.emulator import Emulator
+from mssql_cdc.options.config import SourceConfig
 
 CI = "dbo_orders"
 

@@ -10,13 +10,13 @@ import pytest
 from pyspark.sql import SparkSession
 from snapshot_support import Source, make_source
 
-from mssql_cdc import tables
-from mssql_cdc.backfill import backfill
-from mssql_cdc.chunked import open_chunked
-from mssql_cdc.facts import FactsRow, append_facts
-from mssql_cdc.offsets import StreamOffset
-from mssql_cdc.payloads import parse_time
-from mssql_cdc.snapshot import take_full
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.facts.details import parse_time
+from mssql_cdc.facts.rows import FactsRow, append_facts
+from mssql_cdc.snapshot.backfill import backfill
+from mssql_cdc.snapshot.chunked_open import open_chunked
+from mssql_cdc.snapshot.full import take_full
+from mssql_cdc.tables import refs as tables
 from mssql_cdc.testing import InjectedFault, clock, failpoints
 
 APP = "orders-v1"

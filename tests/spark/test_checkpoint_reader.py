@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from mssql_cdc import checkpoint
-from mssql_cdc.checkpoint import StreamOffset
+from mssql_cdc.core import checkpoint
+from mssql_cdc.core.checkpoint import StreamOffset
 
 
 def lsn(n: int) -> str:

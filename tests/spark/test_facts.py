@@ -11,7 +11,12 @@ import spec_columns as spec
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from mssql_cdc import facts, facts_keys, facts_snapshots, payloads, table_writes, tables
+from mssql_cdc.facts import details as payloads
+from mssql_cdc.facts import keys as facts_keys
+from mssql_cdc.facts import rows as facts
+from mssql_cdc.facts import snapshot_rows as facts_snapshots
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables import writes as table_writes
 
 T0 = datetime(2026, 10, 1, 12, 0, 0, 123_000)
 S = "0x0000002A000001F00003"

@@ -9,7 +9,7 @@ from pathlib import Path
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from mssql_cdc import finalization
+from mssql_cdc.silver import finalization
 
 
 def offset(commit_ts: str, lsn: str = "0x0000002A000001F00003") -> finalization.Offset:

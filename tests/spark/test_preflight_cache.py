@@ -21,7 +21,7 @@ from tests.spark.facts_child import append_rows
 from tests.spark.recovery_support import Orders
 
 from mssql_cdc import stream
-from mssql_cdc.stream import CdcStream
+from mssql_cdc.pipeline.cdc_stream import CdcStream
 
 CACHE = "_mssql_cdc_family_cache.json"
 
@@ -75,7 +75,7 @@ def test_the_steady_state_pre_flight_runs_no_spark_job(
     settled(orders)
     cached = json.loads((orders.checkpoint / CACHE).read_text())
     assert cached["version"] < facts_version(orders)  # the last batch committed facts since
-    with caplog.at_level(logging.DEBUG, logger="mssql_cdc.family_cache"):
+    with caplog.at_level(logging.DEBUG, logger="mssql_cdc.facts.family_cache"):
         assert pre_flight_jobs(orders, monkeypatch) == 0
     assert "stale" not in caplog.text  # the sink's own commits kept the cache valid
     assert json.loads((orders.checkpoint / CACHE).read_text())["version"] == facts_version(orders)

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from tests.spark.recovery_support import Orders
 
 from mssql_cdc import DataLossError, stream
-from mssql_cdc.source_observer import BackendObserver
+from mssql_cdc.recovery.observer import BackendObserver
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_the_lifecycle_bootstrap_loss_resnapshot_guard_and_override(
     assert len(orders.facts_rows()) == facts_before
     assert len(list((Path(orders.target) / "_delta_log").glob("*.json"))) == bronze_before
     assert orders.state() is None
-    with caplog.at_level(logging.INFO, logger="mssql_cdc.recovery"):
+    with caplog.at_level(logging.INFO, logger="mssql_cdc.recovery.preflight"):
         query = orders.run()
     assert query.name == "life-v1.g1"
     state = orders.state()
@@ -75,7 +75,9 @@ def test_the_lifecycle_bootstrap_loss_resnapshot_guard_and_override(
     assert event["retention_watermark_ts"] == event["lost_to_ts"]
     assert mark >= orders.emu.min_lsn("dbo_orders")
     messages = [
-        (r.levelname, r.getMessage()) for r in caplog.records if r.name == "mssql_cdc.recovery"
+        (r.levelname, r.getMessage())
+        for r in caplog.records
+        if r.name == "mssql_cdc.recovery.preflight"
     ]
     assert [level for level, _ in messages] == ["WARNING", "INFO"]
     assert "generation 1, sink app_id life-v1.g1" in messages[0][1]
@@ -153,13 +155,15 @@ def test_recovery_before_batch_zero_starts_generation_one_at_once(
     orders.commit(("delete", 0, None))
     orders.cleanup_past_everything()
     orders.extra["startingLsn"] = given
-    with caplog.at_level(logging.INFO, logger="mssql_cdc.recovery"):
+    with caplog.at_level(logging.INFO, logger="mssql_cdc.recovery.preflight"):
         query = orders.run(bootstrap=False)
     assert query.name == "given-v1.g1"
     assert len([r for r in orders.bronze() if r["_operation"] == 0]) == 2
     [event] = orders.events("resnapshot")
     assert event["lost_from_ts"] is None
-    warning, info = (r.getMessage() for r in caplog.records if r.name == "mssql_cdc.recovery")
+    warning, info = (
+        r.getMessage() for r in caplog.records if r.name == "mssql_cdc.recovery.preflight"
+    )
     assert f"changes after {given}" in warning
     assert "generation 1, sink app_id given-v1.g1" in warning
     assert "2 rows in" in info

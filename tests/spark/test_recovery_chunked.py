@@ -28,7 +28,8 @@ from tests.spark.recovery_support import Orders, at
 from tests.spark.test_crash_matrix import crash
 from tests.spark.test_recovery import twin_lsn_of_the_next_commit
 
-from mssql_cdc import DataLossError, _clock, stream
+from mssql_cdc import DataLossError, stream
+from mssql_cdc.core import clock as _clock
 from mssql_cdc.testing import clock
 
 CHUNKED = {"snapshot": "chunked", "on_data_loss": "fail"}

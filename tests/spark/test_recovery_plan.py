@@ -17,9 +17,11 @@ from pyspark.sql import SparkSession
 from tests.spark.chunked_support import acted_start, dry_plan, op0, states_written
 from tests.spark.recovery_support import Orders, at
 
-from mssql_cdc import DataLossError, _clock, stream, tables
-from mssql_cdc.facts import FactsRow, append_facts
-from mssql_cdc.source_observer import BackendObserver
+from mssql_cdc import DataLossError, stream
+from mssql_cdc.core import clock as _clock
+from mssql_cdc.facts.rows import FactsRow, append_facts
+from mssql_cdc.recovery.observer import BackendObserver
+from mssql_cdc.tables import refs as tables
 
 
 def change(op: str, key: int, status: str | None = None) -> tuple[str, int, str | None]:
@@ -146,12 +148,12 @@ def test_the_duration_guard_warns_and_with_refuse_blocks_a_full_re_snapshot_too_
     assert op0(orders) == []
 
     del orders.extra["snapshotDurationGuard"]
-    with caplog.at_level(logging.WARNING, logger="mssql_cdc.recovery"):
+    with caplog.at_level(logging.WARNING, logger="mssql_cdc.recovery.preflight"):
         orders.run(bootstrap=False)
     [warning] = [
         r.getMessage()
         for r in caplog.records
-        if r.name == "mssql_cdc.recovery" and r.levelname == "WARNING"
+        if r.name == "mssql_cdc.recovery.preflight" and r.levelname == "WARNING"
     ]
     assert "consider snapshot='chunked'" in warning
     state = orders.state()

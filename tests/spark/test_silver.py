@@ -19,7 +19,7 @@ from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
 from mssql_cdc.silver import table_state as table_state_module
 from mssql_cdc.silver.table_state import TableState, table_state
-from mssql_cdc.tables import TableRef
+from mssql_cdc.tables.refs import TableRef
 from mssql_cdc.testing import InjectedFault, failpoints
 
 
@@ -244,7 +244,7 @@ from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
 from mssql_cdc.silver import table_state as table_state_module
 from mssql_cdc.silver.table_state import TableState, table_state
-from mssql_cdc.tables import TableRef
+from mssql_cdc.tables.refs import TableRef
 spark = local_session("silver-kill-child", warehouse=sys.argv[5])
 apply_changes(spark, sys.argv[1], sys.argv[2], keys=["id"], control_table=sys.argv[3],
               facts_table=sys.argv[4])

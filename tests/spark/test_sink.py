@@ -34,7 +34,7 @@ from sink_batches import (
 )
 
 from mssql_cdc.errors import SchemaChangedError
-from mssql_cdc.sink import delta_sink
+from mssql_cdc.sink.writer import delta_sink
 from mssql_cdc.testing import InjectedFault, failpoints
 
 
@@ -311,7 +311,7 @@ def test_without_facts_the_sink_warns_once_and_still_cleans_the_directory(
     ddl = {"capture_instance": "dbo_orders", "ddl": "ALTER TABLE dbo.orders ADD note INT"}
     sink = delta_sink(bronze, "orders", metrics_path=str(metrics))
 
-    with caplog.at_level(logging.WARNING, logger="mssql_cdc.sink"):
+    with caplog.at_level(logging.WARNING, logger="mssql_cdc.sink.writer"):
         for batch_id in range(2):  # the tasks' metrics files never reach this directory
             write_event_file(metrics, event_record("schema_change", batch_id + 1, ddl), lsn(1))
             sink(reading(spark, [change(batch_id + 1, 2, batch_id, "x")]), batch_id)

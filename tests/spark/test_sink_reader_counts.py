@@ -17,7 +17,7 @@ import pytest
 from pyspark.sql import SparkSession
 from tests.spark.recovery_support import Orders
 
-from mssql_cdc.payloads import format_time
+from mssql_cdc.facts.details import format_time
 
 
 def oracle(rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
@@ -61,7 +61,7 @@ def test_facts_rows_and_commit_metadata_hold_each_batchs_counts(
     orders.commit(("update", 1, "paid"), ("update", 2, "paid"), ("delete", 3, None))
     orders.commit(("delete", 4, None), ("insert", 9, "new"))
     orders.commit(("update", 9, "sent"))
-    with caplog.at_level(logging.WARNING, logger="mssql_cdc.sink"):
+    with caplog.at_level(logging.WARNING, logger="mssql_cdc.sink.writer"):
         orders.run(bootstrap=False, on_data_loss="fail")
     assert "counts" not in caplog.text  # the counts came from the reader, not the fallback
 

@@ -15,17 +15,17 @@ import pytest
 from pyspark.sql import SparkSession
 from snapshot_support import CI, Source, at, make_source
 
-from mssql_cdc import snapshot as snapshot_module
-from mssql_cdc.chunked import open_chunked
-from mssql_cdc.offsets import StreamOffset
-from mssql_cdc.snapshot import (
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.snapshot import full as snapshot_module
+from mssql_cdc.snapshot.chunked_open import open_chunked
+from mssql_cdc.snapshot.full import (
     SnapshotResult,
     newest_known_snapshot,
     newest_whole_snapshot,
     take_full,
     write_completion,
 )
-from mssql_cdc.source_probe import SourceProbe
+from mssql_cdc.snapshot.probe import SourceProbe
 from mssql_cdc.testing import InjectedFault, failpoints
 
 APP = "orders-v1"
@@ -145,8 +145,8 @@ def test_a_killed_snapshot_after_its_append_is_found_by_the_next_run(source: Sou
     code = textwrap.dedent(
         f"""
         from mssql_cdc.spark import local_session
-        from mssql_cdc.config import SourceConfig
-        from mssql_cdc.snapshot import take_full
+        from mssql_cdc.options.config import SourceConfig
+        from mssql_cdc.snapshot.full import take_full
         spark = local_session("kill-twin", cores=1, warehouse={str(source.path.parent / "wh")!r})
         config = SourceConfig.from_options({{"captureInstance": {CI!r}, "backend": "emulator",
                                              "emulatorPath": {str(source.path)!r}}})

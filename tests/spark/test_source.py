@@ -16,7 +16,8 @@ import pytest
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 
-from mssql_cdc import is_data_loss, lsn, register
+from mssql_cdc import is_data_loss, register
+from mssql_cdc.core import lsn
 from mssql_cdc.emulator import Emulator
 
 START = "2026-09-28T13:50:00"

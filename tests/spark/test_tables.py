@@ -11,7 +11,8 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from mssql_cdc import table_writes, tables
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables import writes as table_writes
 
 
 def described(spark: SparkSession, sql_name: str) -> list[tuple[str, str, str | None]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mssql_cdc.ranges import TileSource
+from mssql_cdc.core.ranges import TileSource
 from mssql_cdc.sqlserver import (
     CaptureCatalog,
     ChangeRangeReader,
@@ -14,7 +14,7 @@ from mssql_cdc.sqlserver import (
     TsqlSnapshotReader,
     TsqlStreamPlanner,
 )
-from mssql_cdc.sqlserver.drivers import Session
+from mssql_cdc.sqlserver.tsql.drivers import Session
 
 
 def conform(session: Session) -> None:
@@ -30,8 +30,8 @@ def conform(session: Session) -> None:
 
 
 def conform_emulator(path: str) -> None:
-    from mssql_cdc.sqlserver.emulator_backend import EmulatorBackend
-    from mssql_cdc.sqlserver.emulator_snapshot import EmulatorSnapshotReader
+    from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
+    from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
 
     planner: StreamPlanner = EmulatorBackend(path)
     tiles: TileSource = EmulatorBackend(path)

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from mssql_cdc.checkpoint import read_state
-from mssql_cdc.offsets import StreamOffset
-from mssql_cdc.recovery import BatchSample, FamilyRows, RecoveryRequest, Taken
-from mssql_cdc.recovery_decision import CompletionRow, Instance, OpenRow
+from mssql_cdc.core.checkpoint import read_state
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.recovery_decision import CompletionRow, Instance, OpenRow
+from mssql_cdc.recovery.preflight import BatchSample, FamilyRows, RecoveryRequest, Taken
 from mssql_cdc.testing import failpoint
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":1795950779067,"conf":{}}'

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from mssql_cdc.backfill import backfill
-from mssql_cdc.config import SourceConfig
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.snapshot.backfill import backfill
 
 CONFIG = SourceConfig.from_options({"captureInstance": "dbo_orders", "backend": "mssql-python",
                                     "connectionString": "Server=x;Database=y"})  # fmt: skip

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mssql_cdc import checkpoint
-from mssql_cdc.checkpoint import GenerationState, StreamOffset
+from mssql_cdc.core import checkpoint
+from mssql_cdc.core.checkpoint import GenerationState, StreamOffset
 from mssql_cdc.errors import ConfigError, StateFileError
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":1795950779067,"conf":{}}'

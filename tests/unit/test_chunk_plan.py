@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mssql_cdc.chunk_plan import int_chunks, keyset_chunks
-from mssql_cdc.declared_columns import KeyBound
-from mssql_cdc.payloads import IntExtent
-from mssql_cdc.recovery_decision import Observation
-from mssql_cdc.source_probe import Resolved
+from mssql_cdc.core.recovery_decision import Observation
+from mssql_cdc.facts.details import IntExtent
+from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.snapshot.chunk_plan import int_chunks, keyset_chunks
+from mssql_cdc.snapshot.probe import Resolved
 
 
 class ListProbe:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from mssql_cdc.config import KNOWN_OPTIONS, SourceConfig
-from mssql_cdc.declared_columns import DeclaredColumn, SnapshotChunk
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.options.config import KNOWN_OPTIONS, SourceConfig
+from mssql_cdc.options.declared_columns import DeclaredColumn, SnapshotChunk
 
 SECRET = "S3cr3t-Pa55"
 CONN = f"Server=db.example,1433;Database=shop;UID=reader;PWD={SECRET}"
@@ -230,7 +230,7 @@ def test_braced_values_may_hold_semicolons_and_doubled_braces() -> None:
 def test_an_unknown_option_is_warned_once_listing_the_known_names(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="mssql_cdc.config"):
+    with caplog.at_level(logging.WARNING, logger="mssql_cdc.options.config"):
         parse(maxCommitPerBatch="4")
         parse(MAXCOMMITPERBATCH="4")
     warnings = [r.getMessage() for r in caplog.records if "maxCommitPerBatch" in r.getMessage()]

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mssql_cdc.connection_string import ConnectionString
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.options.connection_string import ConnectionString
 
 keys = (
     st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz ", min_size=1)

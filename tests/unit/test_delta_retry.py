@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mssql_cdc.delta_retry import is_concurrent_commit_error, retry_on_conflict
+from mssql_cdc.tables.retry import is_concurrent_commit_error, retry_on_conflict
 
 
 class ConcurrentAppendException(Exception):

@@ -11,14 +11,14 @@ import pyarrow as pa
 import pytest
 from emulator_oracle import at, orders
 
-from mssql_cdc import lsn
-from mssql_cdc.config import SourceConfig
+from mssql_cdc.core import lsn
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.sqlserver.backend_choice import open_backend
-from mssql_cdc.sqlserver.emulator_backend import EmulatorBackend
-from mssql_cdc.sqlserver.emulator_snapshot import EmulatorSnapshotReader
-from mssql_cdc.sqlserver.emulator_time import local_to_utc, local_to_utc_array
+from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
+from mssql_cdc.sqlserver.emulated.local_time import local_to_utc, local_to_utc_array
+from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
 from mssql_cdc.sqlserver.metadata import ReadColumn
 
 COLUMNS = (

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mssql_cdc import lsn
-from mssql_cdc.config import SourceConfig
+from mssql_cdc.core import lsn
+from mssql_cdc.core.offsets import LsnRange
 from mssql_cdc.emulator import Emulator
-from mssql_cdc.offsets import LsnRange
-from mssql_cdc.source_reader import read_range
-from mssql_cdc.sqlserver.emulator_backend import EmulatorBackend
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.source.range_reader import read_range
+from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
 from mssql_cdc.sqlserver.metadata import ReadColumn
 from new_york_time import ZONE, expected_utc
 

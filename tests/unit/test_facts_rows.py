@@ -7,8 +7,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from mssql_cdc import facts, facts_keys, facts_snapshots, payloads
-from mssql_cdc.facts_metrics import FoldedMetrics, fold_metrics
+from mssql_cdc.facts import details as payloads
+from mssql_cdc.facts import keys as facts_keys
+from mssql_cdc.facts import rows as facts
+from mssql_cdc.facts import snapshot_rows as facts_snapshots
+from mssql_cdc.facts.metrics import FoldedMetrics, fold_metrics
 
 SPEC_FACTS_COLUMNS = [
     "app_id", "generation", "batch_id", "rows", "min_lsn", "max_lsn", "min_commit_ts",

@@ -51,7 +51,7 @@ def test_kill_ends_the_process_with_exit_code_137_through_the_environment() -> N
 def test_the_pinned_clock_is_what_the_library_reads_and_is_released_after() -> None:
     from datetime import UTC, datetime
 
-    from mssql_cdc import _clock
+    from mssql_cdc.core import clock as _clock
     from mssql_cdc.testing import clock
 
     with clock("2026-10-01T12:00:00") as pinned:

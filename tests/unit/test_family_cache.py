@@ -14,10 +14,8 @@ from typing import Any
 
 import pytest
 
-from mssql_cdc.delta_commits import CommitSummary, LogHead, summarize
-from mssql_cdc.facts import batch_facts_metadata
-from mssql_cdc.family import FACT_COLUMNS, PREFLIGHT_EVENTS, SnapshotFacts
-from mssql_cdc.family_cache import (
+from mssql_cdc.facts.family import FACT_COLUMNS, PREFLIGHT_EVENTS, SnapshotFacts
+from mssql_cdc.facts.family_cache import (
     CACHE_FILE_NAME,
     MAX_COMMITS,
     CacheEntry,
@@ -26,6 +24,8 @@ from mssql_cdc.family_cache import (
     still_valid,
     store,
 )
+from mssql_cdc.facts.rows import batch_facts_metadata
+from mssql_cdc.tables.delta_log import CommitSummary, LogHead, summarize
 
 ROW: dict[str, Any] = {c: None for c in FACT_COLUMNS} | {
     "app_id": "orders.g1",

@@ -1,6 +1,6 @@
 """Family facts rows read into opens, completions and timings (spec 30 sections 1 and 8).
 
-`mssql_cdc.family` is the one reader of a family's snapshot rows; the recovery's view of
+`mssql_cdc.facts.family` is the one reader of a family's snapshot rows; the recovery's view of
 them (`family_rows_of`) is checked here on plain rows, without Spark.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from mssql_cdc.family import SnapshotFacts
-from mssql_cdc.offsets import StreamOffset
-from mssql_cdc.recovery import FamilyRows
-from mssql_cdc.recovery_decision import CompletionRow, OpenRow
-from mssql_cdc.recovery_spark import family_rows_of
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.recovery_decision import CompletionRow, OpenRow
+from mssql_cdc.facts.family import SnapshotFacts
+from mssql_cdc.recovery.preflight import FamilyRows
+from mssql_cdc.recovery.spark_steps import family_rows_of
 
 
 def L(n: int) -> str:

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mssql_cdc import guards
+from mssql_cdc.core.lsn import ZERO, Lsn
+from mssql_cdc.core.ranges import Piece
 from mssql_cdc.errors import DataLossError, is_data_loss
-from mssql_cdc.lsn import ZERO, Lsn
-from mssql_cdc.ranges import Piece
+from mssql_cdc.source import loss_guards as guards
 
 
 def L(n: int) -> Lsn:

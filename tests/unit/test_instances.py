@@ -7,9 +7,9 @@ from datetime import datetime
 
 import pytest
 
+from mssql_cdc.core.lsn import Lsn
+from mssql_cdc.core.ranges import Piece
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.lsn import Lsn
-from mssql_cdc.ranges import Piece
 from mssql_cdc.sqlserver.instances import (
     pieces,
     resolve_instance,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mssql_cdc import lsn
+from mssql_cdc.core import lsn
 from mssql_cdc.errors import ConfigError
 
 MAX = 2**80 - 1

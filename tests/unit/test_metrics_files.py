@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mssql_cdc.errors import StateFileError
-from mssql_cdc.metrics_files import (
+from mssql_cdc.core.metrics_files import (
     chunk_file_name,
     encode_instance,
     event_file_name,
@@ -18,6 +17,7 @@ from mssql_cdc.metrics_files import (
     read_metrics_dir,
     write_json_atomic,
 )
+from mssql_cdc.errors import StateFileError
 
 S = "0x0000002A000001F00003"
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mssql_cdc.core.lsn import Lsn
+from mssql_cdc.core.offsets import LsnRange, StreamOffset, format_commit_ts
 from mssql_cdc.errors import StateFileError
-from mssql_cdc.lsn import Lsn
-from mssql_cdc.offsets import LsnRange, StreamOffset, format_commit_ts
 
 LSN = Lsn("0x0000002A000001F00003")
 
@@ -107,7 +107,7 @@ def test_a_range_is_never_inverted_or_non_canonical() -> None:
 
 
 def initial(starting: str, **known: int | None) -> str:
-    from mssql_cdc.offsets import initial_lsn
+    from mssql_cdc.core.offsets import initial_lsn
 
     args = {k: None if v is None else Lsn(f"0x{v:020X}") for k, v in known.items()}
     return initial_lsn(

@@ -11,10 +11,10 @@ from datetime import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mssql_cdc import guards
-from mssql_cdc.lsn import Lsn
-from mssql_cdc.offsets import StreamOffset
-from mssql_cdc.ranges import Piece, Tile, batch_ranges
+from mssql_cdc.core.lsn import Lsn
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.ranges import Piece, Tile, batch_ranges
+from mssql_cdc.source import loss_guards as guards
 from mssql_cdc.sqlserver.instances import pieces
 from mssql_cdc.sqlserver.metadata import CaptureInstance
 

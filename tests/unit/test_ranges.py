@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mssql_cdc.lsn import Lsn
-from mssql_cdc.offsets import StreamOffset
-from mssql_cdc.ranges import Piece, Tile, batch_ranges, cut_at_switch, split_piece
+from mssql_cdc.core.lsn import Lsn
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.ranges import Piece, Tile, batch_ranges, cut_at_switch, split_piece
 
 
 def L(n: int) -> Lsn:

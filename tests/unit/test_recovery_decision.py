@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from mssql_cdc import recovery_decision as rd
-from mssql_cdc.checkpoint import GenerationState, StreamOffset
+from mssql_cdc.core import recovery_decision as rd
+from mssql_cdc.core.checkpoint import GenerationState, StreamOffset
 from mssql_cdc.errors import ConfigError, DataLossError
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from tests.unit.recovery_world import L, Source, World, commit_batch, ts
 
-from mssql_cdc.checkpoint import GenerationState, read_state, write_state
+from mssql_cdc.core.checkpoint import GenerationState, read_state, write_state
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.recovery_decision import CompletionRow
 from mssql_cdc.errors import ConfigError, DataLossError
-from mssql_cdc.offsets import StreamOffset
-from mssql_cdc.recovery import recover
-from mssql_cdc.recovery_decision import CompletionRow
-from mssql_cdc.recovery_plan import plan_recovery
+from mssql_cdc.recovery.plan import plan_recovery
+from mssql_cdc.recovery.preflight import recover
 from mssql_cdc.testing import InjectedFault, clock, failpoints
 
 NOW = "2026-10-05T00:00:00+00:00"
@@ -34,7 +34,7 @@ def run(world: World, **kw: object) -> GenerationState:
 def test_a_purged_range_re_snapshots_into_generation_one(
     world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="mssql_cdc.recovery"):
+    with caplog.at_level(logging.INFO, logger="mssql_cdc.recovery.preflight"):
         state = run(world)
     assert state == GenerationState(1, StreamOffset(L(400), ts(400)), "2026-10-05T00:00:00+00:00")
     assert read_state(world.checkpoint) == state
@@ -44,7 +44,7 @@ def test_a_purged_range_re_snapshots_into_generation_one(
     assert generation == 1
     assert seen == GenerationState(recovering=StreamOffset(L(100), ts(100)))
     assert world.journal[2][1] == (1, 3, ts(100), ts(300))
-    warning, info = (r for r in caplog.records if r.name == "mssql_cdc.recovery")
+    warning, info = (r for r in caplog.records if r.name == "mssql_cdc.recovery.preflight")
     assert warning.levelno == logging.WARNING
     assert f"purged the changes after {L(100)}" in warning.getMessage()
     assert "generation 1, sink app_id life-v1.g1: taking a full snapshot" in warning.getMessage()

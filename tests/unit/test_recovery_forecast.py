@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from tests.unit.recovery_world import sample
 
-from mssql_cdc.recovery import observed_retention_hours
-from mssql_cdc.recovery_plan import forecast
+from mssql_cdc.recovery.plan import forecast
+from mssql_cdc.recovery.preflight import observed_retention_hours
 
 NOW = datetime(2026, 10, 8, 12, 0, tzinfo=UTC)
 ORIGIN = datetime(2026, 10, 6, 0, 0)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mssql_cdc.errors import ConfigError, DataLossError, SchemaChangedError
-from mssql_cdc.sqlserver import retry
+from mssql_cdc.sqlserver.tsql import retry
 
 
 def driver_error(module: str, name: str, *args: Any, **attrs: Any) -> Exception:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mssql_cdc.errors import ConfigError, SchemaChangedError
-from mssql_cdc.schema_rules import (
+from mssql_cdc.source.type_rules import (
     check_captured_types,
     policy_fail_error,
     schema_change_event,

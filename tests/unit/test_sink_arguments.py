@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.sink import delta_sink
+from mssql_cdc.sink.writer import delta_sink
 
 
 def test_building_a_sink_needs_no_spark_and_names_its_sink_id(tmp_path: Path) -> None:

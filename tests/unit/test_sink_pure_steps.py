@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
-from mssql_cdc.sink_bronze import retyped_columns, unmappable_new_columns
-from mssql_cdc.sink_files import clear_dead_attempts, remove_files, scan
+from mssql_cdc.sink.bronze import retyped_columns, unmappable_new_columns
+from mssql_cdc.sink.metrics_dir import clear_dead_attempts, remove_files, scan
 
 SKIP = {
     "event": "data_skipped",
@@ -54,7 +54,7 @@ def test_scanning_skips_unreadable_files_but_returns_them_for_removal(
     write(tmp_path, ".range-7-8.json.1a.tmp", "{")
     write(tmp_path / "_backfill", "chunk-0.json", "{}")
 
-    with caplog.at_level(logging.WARNING, logger="mssql_cdc.sink"):
+    with caplog.at_level(logging.WARNING, logger="mssql_cdc.sink.writer"):
         found = scan(tmp_path)
 
     assert found.metrics == [{"to_lsn": "0x2", "events": [SKIP]}]

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mssql_cdc.sink_warm import StateWarmer
-from mssql_cdc.tables import TableRef
+from mssql_cdc.sink.warm import StateWarmer
+from mssql_cdc.tables.refs import TableRef
 
 
 class FakeDeltaLog:
@@ -97,7 +97,7 @@ def test_a_failed_warm_is_logged_not_raised_and_that_table_is_not_warmed_again(
     delta_log.failing.add("/lake/facts")
     warmer = StateWarmer(fake_spark(delta_log))
 
-    with caplog.at_level(logging.DEBUG, logger="mssql_cdc.sink"):
+    with caplog.at_level(logging.DEBUG, logger="mssql_cdc.sink.writer"):
         warmer.warm(TableRef("/lake/facts"))
         assert warmer.idle(10)
         warmer.warm(TableRef("/lake/facts"))

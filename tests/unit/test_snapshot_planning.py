@@ -10,11 +10,11 @@ import pytest
 from pyspark.sql.streaming import datasource as streaming
 
 from mssql_cdc import register
-from mssql_cdc.config import SourceConfig
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.snapshot_source import CdcSnapshotReader, SnapshotPartition, integer_bounds
-from mssql_cdc.source import CdcDataSource, CdcSnapshotDataSource
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.source.formats import CdcDataSource, CdcSnapshotDataSource
+from mssql_cdc.source.snapshot_format import CdcSnapshotReader, SnapshotPartition, integer_bounds
 from mssql_cdc.sqlserver.metadata import ReadColumn
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mssql_cdc.delta_commits import CommitSummary, LogHead, summarize
-from mssql_cdc.family import SnapshotFacts
-from mssql_cdc.snapshot_race import MAX_COMMITS, FactsSeen, may_add_open, unseen
+from mssql_cdc.facts.family import SnapshotFacts
+from mssql_cdc.snapshot.open_race import MAX_COMMITS, FactsSeen, may_add_open, unseen
+from mssql_cdc.tables.delta_log import CommitSummary, LogHead, summarize
 
 KEY = "orders#snapshots"
 HEAD_ID = "table-1"

@@ -6,13 +6,13 @@ import subprocess
 import sys
 
 MODULES = [
-    "mssql_cdc.config",
-    "mssql_cdc.offsets",
-    "mssql_cdc.ranges",
-    "mssql_cdc.guards",
-    "mssql_cdc.metrics_files",
+    "mssql_cdc.options.config",
+    "mssql_cdc.core.offsets",
+    "mssql_cdc.core.ranges",
+    "mssql_cdc.source.loss_guards",
+    "mssql_cdc.core.metrics_files",
     "mssql_cdc.sqlserver",
-    "mssql_cdc.sqlserver.retry",
+    "mssql_cdc.sqlserver.tsql.retry",
     "mssql_cdc.sqlserver.instances",
     "mssql_cdc.sqlserver.backend_choice",
 ]
@@ -34,8 +34,10 @@ def test_importing_them_loads_no_spark_delta_driver_or_arrow() -> None:
 def test_the_spark_sources_load_no_delta_sink_or_recovery() -> None:
     code = (
         "import sys\n"
-        "import mssql_cdc.source, mssql_cdc.source_planner, mssql_cdc.snapshot_source\n"
-        "bad = ('delta', 'mssql_cdc.sink', 'mssql_cdc.recovery', 'mssql_python', 'pymssql')\n"
+        "import mssql_cdc.source.formats, mssql_cdc.source.planner\n"
+        "import mssql_cdc.source.snapshot_format\n"
+        "bad = ('delta', 'mssql_cdc.sink.writer', 'mssql_cdc.recovery.preflight',\n"
+        "       'mssql_python', 'pymssql')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in bad or m in bad))\n"
     )
     out = subprocess.run(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mssql_cdc.config import SourceConfig
+from mssql_cdc.core.recovery_decision import Instance
 from mssql_cdc.emulator import Emulator
-from mssql_cdc.recovery_decision import Instance
-from mssql_cdc.source_observer import open_observer
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.recovery.observer import open_observer
 
 
 def test_the_observer_reports_what_the_emulator_holds_before_and_after_cleanup(

@@ -13,17 +13,17 @@ import pytest
 from emulator_oracle import at, orders
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-from mssql_cdc import lsn
-from mssql_cdc.config import SourceConfig
+from mssql_cdc.core import lsn
+from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.errors import DataLossError, SchemaChangedError
-from mssql_cdc.offsets import StreamOffset
-from mssql_cdc.source_batch import plan_batch
-from mssql_cdc.source_planner import CdcStreamReader, SparkLsnRange
-from mssql_cdc.source_schema import declared_columns, resolve_table
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.source.batch_plan import plan_batch
+from mssql_cdc.source.planner import CdcStreamReader, SparkLsnRange
+from mssql_cdc.source.table_schema import declared_columns, resolve_table
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
-from mssql_cdc.sqlserver.emulator_backend import EmulatorBackend
-from mssql_cdc.sqlserver.emulator_snapshot import EmulatorSnapshotReader
+from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
+from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
 from mssql_cdc.sqlserver.metadata import ChangeTableAccess
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mssql_cdc.chunk_plan import int_chunks, key_extent, keyset_chunks
-from mssql_cdc.config import SourceConfig
 from mssql_cdc.emulator import Emulator
-from mssql_cdc.source_probe import open_probe, stamp
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.snapshot.chunk_plan import int_chunks, key_extent, keyset_chunks
+from mssql_cdc.snapshot.probe import open_probe, stamp
 
 
 def _source(tmp_path: Path, key_type: str) -> tuple[Emulator, SourceConfig]:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from mssql_cdc.config import SourceConfig
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.stream_args import check_to_delta, given_option, reader_options
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.pipeline.arguments import check_to_delta, given_option, reader_options
 
 
 @pytest.fixture

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mssql_cdc import schemas, tables
-from mssql_cdc.migrations import Migration
+from mssql_cdc.tables import definitions as schemas
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.migrations import Migration
 
 # The spec's migration names, in order (20-sink-and-tables.md, section 6).
 SPEC_NAMES = {

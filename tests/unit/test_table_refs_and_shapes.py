@@ -14,13 +14,13 @@ from pyspark.sql.types import (
 )
 
 from mssql_cdc.errors import SchemaChangedError
-from mssql_cdc.table_shapes import (
+from mssql_cdc.tables.refs import require_distinct, table_ref
+from mssql_cdc.tables.shapes import (
     check_append_schema,
     needs_column_mapping,
     shape_of,
     spark_type_name,
 )
-from mssql_cdc.tables import require_distinct, table_ref
 
 
 @pytest.mark.parametrize(

@@ -12,16 +12,16 @@ import pyarrow as pa
 import pytest
 from tests.unit.fake_dbapi import FakeConnection
 
-from mssql_cdc.connection_string import ConnectionString
+from mssql_cdc.core.ranges import Tile
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.ranges import Tile
+from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.sqlserver import (
     ReadColumn,
     TsqlCaptureCatalog,
     TsqlChangeReader,
     TsqlStreamPlanner,
 )
-from mssql_cdc.sqlserver.drivers import Session, error_number, import_driver, pymssql_arguments
+from mssql_cdc.sqlserver.tsql.drivers import Session, error_number, import_driver, pymssql_arguments
 
 A = "0x0000002A000001000001"
 B = "0x0000002A000001F00003"
@@ -415,14 +415,14 @@ def test_pyformat_sessions_send_percent_s_and_the_values() -> None:
 
 
 def test_the_driver_grant_check_error_names_the_table_and_the_statement() -> None:
-    from mssql_cdc.sqlserver.backend import permission_error
+    from mssql_cdc.sqlserver.tsql.backend import permission_error
 
     error = permission_error("dbo_orders_v2", "etl]user")
     assert "GRANT SELECT ON cdc.[dbo_orders_v2_CT] TO [etl]]user]" in str(error)
 
 
 def test_batches_shrink_to_stay_under_64_mib_by_the_bytes_per_row_so_far() -> None:
-    from mssql_cdc.sqlserver.arrow import BatchSizer
+    from mssql_cdc.sqlserver.tsql.arrow import BatchSizer
 
     sizer = BatchSizer(10_000)
     assert sizer.next_size() == 64

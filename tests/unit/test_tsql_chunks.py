@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.unit.fake_dbapi import FakeConnection
 
-from mssql_cdc.sqlserver.drivers import Session
 from mssql_cdc.sqlserver.metadata import TableColumn
-from mssql_cdc.sqlserver.snapshot_backend import TsqlSnapshotReader
-from mssql_cdc.sqlserver.tsql import Statement
-from mssql_cdc.sqlserver.tsql_chunks import Buckets, bucket_edges, key_at, key_buckets, row_count
+from mssql_cdc.sqlserver.tsql.chunks import Buckets, bucket_edges, key_at, key_buckets, row_count
+from mssql_cdc.sqlserver.tsql.drivers import Session
+from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
+from mssql_cdc.sqlserver.tsql.statements import Statement
 
 ID = TableColumn("id", 1, "bigint", False, None, 8, 19, 0)
 A = TableColumn("a", 1, "int", False, None, 4, 10, 0)

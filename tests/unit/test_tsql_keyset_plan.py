@@ -15,12 +15,12 @@ import sqlglot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mssql_cdc.chunk_plan import keyset_chunks
-from mssql_cdc.declared_columns import KeyBound
-from mssql_cdc.sqlserver.drivers import Session
+from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.snapshot.chunk_plan import keyset_chunks
 from mssql_cdc.sqlserver.metadata import TableColumn
-from mssql_cdc.sqlserver.snapshot_backend import TsqlSnapshotReader
-from mssql_cdc.sqlserver.tsql_chunks import key_at, key_max
+from mssql_cdc.sqlserver.tsql.chunks import key_at, key_max
+from mssql_cdc.sqlserver.tsql.drivers import Session
+from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
 
 A = TableColumn("a", 1, "int", False, None, 4, 10, 0)
 B = TableColumn("b", 2, "int", False, None, 4, 10, 0)

@@ -18,9 +18,9 @@ from tests.unit.fake_dbapi import FakeConnection
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.sqlserver import ReadColumn, TsqlSnapshotReader
-from mssql_cdc.sqlserver.drivers import Session
 from mssql_cdc.sqlserver.metadata import TableColumn
-from mssql_cdc.sqlserver.tsql_snapshot import (
+from mssql_cdc.sqlserver.tsql.drivers import Session
+from mssql_cdc.sqlserver.tsql.snapshot import (
     int_bounds,
     key_extent,
     key_tiles,

@@ -9,9 +9,9 @@ import sqlglot
 from sqlglot import exp
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.identifiers import change_table, check_collation, quote_name, two_part_name
-from mssql_cdc.sqlserver import tsql
+from mssql_cdc.options.identifiers import change_table, check_collation, quote_name, two_part_name
 from mssql_cdc.sqlserver.metadata import ReadColumn
+from mssql_cdc.sqlserver.tsql import statements as tsql
 
 A = "0x0000002A000001000001"
 B = "0x0000002A000001F00003"

@@ -21,7 +21,7 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when bronze's latest image equals the source table after the recovery, else 1."""
-    from mssql_cdc.demo import run_demo
+    from mssql_cdc.cli.demo_job import run_demo
 
     summary = run_demo(args.out, seed=args.seed)
     return 0 if summary.equal and summary.generation >= 1 else 1

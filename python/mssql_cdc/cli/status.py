@@ -12,10 +12,10 @@ import json
 import sys
 from typing import Any
 
-from mssql_cdc import checkpoint
-from mssql_cdc.checkpoint import GenerationState
+from mssql_cdc.core import checkpoint
+from mssql_cdc.core.checkpoint import GenerationState
+from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.errors import MssqlCdcError
-from mssql_cdc.offsets import StreamOffset
 
 __all__ = ["add_parser", "run"]
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from mssql_cdc import _native, lsn
+from mssql_cdc import _native
+from mssql_cdc.core import lsn
 from mssql_cdc.emulator._convert import (
     Time,
     from_micros,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from mssql_cdc import tables
+from mssql_cdc.tables import refs as tables
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

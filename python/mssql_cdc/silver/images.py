@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.migrations import quote_identifier
-from mssql_cdc.schemas import library_columns
+from mssql_cdc.tables.definitions import library_columns
+from mssql_cdc.tables.migrations import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

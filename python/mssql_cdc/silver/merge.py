@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from mssql_cdc import tables
 from mssql_cdc.errors import SchemaChangedError
-from mssql_cdc.migrations import quote_identifier
 from mssql_cdc.silver.images import DELETE_FLAG, BronzeShape
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.migrations import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mssql_cdc import tables
 from mssql_cdc.silver.facts_view import SnapshotFacts
 from mssql_cdc.silver.images import (
     DELETE_FLAG,
@@ -16,7 +15,8 @@ from mssql_cdc.silver.images import (
     snapshot_of,
 )
 from mssql_cdc.silver.merge import merge_images
-from mssql_cdc.table_writes import append
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.writes import append
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

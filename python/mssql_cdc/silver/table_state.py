@@ -14,13 +14,13 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc.delta_commits import delta_log_of, newest_snapshot
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.tables.delta_log import delta_log_of, newest_snapshot
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mssql_cdc.tables import TableRef
+    from mssql_cdc.tables.refs import TableRef
 
 __all__ = ["TableState", "table_state"]
 

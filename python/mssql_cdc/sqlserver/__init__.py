@@ -5,12 +5,6 @@ when chosen. Importing this package imports no driver; `mssql-python` or `pymssq
 when the first connection opens.
 """
 
-from mssql_cdc.sqlserver.backend import (
-    TsqlCaptureCatalog,
-    TsqlChangeReader,
-    TsqlStreamPlanner,
-    connect,
-)
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
@@ -28,7 +22,13 @@ from mssql_cdc.sqlserver.protocols import (
     SnapshotReader,
     StreamPlanner,
 )
-from mssql_cdc.sqlserver.snapshot_backend import TsqlSnapshotReader
+from mssql_cdc.sqlserver.tsql.backend import (
+    TsqlCaptureCatalog,
+    TsqlChangeReader,
+    TsqlStreamPlanner,
+    connect,
+)
+from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
 
 __all__ = [
     "Backend",

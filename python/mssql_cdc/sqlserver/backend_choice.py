@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mssql_cdc.config import SourceConfig
+from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.sqlserver.protocols import (
     CaptureCatalog,
     ChangeRangeReader,
@@ -42,8 +42,8 @@ def open_backend(config: SourceConfig) -> Backend:
         ConfigError: the connection settings are unusable.
     """
     if config.backend == "emulator":
-        from mssql_cdc.sqlserver.emulator_backend import EmulatorBackend
-        from mssql_cdc.sqlserver.emulator_snapshot import EmulatorSnapshotReader
+        from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
+        from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
 
         if config.emulator_path is None:  # SourceConfig refuses this; kept for the type checker
             raise ValueError("option emulatorPath is required with backend 'emulator'")
@@ -55,13 +55,13 @@ def open_backend(config: SourceConfig) -> Backend:
             table.close()
 
         return Backend(emulator, emulator, emulator, table, table, close_emulator)
-    from mssql_cdc.sqlserver.backend import (
+    from mssql_cdc.sqlserver.tsql.backend import (
         TsqlCaptureCatalog,
         TsqlChangeReader,
         TsqlStreamPlanner,
         connect,
     )
-    from mssql_cdc.sqlserver.snapshot_backend import TsqlSnapshotReader
+    from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
 
     session = connect(config)
     snapshots = TsqlSnapshotReader(

@@ -10,9 +10,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mssql_cdc import lsn
+from mssql_cdc.core import lsn
+from mssql_cdc.core.ranges import Piece, cut_at_switch
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.ranges import Piece, cut_at_switch
 from mssql_cdc.sqlserver.metadata import CaptureInstance
 
 __all__ = ["Resolved", "pieces", "resolve_instance", "serving_instance", "table_instances"]

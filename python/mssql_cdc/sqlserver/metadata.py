@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from mssql_cdc import lsn
+from mssql_cdc.core import lsn
 
 __all__ = [
     "CaptureInstance",

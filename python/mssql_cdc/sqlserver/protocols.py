@@ -1,6 +1,6 @@
 """The SQL Server seam: one narrow Protocol per caller (STYLE.md section 3).
 
-The T-SQL backends (`mssql_cdc.sqlserver.backend`) and the emulator implement them
+The T-SQL backends (`mssql_cdc.sqlserver.tsql.backend`) and the emulator implement them
 structurally. LSNs cross as canonical text; `min_lsn` returns the zero LSN for an unknown
 instance and None while capture has not established it, as `sys.fn_cdc_get_min_lsn` does.
 Commit times are naive UTC `datetime`s, converted by the backend from `time_zone`: "UTC", a
@@ -13,8 +13,8 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from mssql_cdc import lsn
-from mssql_cdc.ranges import Tile
+from mssql_cdc.core import lsn
+from mssql_cdc.core.ranges import Tile
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -28,7 +28,7 @@ from mssql_cdc.sqlserver.metadata import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from mssql_cdc.declared_columns import KeyBound
+    from mssql_cdc.options.declared_columns import KeyBound
 
 __all__ = [
     "CaptureCatalog",

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from mssql_cdc import _clock
+from mssql_cdc.core import clock as _clock
 from mssql_cdc.errors import ConfigError
 
 __all__ = ["clock"]
@@ -14,7 +14,7 @@ __all__ = ["clock"]
 
 @contextmanager
 def clock(at: datetime | str) -> Iterator[datetime]:
-    """Make `mssql_cdc._clock.now()` return `at` (naive means UTC) inside the block."""
+    """Make `mssql_cdc.core.clock.now()` return `at` (naive means UTC) inside the block."""
     value = datetime.fromisoformat(at) if isinstance(at, str) else at
     if not isinstance(value, datetime):
         raise ConfigError(f"clock: {at!r} is not a datetime or an ISO-8601 string")

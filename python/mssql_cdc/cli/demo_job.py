@@ -1,0 +1,309 @@
+"""The main job on the embedded emulator: stream, lose data to CDC cleanup, recover on its own.
+
+`run_demo` creates an emulator database with an orders workload, streams it into local Delta
+tables with `on_data_loss="resnapshot"`, stops the stream while simulated days pass and the
+cleanup job purges unread changes, restarts, and shows the recovery: the new generation, the
+facts' 'resnapshot' row with its gap, and bronze's latest image equal to the source table.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from mssql_cdc.core import checkpoint
+from mssql_cdc.emulator import Emulator
+
+__all__ = ["DemoSummary", "latest_image", "run_demo"]
+
+TABLE = "dbo.orders"
+APP_ID = "orders-demo"
+START = datetime(2026, 9, 24, 8, 0, 0)
+RETENTION_MINUTES = 3 * 24 * 60
+STATUSES = ("new", "paid", "shipped", "returned")
+Progress = Callable[[str], None]
+
+
+@dataclass
+class DemoSummary:
+    """What the demo did and found, for the closing summary and for tests."""
+
+    out_dir: Path
+    runs: int = 0
+    generation: int = 0
+    resnapshot: dict[str, Any] | None = None
+    bronze_rows: int = 0
+    source_rows: int = 0
+    equal: bool = False
+    chart: Path | None = None
+    headroom: list[tuple[datetime, float, int]] = field(default_factory=list)
+
+
+def latest_image(bronze_rows: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]:
+    """Rebuild the current rows from bronze rows in plain Python, keyed by `key`.
+
+    From the newest whole snapshot P (op-0 rows), apply every change after P in
+    (_start_lsn, _command_id, _seqval, _operation) order, NULLs first; a delete removes the
+    key. (A table emptied before its re-snapshot has no op-0 rows; the demo's table never is.)
+    """
+    snapshots = [r["_snapshot"] or r["_start_lsn"] for r in bronze_rows if r["_operation"] == 0]
+    point = max(snapshots, default=None)
+    rows = [
+        r
+        for r in bronze_rows
+        if (r["_operation"] == 0 and (r["_snapshot"] or r["_start_lsn"]) == point)
+        or (r["_operation"] in (1, 2, 4) and (point is None or r["_start_lsn"] > point))
+    ]
+
+    def order(r: dict[str, Any]) -> tuple[str, int, str, int]:
+        return (r["_start_lsn"], r.get("_command_id") or -1, r["_seqval"] or "", r["_operation"])
+
+    image: dict[Any, dict[str, Any]] = {}
+    for r in sorted(rows, key=order):
+        if r["_operation"] == 1:
+            image.pop(r[key], None)
+        else:
+            image[r[key]] = r
+    return image
+
+
+class _Workload:
+    """A seeded orders workload: inserts, updates and deletes over simulated time."""
+
+    def __init__(self, emulator: Emulator, seed: int) -> None:
+        self.emulator = emulator
+        self.random = random.Random(seed)
+        self.live: list[int] = []
+        self.next_id = 1
+        self.clock = START
+
+    def advance(self, hours: float, commits: int) -> None:
+        step = timedelta(hours=hours) / max(commits, 1)
+        for _ in range(commits):
+            self.clock += step
+            self.emulator.commit(self._transaction(), at=self.clock)
+
+    def _transaction(self) -> list[tuple[Any, ...]]:
+        changes: list[tuple[Any, ...]] = []
+        for _ in range(self.random.randint(1, 4)):
+            roll = self.random.random()
+            if roll < 0.5 or len(self.live) < 5:
+                order_id = self.next_id
+                self.next_id += 1
+                self.live.append(order_id)
+                row = {
+                    "order_id": order_id,
+                    "customer": f"customer-{self.random.randint(1, 40):02d}",
+                    "amount": round(self.random.uniform(5, 500), 2),
+                    "status": "new",
+                }
+                changes.append(("insert", TABLE, row))
+            elif roll < 0.85:
+                order_id = self.random.choice(self.live)
+                status = self.random.choice(STATUSES)
+                changes.append(("update", TABLE, {"order_id": order_id, "status": status}))
+            else:
+                order_id = self.live.pop(self.random.randrange(len(self.live)))
+                changes.append(("delete", TABLE, {"order_id": order_id}))
+        return changes
+
+    def idle_and_cleanup(self) -> None:
+        """SQL Server's capture job marks quiet time and its cleanup job runs on schedule."""
+        self.clock += timedelta(minutes=1)
+        self.emulator.idle(at=self.clock)
+        self.emulator.run_cleanup_job()
+
+
+def run_demo(
+    out_dir: str | Path = "demo-output", *, seed: int = 18, progress: Progress = print
+) -> DemoSummary:
+    """Run the whole demo in `out_dir` (recreated) and return what it found."""
+    from mssql_cdc import stream
+    from mssql_cdc.spark import local_session
+
+    out = Path(out_dir).resolve()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    summary = DemoSummary(out_dir=out)
+    paths = {name: str(out / name) for name in ("bronze", "facts", "checkpoint")}
+
+    progress(f"[1/6] emulator database {out / 'emulator.db'} with table {TABLE}")
+    emulator = Emulator.create(
+        out / "emulator.db", start=START.isoformat(), retention_minutes=RETENTION_MINUTES
+    )
+    emulator.create_table(
+        TABLE,
+        {
+            "order_id": "int",
+            "customer": "nvarchar(40)",
+            "amount": "decimal(12,2)",
+            "status": "varchar(12)",
+        },
+        primary_key="order_id",
+    )
+    instance = emulator.enable_cdc(TABLE)
+    workload = _Workload(emulator, seed)
+    # Four days of history first, so the cleanup job is in its steady state (it keeps the last
+    # three days) before the stream starts, as on a server that has run CDC for a while.
+    for _ in range(8):
+        workload.advance(hours=12, commits=8)
+        workload.idle_and_cleanup()
+
+    progress("[2/6] starting Spark (local, Delta from the cached jars)")
+    spark = local_session("mssql-cdc-demo", warehouse=out / "spark")
+    options = {
+        "backend": "emulator",
+        "emulatorPath": str(out / "emulator.db"),
+        "captureInstance": instance,
+    }
+    cdc = stream(spark, options)
+
+    def run_once(label: str) -> None:
+        query = cdc.to_delta(
+            paths["bronze"],
+            APP_ID,
+            paths["checkpoint"],
+            paths["facts"],
+            trigger={"availableNow": True},
+            bootstrap=True,
+            on_data_loss="resnapshot",
+        )
+        if not query.awaitTermination(600):
+            query.stop()
+            raise TimeoutError(f"demo run {label} did not finish within 600 s")
+        summary.runs += 1
+        state = checkpoint.read_state(paths["checkpoint"])
+        generation = state.generation if state is not None else 0
+        progress(
+            f"      run {summary.runs} ({label}): generation {generation}, "
+            f"source time {workload.clock:%Y-%m-%d %H:%M}"
+        )
+
+    progress("[3/6] streaming with on_data_loss='resnapshot' while the workload runs")
+    run_once("bootstrap")
+    for _ in range(4):
+        workload.advance(hours=6, commits=12)
+        workload.idle_and_cleanup()
+        run_once("steady")
+
+    progress("[4/6] the job stops; 4 simulated days pass and CDC cleanup purges unread changes")
+    for _ in range(8):
+        workload.advance(hours=12, commits=10)
+        workload.idle_and_cleanup()
+    progress(f"      {instance} now begins at {emulator.min_lsn(instance)}")
+
+    progress("[5/6] the job restarts: the pre-flight finds the loss and re-snapshots")
+    run_once("recovery")
+    for _ in range(2):
+        workload.advance(hours=6, commits=12)
+        workload.idle_and_cleanup()
+        run_once("steady")
+
+    progress("[6/6] checking bronze against the source table")
+    _conclude(spark, emulator, paths, summary)
+    summary.chart = _chart(summary, out / "retention-headroom.png")
+    emulator.close()
+    _print_summary(summary, paths, progress)
+    return summary
+
+
+def _conclude(spark: Any, emulator: Emulator, paths: dict[str, str], summary: DemoSummary) -> None:
+    state = checkpoint.read_state(paths["checkpoint"])
+    summary.generation = state.generation if state is not None else 0
+    facts = spark.read.format("delta").load(paths["facts"])
+    events = [r.asDict() for r in facts.where("event = 'resnapshot'").collect()]
+    summary.resnapshot = events[-1] if events else None
+    for r in facts.where("event IS NULL AND retention_headroom_hours IS NOT NULL").collect():
+        moment = r["end_commit_ts"] or r["max_commit_ts"]
+        if moment is not None:
+            summary.headroom.append((moment, float(r["retention_headroom_hours"]), r["generation"]))
+    summary.headroom.sort()
+    bronze = [r.asDict() for r in spark.read.format("delta").load(paths["bronze"]).collect()]
+    summary.bronze_rows = len(bronze)
+    image = latest_image(bronze, "order_id")
+    source = {row["order_id"]: row for row in emulator.rows(TABLE)}
+    summary.source_rows = len(source)
+    columns = ("order_id", "customer", "amount", "status")
+    summary.equal = set(image) == set(source) and all(
+        all(image[k][c] == source[k][c] for c in columns) for k in source
+    )
+
+
+def _chart(summary: DemoSummary, path: Path) -> Path | None:
+    if not summary.headroom:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def hours(moment: datetime) -> float:  # simulated hours since the workload began
+        return (moment - START).total_seconds() / 3600
+
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for generation in sorted({g for _, _, g in summary.headroom}):
+        points = [(t, h) for t, h, g in summary.headroom if g == generation]
+        ax.plot(
+            [hours(t) for t, _ in points],
+            [h for _, h in points],
+            marker="o",
+            label=f"generation {generation}",
+        )
+    event = summary.resnapshot
+    if event and event.get("lost_from_ts") and event.get("lost_to_ts"):
+        ax.axvspan(
+            hours(event["lost_from_ts"]),
+            hours(event["lost_to_ts"]),
+            color="tab:red",
+            alpha=0.15,
+            label="changes lost to CDC cleanup",
+        )
+        ax.axvline(hours(event["lost_to_ts"]), color="tab:red", linestyle="--")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xlabel(f"simulated hours since {START:%Y-%m-%d %H:%M} UTC (source commit time)")
+    ax.set_ylabel("retention headroom (hours)")
+    ax.set_title("mssql-cdc demo: retention headroom per micro-batch, and the loss")
+    ax.legend(loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _print_summary(summary: DemoSummary, paths: dict[str, str], progress: Progress) -> None:
+    event = summary.resnapshot or {}
+    progress("")
+    progress("Summary")
+    progress(f"  runs of to_delta:           {summary.runs}")
+    progress(
+        f"  live generation:            {summary.generation} "
+        f"(sink app_id {APP_ID}.g{summary.generation})"
+    )
+    progress(
+        f"  state file:                 {Path(paths['checkpoint']) / checkpoint.STATE_FILE_NAME}"
+    )
+    if event:
+        progress(
+            f"  'resnapshot' facts row:     snapshot {event.get('max_lsn')}, "
+            f"{event.get('rows')} rows"
+        )
+        progress(
+            f"  lost interval:              {event.get('lost_from_ts')} to "
+            f"{event.get('lost_to_ts')}"
+        )
+    else:
+        progress("  'resnapshot' facts row:     none (no loss was found)")
+    progress(f"  bronze rows:                {summary.bronze_rows}")
+    progress(f"  source rows ({TABLE}):   {summary.source_rows}")
+    verdict = "EQUAL" if summary.equal else "DIFFERENT"
+    progress(f"  bronze latest image vs source: {verdict}")
+    if summary.chart:
+        progress(f"  chart:                      {summary.chart}")
+    progress("  " + json.dumps({"generation": summary.generation, "equal": summary.equal}))

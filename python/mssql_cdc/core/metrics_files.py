@@ -1,0 +1,163 @@
+"""Metrics and event files under `metricsPath` (10-source.md section 9).
+
+Files are written whole (a temporary `.<name>.<random>.tmp`, then `os.replace`) under names a
+replanned batch reproduces, so a replay rewrites rather than duplicates. Writing never fails a
+read or a plan: a file that cannot be written is a WARNING naming the path and the error.
+Readers ignore names starting with `.`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+from pathlib import Path
+from typing import Any, Literal, NotRequired, TypedDict
+
+from mssql_cdc.core.range_counts import RangeCounts
+from mssql_cdc.errors import StateFileError
+
+__all__ = [
+    "EventKind",
+    "EventRecord",
+    "MetricsFile",
+    "RangeMetrics",
+    "chunk_file_name",
+    "encode_instance",
+    "event_file_name",
+    "range_file_name",
+    "read_metrics_dir",
+    "write_json_atomic",
+]
+
+_log = logging.getLogger("mssql_cdc.metrics")
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+EventKind = Literal["data_skipped", "schema_change", "capture_instance_switched"]
+
+
+class EventRecord(TypedDict):
+    """An event as planning writes it to a file and a task puts it in its metrics file."""
+
+    event: str
+    capture_instance: str
+    lsn: str
+    commit_ts: str | None
+    detail: dict[str, Any]
+    lost_from_ts: str | None
+    lost_to_ts: str | None
+    batch_start_lsn: str
+    batch_end_lsn: str
+
+
+class RangeMetrics(TypedDict):
+    """A task's `range-<from>-<to>.json` (10-source.md 9.2), keys in the spec's order.
+
+    Watermark, source max and capture lag are set on the batch's last range only.
+    """
+
+    kind: Literal["range"]
+    capture_instance: str
+    from_lsn: str
+    to_lsn: str
+    last: bool
+    batch_start_lsn: str
+    batch_end_lsn: str
+    rows: int
+    bytes: int
+    seconds: float
+    to_commit_ts: str | None
+    rtt_ms: float | None
+    network_wait_ms: float | None
+    retention_watermark_ts: str | None
+    source_max_lsn: str | None
+    source_max_commit_ts: str | None
+    capture_lag_seconds: float | None
+    warnings: list[str]
+    events: list[EventRecord]
+    counts: NotRequired[RangeCounts]  # the range's rows counted as read (decision 0380)
+
+
+class MetricsFile(TypedDict):
+    """One file read back from the directory: its name and its JSON object."""
+
+    name: str
+    payload: dict[str, Any]
+
+
+def encode_instance(name: str) -> str:
+    """Percent-encode (upper-case UTF-8 hex) every character outside `A-Z a-z 0-9 _ . -`."""
+    out = []
+    for ch in name:
+        if ch in _SAFE:
+            out.append(ch)
+        else:
+            out.extend(f"%{byte:02X}" for byte in ch.encode("utf-8"))
+    return "".join(out)
+
+
+def event_file_name(kind: EventKind, capture_instance: str, lsn: str) -> str:
+    """`event-<kind>-<ci>-<lsn>.json`; the LSN is the skip's <from>, the DDL's or S."""
+    return f"event-{kind}-{encode_instance(capture_instance)}-{lsn}.json"
+
+
+def range_file_name(from_lsn: str, to_lsn: str) -> str:
+    return f"range-{from_lsn}-{to_lsn}.json"
+
+
+def chunk_file_name(chunk: int) -> str:
+    return f"chunk-{chunk}.json"
+
+
+def write_json_atomic(directory: str | os.PathLike[str], name: str, payload: object) -> bool:
+    """Write `payload` as `<directory>/<name>` atomically, creating the directory if needed.
+
+    Returns:
+        True when the file is in place; False when it could not be written (logged as a
+        WARNING naming the path and the error; never raised).
+    """
+    folder = Path(directory)
+    target = folder / name
+    temp = folder / f".{name}.{secrets.token_hex(6)}.tmp"
+    try:
+        text = json.dumps(payload, ensure_ascii=False)
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, target)
+        return True
+    except (OSError, TypeError, ValueError) as exc:
+        _log.warning("metrics file %s could not be written and is skipped: %s", target, exc)
+        with contextlib.suppress(OSError):  # the directory itself may be unusable
+            temp.unlink(missing_ok=True)
+        return False
+
+
+def read_metrics_dir(directory: str | os.PathLike[str]) -> list[MetricsFile]:
+    """Read every `*.json` file of `directory` in name order, ignoring names starting with `.`.
+
+    A missing directory reads as empty.
+
+    Raises:
+        StateFileError (a ValueError): a file is not a JSON object; the message names it.
+    """
+    folder = Path(directory)
+    if not folder.is_dir():
+        return []
+    found: list[MetricsFile] = []
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith(".") or path.suffix != ".json" or not path.is_file():
+            continue
+        try:
+            payload = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise StateFileError(
+                f"metrics file {path} is not valid JSON ({exc}); it was not written by this "
+                "library (its files are replaced whole); move it out of the metrics directory"
+            ) from None
+        if not isinstance(payload, dict):
+            raise StateFileError(f"metrics file {path} holds no JSON object; move it away")
+        found.append({"name": path.name, "payload": payload})
+    return found

@@ -1,0 +1,325 @@
+"""Facts rows as typed values, their Spark rows, and the idempotent append of section 5.
+
+A `FactsRow` holds every facts column in creation order; the builders below (micro-batch and
+source events) and in `facts_snapshots` (snapshot events) fill exactly the columns section 4.2
+of the spec gives each kind of row. `append_facts` writes a list of rows in
+one Delta commit under its transaction key (`facts_keys`), so a repeat writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.facts.details import (
+    BatchCommitMetadata,
+    EventRecord,
+    FactsCommitMetadata,
+    format_time,
+    parse_time,
+    to_json,
+)
+from mssql_cdc.facts.keys import TxnKey, sink_id, validate_app_id
+from mssql_cdc.facts.metrics import (
+    FoldedMetrics,
+    effective_end,
+    ingestion_lag_seconds,
+    retention_headroom_hours,
+)
+from mssql_cdc.tables import definitions as schemas
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables import writes as table_writes
+from mssql_cdc.tables.migrations import sql_string
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = [
+    "SOURCE_EVENTS",
+    "BatchAggregates",
+    "FactsRow",
+    "append_facts",
+    "batch_commit_metadata",
+    "batch_facts_metadata",
+    "batch_row",
+    "distinct_events",
+    "facts_dataframe",
+    "facts_schema",
+    "family_condition",
+    "last_batch",
+    "source_event_row",
+]
+
+SOURCE_EVENTS = frozenset({"schema_change", "capture_instance_switched", "data_skipped"})
+
+
+@dataclass(frozen=True, slots=True)
+class FactsRow:
+    """One facts row; fields in the order of a newly created facts table."""
+
+    app_id: str
+    generation: int
+    batch_id: int | None = None
+    rows: int | None = None
+    min_lsn: str | None = None
+    max_lsn: str | None = None
+    min_commit_ts: datetime | None = None
+    max_commit_ts: datetime | None = None
+    deletes: int | None = None
+    inserts: int | None = None
+    updates: int | None = None
+    started_at: datetime | None = None
+    duration_ms: int | None = None
+    read_seconds: float | None = None
+    read_mb: float | None = None
+    retention_watermark_ts: datetime | None = None
+    retention_headroom_hours: float | None = None
+    event: str | None = None
+    lost_from_ts: datetime | None = None
+    lost_to_ts: datetime | None = None
+    source_max_commit_ts: datetime | None = None
+    capture_lag_seconds: float | None = None
+    ingestion_lag_seconds: float | None = None
+    end_lsn: str | None = None
+    end_commit_ts: datetime | None = None
+    detail: str | None = None
+    target: str | None = None
+    written_at: datetime | None = None
+
+    def as_tuple(self) -> tuple[Any, ...]:
+        return astuple(self)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchAggregates:
+    """Step 5 of the sink: one job's aggregates over a persisted micro-batch."""
+
+    rows: int
+    min_lsn: str | None
+    max_lsn: str | None
+    min_commit_ts: datetime | None
+    max_commit_ts: datetime | None
+    deletes: int
+    inserts: int
+    updates: int
+
+
+def batch_commit_metadata(
+    aggregates: BatchAggregates, *, app_id: str, generation: int, batch_id: int
+) -> BatchCommitMetadata:
+    """The `userMetadata` of a micro-batch's bronze commit (section 3.3)."""
+    return {
+        "batch_id": batch_id,
+        "app_id": sink_id(app_id, generation),
+        "rows": aggregates.rows,
+        "min_lsn": aggregates.min_lsn,
+        "max_lsn": aggregates.max_lsn,
+        "min_commit_ts": format_time(aggregates.min_commit_ts),
+        "max_commit_ts": format_time(aggregates.max_commit_ts),
+        "inserts": aggregates.inserts,
+        "updates": aggregates.updates,
+        "deletes": aggregates.deletes,
+    }
+
+
+def batch_facts_metadata(*, app_id: str, generation: int, batch_id: int) -> FactsCommitMetadata:
+    """The `userMetadata` of a micro-batch's facts commit (its row and its source events)."""
+    return {"facts": "batch", "app_id": sink_id(app_id, generation), "batch_id": batch_id}
+
+
+def facts_schema() -> StructType:
+    """The facts table's Spark schema in creation order (built without a JVM)."""
+    from pyspark.sql.types import (
+        DoubleType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampNTZType,
+    )
+
+    spark_types = {
+        "STRING": StringType(),
+        "INT": IntegerType(),
+        "BIGINT": LongType(),
+        "DOUBLE": DoubleType(),
+        "TIMESTAMP_NTZ": TimestampNTZType(),
+    }
+    return StructType([StructField(c.name, spark_types[c.type], True) for c in schemas.FACTS])
+
+
+def facts_dataframe(spark: SparkSession, rows: Sequence[FactsRow]) -> DataFrame:
+    """Return the rows as a DataFrame with the facts schema."""
+    return spark.createDataFrame([r.as_tuple() for r in rows], schema=facts_schema())
+
+
+def append_facts(
+    spark: SparkSession,
+    facts_table: tables.TableRef | str,
+    rows: Sequence[FactsRow],
+    *,
+    key: TxnKey | None,
+    user_metadata: FactsCommitMetadata | None = None,
+) -> None:
+    """Append `rows` in one facts commit, under `key` (None: no key, e.g. a full open).
+
+    `user_metadata` marks a micro-batch's commit (`batch_facts_metadata`); no other write
+    carries one, and one that carries it holds no snapshot event.
+
+    The facts table must exist and have been opened for write (migrated); facts change shape
+    only by migration, so a column the table lacks is a ConfigError before anything is written.
+    Nothing is written for an empty list.
+    """
+    if not rows:
+        return
+    ref = tables.table_ref(facts_table, argument="facts_table")
+    present = {name.lower() for name in spark.table(ref.sql).columns}
+    missing = [c.name for c in schemas.FACTS if c.name.lower() not in present]
+    if missing:
+        raise ConfigError(
+            f"{ref}: the facts table lacks the columns {', '.join(missing)}; open it for write "
+            "first (tables.ensure_table(..., 'facts')) so its migrations run"
+        )
+    df = facts_dataframe(spark, rows)
+    if user_metadata is not None and any(r.event not in (None, *SOURCE_EVENTS) for r in rows):
+        raise ConfigError(f"{ref}: a micro-batch's facts commit holds only its row and events")
+    metadata = None if user_metadata is None else dict(user_metadata)
+    if key is None:
+        table_writes.append(df, ref, user_metadata=metadata)
+    else:
+        table_writes.append_idempotent(df, ref, key.app_id, key.version, metadata)
+
+
+def batch_row(
+    *,
+    app_id: str,
+    generation: int,
+    batch_id: int,
+    target: str,
+    aggregates: BatchAggregates,
+    metrics: FoldedMetrics | None,
+    started_at: datetime,
+    duration_ms: int,
+    written_at: datetime,
+) -> FactsRow:
+    """The micro-batch row (`event` NULL); metric columns NULL when `metrics` is None."""
+    folded = metrics or FoldedMetrics()
+    end = effective_end(folded.end_commit_ts, aggregates.max_commit_ts)
+    return FactsRow(
+        app_id=sink_id(app_id, generation),
+        generation=generation,
+        batch_id=batch_id,
+        rows=aggregates.rows,
+        min_lsn=aggregates.min_lsn,
+        max_lsn=aggregates.max_lsn,
+        min_commit_ts=aggregates.min_commit_ts,
+        max_commit_ts=aggregates.max_commit_ts,
+        deletes=aggregates.deletes,
+        inserts=aggregates.inserts,
+        updates=aggregates.updates,
+        started_at=started_at,
+        duration_ms=duration_ms,
+        read_seconds=folded.read_seconds,
+        read_mb=folded.read_mb,
+        retention_watermark_ts=folded.retention_watermark_ts,
+        retention_headroom_hours=retention_headroom_hours(end, folded.retention_watermark_ts),
+        source_max_commit_ts=folded.source_max_commit_ts,
+        capture_lag_seconds=folded.capture_lag_seconds,
+        ingestion_lag_seconds=ingestion_lag_seconds(folded.source_max_commit_ts, end),
+        end_lsn=folded.end_lsn,
+        end_commit_ts=folded.end_commit_ts,
+        detail=to_json({"warnings": list(folded.warnings)}) if folded.warnings else None,
+        target=target,
+        written_at=written_at,
+    )
+
+
+def source_event_row(
+    record: EventRecord,
+    *,
+    app_id: str,
+    generation: int,
+    batch_id: int,
+    target: str,
+    started_at: datetime,
+    written_at: datetime,
+) -> FactsRow:
+    """An event the reader found (`schema_change`, `capture_instance_switched`, `data_skipped`),
+    as a row of the batch that found it.
+
+    Raises:
+        ConfigError: the record's event is not one of those three.
+    """
+    event = record.get("event")
+    if event not in SOURCE_EVENTS:
+        raise ConfigError(
+            f"event record {event!r} is not a source event; expected one of "
+            f"{', '.join(sorted(SOURCE_EVENTS))}"
+        )
+    at = parse_time(record.get("commit_ts"))
+    skipped = event == "data_skipped"
+    return FactsRow(
+        app_id=sink_id(app_id, generation),
+        generation=generation,
+        batch_id=batch_id,
+        rows=0,
+        min_lsn=record["lsn"],
+        max_lsn=record["lsn"],
+        min_commit_ts=at,
+        max_commit_ts=at,
+        started_at=started_at,
+        event=event,
+        lost_from_ts=parse_time(record.get("lost_from_ts")) if skipped else None,
+        lost_to_ts=parse_time(record.get("lost_to_ts")) if skipped else None,
+        end_lsn=record["lsn"],
+        end_commit_ts=at,
+        detail=to_json(record.get("detail") or {}),
+        target=target,
+        written_at=written_at,
+    )
+
+
+def distinct_events(rows: Sequence[FactsRow]) -> list[FactsRow]:
+    """Collapse event rows with the same (`event`, `min_lsn`, `detail`), keeping the first."""
+    seen: set[tuple[str | None, str | None, str | None]] = set()
+    kept: list[FactsRow] = []
+    for row in rows:
+        identity = (row.event, row.min_lsn, row.detail)
+        if identity not in seen:
+            seen.add(identity)
+            kept.append(row)
+    return kept
+
+
+def family_condition(app_id: str) -> str:
+    """A SQL condition selecting the stream family of `app_id`: generation 0 rows of `A` and
+    generation n > 0 rows of `A.g<n>`; exact equalities, no pattern matching."""
+    literal = sql_string(validate_app_id(app_id))
+    return (
+        f"((generation = 0 AND app_id = {literal}) OR "
+        f"(generation > 0 AND app_id = concat({literal}, '.g', CAST(generation AS STRING))))"
+    )
+
+
+def last_batch(
+    spark: SparkSession, facts_table: tables.TableRef | str, sink: str
+) -> tuple[int, str | None] | None:
+    """The newest micro-batch row of a sink id: (`batch_id`, `end_lsn`); None without one or
+    without the table (sink step 1)."""
+    handle = tables.open_for_read(spark, facts_table, "facts")
+    if handle is None:
+        return None
+    rows = (
+        spark.table(handle.ref.sql)
+        .where(f"app_id = {sql_string(sink)} AND event IS NULL AND batch_id IS NOT NULL")
+        .orderBy("batch_id", ascending=False)
+        .select("batch_id", "end_lsn")
+        .limit(1)
+        .collect()
+    )
+    return (int(rows[0]["batch_id"]), rows[0]["end_lsn"]) if rows else None

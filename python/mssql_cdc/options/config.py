@@ -1,0 +1,269 @@
+"""`SourceConfig`: the typed, validated form of the source options (10-source.md section 3).
+
+`SourceConfig.from_options` is the only reader of raw options; everything else takes the config.
+A bad value raises `ConfigError` (a `ValueError`) naming the option and what it accepts; the
+connection string is never printed, logged or shown in a repr.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Literal, TypeVar
+
+from mssql_cdc.core import lsn
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.options.connection_string import PYMSSQL_KEYS, ConnectionString
+from mssql_cdc.options.declared_columns import (
+    DeclaredColumn,
+    SnapshotChunk,
+    parse_chunks,
+    parse_columns,
+    parse_keys,
+)
+from mssql_cdc.options.reader import OptionReader, parse_lsn, shown
+
+__all__ = [
+    "BACKENDS",
+    "KNOWN_OPTIONS",
+    "Backend",
+    "DurationGuard",
+    "IsolationLevel",
+    "SchemaChangePolicy",
+    "SourceConfig",
+    "StartingPosition",
+]
+
+Backend = Literal["mssql-python", "pymssql", "emulator"]
+StartingPosition = Literal["earliest", "latest"]
+SchemaChangePolicy = Literal["classify", "fail"]
+IsolationLevel = Literal["readCommitted", "snapshot"]
+DurationGuard = Literal["warn", "refuse", "off"]
+
+BACKENDS: tuple[Backend, ...] = ("mssql-python", "pymssql", "emulator")
+_POLICIES: tuple[SchemaChangePolicy, ...] = ("classify", "fail")
+_ISOLATION: tuple[IsolationLevel, ...] = ("readCommitted", "snapshot")
+_GUARDS: tuple[DurationGuard, ...] = ("warn", "refuse", "off")
+
+KNOWN_OPTIONS = (
+    "captureInstance",
+    "connectionString",
+    "backend",
+    "emulatorPath",
+    "connectTimeout",
+    "startingLsn",
+    "maxCommitsPerBatch",
+    "numPartitions",
+    "failOnDataLoss",
+    "metricsPath",
+    "includeCommandId",
+    "arrowBatchSize",
+    "columns",
+    "sourceTimeZone",
+    "schemaChangePolicy",
+    "snapshotLsn",
+    "snapshotChunks",
+    "snapshotKeys",
+    "isolationLevel",
+    "lockTimeoutMs",
+    "snapshotDurationGuard",
+)
+"""Every option either format or `to_delta` reads; one dict feeds them all, so none is unknown."""
+
+_MAX_INSTANCE_NAME = 100
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class SourceConfig:
+    """The source options, parsed once. Field names are the options' in snake case."""
+
+    capture_instance: str
+    backend: Backend
+    connection_string: ConnectionString | None  # None only with the emulator backend
+    emulator_path: str | None
+    connect_timeout: int
+    starting_lsn: StartingPosition | lsn.Lsn
+    max_commits_per_batch: int | None  # None: no limit
+    num_partitions: int | None  # None: auto
+    fail_on_data_loss: bool
+    metrics_path: str | None
+    include_command_id: bool
+    arrow_batch_size: int
+    columns: tuple[DeclaredColumn, ...] | None  # None: inferred from the capture instances
+    source_time_zone: str  # "auto", "UTC" or a zone name the backend checks at load
+    schema_change_policy: SchemaChangePolicy
+    snapshot_lsn: lsn.Lsn | None
+    snapshot_chunks: tuple[SnapshotChunk, ...] | None
+    snapshot_keys: tuple[str, ...] | None
+    isolation_level: IsolationLevel
+    lock_timeout_ms: int | None  # None: wait for locks
+    snapshot_duration_guard: DurationGuard
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, object]) -> SourceConfig:
+        """Parse and validate `options` (names ignoring case, values trimmed).
+
+        Unknown names are logged once per process as a WARNING and otherwise ignored.
+
+        Raises:
+            ConfigError: a value is missing or invalid; the message names the option and what
+                it accepts.
+        """
+        opts = OptionReader(options, KNOWN_OPTIONS)
+        backend = opts.choice("backend", BACKENDS, default="mssql-python")
+        return cls(
+            capture_instance=_capture_instance(opts),
+            backend=backend,
+            connection_string=_connection_string(opts, backend),
+            emulator_path=_emulator_path(opts, backend),
+            connect_timeout=_count(opts, "connectTimeout", 30),
+            starting_lsn=_starting_lsn(opts),
+            max_commits_per_batch=opts.count(
+                "maxCommitsPerBatch", default=None, hint="omit it for no limit"
+            ),
+            num_partitions=_num_partitions(opts),
+            fail_on_data_loss=opts.boolean("failOnDataLoss", default=True),
+            metrics_path=opts.local_path("metricsPath"),
+            include_command_id=opts.boolean("includeCommandId", default=True),
+            arrow_batch_size=_count(opts, "arrowBatchSize", 10000),
+            columns=_optional(opts, "columns", parse_columns),
+            source_time_zone=_time_zone(opts),
+            schema_change_policy=opts.choice("schemaChangePolicy", _POLICIES, default="classify"),
+            snapshot_lsn=opts.lsn("snapshotLsn"),
+            snapshot_chunks=_optional(opts, "snapshotChunks", parse_chunks),
+            snapshot_keys=_optional(opts, "snapshotKeys", parse_keys),
+            isolation_level=_isolation(opts),
+            lock_timeout_ms=opts.non_negative("lockTimeoutMs"),
+            snapshot_duration_guard=opts.choice("snapshotDurationGuard", _GUARDS, default="warn"),
+        )
+
+    def partitions(self, default_num_partitions: int | None) -> int:
+        """Most partitions per batch or snapshot: `numPartitions`, or with `auto` Spark's
+        default parallelism (None where unknown, e.g. Spark Connect), else the planner's CPU
+        count, else 1."""
+        if self.num_partitions is not None:
+            return self.num_partitions
+        if default_num_partitions is not None and default_num_partitions > 0:
+            return default_num_partitions
+        return os.cpu_count() or 1
+
+    def __repr__(self) -> str:
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "connection_string" and value is not None:
+                parts.append(f"{f.name}=<hidden>")
+            else:
+                parts.append(f"{f.name}={value!r}")
+        return f"SourceConfig({', '.join(parts)})"
+
+
+def _count(opts: OptionReader, name: str, default: int) -> int:
+    value = opts.count(name, default=default)
+    return default if value is None else value
+
+
+def _capture_instance(opts: OptionReader) -> str:
+    name = opts.required("captureInstance", hint="; name the capture instance to stream")
+    if len(name) > _MAX_INSTANCE_NAME:
+        raise ConfigError(
+            f"option captureInstance is {len(name)} characters long; a capture instance name "
+            f"has at most {_MAX_INSTANCE_NAME}"
+        )
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise ConfigError(
+            f"option captureInstance {name!r} holds a control character; give the name as "
+            "sys.sp_cdc_help_change_data_capture lists it"
+        )
+    return name
+
+
+def _connection_string(opts: OptionReader, backend: Backend) -> ConnectionString | None:
+    text = opts.get("connectionString")
+    if backend == "emulator":
+        return None if not text else ConnectionString.parse(text)
+    if not text:
+        raise ConfigError(
+            f"option connectionString is required with backend '{backend}'; give an "
+            "ODBC-style string such as 'Server=host,1433;Database=db;UID=user;PWD=...', "
+            "or use backend 'emulator'"
+        )
+    parsed = ConnectionString.parse(text)
+    if backend == "pymssql":
+        parsed.check_keys(PYMSSQL_KEYS, backend=backend)
+    return parsed
+
+
+def _emulator_path(opts: OptionReader, backend: Backend) -> str | None:
+    path = opts.local_path("emulatorPath")
+    if backend != "emulator":
+        if path is not None:
+            raise ConfigError(
+                f"option emulatorPath is set but backend is '{backend}'; set "
+                "backend=emulator to read the emulator file, or remove emulatorPath"
+            )
+        return None
+    if path is None:
+        raise ConfigError("option emulatorPath is required with backend 'emulator'")
+    if not os.path.isfile(path):
+        raise ConfigError(
+            f"option emulatorPath: no file at {shown(path)}; give the emulator database file, "
+            "readable by the driver and every executor"
+        )
+    return path
+
+
+def _starting_lsn(opts: OptionReader) -> StartingPosition | lsn.Lsn:
+    value = opts.get("startingLsn")
+    if value is None or value.lower() == "earliest":
+        return "earliest"
+    if value.lower() == "latest":
+        return "latest"
+    try:
+        return parse_lsn(value)
+    except (ValueError, OverflowError):
+        raise ConfigError(
+            "option startingLsn must be earliest, latest or an LSN (optional 0x and 1 to 20 "
+            f"hex digits) (got {shown(value)})"
+        ) from None
+
+
+def _num_partitions(opts: OptionReader) -> int | None:
+    value = opts.get("numPartitions")
+    if value is None or value.lower() == "auto":
+        return None
+    return opts.count("numPartitions", default=None, hint="or auto")
+
+
+def _time_zone(opts: OptionReader) -> str:
+    value = opts.get("sourceTimeZone")
+    if value is None or value.lower() == "auto":
+        return "auto"
+    if value.upper() == "UTC":
+        return "UTC"
+    if not value or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value) or len(value) > 128:
+        raise ConfigError(
+            f"option sourceTimeZone must be auto, UTC or a time zone name (got {shown(value)})"
+        )
+    return value
+
+
+def _isolation(opts: OptionReader) -> IsolationLevel:
+    value = opts.get("isolationLevel")
+    if value is not None and value.lower() in ("readuncommitted", "nolock"):
+        raise ConfigError(
+            f"option isolationLevel must be readCommitted or snapshot (got {shown(value)}); "
+            "snapshots never read uncommitted rows: NOLOCK and READ UNCOMMITTED are never used"
+        )
+    return opts.choice("isolationLevel", _ISOLATION, default="readCommitted")
+
+
+def _optional(opts: OptionReader, name: str, parse: Callable[[str], T]) -> T | None:
+    value = opts.get(name)
+    if value is None:
+        return None
+    if value == "":
+        raise ConfigError(f"option {name} must not be empty; omit it instead")
+    return parse(value)

@@ -1,0 +1,174 @@
+"""The arguments of `to_delta` and `plan_recovery`, checked before any I/O (spec 30 section 5.1).
+
+Every refusal is a `ConfigError` (a `ValueError`) raised before anything is read, written or
+started. The raw source options are kept only to hand them to Spark's reader, with
+`startingLsn` and `metricsPath` replaced by the generation's values.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mssql_cdc.core.checkpoint import check_checkpoint_path, is_uri
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.facts.keys import validate_app_id
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.tables import refs as tables
+
+__all__ = [
+    "OnDataLoss",
+    "SnapshotMode",
+    "ToDeltaArgs",
+    "check_to_delta",
+    "given_option",
+    "reader_options",
+]
+
+OnDataLoss = Literal["fail", "resnapshot"]
+SnapshotMode = Literal["full", "chunked"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToDeltaArgs:
+    """to_delta's arguments after validation; `checkpoint` is absolute unless a URI."""
+
+    target: str
+    app_id: str
+    checkpoint: str
+    facts_table: str | None
+    bootstrap: bool
+    on_data_loss: OnDataLoss
+    interval_days: float
+    mode: SnapshotMode
+    trigger: Mapping[str, Any] | None
+    query_name: str | None
+
+    @property
+    def checkpoint_is_uri(self) -> bool:
+        return is_uri(self.checkpoint)
+
+
+def given_option(options: Mapping[str, object], name: str) -> bool:
+    """Whether the caller set option `name` (ignoring case; a None value is not set)."""
+    return any(k.strip().lower() == name.lower() and v is not None for k, v in options.items())
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        choices = " or ".join(repr(a) for a in allowed)
+        raise ConfigError(f"{name}={value!r}: pass {choices}")
+    return value
+
+
+def _interval(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(
+            f"resnapshot_interval_days={value!r}: pass a finite number of days >= 0 "
+            "(0 re-snapshots now)"
+        )
+    if value < 0:
+        raise ConfigError(
+            f"resnapshot_interval_days={value!r}: pass a finite number of days >= 0 "
+            "(0 re-snapshots now)"
+        )
+    return float(value)
+
+
+def check_to_delta(
+    config: SourceConfig,
+    options: Mapping[str, object],
+    *,
+    target: object,
+    app_id: object,
+    checkpoint: object,
+    facts_table: object,
+    bootstrap: object,
+    on_data_loss: object,
+    interval_days: object,
+    mode: object,
+    trigger: object = None,
+    query_name: object = None,
+) -> ToDeltaArgs:
+    """Validate to_delta's arguments in the order of spec 30 section 5.1.
+
+    Raises:
+        ConfigError: the first defect found, naming the argument and what to pass.
+    """
+    loss = _choice("on_data_loss", on_data_loss, ("fail", "resnapshot"))
+    snapshot = _choice("snapshot", mode, ("full", "chunked"))
+    interval = _interval(interval_days)
+    if not isinstance(bootstrap, bool):
+        raise ConfigError(f"bootstrap={bootstrap!r}: pass True or False")
+    if snapshot == "chunked" and facts_table is None:
+        raise ConfigError(
+            "snapshot='chunked' needs a facts_table: a chunked snapshot's opens, plan and "
+            "chunks are facts rows"
+        )
+    if bootstrap and given_option(options, "startingLsn"):
+        raise ConfigError("bootstrap=True and startingLsn: use one or the other")
+    if loss == "resnapshot" and facts_table is None:
+        raise ConfigError(
+            "on_data_loss='resnapshot' needs a facts_table: without its event rows an emptied "
+            "table's re-snapshot is invisible downstream"
+        )
+    if not isinstance(checkpoint, str | os.PathLike) or not os.fspath(checkpoint):
+        raise ConfigError(f"checkpoint={checkpoint!r}: pass the stream's checkpoint folder")
+    ckpt = os.fspath(checkpoint)
+    if not isinstance(ckpt, str):
+        raise ConfigError(f"checkpoint={checkpoint!r}: pass the folder as a str path")
+    if loss == "resnapshot" or not is_uri(ckpt):
+        ckpt = check_checkpoint_path(ckpt)  # refuses URIs and /dbfs, makes it absolute
+    if loss == "resnapshot" and not config.fail_on_data_loss:
+        raise ConfigError("on_data_loss='resnapshot' needs failOnDataLoss true")
+    if trigger is not None and not isinstance(trigger, Mapping):
+        raise ConfigError(
+            f"trigger={trigger!r}: pass a dict such as {{'availableNow': True}} or "
+            "{'processingTime': '1 minute'}"
+        )
+    if query_name is not None and (not isinstance(query_name, str) or not query_name):
+        raise ConfigError(f"query_name={query_name!r}: pass a non-empty string or None")
+    checked_app_id = validate_app_id(app_id)
+    target_ref = tables.table_ref(target, argument="target")
+    if facts_table is not None:
+        tables.table_ref(facts_table, argument="facts_table")
+    tables.require_distinct(target=target, facts_table=facts_table)
+    return ToDeltaArgs(
+        target=target_ref.text,
+        app_id=checked_app_id,
+        checkpoint=ckpt,
+        facts_table=None if facts_table is None else str(facts_table),
+        bootstrap=bootstrap,
+        on_data_loss="resnapshot" if loss == "resnapshot" else "fail",
+        interval_days=interval,
+        mode="chunked" if snapshot == "chunked" else "full",
+        trigger=trigger,
+        query_name=query_name,
+    )
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def reader_options(
+    options: Mapping[str, object], *, starting_lsn: str | None, metrics_path: str | None
+) -> dict[str, str]:
+    """The options for spark.readStream: the caller's, with the generation's start and
+    metrics folder in place of any startingLsn and metricsPath given."""
+    replaced = {"startinglsn", "metricspath"}
+    out = {k: _text(v) for k, v in options.items() if v is not None and k.lower() not in replaced}
+    if starting_lsn is not None:
+        out["startingLsn"] = starting_lsn
+    elif given_option(options, "startingLsn"):
+        out["startingLsn"] = next(
+            _text(v) for k, v in options.items() if k.lower() == "startinglsn" and v is not None
+        )
+    if metrics_path is not None:
+        out["metricsPath"] = metrics_path
+    return out

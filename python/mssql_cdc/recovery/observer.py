@@ -1,0 +1,93 @@
+"""What the recovery reads of the source: max_lsn, the table's capture instances, commit times.
+
+Every purge test of the recovery reads these afresh (30-snapshots-and-recovery.md section 1,
+"Source observation"), max_lsn first and the instances only when there is a range to test
+(section 5.5). `SourceObserver` is the recovery's own narrow Protocol at the SQL Server seam;
+`open_observer(config)` serves it from the configured backend's Protocol views. LSNs are
+canonical text, commit times UTC text `YYYY-MM-DDTHH:MM:SS.mmm`, None when unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from mssql_cdc.core import lsn
+from mssql_cdc.core.offsets import format_commit_ts
+from mssql_cdc.core.recovery_decision import Instance
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
+from mssql_cdc.sqlserver.instances import resolve_instance, table_instances
+from mssql_cdc.sqlserver.metadata import CaptureInstance
+
+__all__ = ["BackendObserver", "SourceObserver", "open_observer"]
+
+
+class SourceObserver(Protocol):
+    """What the recovery pre-flight needs of the source, read afresh on every call."""
+
+    def max_lsn(self) -> str | None: ...
+    def instances(self) -> tuple[Instance, ...]: ...
+    def commit_ts(self, at: str) -> str | None: ...
+    def row_count(self) -> int | None: ...
+    def close(self) -> None: ...
+
+
+def _established(value: str | None) -> str | None:
+    return None if value is None or value == lsn.ZERO else value
+
+
+class BackendObserver:
+    """SourceObserver over one backend (the emulator file or a T-SQL session)."""
+
+    def __init__(self, backend: Backend, config: SourceConfig) -> None:
+        self._backend = backend
+        self._configured = config.capture_instance
+        self._zone_setting = config.source_time_zone
+        self._zone: str | None = None
+
+    def _resolved(self) -> tuple[CaptureInstance, list[CaptureInstance]]:
+        every = self._backend.catalog.capture_instances()
+        configured = resolve_instance(self._configured, every).instance
+        table = (configured.source_schema, configured.source_table)
+        same = [i for i in every if (i.source_schema, i.source_table) == table]
+        return configured, table_instances(same)
+
+    def max_lsn(self) -> str | None:
+        return self._backend.planner.max_lsn()
+
+    def instances(self) -> tuple[Instance, ...]:
+        found: list[Instance] = []
+        for info in self._resolved()[1]:
+            low = _established(self._backend.planner.min_lsn(info.name))
+            found.append(
+                Instance(
+                    name=info.name,
+                    start_lsn=str(info.start_lsn),
+                    min_lsn=low,
+                    min_commit_ts=self.commit_ts(low) if low else None,
+                )
+            )
+        return tuple(found)
+
+    def commit_ts(self, at: str) -> str | None:
+        if self._zone is None:
+            self._zone = self._backend.catalog.resolve_time_zone(self._zone_setting)
+        moment = self._backend.planner.commit_time(lsn.Lsn(at), self._zone)
+        return format_commit_ts(moment) or None
+
+    def row_count(self) -> int | None:
+        configured = self._resolved()[0]
+        return self._backend.chunks.row_count(configured.source_schema, configured.source_table)
+
+    def close(self) -> None:
+        self._backend.close()
+
+
+def open_observer(config: SourceConfig) -> SourceObserver:
+    """The observer of the configured backend; the caller closes it.
+
+    Raises:
+        ImportError: the driver package is not installed (the message names it).
+        ConfigError: the connection settings are unusable.
+    """
+    return BackendObserver(open_backend(config), config)

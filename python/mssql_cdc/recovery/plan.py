@@ -1,0 +1,172 @@
+"""plan_recovery(): the pre-flight as a dry run, and the headroom forecast (spec 30 section 8).
+
+The plan gathers exactly what `recovery.recover` gathers and calls the same decision, then
+reports it instead of acting: nothing is written, no table row is read, no query starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Literal, TypedDict
+
+from mssql_cdc.core import clock as _clock
+from mssql_cdc.core.offsets import Offset, StreamOffset
+from mssql_cdc.core.recovery_decision import Estimate
+from mssql_cdc.recovery.observer import SourceObserver
+from mssql_cdc.recovery.preflight import (
+    BatchSample,
+    RecoveryReads,
+    RecoveryRequest,
+    decide_now,
+    gather,
+    now_text,
+)
+
+__all__ = [
+    "EstimateDict",
+    "Forecast",
+    "RecoveryPlan",
+    "ReusePlan",
+    "forecast",
+    "plan_recovery",
+]
+
+
+class ReusePlan(TypedDict):
+    kind: Literal["completion", "open", "target"]
+    lsn: str
+    commit_ts: str
+    generation: int
+
+
+class EstimateDict(TypedDict):
+    rows: int | None
+    rows_per_second: float | None
+    seconds: float | None
+    retention_hours: float | None
+    fits: bool | None
+
+
+class Forecast(TypedDict):
+    headroom_hours: float | None
+    trend_hours_per_day: float | None
+    loss_by_trend_at: str | None
+    loss_if_stopped_at: str | None
+    samples: int
+
+
+class RecoveryPlan(TypedDict):
+    """What to_delta(..., on_data_loss="resnapshot") with the same arguments would do now."""
+
+    action: Literal["none", "resnapshot", "blocked"]
+    generation: int
+    next_generation: int
+    start: Offset | None
+    lost_from_ts: str | None
+    lost_to_ts: str | None
+    reuse: ReusePlan | None
+    mode: Literal["full", "chunked"]
+    interval_ok: bool
+    reason: str
+    estimate: EstimateDict | None
+    forecast: Forecast
+
+
+def _utc_text(moment: datetime) -> str:
+    return moment.replace(microsecond=0).isoformat() + "+00:00"
+
+
+def forecast(samples: Sequence[BatchSample], *, now: datetime, days: float = 7.0) -> Forecast:
+    """The headroom trend of the last `days` of micro-batches.
+
+    `headroom_hours` is the newest sample's headroom minus the hours since it was written;
+    the trend is the least-squares slope per day (None with fewer than 3 samples or a span
+    under an hour); `loss_by_trend_at` is where the fitted line reaches 0 when it falls;
+    `loss_if_stopped_at` is the newest sample's time plus its headroom.
+    """
+    now_naive = now.astimezone(UTC).replace(tzinfo=None)
+    since = now_naive - timedelta(days=days)
+    points = sorted(
+        (s.written_at, s.headroom_hours)
+        for s in samples
+        if s.written_at >= since and s.headroom_hours is not None
+    )
+    result: Forecast = {
+        "headroom_hours": None,
+        "trend_hours_per_day": None,
+        "loss_by_trend_at": None,
+        "loss_if_stopped_at": None,
+        "samples": len(points),
+    }
+    if not points:
+        return result
+    newest_at, newest_headroom = points[-1]
+    result["headroom_hours"] = newest_headroom - (now_naive - newest_at).total_seconds() / 3600.0
+    result["loss_if_stopped_at"] = _utc_text(newest_at + timedelta(hours=newest_headroom))
+    span_hours = (newest_at - points[0][0]).total_seconds() / 3600.0
+    if len(points) < 3 or span_hours < 1.0:
+        return result
+    origin = points[0][0]
+    xs = [(at - origin).total_seconds() / 86400.0 for at, _ in points]
+    ys = [h for _, h in points]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
+    result["trend_hours_per_day"] = slope
+    if slope < 0:
+        zero_days = mean_x - mean_y / slope
+        result["loss_by_trend_at"] = _utc_text(origin + timedelta(days=zero_days))
+    return result
+
+
+def _estimate(e: Estimate | None) -> EstimateDict | None:
+    if e is None:
+        return None
+    return {
+        "rows": e.rows,
+        "rows_per_second": e.rows_per_second,
+        "seconds": e.seconds,
+        "retention_hours": e.retention_hours,
+        "fits": e.fits,
+    }
+
+
+def _offset(o: StreamOffset | None) -> Offset | None:
+    return None if o is None else o.to_json()
+
+
+def plan_recovery(
+    request: RecoveryRequest, reads: RecoveryReads, source: SourceObserver
+) -> RecoveryPlan:
+    """The pre-flight's answer without acting on it.
+
+    Raises:
+        ValueError: what to_delta would raise before deciding (state file, offset log,
+            path-sanity guard); refusals are reported as action 'blocked' with their text.
+    """
+    gathered = gather(request, reads, source)
+    decision, estimate = decide_now(request, gathered, reads, source, now=now_text())
+    reuse = decision.reuse
+    reuse_plan: ReusePlan | None = None
+    if reuse.kind != "none" and reuse.offset is not None:
+        reuse_plan = {
+            "kind": reuse.kind,
+            "lsn": reuse.offset.lsn,
+            "commit_ts": reuse.offset.commit_ts or "",
+            "generation": reuse.generation,
+        }
+    return {
+        "action": decision.action,
+        "generation": decision.generation,
+        "next_generation": decision.next_generation,
+        "start": _offset(decision.start),
+        "lost_from_ts": decision.lost_from_ts,
+        "lost_to_ts": decision.lost_to_ts,
+        "reuse": reuse_plan,
+        "mode": decision.mode,
+        "interval_ok": decision.interval_ok,
+        "reason": decision.error_message if decision.action == "blocked" else decision.reason,
+        "estimate": _estimate(estimate),
+        "forecast": forecast(reads.batch_samples(), now=_clock.now()),
+    }

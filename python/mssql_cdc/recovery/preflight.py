@@ -1,0 +1,332 @@
+"""The recovery pre-flight: gather what is observed, let the native decision choose, act on it.
+
+Spec 30 sections 5.4 to 5.9 and 6.2. `gather` reads in the spec's order (state, live paths,
+the checkpoint's last committed offset, the family's snapshot rows, the live sink id's batches,
+the target's newest snapshots, then the source); `decide_now` calls `resolve_start`'s answer
+into `decide`; `recover` raises on `blocked`, returns on `none` and performs the re-snapshot
+step by step, each durable write followed by its failpoint. What it reads and writes beyond the
+state file arrives through two narrow Protocols, so the order of work is tested without Spark.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from mssql_cdc.core import clock as _clock
+from mssql_cdc.core import lsn
+from mssql_cdc.core.checkpoint import (
+    GenerationPaths,
+    GenerationState,
+    has_metadata,
+    last_processed_offset,
+    live_paths,
+    read_state,
+    write_state,
+)
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.recovery_decision import (
+    CompletionRow,
+    DecideInputs,
+    Decision,
+    DurationGuard,
+    Estimate,
+    Mode,
+    Observation,
+    OpenRow,
+    StartInputs,
+    StartResult,
+    conclude,
+    decide,
+    error_from,
+    estimate_snapshot,
+    has_range,
+    resolve_start,
+)
+from mssql_cdc.errors import DataLossError
+from mssql_cdc.facts.family import BatchSample
+from mssql_cdc.recovery.observer import SourceObserver
+from mssql_cdc.testing.failpoints import failpoint
+
+__all__ = [
+    "BatchSample",
+    "FamilyRows",
+    "Gathered",
+    "RecoveryReads",
+    "RecoveryRequest",
+    "RecoveryWrites",
+    "Taken",
+    "decide_now",
+    "gather",
+    "now_text",
+    "observe",
+    "observed_retention_hours",
+    "recover",
+]
+
+log = logging.getLogger("mssql_cdc.recovery.preflight")
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyRows:
+    """The stream family's snapshot rows in the facts table (one query)."""
+
+    opens: tuple[OpenRow, ...] = ()
+    completions: tuple[CompletionRow, ...] = ()
+    full_timings: tuple[tuple[int, int], ...] = ()  # (rows, duration_ms), newest first
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """The snapshot a new generation starts from; rows and times only for one read now."""
+
+    offset: StreamOffset
+    rows: int | None = None
+    started_at: datetime | None = None  # naive UTC
+    duration_ms: int | None = None
+    taken: bool = False
+
+
+class RecoveryReads(Protocol):
+    """What the pre-flight reads of the facts table and the target (no table rows)."""
+
+    def family(self) -> FamilyRows: ...
+    def live_batches(self, sink_id: str) -> bool: ...
+    def newest_whole(self) -> StreamOffset | None: ...
+    def newest_known(self) -> StreamOffset | None: ...
+    def batch_samples(self) -> tuple[BatchSample, ...]: ...
+
+
+class RecoveryWrites(Protocol):
+    """The durable steps of a re-snapshot besides the state file (spec 30 section 5.8)."""
+
+    def take_full(
+        self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> Taken: ...
+    def open_chunked(
+        self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> StreamOffset: ...
+    def write_event(
+        self, generation: int, snapshot: Taken, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryRequest:
+    """The arguments of the to_delta call or plan_recovery() that runs the pre-flight."""
+
+    target: str
+    app_id: str
+    checkpoint: str  # absolute, checked by check_checkpoint_path
+    mode: Mode = "full"
+    bootstrap: bool = False
+    starting_lsn: str | None = None  # an explicit startingLsn; None for earliest or latest
+    interval_days: float = 7.0
+    duration_guard: DurationGuard = "warn"
+    metrics_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """Everything the decision looks at, in the order it was read.
+
+    The target's snapshots are Spark queries that take seconds, so they are read only when
+    the answer can matter: the newest known one when the start may be the bootstrap
+    snapshot (`newest_known`, else None), the newest whole one by `decide_now` after a loss.
+    """
+
+    state: GenerationState
+    paths: GenerationPaths
+    start: StartResult
+    family: FamilyRows
+    newest_known: StreamOffset | None
+    observation: Observation
+
+
+def observed_retention_hours(
+    samples: Sequence[BatchSample], *, now: datetime, days: float = 7.0
+) -> float | None:
+    """The smallest `source_max_commit_ts - retention_watermark_ts` of the last `days`, in
+    hours; None without such a sample (spec 30 section 8)."""
+    since = now.astimezone(UTC).replace(tzinfo=None) - timedelta(days=days)
+    spans = [
+        (s.source_max_commit_ts - s.retention_watermark_ts).total_seconds() / 3600.0
+        for s in samples
+        if s.written_at >= since
+        and s.source_max_commit_ts is not None
+        and s.retention_watermark_ts is not None
+    ]
+    return min(spans) if spans else None
+
+
+def now_text() -> str:
+    """The library clock as the decision takes it: ISO-8601 UTC seconds with +00:00."""
+    return _clock.now().replace(microsecond=0).isoformat()
+
+
+def observe(source: SourceObserver, start: StreamOffset | None) -> Observation:
+    """max_lsn, then the instances only when there is a range after `start` to test."""
+    max_lsn = source.max_lsn()
+    if start is None or not has_range(start, max_lsn):
+        return Observation(max_lsn=max_lsn)
+    return Observation(max_lsn=max_lsn, instances=source.instances())
+
+
+def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserver) -> Gathered:
+    """Read what the decision needs, in the order of spec 30 section 6.2.
+
+    Raises:
+        StateFileError / ConfigError (ValueErrors): an invalid state file or offset log, or
+            the path-sanity guard (facts show batches Spark's checkpoint does not).
+    """
+    state = read_state(request.checkpoint) or GenerationState()
+    paths = live_paths(request.checkpoint, request.app_id, state, metrics_path=request.metrics_path)
+    last = last_processed_offset(paths.checkpoint)
+    committed = last.offset() if last is not None else None
+    metadata = has_metadata(paths.checkpoint)
+    family = reads.family()
+    batches = committed is None and not metadata and reads.live_batches(paths.app_id)
+    # resolve_start takes the newest known snapshot only after recovering, a committed batch
+    # and a generation > 0 (spec 30 section 5.4 step 5).
+    bootstrap_start = (
+        request.bootstrap
+        and state.generation == 0
+        and state.recovering is None
+        and committed is None
+    )
+    newest_known = reads.newest_known() if bootstrap_start else None
+    start = resolve_start(
+        StartInputs(
+            state=state,
+            last_committed=committed,
+            has_metadata=metadata,
+            live_batches_in_facts=batches,
+            bootstrap=request.bootstrap,
+            starting_lsn=request.starting_lsn,
+            newest_known=newest_known,
+            live_checkpoint=paths.checkpoint,
+        )
+    )
+    return Gathered(
+        state=state,
+        paths=paths,
+        start=start,
+        family=family,
+        newest_known=newest_known,
+        observation=observe(source, start.start),
+    )
+
+
+def decide_now(
+    request: RecoveryRequest,
+    gathered: Gathered,
+    reads: RecoveryReads,
+    source: SourceObserver,
+    *,
+    now: str,
+) -> tuple[Decision, Estimate | None]:
+    """The decision, with the duration guard's estimate when a full read would be taken."""
+    inputs = DecideInputs(
+        target=request.target,
+        app_id=request.app_id,
+        state=gathered.state,
+        start=gathered.start.start,
+        mode=request.mode,
+        observation=gathered.observation,
+        now=now,
+        opens=gathered.family.opens,
+        completions=gathered.family.completions,
+        interval_days=request.interval_days,
+        duration_guard=request.duration_guard,
+    )
+    decision = decide(inputs)
+    if decision.low is not None:  # a loss: the target's newest snapshot may be reused
+        inputs = dataclasses.replace(inputs, newest_whole=reads.newest_whole())
+        decision = decide(inputs)
+    if not (decision.take_snapshot and request.duration_guard != "off"):
+        return decision, None
+    # The estimate costs a metadata read and a facts query: only for a full read to be taken.
+    retention = observed_retention_hours(reads.batch_samples(), now=_clock.now())
+    estimate = estimate_snapshot(source.row_count(), gathered.family.full_timings, retention)
+    return decide(dataclasses.replace(inputs, estimate=estimate)), estimate
+
+
+def recover(
+    request: RecoveryRequest,
+    reads: RecoveryReads,
+    writes: RecoveryWrites,
+    source: SourceObserver,
+) -> GenerationState:
+    """Run the pre-flight of to_delta(..., on_data_loss="resnapshot").
+
+    Returns:
+        The live generation's state after it (generation 0 and no fields without a state file).
+    Raises:
+        DataLossError: the anti-loop guard, the duration guard's refusal, or a snapshot purged
+            during its own read (then the state records failed_at).
+        ValueError: the mode lock, an invalid state file or offset log, the path-sanity guard.
+    """
+    gathered = gather(request, reads, source)
+    decision, _ = decide_now(request, gathered, reads, source, now=now_text())
+    if decision.action == "blocked":
+        raise error_from(decision)
+    state = gathered.state
+    if decision.action == "none":
+        if decision.clear_recovering:
+            state = dataclasses.replace(state, recovering=None)
+            write_state(request.checkpoint, state)
+        return state
+    return _resnapshot(request, decision, state, writes, source)
+
+
+def _resnapshot(
+    request: RecoveryRequest,
+    decision: Decision,
+    state: GenerationState,
+    writes: RecoveryWrites,
+    source: SourceObserver,
+) -> GenerationState:
+    g = decision.next_generation
+    log.warning("%s", decision.warning)
+    recovering = dataclasses.replace(state, recovering=decision.start)
+    write_state(request.checkpoint, recovering)  # a crash from here on resumes at this start
+    failpoint("recovery.after_recovering")
+    if decision.take_snapshot:
+        snapshot = writes.take_full(g, decision.lost_from_ts, decision.lost_to_ts)
+    elif decision.open_chunked:
+        snapshot = Taken(writes.open_chunked(g, decision.lost_from_ts, decision.lost_to_ts))
+    else:
+        reused = decision.reuse.offset
+        if reused is None:  # decide() always names the offset of a reuse
+            raise RuntimeError(f"{request.target}: a reuse decision without its snapshot")
+        snapshot = Taken(reused)
+    verdict = conclude(
+        decision,
+        snapshot.offset,
+        observe(source, snapshot.offset),
+        recovering,
+        now_text(),
+        rows=snapshot.rows,
+        duration_ms=snapshot.duration_ms,
+    )
+    if not verdict.ok:
+        write_state(request.checkpoint, verdict.state_to_write)
+        low = decision.low
+        raise DataLossError(
+            verdict.message,
+            low.instance if low else "",
+            decision.lost_from_ts,
+            decision.lost_to_ts,
+            first_lsn=lsn.increment(snapshot.offset.lsn),
+        )
+    if decision.write_event:
+        writes.write_event(g, snapshot, decision.lost_from_ts, decision.lost_to_ts)
+        failpoint("recovery.after_event")
+    write_state(request.checkpoint, verdict.state_to_write)  # the commit point
+    failpoint("recovery.after_state")
+    log.info("%s", verdict.message)
+    return verdict.state_to_write

@@ -1,0 +1,152 @@
+"""The recovery's reads and writes on Spark: the facts family, the target, the snapshot steps.
+
+`SparkRecoveryReads` and `SparkRecoveryWrites` implement the Protocols of
+`mssql_cdc.recovery.preflight` over the facts family queries (`mssql_cdc.facts.family`, the
+one reader of snapshot facts) and the snapshot modules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.facts import family
+from mssql_cdc.facts.family import BatchSample, SnapshotFacts
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.recovery.preflight import FamilyRows, Taken
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SparkRecoveryReads", "SparkRecoveryWrites", "family_rows_of"]
+
+
+def family_rows_of(facts: SnapshotFacts) -> FamilyRows:
+    """What the decision reads of the family's snapshot facts."""
+    return FamilyRows(
+        opens=tuple(o.as_open_row() for o in facts.opens()),
+        completions=tuple(c.as_completion_row() for c in facts.completions()),
+        full_timings=facts.full_timings(),
+    )
+
+
+class SparkRecoveryReads:
+    """RecoveryReads over the facts table and the bronze target.
+
+    `snapshot_facts`, when given, are the family's snapshot rows the caller has just read (for
+    the mode lock); `family()` answers from them instead of reading the table again.
+    """
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        config: SourceConfig,
+        target: str,
+        app_id: str,
+        facts: str,
+        *,
+        snapshot_facts: SnapshotFacts | None = None,
+    ) -> None:
+        self._spark, self._config = spark, config
+        self._target, self._app_id, self._facts = target, app_id, facts
+        self._snapshot_facts = snapshot_facts
+
+    def family(self) -> FamilyRows:
+        if self._snapshot_facts is not None:
+            return family_rows_of(self._snapshot_facts)
+        if not self._facts:  # plan_recovery without a facts table reads an empty family
+            return FamilyRows()
+        return family_rows_of(family.snapshot_facts(self._spark, self._facts, self._app_id))
+
+    def live_batches(self, sink_id: str) -> bool:
+        return bool(self._facts) and family.sink_has_batches(self._spark, self._facts, sink_id)
+
+    def newest_whole(self) -> StreamOffset | None:
+        from mssql_cdc.snapshot import full as snapshot
+
+        return snapshot.newest_whole_snapshot(self._spark, self._config, self._target)
+
+    def newest_known(self) -> StreamOffset | None:
+        from mssql_cdc.snapshot import full as snapshot
+
+        return snapshot.newest_known_snapshot(
+            self._spark,
+            self._config,
+            self._target,
+            app_id=self._app_id,
+            facts_table=self._facts or None,
+        )
+
+    def batch_samples(self) -> tuple[BatchSample, ...]:
+        if not self._facts:
+            return ()
+        return family.batch_samples(self._spark, self._facts, self._app_id)
+
+
+class SparkRecoveryWrites:
+    """RecoveryWrites through the snapshot, chunked and facts modules."""
+
+    def __init__(
+        self, spark: SparkSession, config: SourceConfig, target: str, app_id: str, facts: str
+    ) -> None:
+        self._spark, self._config = spark, config
+        self._target, self._app_id, self._facts = target, app_id, facts
+
+    def take_full(self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None) -> Taken:
+        from mssql_cdc.snapshot import full as snapshot
+
+        result = snapshot.take_full(
+            self._spark,
+            self._config,
+            self._target,
+            kind="resnapshot",
+            generation=generation,
+            new=True,
+            app_id=self._app_id,
+            facts_table=self._facts,
+            lost_from_ts=lost_from_ts,
+            lost_to_ts=lost_to_ts,
+        )
+        return Taken(
+            result.offset, result.rows, result.started_at, result.duration_ms, result.taken
+        )
+
+    def open_chunked(
+        self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> StreamOffset:
+        from mssql_cdc.snapshot import chunked_open as chunked
+
+        return chunked.open_chunked(
+            self._spark,
+            self._config,
+            self._target,
+            kind="resnapshot",
+            generation=generation,
+            app_id=self._app_id,
+            facts_table=self._facts,
+            lost_from_ts=lost_from_ts,
+            lost_to_ts=lost_to_ts,
+        )
+
+    def write_event(
+        self, generation: int, snapshot: Taken, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> None:
+        from mssql_cdc.snapshot import full as snapshots
+
+        snapshots.write_completion(
+            self._spark,
+            self._facts,
+            app_id=self._app_id,
+            generation=generation,
+            kind="resnapshot",
+            target=self._target,
+            snapshot=snapshots.SnapshotResult(
+                offset=snapshot.offset,
+                rows=snapshot.rows,
+                started_at=snapshot.started_at,
+                duration_ms=snapshot.duration_ms,
+                taken=snapshot.taken,
+            ),
+            lost_from_ts=lost_from_ts,
+            lost_to_ts=lost_to_ts,
+        )

@@ -1,0 +1,411 @@
+"""`delta_sink`: the `foreachBatch` writer, target append first, then one facts commit.
+
+The per-batch protocol of 20-sink-and-tables.md section 2.1, in its order. Both writes carry a
+Delta transaction key whose version is the batch id, so a batch Spark replays after a crash at
+any point writes nothing twice; the checks before them catch a checkpoint rewound under the
+same app_id, which the keys would otherwise turn into silently skipped batches.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mssql_cdc.core import clock as _clock
+from mssql_cdc.errors import ConfigError, MssqlCdcError
+from mssql_cdc.facts import rows as facts
+from mssql_cdc.facts.details import EventRecord
+from mssql_cdc.facts.keys import batch_key, facts_key, sink_id, validate_app_id
+from mssql_cdc.facts.metrics import FoldedMetrics, fold_metrics
+from mssql_cdc.facts.rows import BatchAggregates, FactsRow
+from mssql_cdc.options.reader import is_uri
+from mssql_cdc.sink import metrics_dir as sink_files
+from mssql_cdc.sink.bronze import append_batch
+from mssql_cdc.sink.counts import aggregates_from_counts
+from mssql_cdc.sink.state import LastBatch, already_recorded, rewound_error
+from mssql_cdc.sink.warm import StateWarmer
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.testing.failpoints import failpoint
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["DeltaSink", "aggregate", "delta_sink"]
+
+log = logging.getLogger("mssql_cdc.sink.writer")
+
+_REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
+_ADDED = ("_batch_id", "_snapshot")
+
+
+def delta_sink(
+    target: str,
+    app_id: str,
+    facts_table: str | None = None,
+    *,
+    metrics_path: str | os.PathLike[str] | None = None,
+    generation: int = 0,
+    counted_by_reader: bool = False,
+) -> DeltaSink:
+    """Return a `foreachBatch` function that appends each micro-batch to `target` exactly once.
+
+    Args:
+        target: the bronze table, a catalog name or a path (holding `/` or `:`).
+        app_id: names the stream; with `generation` it gives the sink id (`A`, or `A.g<n>`),
+            the Delta transaction id of every batch.
+        facts_table: where each batch leaves its facts row and event rows; None writes none.
+        metrics_path: the exact directory the stream's reader writes its metrics and event
+            files to (local or FUSE; Python's file calls must open it on driver and executors).
+        generation: the checkpoint generation (recovery builds the sink of generation n);
+            a hand-wired sink keeps 0.
+        counted_by_reader: each batch is the `mssql_cdc` source's output unchanged (no filter,
+            no projection), so its aggregates may come from the counts the reader's tasks
+            write to `metrics_path` instead of an aggregate job (decision 0380); `to_delta`
+            sets it. Where a task left no counts, the sink counts the batch itself.
+    Returns:
+        A callable `(df, batch_id) -> None` for `writeStream.foreachBatch`. Building it calls
+        nothing in Spark.
+    Raises:
+        ConfigError (a ValueError): a bad app_id or generation, an empty or non-string table,
+            facts_table equal to target, or a metrics_path that is a URI or not a path.
+    """
+    validate_app_id(app_id)
+    sink = sink_id(app_id, generation)  # checks the generation too
+    target_ref = tables.table_ref(target, argument="target")
+    facts_ref = (
+        None if facts_table is None else tables.table_ref(facts_table, argument="facts_table")
+    )
+    tables.require_distinct(target=target, facts_table=facts_table)
+    return DeltaSink(
+        target=target_ref,
+        app_id=app_id,
+        generation=generation,
+        sink_id=sink,
+        facts_table=facts_ref,
+        metrics_path=_metrics_dir(metrics_path),
+        counted_by_reader=counted_by_reader is True,
+    )
+
+
+def _metrics_dir(value: str | os.PathLike[str] | None) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str | os.PathLike):
+        raise ConfigError(f"metrics_path={value!r}: pass a directory path as a string")
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(f"metrics_path={value!r}: pass a non-empty directory path")
+    if is_uri(text):
+        raise ConfigError(
+            f"metrics_path={text!r} is a URI; pass a local or FUSE path (such as "
+            "/Volumes/<catalog>/<schema>/<volume>/...) that Python's file calls open on the "
+            "driver and every executor"
+        )
+    return Path(text)
+
+
+def _utc_now() -> datetime:
+    return _clock.now().astimezone(UTC).replace(tzinfo=None)
+
+
+def aggregate(df: DataFrame) -> BatchAggregates:
+    """Step 5: rows, LSN and commit-time ranges and operation counts, in one Spark job."""
+    from pyspark.sql import functions as F
+
+    op = F.col("_operation")
+    row = df.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.min("_start_lsn").alias("min_lsn"),
+        F.max("_start_lsn").alias("max_lsn"),
+        F.min("_commit_ts").alias("min_commit_ts"),
+        F.max("_commit_ts").alias("max_commit_ts"),
+        F.count(F.when(op == 1, 1)).alias("deletes"),
+        F.count(F.when(op == 2, 1)).alias("inserts"),
+        F.count(F.when(op == 4, 1)).alias("updates"),
+    ).collect()[0]
+    return BatchAggregates(
+        rows=int(row["rows"]),
+        min_lsn=row["min_lsn"],
+        max_lsn=row["max_lsn"],
+        min_commit_ts=row["min_commit_ts"],
+        max_commit_ts=row["max_commit_ts"],
+        deletes=int(row["deletes"]),
+        inserts=int(row["inserts"]),
+        updates=int(row["updates"]),
+    )
+
+
+class DeltaSink:
+    """The `foreachBatch` function `delta_sink` returns; one object per running query.
+
+    It remembers, across calls, the newest batch id it committed (the rewind check) and
+    whether it opened its tables already (migrations run once).
+    """
+
+    def __init__(
+        self,
+        *,
+        target: tables.TableRef,
+        app_id: str,
+        generation: int,
+        sink_id: str,
+        facts_table: tables.TableRef | None,
+        metrics_path: Path | None,
+        counted_by_reader: bool = False,
+    ) -> None:
+        self.target = target
+        self.app_id = app_id
+        self.generation = generation
+        self.sink_id = sink_id
+        self.facts_table = facts_table
+        self.metrics_path = metrics_path
+        self.counted_by_reader = counted_by_reader
+        self._entered = False
+        self._bronze_exists = False
+        self._last: LastBatch | None = None
+        self._committed_any = False
+        self._warned: set[str] = set()
+        self._warmer: StateWarmer | None = None
+
+    def __repr__(self) -> str:
+        return f"delta_sink({str(self.target)!r}, sink id {self.sink_id!r})"
+
+    def __call__(self, df: DataFrame, batch_id: int) -> None:
+        started_at = _utc_now()
+        if isinstance(batch_id, bool) or not isinstance(batch_id, int) or batch_id < 0:
+            raise ConfigError(f"{self!r}: batch_id={batch_id!r} must be an integer >= 0")
+        _check_columns(df, self.target)
+        spark = df.sparkSession
+        self._enter(spark)
+        self._check_rewind(batch_id)
+        if self.metrics_path is not None:
+            sink_files.clear_dead_attempts(self.metrics_path)
+        cached = _persist(df, self.target)
+        try:
+            self._write(spark, cached, batch_id, started_at)
+        finally:
+            cached.unpersist()
+
+    def _enter(self, spark: SparkSession) -> None:
+        """Step 1, first call only: open the tables (migrating them) and read `last`."""
+        if self._entered:
+            return
+        created = False
+        if self.facts_table is not None:
+            created = tables.ensure_table(spark, self.facts_table, "facts").created
+        self._bronze_exists = tables.open_for_write(spark, self.target, "bronze") is not None
+        self._warmer = StateWarmer(spark)
+        if self._bronze_exists:
+            self._warmer.warm(self.target)
+        if self.facts_table is not None:
+            self._warmer.warm(self.facts_table)
+            # a facts table created just now holds no row to read
+            found = None if created else facts.last_batch(spark, self.facts_table, self.sink_id)
+            self._last = None if found is None else LastBatch(*found)
+        self._entered = True
+
+    def _warm(self, ref: tables.TableRef) -> None:
+        """After a commit to `ref`: compute its next append's Delta state in the background."""
+        if self._warmer is not None:
+            self._warmer.warm(ref)
+
+    def _check_rewind(self, batch_id: int) -> None:
+        """Step 2: a batch older than the newest one recorded means a rewound checkpoint."""
+        if self.facts_table is None or self._last is None:
+            return
+        if batch_id < self._last.batch_id:
+            raise rewound_error(self.sink_id, batch_id, self._last.batch_id, self.facts_table)
+
+    def _write(
+        self, spark: SparkSession, cached: DataFrame, batch_id: int, started_at: datetime
+    ) -> None:
+        from pyspark.sql import functions as F
+
+        agg = self._aggregates(cached)
+        if agg.rows > 0:
+            rows = cached.withColumn("_batch_id", F.lit(batch_id).cast("bigint"))
+            key = batch_key(self.app_id, self.generation, batch_id)
+            metadata = facts.batch_commit_metadata(
+                agg, app_id=self.app_id, generation=self.generation, batch_id=batch_id
+            )
+            append_batch(spark, rows, self.target, key, metadata, exists=self._bronze_exists)
+            self._bronze_exists = True
+            self._warm(self.target)
+        failpoint("sink.after_target_write")
+        scan = sink_files.scan(self.metrics_path) if self.metrics_path is not None else None
+        folded = fold_metrics(scan.metrics) if scan is not None else None
+        if scan is not None and agg.rows > 0 and not scan.metrics:
+            self._warn_once(
+                "no-metrics",
+                f"{self!r}: batch {batch_id} read {agg.rows} rows but {self.metrics_path} holds "
+                "no metrics file; the directory is not shared between the executors and the "
+                "driver, so the metric columns stay NULL. Use a path both reach (a Volume).",
+            )
+        records = self._event_records(scan, folded)
+        if self.facts_table is None:
+            if records:
+                self._warn_once(
+                    "events",
+                    f"{self!r}: the reader recorded {len(records)} event(s) "
+                    f"({', '.join(sorted({r['event'] for r in records}))}); events need a facts "
+                    "table: pass facts_table to keep them",
+                )
+        else:
+            self._commit_facts(spark, batch_id, agg, folded, records, started_at)
+        if scan is not None:
+            sink_files.remove_files(scan.paths)
+
+    def _aggregates(self, cached: DataFrame) -> BatchAggregates:
+        """Step 5. With reader counts: one job without a shuffle reads the batch into the
+        cache (its tasks write their files), and the files' counts are folded; else, or when
+        they do not cover the batch, the aggregate job over the cache."""
+        if not self.counted_by_reader or self.metrics_path is None:
+            return aggregate(cached)
+        cached.write.format("noop").mode("overwrite").save()
+        counted = aggregates_from_counts(
+            sink_files.scan(self.metrics_path).metrics, _partitions(cached)
+        )
+        if counted is None:
+            self._warn_once(
+                "counts",
+                f"{self!r}: the reader's metrics files in {self.metrics_path} do not hold the "
+                "counts of every partition; the sink counts the batches itself",
+            )
+            return aggregate(cached)
+        return counted
+
+    def _event_records(
+        self, scan: sink_files.Scan | None, folded: FoldedMetrics | None
+    ) -> list[EventRecord]:
+        """Step 9's input: event files first, then the tasks' records in the metrics files."""
+        if scan is None or folded is None:
+            return []
+        tasks = sink_files.usable_events(list(folded.events), str(self.metrics_path))
+        return list(scan.events) + tasks
+
+    def _commit_facts(
+        self,
+        spark: SparkSession,
+        batch_id: int,
+        agg: BatchAggregates,
+        folded: FoldedMetrics | None,
+        records: list[EventRecord],
+        started_at: datetime,
+    ) -> None:
+        """Steps 9 to 11: event rows, the replay check, then one facts commit."""
+        assert self.facts_table is not None
+        # written_at is stamped just before the commit; the event query below comes first
+        events = self._event_rows(records, batch_id, started_at, started_at)
+        if events:
+            seen = already_recorded(spark, self.facts_table, self.sink_id, batch_id, events)
+            events = [e for e in events if (e.event, e.min_lsn, e.detail) not in seen]
+        end_lsn = folded.end_lsn if folded is not None else None
+        last = self._last
+        if (
+            not self._committed_any
+            and last is not None
+            and batch_id == last.batch_id
+            and last.end_lsn is not None
+            and end_lsn is not None
+            and last.end_lsn != end_lsn
+        ):
+            raise rewound_error(self.sink_id, batch_id, last.batch_id, self.facts_table)
+        written_at = _utc_now()
+        row = facts.batch_row(
+            app_id=self.app_id,
+            generation=self.generation,
+            batch_id=batch_id,
+            target=self.target.text,
+            aggregates=agg,
+            metrics=folded,
+            started_at=started_at,
+            duration_ms=_millis(written_at - started_at),
+            written_at=written_at,
+        )
+        events = [replace(e, written_at=written_at) for e in events]
+        key = facts_key(self.app_id, self.generation, batch_id)
+        marker = facts.batch_facts_metadata(
+            app_id=self.app_id, generation=self.generation, batch_id=batch_id
+        )
+        facts.append_facts(spark, self.facts_table, [row, *events], key=key, user_metadata=marker)
+        self._warm(self.facts_table)
+        self._committed_any = True
+        if last is None or batch_id > last.batch_id:
+            self._last = LastBatch(batch_id, end_lsn)
+        failpoint("sink.after_facts_write")
+
+    def _event_rows(
+        self,
+        records: list[EventRecord],
+        batch_id: int,
+        started_at: datetime,
+        written_at: datetime,
+    ) -> list[FactsRow]:
+        rows: list[FactsRow] = []
+        for record in records:
+            try:
+                rows.append(
+                    facts.source_event_row(
+                        record,
+                        app_id=self.app_id,
+                        generation=self.generation,
+                        batch_id=batch_id,
+                        target=self.target.text,
+                        started_at=started_at,
+                        written_at=written_at,
+                    )
+                )
+            except ValueError as exc:  # a record with unreadable times; the file is removed
+                log.warning("%r: event record %r skipped: %s", self, record.get("event"), exc)
+        return facts.distinct_events(rows)
+
+    def _warn_once(self, topic: str, message: str) -> None:
+        if topic not in self._warned:
+            self._warned.add(topic)
+            log.warning(message)
+
+
+def _check_columns(df: DataFrame, target: tables.TableRef) -> None:
+    names = {name.lower() for name in df.columns}
+    missing = [name for name in _REQUIRED if name not in names]
+    if missing:
+        raise ConfigError(
+            f"{target}: the micro-batch lacks the stream's column(s) {', '.join(missing)}; "
+            "foreachBatch(delta_sink(...)) expects the output of the mssql_cdc source"
+        )
+    clashing = [name for name in _ADDED if name in names]
+    if clashing:
+        raise ConfigError(
+            f"{target}: the micro-batch already has the column(s) {', '.join(clashing)}, which "
+            "the sink adds; drop or rename them before the sink"
+        )
+
+
+def _persist(df: DataFrame, target: tables.TableRef) -> DataFrame:
+    """Step 4: cache the batch once, so the aggregate job and the append read it once."""
+    from pyspark.storagelevel import StorageLevel
+
+    try:
+        return df.persist(StorageLevel.MEMORY_AND_DISK)
+    except Exception as exc:  # any refusal means the same thing; re-raised with the remedy
+        raise MssqlCdcError(
+            f"{target}: this platform refuses to cache the micro-batch (persist failed: {exc}); "
+            "the sink reads each batch from its cache and cannot run here. Run the stream on "
+            "a cluster that allows caching"
+        ) from exc
+
+
+def _partitions(df: DataFrame) -> int:
+    """The batch's partition count; -1 where the platform hides it (never matches)."""
+    try:
+        return int(df.rdd.getNumPartitions())
+    except Exception:  # noqa: BLE001 - Spark Connect has no RDDs; the sink then counts itself
+        return -1
+
+
+def _millis(delta: timedelta) -> int:
+    return int(delta // timedelta(milliseconds=1))

@@ -1,0 +1,354 @@
+"""`backfill()`: read the newest open chunked snapshot of a stream family in waves, next to the
+running stream, and complete it (spec 30 sections 3.3 to 3.7).
+
+Every write is keyed (`A#snapplan.<S>`, `A#snap.<S>`, `A#snapchunks.<S>`, `A#events`), so a
+call repeated after a crash, or a concurrent one, stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.facts import family
+from mssql_cdc.facts.details import SnapshotPlanDetail, json_key, parse_time
+from mssql_cdc.facts.keys import events_key, snapplan_key, validate_app_id
+from mssql_cdc.facts.rows import append_facts
+from mssql_cdc.facts.snapshot_rows import snapshot_completion_row, snapshot_plan_row
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.snapshot.backfill_wave import Snapshot, facts_of_stored_wave, run_wave
+from mssql_cdc.snapshot.chunk_plan import DEFAULT_CHUNK_ROWS, int_chunks, keyset_chunks
+from mssql_cdc.snapshot.full import check_mode_lock
+from mssql_cdc.snapshot.probe import SourceProbe, open_probe
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.writes import txn_version
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["BackfillState", "BackfillStatus", "backfill"]
+
+log = logging.getLogger(__name__)
+
+BackfillState = Literal["done", "running", "waiting_headroom", "waiting_metrics", "no_snapshot"]
+
+
+class BackfillStatus(TypedDict):
+    snapshot: str | None
+    chunks_done: int
+    chunks_total: int | None
+    done: bool
+    paused: bool
+    state: BackfillState
+    reason: str
+
+
+def _status(
+    state: BackfillState, snapshot: str | None, done: int, total: int | None, reason: str
+) -> BackfillStatus:
+    return {
+        "snapshot": snapshot,
+        "chunks_done": done,
+        "chunks_total": total,
+        "done": state == "done",
+        "paused": state in ("waiting_headroom", "waiting_metrics", "no_snapshot"),
+        "state": state,
+        "reason": reason,
+    }
+
+
+def _count(name: str, value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"{name}={value!r}: pass None or an integer >= 1")
+
+
+def _number(name: str, value: object, *, positive: bool) -> None:
+    if value is None:
+        return
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or (value <= 0 if positive else value < 0):  # type: ignore[operator]
+        bound = "> 0" if positive else ">= 0"
+        raise ConfigError(f"{name}={value!r}: pass None or a number {bound}")
+
+
+def _check_arguments(
+    target: object,
+    app_id: object,
+    facts_table: object,
+    chunk_rows: object,
+    max_waves: object,
+    max_seconds: object,
+    min_headroom_hours: object,
+) -> None:
+    validate_app_id(app_id)
+    tables.table_ref(target, argument="target")
+    tables.table_ref(facts_table, argument="facts_table")
+    tables.require_distinct(target=target, facts_table=facts_table)
+    _count("chunk_rows", chunk_rows)
+    _count("max_waves", max_waves)
+    _number("max_seconds", max_seconds, positive=True)
+    _number("min_headroom_hours", min_headroom_hours, positive=False)
+
+
+def backfill(
+    spark: SparkSession,
+    config: SourceConfig,
+    target: str,
+    *,
+    app_id: str,
+    facts_table: str,
+    chunk_rows: int | None = None,
+    max_waves: int | None = None,
+    max_seconds: float | None = None,
+    min_headroom_hours: float | None = None,
+) -> BackfillStatus:
+    """Read waves of the family's newest open chunked snapshot; complete it after its last chunk.
+
+    Returns:
+        The status: `done`, `running` (call again), `waiting_headroom`, `waiting_metrics`, or
+        `no_snapshot` (no chunked snapshot of this family).
+    Raises:
+        ValueError: a bad argument, the mode lock (a full snapshot of the family is open), the
+            newest chunked snapshot belongs to another target, or a stamp below S.
+    """
+    _check_arguments(
+        target, app_id, facts_table, chunk_rows, max_waves, max_seconds, min_headroom_hours
+    )
+    facts = family.snapshot_facts(spark, facts_table, app_id)
+    check_mode_lock(
+        spark, config, target, mode="chunked", app_id=app_id, facts_table=facts_table, facts=facts
+    )
+    opens = [o for o in facts.opens() if o.mode == "chunked"]
+    if not opens:
+        return _status(
+            "no_snapshot",
+            None,
+            0,
+            None,
+            f"no chunked snapshot is open for app_id {app_id!r} in {facts_table}",
+        )
+    newest = max(opens, key=lambda o: o.s.lsn)
+    if newest.target is not None and newest.target != target:
+        raise ConfigError(
+            f"the newest chunked snapshot of app_id {app_id!r} (at {newest.s.lsn}) belongs to "
+            f"target {newest.target!r}, not {target!r}; call backfill with that target"
+        )
+    snap = Snapshot(newest, app_id, target, facts_table)
+    if family.is_complete(newest, facts.completions()):
+        stored = facts.plan(snap.s)
+        done = len(facts.chunks(snap.s))
+        total = None if stored is None else len(stored.detail["chunks"])
+        return _status("done", snap.s, done, total, f"the snapshot at {snap.s} is complete")
+    probe = open_probe(config)
+    try:
+        plan = _plan(spark, snap, probe, chunk_rows, facts.plan(snap.s))
+        return _waves(
+            spark,
+            config,
+            snap,
+            probe,
+            plan,
+            facts.chunks(snap.s),
+            (max_waves, max_seconds, min_headroom_hours),
+        )
+    finally:
+        probe.close()
+
+
+def _plan(
+    spark: SparkSession,
+    snap: Snapshot,
+    probe: SourceProbe,
+    chunk_rows: int | None,
+    stored: family.PlanFact | None,
+) -> SnapshotPlanDetail:
+    """The stored plan of S (`stored`, as read at the call's start), planning it first when
+    there is none (3.3)."""
+    if stored is None:
+        started = family.now_naive()
+        clock_start = time.monotonic()
+        rows = chunk_rows or DEFAULT_CHUNK_ROWS
+        extent = snap.open.detail.get("plan")
+        keys = list(snap.open.detail.get("keys", []))
+        kind: Literal["int", "keyset"] = "keyset"
+        chunks: list[list[object]]
+        if extent is None:
+            keys, chunks = [], [[None, None]]
+        elif extent["kind"] == "int":
+            kind = "int"
+            key_type = probe.column_types().get(keys[0], "bigint").split("(")[0].lower()
+            chunks = int_chunks(probe, keys[0], extent, rows, key_type)
+        else:
+            chunks = keyset_chunks(probe, keys, extent["max"], rows)
+        detail: SnapshotPlanDetail = {
+            "snapshot": snap.s,
+            "kind": kind,
+            "keys": keys,
+            "chunk_rows": rows,
+            "chunks": chunks,
+        }
+        row = snapshot_plan_row(
+            app_id=snap.app_id,
+            generation=snap.open.generation,
+            target=snap.target,
+            commit_ts=parse_time(snap.open.s.commit_ts),
+            detail=detail,
+            started_at=started,
+            duration_ms=int((time.monotonic() - clock_start) * 1000),
+            written_at=family.now_naive(),
+        )
+        append_facts(spark, snap.facts_table, [row], key=snapplan_key(snap.app_id, snap.s))
+        stored = family.plan_fact(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
+        if stored is None:
+            raise ConfigError(
+                f"{snap.facts_table}: the snapshot_plan row of {snap.s} was not found after "
+                "writing it; check that nothing else deletes facts rows"
+            )
+    elif chunk_rows is not None and chunk_rows != stored.detail["chunk_rows"]:
+        log.warning(
+            "%s: the snapshot at %s is planned with chunk_rows=%d; chunk_rows=%d is ignored",
+            snap.target,
+            snap.s,
+            stored.detail["chunk_rows"],
+            chunk_rows,
+        )
+    return stored.detail
+
+
+def _throttle(
+    spark: SparkSession, snap: Snapshot, minimum: float | None
+) -> tuple[BackfillState, str] | None:
+    if minimum is None:
+        return None
+    newest = family.newest_batch(spark, snap.facts_table, snap.app_id)
+    if newest is None or newest[0] is None or newest[1] is None:
+        return "waiting_metrics", "no facts row with retention_headroom_hours yet"
+    now = family.now_naive()
+    assert now is not None
+    effective = newest[0] - (now - newest[1]).total_seconds() / 3600
+    if effective < minimum:
+        return (
+            "waiting_headroom",
+            f"headroom {effective:.2f} h is below min_headroom_hours={minimum:g}",
+        )
+    return None
+
+
+def _partitions(spark: SparkSession, config: SourceConfig) -> int:
+    try:
+        default = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext; fall back to CPUs
+        default = 0
+    return config.partitions(default or None)
+
+
+def _waves(
+    spark: SparkSession,
+    config: SourceConfig,
+    snap: Snapshot,
+    probe: SourceProbe,
+    plan: SnapshotPlanDetail,
+    read_first: list[family.ChunkFact],
+    limits: tuple[int | None, float | None, float | None],
+) -> BackfillStatus:
+    """Run waves until done or a limit. `read_first`: the chunk rows read at the call's start."""
+    max_waves, max_seconds, min_headroom_hours = limits
+    total = len(plan["chunks"])
+    began = time.monotonic()
+    ran = 0
+    width = _partitions(spark, config)
+    # Bronze's recorded wave is read once: later waves of this call are its own appends (a
+    # concurrent call's wave is found by run_wave, whose append Delta then skips).
+    recorded = txn_version(spark, snap.target, snap.backfill_id)
+    appended = -1 if recorded is None else recorded
+    # Chunk rows follow a wave's append, so with no wave in bronze when its record was read the
+    # rows read at the call's start are still all there are (a wave stored since is found by
+    # its key when this call appends the same wave).
+    known: list[family.ChunkFact] | None = read_first if recorded is None else None
+    while True:
+        if known is None:
+            known = family.chunk_facts(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
+        chunk_facts, known = known, None
+        written = max((c.wave for c in chunk_facts), default=-1)
+        if appended > written:
+            done_before = {c.chunk for c in chunk_facts}
+            facts_of_stored_wave(spark, snap, probe, appended, plan["chunks"], done_before)
+            chunk_facts = family.chunk_facts(
+                spark, snap.facts_table, snap.app_id, snap.s, checked=True
+            )
+        done = {c.chunk for c in chunk_facts}
+        if len(done) >= total:
+            _complete(spark, snap, chunk_facts)
+            return _status(
+                "done", snap.s, len(done), total, f"the snapshot at {snap.s} is complete"
+            )
+        if ran >= 1 and (
+            (max_waves is not None and ran >= max_waves)
+            or (max_seconds is not None and time.monotonic() - began >= max_seconds)
+        ):
+            return _status(
+                "running",
+                snap.s,
+                len(done),
+                total,
+                f"{len(done)} of {total} chunks are in; call backfill() again",
+            )
+        paused = _throttle(spark, snap, min_headroom_hours)
+        if paused is not None:
+            return _status(paused[0], snap.s, len(done), total, paused[1])
+        wave = max(appended, written) + 1
+        pending = [i for i in range(total) if i not in done][:width]
+        chunks = [_bounds(probe, snap, plan, i) for i in pending]
+        run_wave(spark, config, snap, probe, wave, chunks, open_target=ran == 0)
+        appended = wave
+        ran += 1
+
+
+def _bounds(
+    probe: SourceProbe, snap: Snapshot, plan: SnapshotPlanDetail, i: int
+) -> tuple[int, object, object, bool]:
+    lo, hi = plan["chunks"][i]
+    last = i == len(plan["chunks"]) - 1
+    extent = snap.open.detail.get("plan")
+    if last and hi is None and plan["kind"] == "keyset" and extent and extent["kind"] == "keyset":
+        maximum = extent["max"]
+        if maximum is not None:
+            # Keys above MAX were written after S: the stream has them; bound the read there.
+            upto = tuple(maximum) if isinstance(maximum, list) else maximum
+            hi = json_key(probe.first_key_above(plan["keys"], upto))
+    return i, lo, hi, last
+
+
+def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[family.ChunkFact]) -> None:
+    """Write the completion row of 3.5 (stored once under `A#events`, the open's generation)
+    from the `snapshot_chunk` rows of every chunk."""
+    rows = sum(c.rows for c in chunk_facts)
+    highs = [c.high_lsn for c in chunk_facts if c.high_lsn is not None]
+    event: Literal["bootstrap", "resnapshot"] = (
+        "bootstrap" if snap.open.kind == "bootstrap" else "resnapshot"
+    )
+    row = snapshot_completion_row(
+        event,
+        app_id=snap.app_id,
+        generation=snap.open.generation,
+        target=snap.target,
+        snapshot_lsn=snap.s,
+        commit_ts=parse_time(snap.open.s.commit_ts),
+        rows=rows,
+        started_at=snap.open.written_at,
+        duration_ms=None,
+        written_at=family.now_naive(),
+        lost_from_ts=snap.open.lost_from_ts,
+        lost_to_ts=snap.open.lost_to_ts,
+        detail={
+            "snapshot": snap.s,
+            "chunks": len(chunk_facts),
+            "rows": rows,
+            "last_lsn": max(highs) if highs else None,
+        },
+    )
+    append_facts(spark, snap.facts_table, [row], key=events_key(snap.app_id, snap.open.generation))

@@ -1,0 +1,302 @@
+"""One wave of `backfill()` (spec 30 sections 3.4 and 3.7): read the next chunks at a stamp
+L >= S, append them in one keyed bronze commit, then their `snapshot_chunk` rows in one keyed
+facts commit; and the facts of a wave a crash left without them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.facts import family
+from mssql_cdc.facts.details import parse_time
+from mssql_cdc.facts.family import OpenFact
+from mssql_cdc.facts.keys import snapchunks_key, wave_key
+from mssql_cdc.facts.rows import FactsRow, append_facts
+from mssql_cdc.facts.snapshot_rows import snapshot_chunk_row
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.snapshot.probe import SourceProbe, stamp
+from mssql_cdc.snapshot.read import read_chunks
+from mssql_cdc.snapshot.targets import recent_commit
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables import writes as table_writes
+from mssql_cdc.tables.commit_lookup import Commit, find_commits
+from mssql_cdc.testing.failpoints import failpoint
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["ChunkRead", "Snapshot", "facts_of_stored_wave", "run_wave"]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The chunked snapshot `backfill()` works on: its open and the stream family's app_id."""
+
+    open: OpenFact
+    app_id: str
+    target: str
+    facts_table: str
+
+    @property
+    def s(self) -> str:
+        return self.open.s.lsn
+
+    @property
+    def backfill_id(self) -> str:
+        return wave_key(self.app_id, self.s, 0).app_id
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRead:
+    """One chunk as a wave commit's `userMetadata` lists it."""
+
+    chunk: int
+    lo: Any
+    hi: Any
+    last: bool
+    rows: int | None
+    high_lsn: str | None
+    read_seconds: float | None
+    read_mb: float | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "chunk": self.chunk,
+            "lo": self.lo,
+            "hi": self.hi,
+            "last": self.last,
+            "rows": self.rows,
+            "high_lsn": self.high_lsn,
+            "read_seconds": self.read_seconds,
+            "read_mb": self.read_mb,
+        }
+
+
+def _chunk_rows(
+    snap: Snapshot, probe: SourceProbe, wave: int, stamp_lsn: str, chunks: Sequence[ChunkRead]
+) -> list[FactsRow]:
+    written_at = family.now_naive()
+    stamp_ts = parse_time(probe.commit_ts(stamp_lsn))
+    return [
+        snapshot_chunk_row(
+            app_id=snap.app_id,
+            generation=snap.open.generation,
+            target=snap.target,
+            stamp_lsn=stamp_lsn,
+            stamp_commit_ts=stamp_ts,
+            high_lsn=c.high_lsn,
+            high_commit_ts=None if c.high_lsn is None else parse_time(probe.commit_ts(c.high_lsn)),
+            rows=c.rows or 0,
+            read_seconds=c.read_seconds,
+            read_mb=c.read_mb,
+            detail={
+                "snapshot": snap.s,
+                "chunk": c.chunk,
+                "wave": wave,
+                "lo": c.lo,
+                "hi": c.hi,
+                "last": c.last,
+            },
+            started_at=None,
+            written_at=written_at,
+        )
+        for c in chunks
+    ]
+
+
+def _write_chunk_facts(
+    spark: SparkSession,
+    snap: Snapshot,
+    probe: SourceProbe,
+    wave: int,
+    stamp_lsn: str,
+    chunks: Sequence[ChunkRead],
+) -> None:
+    rows = _chunk_rows(snap, probe, wave, stamp_lsn, chunks)
+    append_facts(spark, snap.facts_table, rows, key=snapchunks_key(snap.app_id, snap.s, wave))
+
+
+def _stored_wave(
+    spark: SparkSession, snap: Snapshot, wave: int, attempt: str | None = None
+) -> Commit | None:
+    """The commit that stored wave `wave`. `attempt`: this call's append of it a moment ago,
+    looked for first among the newest commits in the log (a history search costs a job)."""
+
+    def matches(m: Mapping[str, Any]) -> bool:
+        return m.get("backfill") == snap.backfill_id and m.get("wave") == wave
+
+    if attempt is not None:
+        mine = recent_commit(spark, snap.target, matches)
+        # The wave's key lets one commit of it in: found in the log, this append was it.
+        if mine is not None and mine.metadata.get("attempt") == attempt:
+            return mine
+    commits = find_commits(spark, snap.target, matches, needle=snap.backfill_id)
+    return commits[-1] if commits else None  # the stored one is the first that committed
+
+
+def _reads(metadata: Mapping[str, Any]) -> list[ChunkRead]:
+    return [
+        ChunkRead(
+            chunk=int(c["chunk"]),
+            lo=c.get("lo"),
+            hi=c.get("hi"),
+            last=bool(c.get("last", False)),
+            rows=None if c.get("rows") is None else int(c["rows"]),
+            high_lsn=c.get("high_lsn"),
+            read_seconds=c.get("read_seconds"),
+            read_mb=c.get("read_mb"),
+        )
+        for c in metadata.get("chunks", [])
+    ]
+
+
+def facts_of_stored_wave(
+    spark: SparkSession,
+    snap: Snapshot,
+    probe: SourceProbe,
+    wave: int,
+    plan: Sequence[Sequence[Any]],
+    done: set[int],
+) -> None:
+    """Write the `snapshot_chunk` rows of wave `wave`, appended without them (3.7): from its
+    commit, or after log cleanup from bronze's op-0 rows of chunks without a row."""
+    from pyspark.sql import functions as F
+
+    commit = _stored_wave(spark, snap, wave)
+    if commit is not None:
+        stamp_lsn = str(commit.metadata["lsn"])
+        _write_chunk_facts(spark, snap, probe, wave, stamp_lsn, _reads(commit.metadata))
+        return
+    bronze = spark.table(tables.table_ref(snap.target).sql)
+    counted = (
+        bronze.where((F.col("_operation") == 0) & (F.col("_snapshot") == snap.s))
+        .where(F.col("_chunk").isNotNull() & ~F.col("_chunk").isin(sorted(done) or [-1]))
+        .groupBy("_chunk", "_start_lsn")
+        .count()
+        .collect()
+    )
+    by_stamp: dict[str, list[ChunkRead]] = {}
+    for r in counted:
+        i = int(r["_chunk"])
+        lo, hi = plan[i]
+        read = ChunkRead(i, lo, hi, i == len(plan) - 1, int(r["count"]), None, None, None)
+        by_stamp.setdefault(r["_start_lsn"], []).append(read)
+    rows: list[FactsRow] = []
+    for stamp_lsn, reads in sorted(by_stamp.items()):
+        rows.extend(_chunk_rows(snap, probe, wave, stamp_lsn, reads))
+    # One commit under the wave's key, so a repeat of this repair writes nothing.
+    append_facts(spark, snap.facts_table, rows, key=snapchunks_key(snap.app_id, snap.s, wave))
+
+
+def _metrics_dir(config: SourceConfig, snap: Snapshot) -> tuple[str, bool]:
+    if config.metrics_path is not None:
+        path = os.path.join(config.metrics_path, snap.open.app_id, "_backfill")
+        os.makedirs(path, exist_ok=True)
+        return path, False
+    return tempfile.mkdtemp(prefix="mssql_cdc_backfill_"), True
+
+
+def _chunk_metrics(directory: str, chunk: int) -> dict[str, Any] | None:
+    path = os.path.join(directory, f"chunk-{chunk}.json")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            value = json.load(handle)
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def run_wave(
+    spark: SparkSession,
+    config: SourceConfig,
+    snap: Snapshot,
+    probe: SourceProbe,
+    wave: int,
+    chunks: Sequence[tuple[int, Any, Any, bool]],
+    *,
+    open_target: bool = True,
+) -> None:
+    """Read `chunks` (`(chunk, lo, hi, last)`) at a new stamp, append, write their rows.
+
+    `open_target` False: this call already opened bronze for write in an earlier wave.
+
+    Raises:
+        ValueError: the stamp is below S (C2: a secondary behind the primary).
+    """
+    from pyspark import StorageLevel
+
+    at: StreamOffset = stamp(probe)
+    if at.lsn < snap.s:
+        raise ConfigError(
+            f"{snap.target}: the source's max_lsn {at.lsn} is below the snapshot's S {snap.s}; "
+            "a chunk stamped below S could miss changes. Read from the primary, not a "
+            "secondary that is behind it"
+        )
+    directory, temporary = _metrics_dir(config, snap)
+    try:
+        started = time.monotonic()
+        frame = read_chunks(
+            spark,
+            config,
+            at.lsn,
+            snap.s,
+            [(i, lo, hi) for i, lo, hi, _ in chunks],
+            metrics_path=directory,
+        ).persist(StorageLevel.MEMORY_AND_DISK)
+        counts = {
+            int(r["_chunk"]): int(r["count"]) for r in frame.groupBy("_chunk").count().collect()
+        }
+        after = probe.observe().max_lsn
+        seconds = time.monotonic() - started
+        reads = []
+        for i, lo, hi, last in chunks:
+            m = _chunk_metrics(directory, i)
+            reads.append(
+                ChunkRead(
+                    chunk=i,
+                    lo=lo,
+                    hi=hi,
+                    last=last,
+                    rows=counts.get(i, 0),
+                    high_lsn=(m or {}).get("high_lsn") or after,
+                    read_seconds=None if m is None else float(m.get("seconds", seconds)),
+                    read_mb=None if m is None else float(m.get("bytes", 0)) / 1e6,
+                )
+            )
+        attempt = str(uuid.uuid4())
+        metadata = {
+            "backfill": snap.backfill_id,
+            "wave": wave,
+            "lsn": at.lsn,
+            "attempt": attempt,
+            "chunks": [r.as_json() for r in reads],
+        }
+        if open_target:
+            tables.ensure_table(spark, snap.target, "bronze", source_schema=frame.schema)
+        key = wave_key(snap.app_id, snap.s, wave)
+        table_writes.append_idempotent(
+            frame, snap.target, key.app_id, key.version, metadata, merge_schema=True
+        )
+        failpoint("backfill.after_wave_append")
+        stored = _stored_wave(spark, snap, wave, attempt)
+        if stored is not None and stored.metadata.get("attempt") != attempt:
+            # Another attempt stored wave `wave` first: its facts describe what bronze holds.
+            _write_chunk_facts(
+                spark, snap, probe, wave, str(stored.metadata["lsn"]), _reads(stored.metadata)
+            )
+        else:
+            _write_chunk_facts(spark, snap, probe, wave, at.lsn, reads)
+        frame.unpersist()
+    finally:
+        if temporary:
+            shutil.rmtree(directory, ignore_errors=True)

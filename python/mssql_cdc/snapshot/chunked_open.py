@@ -1,0 +1,120 @@
+"""Opening a chunked snapshot at S (spec 30 section 3.2): nothing of the table is read but the
+key's extent; the stream starts at S at once and `backfill()` reads the chunks later.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from mssql_cdc.core import clock as _clock
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.recovery_decision import lost
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.facts import family
+from mssql_cdc.facts.details import SnapshotOpenDetail, format_time, parse_time
+from mssql_cdc.facts.keys import snapshots_key, validate_app_id
+from mssql_cdc.facts.rows import append_facts
+from mssql_cdc.facts.snapshot_rows import snapshot_open_row
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.snapshot.chunk_plan import key_extent
+from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.testing.failpoints import failpoint
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["open_chunked"]
+
+
+def open_chunked(
+    spark: SparkSession,
+    config: SourceConfig,
+    target: str,
+    *,
+    kind: Literal["bootstrap", "resnapshot"],
+    generation: int,
+    app_id: str,
+    facts_table: str,
+    lost_from_ts: str | None = None,
+    lost_to_ts: str | None = None,
+) -> StreamOffset:
+    """Open a chunked snapshot for `generation` and return its S (the stored one, when an
+    earlier attempt or a concurrent run stored an open of that generation first).
+
+    Raises:
+        ValueError: a bad argument, no stamp yet, or a full open of this generation that is
+            still being read (neither complete nor purged).
+    """
+    validate_app_id(app_id)
+    tables.table_ref(target, argument="target")
+    tables.table_ref(facts_table, argument="facts_table")
+    tables.require_distinct(target=target, facts_table=facts_table)
+    if kind == "bootstrap" and generation != 0:
+        raise ConfigError(
+            f"a bootstrap snapshot opens generation 0, not {generation}; a snapshot after a "
+            "loss has kind 'resnapshot'"
+        )
+    probe = open_probe(config)
+    try:
+        started = _clock.now()
+        s = stamp(probe)
+        keys, extent = key_extent(probe)
+        detail: SnapshotOpenDetail = {
+            "mode": "chunked",
+            "kind": kind,
+            "generation": generation,
+            "lost_from_ts": format_time(parse_time(lost_from_ts)),
+            "lost_to_ts": format_time(parse_time(lost_to_ts)),
+            "keys": keys,
+            "plan": extent,
+        }
+        row = snapshot_open_row(
+            app_id=app_id,
+            target=target,
+            lsn=s.lsn,
+            commit_ts=parse_time(s.commit_ts),
+            detail=detail,
+            started_at=parse_time(started),
+            written_at=family.now_naive(),
+        )
+        tables.ensure_table(spark, facts_table, "facts")
+        append_facts(spark, facts_table, [row], key=snapshots_key(app_id, generation))
+        stored = _stored_open(spark, facts_table, app_id, generation, target, probe)
+        failpoint("chunked.after_open")
+        return stored
+    finally:
+        probe.close()
+
+
+def _stored_open(
+    spark: SparkSession,
+    facts_table: str,
+    app_id: str,
+    generation: int,
+    target: str,
+    probe: SourceProbe,
+) -> StreamOffset:
+    """Step 4: the stored chunked open of the generation, then the race re-check (the facts
+    table was opened for write just before)."""
+    facts = family.snapshot_facts(spark, facts_table, app_id, checked=True)
+    opens = [o for o in facts.opens() if o.generation == generation]
+    chunked = [o for o in opens if o.mode == "chunked"]
+    if not chunked:
+        raise ConfigError(
+            f"{facts_table}: the chunked snapshot_open row of generation {generation} was not "
+            "found after writing it; check that nothing else deletes facts rows"
+        )
+    mine = chunked[0]
+    completions = facts.completions()
+    full = [o for o in opens if o.mode == "full" and not family.is_complete(o, completions)]
+    if full:
+        observation = probe.observe()
+        for other in full:
+            if lost(other.s.lsn, observation) is None:
+                raise ConfigError(
+                    f"{target}: another run opened a full snapshot of generation {generation} "
+                    f"at {other.s.lsn} first and may still be reading it; rerun with "
+                    "snapshot='full', or wait until CDC cleanup passes it"
+                )
+    return mine.s

@@ -1,0 +1,318 @@
+"""Full snapshots at a recorded LSN (spec 30 section 2), the newest snapshots of a target, the
+bootstrap/resnapshot completion row, and the mode lock (section 4).
+
+A full snapshot is stamped before anything of the table is read, appended in exactly one Delta
+commit without a transaction key, and found again by that commit's `userMetadata`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from mssql_cdc.core import clock as _clock
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.recovery_decision import Mode, Observation, lock_violation
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.facts import family
+from mssql_cdc.facts.details import SnapshotOpenDetail, format_time, parse_time
+from mssql_cdc.facts.keys import events_key, validate_app_id
+from mssql_cdc.facts.rows import append_facts
+from mssql_cdc.facts.snapshot_rows import snapshot_completion_row, snapshot_open_row
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.snapshot.open_race import FactsSeen, chunked_opens, facts_seen
+from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
+from mssql_cdc.snapshot.read import read_whole
+from mssql_cdc.snapshot.targets import newest_known, newest_whole, whole_snapshot_rows
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables import writes as table_writes
+from mssql_cdc.testing.failpoints import failpoint
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "SnapshotResult",
+    "check_mode_lock",
+    "newest_known_snapshot",
+    "newest_whole_snapshot",
+    "take_full",
+    "write_completion",
+]
+
+Kind = Literal["bootstrap", "resnapshot", "manual"]
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotResult:
+    """What a full snapshot did, or what was found instead of taking one."""
+
+    offset: StreamOffset  # {lsn: L, commit_ts}
+    rows: int | None  # rows appended; 0 for an empty table; None when found and history lost it
+    started_at: datetime | None  # aware UTC; None when found rather than taken
+    duration_ms: int | None
+    taken: bool  # False when an existing snapshot was returned
+    # The facts table this run opened for write (created or migrated), so the completion row
+    # can be appended without opening it again; None when the run did not open one.
+    facts_opened: str | None = None
+
+
+def _naive(moment: datetime | None) -> datetime | None:
+    return parse_time(moment)
+
+
+def _json_time(text: str | None) -> str | None:
+    return format_time(parse_time(text))
+
+
+def snapshot_metadata(capture_instance: str, at: StreamOffset) -> dict[str, str]:
+    """The `userMetadata` of a full snapshot's commit (20-sink section 3.3)."""
+    return {"snapshot": capture_instance, "lsn": at.lsn, "commit_ts": at.commit_ts or ""}
+
+
+def _check_pair(app_id: str | None, facts_table: str | None) -> None:
+    if (app_id is None) != (facts_table is None):
+        given, missing = (
+            ("app_id", "facts_table") if app_id is not None else ("facts_table", "app_id")
+        )
+        raise ConfigError(
+            f"{given} was given without {missing}; pass both (to check the snapshot mode lock) "
+            "or neither"
+        )
+
+
+def take_full(
+    spark: SparkSession,
+    config: SourceConfig,
+    target: str,
+    *,
+    kind: Kind,
+    generation: int,
+    new: bool,
+    app_id: str | None,
+    facts_table: str | None,
+    lost_from_ts: str | None = None,
+    lost_to_ts: str | None = None,
+) -> SnapshotResult:
+    """Take a full snapshot of the source into `target`, or return the newest known one.
+
+    Unless `new`, an existing snapshot is returned without reading or writing anything. With
+    `kind` bootstrap or resnapshot and a facts table, a `snapshot_open` row is written before
+    the read. With `kind` manual (`snapshot()`), `app_id` and `facts_table` only serve the mode
+    lock, checked first; no facts row is written.
+
+    Raises:
+        ValueError: one of app_id/facts_table without the other (manual), the mode lock, a
+            chunked open of this generation written by another run first, or no stamp yet.
+    """
+    ref = tables.table_ref(target, argument="target")
+    if facts_table is not None:
+        tables.require_distinct(target=target, facts_table=facts_table)
+    if kind == "manual":
+        _check_pair(app_id, facts_table)
+        if app_id is not None and facts_table is not None:
+            check_mode_lock(
+                spark, config, target, mode="full", app_id=app_id, facts_table=facts_table
+            )
+    probe = open_probe(config)
+    try:
+        seen = FactsSeen.nothing()  # the race re-check then reads the facts log from its start
+        if not new:
+            if app_id is not None and facts_table is not None:
+                seen = facts_seen(spark, facts_table, app_id)
+            known = newest_known(
+                spark,
+                probe,
+                config,
+                target,
+                app_id=app_id,
+                facts_table=facts_table,
+                facts=None if app_id is None or facts_table is None else seen.facts,
+            )
+            if known is not None:
+                return SnapshotResult(known.offset, known.rows, None, None, taken=False)
+        started = _clock.now()
+        clock_start = time.monotonic()
+        at = stamp(probe)
+        capture_instance = probe.resolved().capture_instance
+        opened: str | None = None
+        if kind != "manual" and app_id is not None and facts_table is not None:
+            opened = facts_table
+            _open_full(
+                spark,
+                target,
+                facts_table,
+                app_id,
+                kind,
+                generation,
+                at,
+                started,
+                lost_from_ts,
+                lost_to_ts,
+                seen,
+            )
+        frame = read_whole(spark, config, at.lsn)
+        # A count from the source's metadata spares the Spark job of isEmpty(); only a count of
+        # none is confirmed by the read itself (decision 0456).
+        empty = not (probe.row_count() or 0) and frame.isEmpty()
+        failpoint("snapshot.before_append")
+        rows: int | None = 0
+        if not empty:
+            tables.ensure_table(spark, ref, "bronze", source_schema=frame.schema)
+            table_writes.append(
+                frame, ref, user_metadata=snapshot_metadata(capture_instance, at), merge_schema=True
+            )
+            failpoint("snapshot.after_append")
+            rows = whole_snapshot_rows(spark, target, at.lsn, just_written=True)
+        duration_ms = int((time.monotonic() - clock_start) * 1000)
+        return SnapshotResult(at, rows, started, duration_ms, taken=True, facts_opened=opened)
+    finally:
+        probe.close()
+
+
+def _open_full(
+    spark: SparkSession,
+    target: str,
+    facts_table: str,
+    app_id: str,
+    kind: Literal["bootstrap", "resnapshot"],
+    generation: int,
+    at: StreamOffset,
+    started: datetime,
+    lost_from_ts: str | None,
+    lost_to_ts: str | None,
+    seen: FactsSeen,
+) -> None:
+    """Step 3: one open row per attempt, then the race re-check of section 4 (from `seen`, the
+    family's facts read before, while the facts log shows no commit that can have changed its
+    chunked opens)."""
+    detail: SnapshotOpenDetail = {
+        "mode": "full",
+        "kind": kind,
+        "generation": generation,
+        "lost_from_ts": _json_time(lost_from_ts),
+        "lost_to_ts": _json_time(lost_to_ts),
+    }
+    row = snapshot_open_row(
+        app_id=validate_app_id(app_id),
+        target=target,
+        lsn=at.lsn,
+        commit_ts=parse_time(at.commit_ts),
+        detail=detail,
+        started_at=_naive(started),
+        written_at=family.now_naive(),
+    )
+    tables.ensure_table(spark, facts_table, "facts")
+    append_facts(spark, facts_table, [row], key=None)
+    for other in chunked_opens(spark, facts_table, app_id, seen):
+        if other.generation == generation:
+            raise ConfigError(
+                f"{target}: another run opened a chunked snapshot of generation {generation} "
+                f"at {other.s.lsn} first; rerun with snapshot='chunked' and call backfill()"
+            )
+
+
+def newest_whole_snapshot(
+    spark: SparkSession, config: SourceConfig, target: str
+) -> StreamOffset | None:
+    """The newest whole (full) snapshot in `target`, or None (also when there is no target)."""
+    probe = open_probe(config)
+    try:
+        return newest_whole(spark, probe, config, target)
+    finally:
+        probe.close()
+
+
+def newest_known_snapshot(
+    spark: SparkSession,
+    config: SourceConfig,
+    target: str,
+    *,
+    app_id: str | None,
+    facts_table: str | None,
+) -> StreamOffset | None:
+    """The newest snapshot known for `target`: whole snapshots, chunk rows and, with a facts
+    table and app_id, the family's completions and chunked opens; None when there is none."""
+    probe = open_probe(config)
+    try:
+        known = newest_known(spark, probe, config, target, app_id=app_id, facts_table=facts_table)
+        return None if known is None else known.offset
+    finally:
+        probe.close()
+
+
+def write_completion(
+    spark: SparkSession,
+    facts_table: str,
+    *,
+    app_id: str,
+    generation: int,
+    kind: Literal["bootstrap", "resnapshot"],
+    target: str,
+    snapshot: SnapshotResult,
+    lost_from_ts: str | None = None,
+    lost_to_ts: str | None = None,
+) -> None:
+    """Offer the `bootstrap`/`resnapshot` row of a full snapshot (txnAppId `<app_id>#events`,
+    txnVersion `generation`): stored once however often it is offered."""
+    row = snapshot_completion_row(
+        kind,
+        app_id=validate_app_id(app_id),
+        generation=generation,
+        target=target,
+        snapshot_lsn=snapshot.offset.lsn,
+        commit_ts=parse_time(snapshot.offset.commit_ts),
+        rows=snapshot.rows,
+        started_at=_naive(snapshot.started_at),
+        duration_ms=snapshot.duration_ms,
+        written_at=family.now_naive(),
+        lost_from_ts=parse_time(lost_from_ts),
+        lost_to_ts=parse_time(lost_to_ts),
+    )
+    if snapshot.facts_opened != facts_table:
+        tables.ensure_table(spark, facts_table, "facts")
+    append_facts(spark, facts_table, [row], key=events_key(app_id, generation))
+
+
+def check_mode_lock(
+    spark: SparkSession,
+    config: SourceConfig,
+    target: str,
+    *,
+    mode: Mode,
+    app_id: str,
+    facts_table: str,
+    facts: family.SnapshotFacts | None = None,
+) -> None:
+    """Refuse a run of `mode` while the family has an open snapshot of the other mode.
+
+    The source is queried (for `lost(S)`) only when an incomplete full open exists. `facts`,
+    when given, are the family's snapshot facts the caller has just read.
+
+    Raises:
+        ValueError: the spec's text naming the newest blocking open.
+    """
+    validate_app_id(app_id)
+    if facts is None:
+        facts = family.snapshot_facts(spark, facts_table, app_id)
+    opens, completions = facts.opens(), facts.completions()
+    pending_full = any(o.mode == "full" and not family.is_complete(o, completions) for o in opens)
+    observation = Observation(max_lsn=None)
+    if mode == "chunked" and pending_full:
+        probe: SourceProbe = open_probe(config)
+        try:
+            observation = probe.observe()
+        finally:
+            probe.close()
+    message = lock_violation(
+        mode,
+        [o.as_open_row() for o in opens],
+        [c.as_completion_row() for c in completions],
+        observation,
+        target=target,
+        app_id=app_id,
+    )
+    if message is not None:
+        raise ConfigError(message)

@@ -1,0 +1,248 @@
+"""What snapshots ask the source on the driver: the stamp, the loss observation, commit times
+and the key planning of chunked snapshots (spec 30 sections 1 and 3.2-3.3).
+
+`open_probe(config)` picks the backend: the emulator file, or a T-SQL session through the
+`sqlserver` Protocols. Every call reads the source afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+from zoneinfo import ZoneInfo
+
+from mssql_cdc.core import lsn
+from mssql_cdc.core.offsets import StreamOffset, format_commit_ts, initial_lsn
+from mssql_cdc.core.recovery_decision import Instance, Observation
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options.declared_columns import KeyBound
+
+__all__ = ["Resolved", "SourceProbe", "open_probe", "stamp"]
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The capture instance the stream reads and its table."""
+
+    capture_instance: str
+    source_schema: str
+    source_table: str
+    start_lsn: lsn.Lsn | None
+    index_columns: tuple[str, ...]
+
+    @property
+    def table(self) -> str:
+        return f"{self.source_schema}.{self.source_table}"
+
+
+class SourceProbe(Protocol):
+    """The driver-side questions of snapshots and `backfill()`, over one backend."""
+
+    def resolved(self) -> Resolved: ...
+    def observe(self) -> Observation: ...
+    def commit_ts(self, at: str) -> str | None: ...
+    def column_types(self) -> dict[str, str]: ...
+    def int_extent(self, key: str) -> tuple[int, int] | None: ...
+    def row_count(self) -> int | None: ...
+    def buckets(self, key: str, n: int, lo: int, hi: int) -> Sequence[tuple[int, int, int]]: ...
+    def keyset_max(self, keys: Sequence[str]) -> KeyBound: ...
+    def keyset_bounds(self, keys: Sequence[str], every: int, upto: KeyBound) -> list[KeyBound]: ...
+    def first_key_above(self, keys: Sequence[str], bound: KeyBound) -> KeyBound: ...
+    def close(self) -> None: ...
+
+
+def stamp(probe: SourceProbe) -> StreamOffset:
+    """The stamp rule: `max_lsn`, or just below a just-enabled instance's start LSN.
+
+    Raises:
+        ValueError: neither is known yet (retry once the capture job has run).
+    """
+    resolved = probe.resolved()
+    observation = probe.observe()
+    at = initial_lsn(
+        "latest",
+        capture_instance=resolved.capture_instance,
+        max_lsn=None if observation.max_lsn is None else lsn.Lsn(observation.max_lsn),
+        oldest_min_lsn=None,
+        oldest_start_lsn=None,
+        start_lsn=resolved.start_lsn,
+    )
+    return StreamOffset(at, probe.commit_ts(at))
+
+
+def _bound(value: object) -> KeyBound:
+    if isinstance(value, list | tuple):
+        return tuple(value)
+    return value  # type: ignore[return-value]
+
+
+def _null_first(key: KeyBound) -> tuple[Any, ...]:
+    parts = key if isinstance(key, tuple) else (key,)
+    return tuple((p is not None, p) for p in parts)
+
+
+class _EmulatorProbe:
+    def __init__(self, config: SourceConfig) -> None:
+        from mssql_cdc.emulator import EmulatorReader
+
+        assert config.emulator_path is not None  # config guarantees it with the emulator backend
+        self._reader = EmulatorReader(config.emulator_path)
+        self._configured = config.capture_instance
+        self._keys = config.snapshot_keys
+        self._resolved: Resolved | None = None
+        zone = self._reader.server_time_zone()
+        self._zone = None if zone.upper() == "UTC" else ZoneInfo(zone)
+
+    def resolved(self) -> Resolved:
+        if self._resolved is None:
+            found = self._reader.resolve_instance(self._configured)
+            schema, _, table = str(found["table"]).rpartition(".")
+            start = found.get("start_lsn")
+            self._resolved = Resolved(
+                capture_instance=str(found["name"]),
+                source_schema=schema or "dbo",
+                source_table=table,
+                start_lsn=None if start is None else lsn.Lsn(str(start)),
+                index_columns=tuple(self._keys or found.get("index_columns") or ()),
+            )
+        return self._resolved
+
+    def observe(self) -> Observation:
+        table = self.resolved().table
+        with self._reader.snapshot():
+            instances = []
+            for found in self._reader.capture_instances(table):
+                name = str(found["name"])
+                low = self._reader.min_lsn(name)
+                low_ts = self.commit_ts(lsn.Lsn(low)) if low and low != lsn.ZERO else None
+                instances.append(Instance(name, str(found["start_lsn"]), low, low_ts))
+            return Observation(self._reader.max_lsn(), tuple(instances))
+
+    def commit_ts(self, at: str) -> str | None:
+        local = self._reader.lsn_to_time(at)
+        if local is None:
+            return None
+        if self._zone is not None:
+            local = local.replace(tzinfo=self._zone).astimezone(UTC).replace(tzinfo=None)
+        return format_commit_ts(local) or None
+
+    def column_types(self) -> dict[str, str]:
+        info = self._reader.table_info(self.resolved().table)
+        return {str(c["name"]): str(c["sql_type"]).lower() for c in info["columns"]}
+
+    def int_extent(self, key: str) -> tuple[int, int] | None:
+        extent = self._reader.key_extent(self.resolved().table, key_columns=[key])
+        return None if extent is None else (int(extent["min"]), int(extent["max"]))
+
+    def row_count(self) -> int | None:
+        return int(self._reader.table_info(self.resolved().table)["row_count"])
+
+    def buckets(self, key: str, n: int, lo: int, hi: int) -> Sequence[tuple[int, int, int]]:
+        return self._reader.key_buckets(self.resolved().table, n, lo, hi, key_columns=[key])
+
+    def keyset_max(self, keys: Sequence[str]) -> KeyBound:
+        extent = self._reader.key_extent(self.resolved().table, key_columns=list(keys))
+        return None if extent is None else _bound(extent["max"])
+
+    def keyset_bounds(self, keys: Sequence[str], every: int, upto: KeyBound) -> list[KeyBound]:
+        tiles = self._reader.key_tiles(
+            self.resolved().table, rows_per_tile=every, key_columns=list(keys)
+        )
+        return [_bound(t) for t in tiles if _null_first(_bound(t)) <= _null_first(upto)]
+
+    def first_key_above(self, keys: Sequence[str], bound: KeyBound) -> KeyBound:
+        found = self._reader.next_key(self.resolved().table, bound, key_columns=list(keys))
+        return None if found is None else _bound(found)
+
+    def close(self) -> None:
+        """Nothing to close: each emulator read is its own transaction."""
+
+
+class _TsqlProbe:
+    def __init__(self, config: SourceConfig) -> None:
+        from mssql_cdc.sqlserver import (
+            TsqlCaptureCatalog,
+            TsqlSnapshotReader,
+            TsqlStreamPlanner,
+            connect,
+        )
+        from mssql_cdc.sqlserver.instances import resolve_instance
+
+        session = connect(config)
+        self._planner = TsqlStreamPlanner(session)
+        self._catalog = TsqlCaptureCatalog(session)
+        self._chunks = TsqlSnapshotReader(
+            session, isolation=config.isolation_level, lock_timeout_ms=config.lock_timeout_ms
+        )
+        found = resolve_instance(
+            config.capture_instance, self._catalog.capture_instances()
+        ).instance
+        self._resolved = Resolved(
+            found.name,
+            found.source_schema,
+            found.source_table,
+            found.start_lsn,
+            tuple(config.snapshot_keys or found.index_columns),
+        )
+        self._zone = self._catalog.resolve_time_zone(config.source_time_zone)
+
+    def resolved(self) -> Resolved:
+        return self._resolved
+
+    def observe(self) -> Observation:
+        r = self._resolved
+        instances = []
+        for found in self._catalog.capture_instances(r.source_schema, r.source_table):
+            if found.start_lsn is None:
+                continue
+            low = self._planner.min_lsn(found.name)
+            low_ts = self.commit_ts(low) if low and low != lsn.ZERO else None
+            instances.append(Instance(found.name, found.start_lsn, low, low_ts))
+        return Observation(self._planner.max_lsn(), tuple(instances))
+
+    def commit_ts(self, at: str) -> str | None:
+        moment: datetime | None = self._planner.commit_time(lsn.Lsn(at), self._zone)
+        return format_commit_ts(moment) or None
+
+    def column_types(self) -> dict[str, str]:
+        r = self._resolved
+        return {
+            c.name: c.sql_type for c in self._chunks.table_columns(r.source_schema, r.source_table)
+        }
+
+    def int_extent(self, key: str) -> tuple[int, int] | None:
+        r = self._resolved
+        return self._chunks.key_extent(r.source_schema, r.source_table, key)
+
+    def row_count(self) -> int | None:
+        return self._chunks.row_count(self._resolved.source_schema, self._resolved.source_table)
+
+    def buckets(self, key: str, n: int, lo: int, hi: int) -> Sequence[tuple[int, int, int]]:
+        r = self._resolved
+        return self._chunks.key_buckets(r.source_schema, r.source_table, key, n, lo, hi)
+
+    def keyset_max(self, keys: Sequence[str]) -> KeyBound:
+        r = self._resolved
+        return self._chunks.key_max(r.source_schema, r.source_table, keys)
+
+    def keyset_bounds(self, keys: Sequence[str], every: int, upto: KeyBound) -> list[KeyBound]:
+        r = self._resolved
+        return self._chunks.keyset_bounds(r.source_schema, r.source_table, keys, every, upto)
+
+    def first_key_above(self, keys: Sequence[str], bound: KeyBound) -> KeyBound:
+        r = self._resolved
+        return self._chunks.key_at(
+            r.source_schema, r.source_table, keys, bound, inclusive=False, position=0
+        )
+
+    def close(self) -> None:
+        self._planner.close()
+
+
+def open_probe(config: SourceConfig) -> SourceProbe:
+    """The probe of the configured backend; the caller closes it."""
+    if config.backend == "emulator":
+        return _EmulatorProbe(config)
+    return _TsqlProbe(config)

@@ -1,0 +1,120 @@
+"""The two Spark data sources, `mssql_cdc` (streaming) and `mssql_cdc_snapshot` (batch).
+
+`register(spark)` registers both (10-source.md 2.1). Options are parsed once into a
+`SourceConfig` in each DataSource's constructor; `schema()` resolves the table on the driver,
+with retries of transient errors (section 11). `connect`, the driver's connection factory, is
+an attribute a test may replace (in a subclass) to inject faults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
+
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.source.table_schema import declared_columns, read_columns, resolve_table, spark_ddl
+from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
+from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
+
+__all__ = ["CdcDataSource", "CdcSnapshotDataSource", "Connect", "register"]
+
+Connect = Callable[[SourceConfig], Backend]
+
+_NEEDED = ("ReadMaxRows", "ReadAllAvailable", "SupportsTriggerAvailableNow")
+
+
+def _infer_schema(config: SourceConfig, *, chunk: bool, connect: Connect) -> str:
+    def work(backend: Backend) -> str:
+        backend.catalog.resolve_time_zone(config.source_time_zone)  # a bad zone fails at load
+        table = resolve_table(backend.catalog, config.capture_instance)
+        columns = declared_columns(backend.catalog, config, table)
+        return spark_ddl(columns, include_command_id=config.include_command_id, chunk=chunk)
+
+    slot = Reconnecting(lambda: connect(config), lambda b: b.close())
+    try:
+        return call_with_retries("schema()", slot, work)
+    finally:
+        slot.drop()
+
+
+class CdcDataSource(DataSource):
+    """`spark.readStream.format("mssql_cdc")`: every committed change of one table."""
+
+    default_num_partitions: ClassVar[int | None] = None
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        self.config = SourceConfig.from_options(options)
+        self.connect: Connect = open_backend
+
+    @classmethod
+    def name(cls) -> str:
+        return "mssql_cdc"
+
+    def schema(self) -> str:
+        return _infer_schema(self.config, chunk=False, connect=self.connect)
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        from mssql_cdc.source.planner import CdcStreamReader
+
+        n = self.config.partitions(type(self).default_num_partitions)
+        return CdcStreamReader(self.config, read_columns(schema), n, connect=self.connect)
+
+
+class CdcSnapshotDataSource(DataSource):
+    """`spark.read.format("mssql_cdc_snapshot")`: the table's rows stamped with one LSN."""
+
+    default_num_partitions: ClassVar[int | None] = None
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        self.config = SourceConfig.from_options(options)
+        self.connect: Connect = open_backend
+
+    @classmethod
+    def name(cls) -> str:
+        return "mssql_cdc_snapshot"
+
+    def schema(self) -> str:
+        chunk = self.config.snapshot_chunks is not None
+        return _infer_schema(self.config, chunk=chunk, connect=self.connect)
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        from mssql_cdc.source.snapshot_format import CdcSnapshotReader
+
+        n = self.config.partitions(type(self).default_num_partitions)
+        return CdcSnapshotReader(self.config, read_columns(schema), n)
+
+
+def register(spark: Any) -> None:
+    """Register the formats `mssql_cdc` and `mssql_cdc_snapshot` with `spark`.
+
+    Stores Spark's default parallelism (None where unavailable, e.g. Spark Connect) for
+    `numPartitions=auto`, since planning processes have no SparkSession.
+
+    Raises:
+        ImportError: the installed PySpark lacks Spark 4.2's admission-control API.
+    """
+    import pyspark
+    from pyspark.sql.streaming import datasource as streaming
+
+    missing = [name for name in _NEEDED if not hasattr(streaming, name)]
+    if missing:
+        raise ImportError(
+            f"mssql_cdc needs PySpark 4.2 or newer (pyspark.sql.streaming.datasource with "
+            f"{', '.join(_NEEDED)}); the installed PySpark {pyspark.__version__} lacks "
+            f"{', '.join(missing)}: pip install 'pyspark==4.2.0'"
+        )
+    try:
+        parallelism: int | None = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext; auto falls back
+        parallelism = None
+    for source in (CdcDataSource, CdcSnapshotDataSource):
+        source.default_num_partitions = parallelism
+        # Spark pickles the registered class into its planning workers; a subclass made here
+        # is pickled by value, so the class attribute travels with it.
+        spark.dataSource.register(
+            type(source.__name__, (source,), {"default_num_partitions": parallelism})
+        )

@@ -1,0 +1,214 @@
+"""The driver's stateful planner of `mssql_cdc`: offsets, admission control and partitions.
+
+10-source.md sections 4, 5, 7.1, 7.4, 8 and 11. It is the only stateful object of a query: one
+backend connection (dropped and reopened on transient errors through `sqlserver.retry`), the
+resolved table, the AvailableNow end and the last `max_lsn`. Pickling drops all of it: Spark
+ships the reader to executors only to call `read()`, which opens its own backend.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from mssql_cdc.core import lsn
+from mssql_cdc.core.offsets import LsnRange, Offset, StreamOffset, format_commit_ts, initial_lsn
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.source.batch_plan import plan_batch
+from mssql_cdc.source.loss_guards import skip_end
+from mssql_cdc.source.range_reader import read_range
+from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
+from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
+from mssql_cdc.sqlserver.instances import serving_instance
+from mssql_cdc.sqlserver.metadata import ReadColumn
+from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["CdcStreamReader", "SparkLsnRange"]
+
+_log = logging.getLogger("mssql_cdc.source.formats")
+
+
+def _plain(offset: Offset) -> dict[str, str]:
+    """The offset as Spark takes it: a plain dict, keys in the contract's order."""
+    return {"lsn": offset["lsn"], "commit_ts": offset["commit_ts"]}
+
+
+class SparkLsnRange(LsnRange, InputPartition):
+    """An `LsnRange` Spark can carry as an input partition (decision 0201)."""
+
+    @classmethod
+    def of(cls, part: LsnRange) -> SparkLsnRange:
+        return cls(**{name: getattr(part, name) for name in LsnRange.__dataclass_fields__})
+
+
+class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """The `mssql_cdc` stream reader: plans on the driver, reads on executors."""
+
+    def __init__(
+        self,
+        config: SourceConfig,
+        columns: Sequence[ReadColumn],
+        num_partitions: int,
+        *,
+        connect: Callable[[SourceConfig], Backend] = open_backend,
+    ) -> None:
+        self._config = config
+        self._columns = tuple(columns)
+        self._num_partitions = num_partitions
+        self._connect = connect  # the driver's connection factory; executors use their own
+        self._slot: Reconnecting[Backend] | None = None
+        self._table: ResolvedTable | None = None
+        self._time_zone: str | None = None
+        self._available_now_end: lsn.Lsn | None = None
+        self._last_max: lsn.Lsn | None = None
+        self._times: dict[str, str] = {}  # commit times of LSNs this run already looked up
+        self._warned_limit = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "_config": self._config,
+            "_columns": self._columns,
+            "_num_partitions": self._num_partitions,
+            "_connect": self._connect,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["_config"],
+            state["_columns"],
+            state["_num_partitions"],
+            connect=state["_connect"],
+        )
+
+    def _backend_slot(self) -> Reconnecting[Backend]:
+        if self._slot is None:
+            self._slot = Reconnecting(lambda: self._connect(self._config), lambda b: b.close())
+        return self._slot
+
+    def _resolved(self, backend: Backend, *, refresh: bool = False) -> ResolvedTable:
+        if self._table is None or refresh:
+            self._table = resolve_table(
+                backend.catalog, self._config.capture_instance, remembered=self._table
+            )
+        return self._table
+
+    def _zone(self, backend: Backend) -> str:
+        if self._time_zone is None:
+            self._time_zone = backend.catalog.resolve_time_zone(self._config.source_time_zone)
+        return self._time_zone
+
+    def _commit_ts(self, backend: Backend, at: lsn.Lsn) -> str | None:
+        if at not in self._times:
+            moment = backend.planner.commit_time(at, self._zone(backend))
+            self._times[at] = format_commit_ts(moment)
+        return self._times[at] or None
+
+    def initialOffset(self) -> dict[str, str]:
+        def work(backend: Backend) -> dict[str, str]:
+            table = self._resolved(backend)
+            oldest = table.instances[0]
+            chosen = initial_lsn(
+                self._config.starting_lsn,
+                capture_instance=table.instance.name,
+                max_lsn=backend.planner.max_lsn(),
+                oldest_min_lsn=backend.planner.min_lsn(oldest.name),
+                oldest_start_lsn=oldest.start_lsn,
+                start_lsn=table.instance.start_lsn,
+            )
+            return _plain(StreamOffset(chosen, self._commit_ts(backend, chosen)).to_json())
+
+        return call_with_retries("initialOffset", self._backend_slot(), work)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        n = self._config.max_commits_per_batch
+        return ReadAllAvailable() if n is None else ReadMaxRows(n)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        def work(backend: Backend) -> lsn.Lsn:
+            return backend.planner.max_lsn() or lsn.ZERO
+
+        self._available_now_end = call_with_retries(
+            "prepareForTriggerAvailableNow", self._backend_slot(), work
+        )
+
+    def latestOffset(self, start: dict[str, str], limit: ReadLimit) -> dict[str, str]:
+        begin = StreamOffset.from_json(start)
+        offset = call_with_retries(
+            "latestOffset", self._backend_slot(), lambda b: self._latest(b, begin, limit)
+        )
+        return _plain(offset)
+
+    def _latest(self, backend: Backend, start: StreamOffset, limit: ReadLimit) -> Offset:
+        newest = backend.planner.max_lsn() or lsn.ZERO
+        self._last_max = newest
+        if newest <= start.lsn:
+            return start.to_json()  # an idle poll: one query
+        target = newest
+        if self._available_now_end is not None:
+            target = min(target, self._available_now_end)
+        if target <= start.lsn:
+            return start.to_json()
+        end = target
+        if isinstance(limit, ReadMaxRows):
+            nth = backend.planner.nth_commit_after(start.lsn, limit.max_rows)
+            end = target if nth is None or nth > target else nth
+        elif not isinstance(limit, ReadAllAvailable) and not self._warned_limit:
+            self._warned_limit = True
+            _log.warning("read limit %r is not supported; reading all available", limit)
+        if not self._config.fail_on_data_loss:
+            table = self._resolved(backend, refresh=True)
+            serving = serving_instance(table.instances, lsn.increment(start.lsn))
+            end = skip_end(start.lsn, end, target, backend.planner.min_lsn(serving.name))
+        return StreamOffset(end, self._commit_ts(backend, end)).to_json()
+
+    def reportLatestOffset(self) -> dict[str, str] | None:
+        if self._last_max is None:
+            return None
+        return {"lsn": self._last_max, "commit_ts": self._times.get(self._last_max, "")}
+
+    def partitions(self, start: dict[str, str], end: dict[str, str]) -> Sequence[InputPartition]:
+        begin, finish = StreamOffset.from_json(start), StreamOffset.from_json(end)
+        if finish.lsn <= begin.lsn:
+            return []  # no range, no guard, no query, no file
+
+        def work(backend: Backend) -> list[LsnRange]:
+            if self._time_zone is not None and self._time_zone[:1] in ("+", "-"):
+                self._time_zone = None  # a server offset without a zone is re-read per batch
+            table = self._resolved(backend, refresh=True)
+            return plan_batch(
+                backend,
+                self._config,
+                table,
+                self._columns,
+                begin,
+                finish,
+                time_zone=self._zone(backend),
+                num_partitions=self._num_partitions,
+            )
+
+        ranges = call_with_retries("partitions", self._backend_slot(), work)
+        return [SparkLsnRange.of(r) for r in ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, LsnRange):
+            raise TypeError(f"mssql_cdc reads LsnRange partitions, not {type(partition)}")
+        return read_range(self._config, self._columns, partition)
+
+    def commit(self, end: dict[str, str]) -> None:
+        """Nothing to do: Spark calls it one batch late, and the source keeps no state."""
+
+    def stop(self) -> None:
+        if self._slot is not None:
+            self._slot.drop()

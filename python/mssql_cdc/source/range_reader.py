@@ -1,0 +1,194 @@
+"""Reading one LSN range on an executor (10-source.md 6.1, 7.2, 7.4, 9.2).
+
+Stateless: the task opens its own backend from the pickled config, yields the range's Arrow
+batches, runs the executor guard once the rows are read, writes the range's metrics file and
+closes the backend in `finally`, on error too. Never retried here: Spark reruns the task, which
+rewrites the same metrics file.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from mssql_cdc.core import lsn
+from mssql_cdc.core.metrics_files import (
+    EventRecord,
+    RangeMetrics,
+    range_file_name,
+    write_json_atomic,
+)
+from mssql_cdc.core.offsets import LsnRange, format_commit_ts
+from mssql_cdc.core.range_counts import RangeCounter
+from mssql_cdc.errors import EmulatorError
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.source.loss_guards import (
+    ERROR_BELOW_MIN_LSN,
+    ERROR_OBJECT_VANISHED,
+    data_skipped_event,
+    executor_guard,
+    is_established,
+    task_loss_error,
+    task_skip_warning,
+)
+from mssql_cdc.sqlserver.backend_choice import open_backend
+from mssql_cdc.sqlserver.metadata import ReadColumn
+from mssql_cdc.sqlserver.protocols import ChangeRangeReader
+from mssql_cdc.sqlserver.tsql.drivers import error_number
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["read_range"]
+
+_log = logging.getLogger("mssql_cdc.source.formats")
+_RANGE_ERRORS = (ERROR_OBJECT_VANISHED, ERROR_BELOW_MIN_LSN)  # the executor guard decides
+
+
+def _number(exc: BaseException) -> int | None:
+    if isinstance(exc, EmulatorError):
+        return exc.number
+    return error_number(exc)
+
+
+def read_range(
+    config: SourceConfig, columns: Sequence[ReadColumn], part: LsnRange
+) -> Iterator[pa.RecordBatch]:
+    """Yield the change rows of `part` cast to the declared schema, then guard and record.
+
+    Raises:
+        DataLossError: with failOnDataLoss=true, CDC cleanup ran during the read, the instance
+            vanished, or the server refused the range as purged (`possible` is True).
+    """
+    backend = open_backend(config)
+    try:
+        yield from _read(config, columns, part, backend.changes)
+    finally:
+        backend.close()
+
+
+def _read(
+    config: SourceConfig, columns: Sequence[ReadColumn], part: LsnRange, reader: ChangeRangeReader
+) -> Iterator[pa.RecordBatch]:
+    started = time.perf_counter()
+    stats = reader.session_stats()
+    rows = size = 0
+    counter: RangeCounter | None = RangeCounter() if config.metrics_path is not None else None
+    failure: int | None = None
+    try:
+        for batch in reader.read_changes(
+            part.capture_instance,
+            lsn.Lsn(part.from_lsn),
+            lsn.Lsn(part.to_lsn),
+            columns=columns,
+            include_command_id=config.include_command_id,
+            time_zone=part.time_zone,
+            batch_rows=config.arrow_batch_size,
+            null_columns=part.null_columns,
+        ):
+            rows += batch.num_rows
+            size += batch.nbytes
+            counter = _count(counter, batch)
+            yield batch
+    except Exception as exc:  # re-raised unless the server refused a purged or vanished range
+        failure = _number(exc)
+        if failure not in _RANGE_ERRORS:
+            raise
+    seconds = time.perf_counter() - started
+    ci = part.capture_instance
+    min_after = reader.min_lsn(ci)
+    reason = executor_guard(lsn.Lsn(part.from_lsn), min_after, failure)
+    warnings: list[str] = []
+    events: list[EventRecord] = []
+    if reason is not None:
+        min_ts = (
+            format_commit_ts(reader.commit_time(min_after, part.time_zone))
+            if min_after is not None and is_established(min_after)
+            else ""
+        ) or None
+        if config.fail_on_data_loss:
+            raise task_loss_error(
+                ci,
+                lsn.Lsn(part.from_lsn),
+                lsn.Lsn(part.to_lsn),
+                min_after,
+                reason,
+                min_commit_ts=min_ts,
+                lost_from_ts=part.start_ts,
+            )
+        text = task_skip_warning(ci, part.from_lsn, part.to_lsn, min_after, reason)
+        _log.warning("%s", text)
+        warnings.append(text)
+        _, record = data_skipped_event(
+            ci,
+            part.from_lsn,
+            min_after or lsn.ZERO,
+            min_commit_ts=min_ts,
+            lost_from_ts=part.start_ts,
+            batch_start_lsn=part.batch_start_lsn,
+            batch_end_lsn=part.batch_end_lsn,
+            reason=reason,
+        )
+        events.append(record)
+    if config.metrics_path is None:
+        return
+    metrics: RangeMetrics = {
+        "kind": "range",
+        "capture_instance": ci,
+        "from_lsn": part.from_lsn,
+        "to_lsn": part.to_lsn,
+        "last": part.last,
+        "batch_start_lsn": part.batch_start_lsn,
+        "batch_end_lsn": part.batch_end_lsn,
+        "rows": rows,
+        "bytes": size,
+        "seconds": round(seconds, 6),
+        "to_commit_ts": format_commit_ts(reader.commit_time(lsn.Lsn(part.to_lsn), part.time_zone))
+        or None,
+        "rtt_ms": stats.rtt_ms,
+        "network_wait_ms": stats.network_wait_ms,
+        "retention_watermark_ts": None,
+        "source_max_lsn": None,
+        "source_max_commit_ts": None,
+        "capture_lag_seconds": None,
+        "warnings": warnings,
+        "events": events,
+    }
+    if counter is not None and failure is None:
+        metrics["counts"] = counter.result()
+    if part.last:
+        _last_range_metrics(metrics, reader, ci, part.time_zone)
+    write_json_atomic(config.metrics_path, range_file_name(part.from_lsn, part.to_lsn), metrics)
+
+
+def _count(counter: RangeCounter | None, batch: pa.RecordBatch) -> RangeCounter | None:
+    """Count `batch`; a batch that cannot be counted drops the range's counts, not the read."""
+    if counter is None:
+        return None
+    try:
+        counter.add(batch)
+    except (KeyError, TypeError, ValueError) as exc:
+        _log.warning("the range's counts are not recorded (%s); the sink counts the batch", exc)
+        return None
+    return counter
+
+
+def _last_range_metrics(
+    metrics: RangeMetrics, reader: ChangeRangeReader, ci: str, time_zone: str
+) -> None:
+    """Source max, its commit time, capture lag and the retention watermark (last range only)."""
+    max_lsn = reader.max_lsn()
+    max_time = None if max_lsn is None else reader.commit_time(max_lsn, time_zone)
+    now = datetime.now(UTC).replace(tzinfo=None)
+    watermark = reader.min_lsn(ci)
+    if watermark is not None and is_established(watermark):
+        metrics["retention_watermark_ts"] = (
+            format_commit_ts(reader.commit_time(watermark, time_zone)) or None
+        )
+    metrics["source_max_lsn"] = max_lsn
+    metrics["source_max_commit_ts"] = format_commit_ts(max_time) or None
+    if max_time is not None:
+        metrics["capture_lag_seconds"] = round((now - max_time).total_seconds(), 3)

@@ -1,0 +1,214 @@
+"""The batch reader of `mssql_cdc_snapshot` (10-source.md section 10).
+
+`partitions()` records the stamp L on the driver before any row is read (`snapshotLsn` when
+given, else the `latest` rule), then cuts the table by key into partitions or deals the
+`snapshotChunks` round-robin. `read()` reads each key range on an executor and adds the stream's
+metadata columns: `_start_lsn = L`, `_operation = 0`, `_commit_ts` = L's commit time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from mssql_cdc.core.metrics_files import chunk_file_name, write_json_atomic
+from mssql_cdc.core.offsets import format_commit_ts, initial_lsn
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
+from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
+from mssql_cdc.sqlserver.metadata import ReadColumn
+from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["CdcSnapshotReader", "SnapshotPartition", "integer_bounds"]
+
+_INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
+# Types with no lossless text form cannot bound a partition (10.2): the whole table is one.
+_UNSPLITTABLE = frozenset(
+    {"sql_variant", "xml", "text", "ntext", "image", "geography", "geometry", "hierarchyid"}
+)
+
+
+@dataclass(frozen=True)
+class SnapshotPartition(InputPartition):
+    """Key ranges one task reads in turn: `(chunk or None, lo inclusive, hi exclusive)`."""
+
+    capture_instance: str
+    source_schema: str
+    source_table: str
+    stamp_lsn: str
+    commit_ts: str | None
+    time_zone: str
+    keys: tuple[str, ...]
+    ranges: tuple[tuple[int | None, KeyBound, KeyBound], ...]
+
+
+def integer_bounds(low: int, high: int, n: int) -> list[int]:
+    """`MIN + floor(i * (MAX - MIN + 1) / n)` for i = 1..n-1, duplicates dropped (10.2)."""
+    bounds: list[int] = []
+    for i in range(1, n):
+        b = low + (i * (high - low + 1)) // n
+        if b > low and (not bounds or b != bounds[-1]):
+            bounds.append(b)
+    return bounds
+
+
+def _cut(bounds: Sequence[KeyBound]) -> list[tuple[int | None, KeyBound, KeyBound]]:
+    edges: list[KeyBound] = [None, *bounds, None]
+    return [(None, edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
+
+
+class CdcSnapshotReader(DataSourceReader):
+    """Plans key-range partitions on the driver and reads them on executors."""
+
+    def __init__(
+        self, config: SourceConfig, columns: Sequence[ReadColumn], num_partitions: int
+    ) -> None:
+        self._config = config
+        self._columns = tuple(columns)
+        self._num_partitions = num_partitions
+
+    def partitions(self) -> Sequence[InputPartition]:
+        slot = Reconnecting(lambda: open_backend(self._config), lambda b: b.close())
+        try:
+            return call_with_retries("snapshot partitions()", slot, self._plan)
+        finally:
+            slot.drop()
+
+    def _plan(self, backend: Backend) -> list[SnapshotPartition]:
+        config = self._config
+        table = resolve_table(backend.catalog, config.capture_instance)
+        stamp = config.snapshot_lsn or initial_lsn(
+            "latest",
+            capture_instance=table.instance.name,
+            max_lsn=backend.planner.max_lsn(),
+            oldest_min_lsn=None,
+            oldest_start_lsn=None,
+            start_lsn=table.instance.start_lsn,
+        )
+        zone = backend.catalog.resolve_time_zone(config.source_time_zone)
+        commit_ts = format_commit_ts(backend.planner.commit_time(stamp, zone)) or None
+        keys = tuple(config.snapshot_keys or table.instance.index_columns)
+        groups = self._groups(backend, table, keys)
+        return [
+            SnapshotPartition(
+                table.instance.name,
+                table.source_schema,
+                table.source_table,
+                stamp,
+                commit_ts,
+                zone,
+                keys,
+                tuple(group),
+            )
+            for group in groups
+        ]
+
+    def _groups(
+        self, backend: Backend, table: ResolvedTable, keys: tuple[str, ...]
+    ) -> list[list[tuple[int | None, KeyBound, KeyBound]]]:
+        n = self._num_partitions
+        chunks = self._config.snapshot_chunks
+        if chunks is not None:
+            width = max(1, min(n, len(chunks)))
+            groups: list[list[tuple[int | None, KeyBound, KeyBound]]] = [[] for _ in range(width)]
+            for i, chunk in enumerate(chunks):
+                groups[i % width].append((chunk.chunk, chunk.lo, chunk.hi))
+            return groups
+        schema, name = table.source_schema, table.source_table
+        types = {c.name: c.sql_type for c in backend.snapshots.table_columns(schema, name)}
+        if not keys or n == 1 or any(types.get(k) in _UNSPLITTABLE for k in keys):
+            return [[(None, None, None)]]
+        if len(keys) == 1 and types.get(keys[0]) in _INTEGER_TYPES:
+            extent = backend.snapshots.key_extent(schema, name, keys[0])
+            if extent is None:
+                return [[(None, None, None)]]
+            return [[r] for r in _cut(integer_bounds(extent[0], extent[1], n))]
+        tiles = backend.snapshots.key_tiles(schema, name, keys, n)
+        return [[r] for r in _cut(tiles)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, SnapshotPartition):
+            raise TypeError(f"mssql_cdc_snapshot reads SnapshotPartitions, not {type(partition)}")
+        backend = open_backend(self._config)
+        try:
+            for chunk, lo, hi in partition.ranges:
+                yield from self._read_range(backend, partition, chunk, lo, hi)
+        finally:
+            backend.close()
+
+    def _read_range(
+        self,
+        backend: Backend,
+        part: SnapshotPartition,
+        chunk: int | None,
+        lo: KeyBound,
+        hi: KeyBound,
+    ) -> Iterator[pa.RecordBatch]:
+        started = time.perf_counter()
+        rows = size = 0
+        for batch in backend.snapshots.read_table(
+            part.source_schema,
+            part.source_table,
+            columns=self._columns,
+            keys=part.keys,
+            lo=lo,
+            hi=hi,
+            batch_rows=self._config.arrow_batch_size,
+        ):
+            out = _with_metadata(
+                batch, part, chunk, include_command_id=self._config.include_command_id
+            )
+            rows += out.num_rows
+            size += out.nbytes
+            yield out
+        if chunk is not None and self._config.metrics_path is not None:
+            record: dict[str, Any] = {
+                "kind": "chunk",
+                "chunk": chunk,
+                "rows": rows,
+                "bytes": size,
+                "seconds": round(time.perf_counter() - started, 6),
+                "stamp_lsn": part.stamp_lsn,
+                "high_lsn": backend.planner.max_lsn(),
+            }
+            write_json_atomic(self._config.metrics_path, chunk_file_name(chunk), record)
+
+
+def _with_metadata(
+    batch: pa.RecordBatch,
+    part: SnapshotPartition,
+    chunk: int | None,
+    *,
+    include_command_id: bool,
+) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    n = batch.num_rows
+    stamp_time = None if part.commit_ts is None else datetime.fromisoformat(part.commit_ts)
+    arrays: list[pa.Array] = [
+        pa.array([part.capture_instance] * n, pa.string()),
+        pa.array([part.stamp_lsn] * n, pa.string()),
+        pa.nulls(n, pa.string()),
+        pa.array([0] * n, pa.int32()),
+    ]
+    names = ["_capture_instance", "_start_lsn", "_seqval", "_operation"]
+    if include_command_id:
+        arrays.append(pa.nulls(n, pa.int32()))
+        names.append("_command_id")
+    arrays.append(pa.array([stamp_time] * n, pa.timestamp("us")))
+    names.append("_commit_ts")
+    arrays += batch.columns
+    names += batch.schema.names
+    if chunk is not None:
+        arrays.append(pa.array([chunk] * n, pa.int32()))
+        names.append("_chunk")
+    return pa.RecordBatch.from_arrays(arrays, names=names)

@@ -1,0 +1,1 @@
+"""The emulator-backed implementations of the SQL Server seam's Protocols."""

@@ -1,0 +1,174 @@
+"""SnapshotReader and ChunkPlanner over an emulator file: a table's columns, keys and rows.
+
+The emulator reads a table as of one snapshot and accepts both isolation levels; it ignores
+`lockTimeoutMs` (10-source.md 10.3). Key bounds are the emulator's own values (int, str,
+bytes, ...), compared by the engine as SQL Server compares them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mssql_cdc.emulator import EmulatorReader
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.sqlserver.emulated.local_time import times_as_text
+from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
+from mssql_cdc.sqlserver.tsql.arrow import MAX_BATCH_BYTES, cast_batches, table_schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["EmulatorSnapshotReader"]
+
+_LOWEST = {"tinyint": 0, "smallint": -(2**15), "int": -(2**31), "bigint": -(2**63)}
+
+
+class EmulatorSnapshotReader:
+    """SnapshotReader and ChunkPlanner over one emulator file; pickles as its path."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._reader: EmulatorReader | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self._path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]
+
+    @property
+    def reader(self) -> EmulatorReader:
+        if self._reader is None:
+            self._reader = EmulatorReader(self._path)
+        return self._reader
+
+    def table_columns(self, source_schema: str, source_table: str) -> Sequence[TableColumn]:
+        info = self.reader.table_info(f"{source_schema}.{source_table}")
+        return [
+            TableColumn(
+                name=str(c["name"]),
+                column_id=int(c["column_id"]),
+                sql_type=str(c["sql_type"]).split("(", 1)[0].lower(),
+                is_computed=False,
+                collation=None,
+            )
+            for c in info["columns"]
+        ]
+
+    def _key_check(self, source_schema: str, source_table: str, keys: Sequence[str]) -> None:
+        names = {c.name for c in self.table_columns(source_schema, source_table)}
+        missing = [k for k in keys if k not in names]
+        if missing:
+            raise ConfigError(
+                f"snapshot key column {missing[0]!r} is not a column of "
+                f"[{source_schema}].[{source_table}]; fix snapshotKeys"
+            )
+
+    def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
+        """MIN and MAX of one integer key column (NULLs ignored); None for an empty table."""
+        by_name = {c.name: c for c in self.table_columns(source_schema, source_table)}
+        column = by_name.get(key)
+        if column is None or column.sql_type not in _LOWEST:
+            raise ValueError(f"key column {key!r} is not an integer column of the table")
+        table = f"{source_schema}.{source_table}"
+        extent = self.reader.key_extent(table, key_columns=[key])
+        if extent is None or extent["max"] is None:
+            return None
+        low = extent["min"]
+        if low is None:  # NULL sorts first and MIN ignores it: the first key at or above
+            # the type's lowest value is the smallest non-NULL one (next_key(NULL) gives None)
+            stream = self.reader.read_table(
+                table,
+                _LOWEST[column.sql_type],
+                None,
+                columns=[key],
+                key_columns=[key],
+                batch_rows=1,
+            )
+            low = next((b.column(0)[0].as_py() for b in stream if b.num_rows), None)
+        return (int(low), int(extent["max"])) if low is not None else None
+
+    def key_tiles(
+        self, source_schema: str, source_table: str, keys: Sequence[str], n: int
+    ) -> Sequence[KeyBound]:
+        """First keys of tiles 2..n in key order (a tuple for a composite key)."""
+        self._key_check(source_schema, source_table, keys)
+        tiles = self.reader.key_tiles(f"{source_schema}.{source_table}", n, key_columns=keys)
+        return [_bound(t) for t in tiles]
+
+    def key_buckets(
+        self, source_schema: str, source_table: str, key: str, n: int, lo: int, hi: int
+    ) -> Sequence[tuple[int, int, int]]:
+        table = f"{source_schema}.{source_table}"
+        return self.reader.key_buckets(table, n, lo, hi, key_columns=[key])
+
+    def key_at(
+        self,
+        source_schema: str,
+        source_table: str,
+        keys: Sequence[str],
+        start: KeyBound,
+        *,
+        inclusive: bool,
+        position: int,
+    ) -> KeyBound:
+        """The key at 0-based `position` among keys at or after `start` (after it when not
+        `inclusive`; a None start is the table's first key); None past the end."""
+        table = f"{source_schema}.{source_table}"
+        lo: object = start
+        if start is not None and not inclusive:
+            lo = self.reader.next_key(table, start, key_columns=keys)
+            if lo is None:
+                return None
+        stream = self.reader.read_table(
+            table, lo, None, columns=list(keys), key_columns=list(keys), batch_rows=position + 1
+        )
+        remaining = position
+        for batch in stream:
+            if batch.num_rows > remaining:
+                row = [batch.column(i)[remaining].as_py() for i in range(len(keys))]
+                return _bound(row[0] if len(row) == 1 else tuple(row))
+            remaining -= batch.num_rows
+        return None
+
+    def row_count(self, source_schema: str, source_table: str) -> int | None:
+        return int(self.reader.table_info(f"{source_schema}.{source_table}")["row_count"])
+
+    def read_table(
+        self,
+        source_schema: str,
+        source_table: str,
+        *,
+        columns: Sequence[ReadColumn],
+        keys: Sequence[str],
+        lo: KeyBound,
+        hi: KeyBound,
+        batch_rows: int,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield the rows with `lo <= key < hi` (open ends None) as batches of `columns`."""
+        present = {c.name for c in self.table_columns(source_schema, source_table)}
+        table = f"{source_schema}.{source_table}"
+        names = [c.name for c in columns if c.name in present]
+        raw_batches = self.reader.read_table(
+            table,
+            lo,
+            hi,
+            columns=names,
+            key_columns=list(keys) or None,
+            batch_rows=batch_rows,
+            batch_bytes=MAX_BATCH_BYTES,
+        )
+        # Declared columns the table no longer has read NULL.
+        raw = (times_as_text(batch) for batch in raw_batches)
+        yield from cast_batches(raw, table_schema(columns), {})
+
+    def close(self) -> None:
+        self._reader = None
+
+
+def _bound(key: object) -> KeyBound:
+    if isinstance(key, list):
+        key = tuple(key)
+    return key  # type: ignore[return-value]  # the emulator's scalar or tuple key

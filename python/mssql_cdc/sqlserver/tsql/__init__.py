@@ -1,0 +1,1 @@
+"""The T-SQL backends: statement builders, drivers, queries, Arrow conversion and retries."""

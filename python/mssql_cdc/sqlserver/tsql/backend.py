@@ -1,0 +1,213 @@
+"""The T-SQL backends for a real SQL Server: one class per caller-named Protocol.
+
+Each object owns one session (one connection) and closes it in `close()`. None of them is
+pickled: executors build their own reader from the options. Not yet run against a live
+server (docs/sqlserver.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from mssql_cdc.core import lsn
+from mssql_cdc.core.ranges import Tile
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.sqlserver.metadata import (
+    CapturedColumn,
+    CaptureInstance,
+    ChangeTableAccess,
+    DdlEntry,
+    ReadColumn,
+    SessionStats,
+)
+from mssql_cdc.sqlserver.tsql import queries
+from mssql_cdc.sqlserver.tsql import statements as tsql
+from mssql_cdc.sqlserver.tsql.arrow import change_shape, fetch_batches
+from mssql_cdc.sqlserver.tsql.drivers import Driver, Session, error_number, open_session
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "TsqlCaptureCatalog",
+    "TsqlChangeReader",
+    "TsqlStreamPlanner",
+    "connect",
+    "permission_error",
+]
+
+_PERMISSION_DENIED = 229
+_NO_SERVER_STATE = frozenset({297, 300})
+
+
+def connect(config: SourceConfig) -> Session:
+    """Open a new session with the configured driver and login timeout.
+
+    Raises:
+        ConfigError: the backend is not a T-SQL one, or there is no connection string.
+        ImportError: the driver package is not installed (the message names it).
+    """
+    if config.backend == "emulator" or config.connection_string is None:
+        raise ConfigError(
+            f"backend {config.backend!r} does not talk T-SQL; use backend mssql-python or "
+            "pymssql with a connectionString"
+        )
+    driver: Driver = config.backend
+    return open_session(driver, config.connection_string, connect_timeout=config.connect_timeout)
+
+
+class TsqlStreamPlanner:
+    """StreamPlanner over T-SQL: the driver's polls, AvailableNow end and range tiles."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def max_lsn(self) -> lsn.Lsn | None:
+        return queries.max_lsn(self._session)
+
+    def min_lsn(self, capture_instance: str) -> lsn.Lsn | None:
+        return queries.min_lsn(self._session, capture_instance)
+
+    def commit_time(self, at: lsn.Lsn, time_zone: str) -> datetime | None:
+        return queries.commit_time(self._session, at, time_zone)
+
+    def nth_commit_after(self, after: lsn.Lsn, n: int) -> lsn.Lsn | None:
+        return queries.nth_commit_after(self._session, after, n)
+
+    def split_points(
+        self, capture_instance: str, from_lsn: lsn.Lsn, to_lsn: lsn.Lsn, n: int
+    ) -> Sequence[Tile]:
+        return queries.split_points(self._session, capture_instance, from_lsn, to_lsn, n)
+
+    def close(self) -> None:
+        self._session.close()
+
+
+class TsqlCaptureCatalog:
+    """CaptureCatalog over T-SQL: instances, captured columns, DDL history, access, zone."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def capture_instances(
+        self, source_schema: str | None = None, source_table: str | None = None
+    ) -> Sequence[CaptureInstance]:
+        return queries.capture_instances(self._session, source_schema, source_table)
+
+    def captured_columns(self, capture_instance: str) -> Sequence[CapturedColumn]:
+        for instance in queries.capture_instances(self._session):
+            if instance.name == capture_instance:
+                return queries.captured_columns(self._session, instance)
+        raise ConfigError(
+            f"capture instance {capture_instance!r} does not exist or this login cannot read "
+            "it (sys.sp_cdc_help_change_data_capture does not list it)"
+        )
+
+    def ddl_history(
+        self, capture_instance: str, after: lsn.Lsn, upto: lsn.Lsn
+    ) -> Sequence[DdlEntry]:
+        return queries.ddl_history(self._session, capture_instance, after, upto)
+
+    def change_table_access(self, capture_instance: str) -> ChangeTableAccess:
+        return queries.change_table_access(self._session, capture_instance)
+
+    def resolve_time_zone(self, setting: str) -> str:
+        return queries.resolve_time_zone(self._session, setting)
+
+    def close(self) -> None:
+        self._session.close()
+
+
+class TsqlChangeReader:
+    """ChangeRangeReader over T-SQL: one task's range, its guard reads and its metrics."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def read_changes(
+        self,
+        capture_instance: str,
+        from_lsn: lsn.Lsn,
+        to_lsn: lsn.Lsn,
+        *,
+        columns: Sequence[ReadColumn],
+        include_command_id: bool,
+        time_zone: str,
+        batch_rows: int,
+        null_columns: Sequence[str] = (),
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield the range's change rows in the output schema, ordered as 6.3 says.
+
+        Declared columns named in `null_columns` are not read and come back NULL.
+
+        Raises:
+            PermissionError: the login may not SELECT the change table (error 229).
+        """
+        shape = change_shape(
+            capture_instance,
+            columns,
+            include_command_id=include_command_id,
+            null_columns=null_columns,
+        )
+        statement = tsql.change_rows(
+            capture_instance,
+            from_lsn,
+            to_lsn,
+            shape.read,
+            include_command_id=include_command_id,
+            time_zone=time_zone,
+        )
+        try:
+            cursor = self._session.execute(statement)
+        except Exception as exc:  # re-raised, error 229 as a PermissionError saying what to do
+            if error_number(exc) == _PERMISSION_DENIED:
+                raise permission_error(capture_instance) from exc
+            raise
+        try:
+            yield from fetch_batches(
+                cursor,
+                arrow=self._session.arrow,
+                schema=shape.schema,
+                constants=shape.constants,
+                batch_rows=batch_rows,
+            )
+        finally:
+            cursor.close()
+
+    def min_lsn(self, capture_instance: str) -> lsn.Lsn | None:
+        return queries.min_lsn(self._session, capture_instance)
+
+    def max_lsn(self) -> lsn.Lsn | None:
+        return queries.max_lsn(self._session)
+
+    def commit_time(self, at: lsn.Lsn, time_zone: str) -> datetime | None:
+        return queries.commit_time(self._session, at, time_zone)
+
+    def session_stats(self) -> SessionStats:
+        started = time.perf_counter()
+        self._session.scalar(tsql.ping())
+        rtt_ms = (time.perf_counter() - started) * 1000.0
+        try:
+            wait = self._session.scalar(tsql.network_wait())
+        except Exception as exc:  # re-raised unless only VIEW SERVER STATE is missing
+            if error_number(exc) not in _NO_SERVER_STATE:
+                raise
+            return SessionStats(rtt_ms, None)
+        return SessionStats(rtt_ms, float(wait or 0))
+
+    def close(self) -> None:
+        self._session.close()
+
+
+def permission_error(capture_instance: str, user: str = "<user>") -> PermissionError:
+    """The error for a login without SELECT on an instance's change table (8.1 step 3)."""
+    table = f"cdc.[{capture_instance.replace(']', ']]')}_CT]"
+    grantee = "[" + user.replace("]", "]]") + "]"
+    return PermissionError(
+        f"this login may not read the change table {table} of capture instance "
+        f"'{capture_instance}'; run GRANT SELECT ON {table} TO {grantee} and restart the query"
+    )

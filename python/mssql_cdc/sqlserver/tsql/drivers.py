@@ -1,0 +1,198 @@
+"""Opening DB-API connections with `mssql-python` or `pymssql`, and running statements on them.
+
+Both drivers are optional: each is imported when its first connection opens, and a missing
+one is an ImportError naming the pip package. A `Session` renders statements for its driver's
+parameter style and returns rows as dicts keyed by column name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
+
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.options.connection_string import ConnectionString
+from mssql_cdc.sqlserver.tsql.statements import Paramstyle, Statement
+
+__all__ = [
+    "Cursor",
+    "DbConnection",
+    "Driver",
+    "Session",
+    "error_number",
+    "import_driver",
+    "open_session",
+]
+
+Driver = Literal["mssql-python", "pymssql"]
+
+_PACKAGES: dict[Driver, tuple[str, str]] = {
+    "mssql-python": ("mssql_python", "mssql-python>=1.5"),
+    "pymssql": ("pymssql", "pymssql"),
+}
+
+
+class Cursor(Protocol):
+    """The DB-API cursor calls the backends use."""
+
+    @property
+    def description(self) -> Sequence[Sequence[Any]] | None: ...
+    def execute(self, operation: str, params: Any = ...) -> Any: ...
+    def fetchmany(self, size: int = ...) -> Sequence[Sequence[Any]]: ...
+    def fetchall(self) -> Sequence[Sequence[Any]]: ...
+    def nextset(self) -> bool | None: ...
+    def close(self) -> None: ...
+
+
+class DbConnection(Protocol):
+    def cursor(self) -> Any: ...
+    def close(self) -> None: ...
+
+
+def import_driver(driver: Driver) -> Any:
+    """Import a driver module, or raise ImportError naming the pip package to install."""
+    module, requirement = _PACKAGES[driver]
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"backend '{driver}' needs the Python package {requirement.split('>')[0]}, which "
+            f"is not installed: pip install '{requirement}' on the driver and every executor"
+            + (", or use backend 'pymssql'" if driver == "mssql-python" else "")
+        ) from exc
+
+
+_SERVER = re.compile(r"^(?:tcp:)?([^,]+?)(?:,(\d{1,5}))?$", re.IGNORECASE)
+
+
+def pymssql_arguments(connection: ConnectionString, connect_timeout: int) -> dict[str, Any]:
+    """Turn a `Server`/`Database`/`UID`/`PWD`/`App` connection string into pymssql.connect's
+    keyword arguments. Never echoes a value but the server's."""
+    server = connection.get("server")
+    if not server:
+        raise ConfigError("option connectionString needs a Server=host[,port] key for pymssql")
+    match = _SERVER.match(server.strip())
+    if not match:
+        raise ConfigError(
+            f"option connectionString: Server {server!r} is not host, host,port or tcp:host,port"
+        )
+    args: dict[str, Any] = {
+        "server": match.group(1),
+        "login_timeout": connect_timeout,
+        "autocommit": True,
+    }
+    if match.group(2):
+        args["port"] = match.group(2)
+    for key, name in (("database", "database"), ("uid", "user"), ("pwd", "password")):
+        value = connection.get(key)
+        if value is not None:
+            args[name] = value
+    app = connection.get("app")
+    args["appname"] = app if app else "mssql-cdc"
+    return args
+
+
+def open_session(driver: Driver, connection: ConnectionString, *, connect_timeout: int) -> Session:
+    """Open a new autocommit connection (the reader only reads) and wrap it in a Session."""
+    module = import_driver(driver)
+    if driver == "mssql-python":
+        conn = module.connect(connection.text, autocommit=True, timeout=connect_timeout)
+        return Session(conn, "qmark", arrow=True)
+    conn = module.connect(**pymssql_arguments(connection, connect_timeout))
+    return Session(conn, "pyformat", arrow=False)
+
+
+class Session:
+    """One connection and its parameter style; the only place statements are executed."""
+
+    def __init__(self, connection: DbConnection, paramstyle: Paramstyle, *, arrow: bool) -> None:
+        self.connection: DbConnection | None = connection
+        self.paramstyle = paramstyle
+        self.arrow = arrow  # the driver's cursor makes Arrow batches: arrow_batch(n)
+
+    def execute(self, statement: Statement) -> Any:
+        """Run `statement` on a new cursor and return the cursor, positioned on its rows."""
+        if self.connection is None:
+            raise RuntimeError("this SQL Server session is closed")
+        text, params = statement.render(self.paramstyle)
+        cursor = self.connection.cursor()
+        if params is None:
+            cursor.execute(text)
+        else:
+            cursor.execute(text, params)
+        return cursor
+
+    def rows(self, statement: Statement) -> list[dict[str, Any]]:
+        """All rows of the first result set that has columns, as dicts keyed by column name."""
+        cursor = self.execute(statement)
+        try:
+            while cursor.description is None:
+                if not cursor.nextset():
+                    return []
+            names = [column[0] for column in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
+
+    def scalar(self, statement: Statement) -> Any:
+        """The first column of the first row, or None when there is no row."""
+        found = self.rows(statement)
+        return next(iter(found[0].values())) if found else None
+
+    def run(self, statement: Statement) -> None:
+        """Run a statement that returns no rows (a SET)."""
+        self.execute(statement).close()
+
+    def __getstate__(self) -> object:
+        # Nothing live crosses to an executor: a reader pickled with its session is a bug.
+        raise TypeError(
+            "a SQL Server session cannot be pickled; drop it in __getstate__ and open a new "
+            "one where it is used"
+        )
+
+    def close(self) -> None:
+        if self.connection is not None:
+            connection, self.connection = self.connection, None
+            connection.close()
+
+
+_NUMBER_IN_TEXT = re.compile(r"\[SQL Server\][^\n]*?\((\d+)\)")
+# mssql-python's messages carry the server's text but not its error number; these English
+# texts identify the errors the backends act on (most specific first).
+_KNOWN_TEXTS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), number)
+    for pattern, number in (
+        (r"Login failed for user", 18456),
+        (r"VIEW SERVER STATE permission was denied", 300),
+        (r"The SELECT permission was denied", 229),
+        (r"Invalid object name", 208),
+        (r"is not a recognized built-in function name", 195),
+        (r"was deadlocked on .*resources", 1205),
+        (r"Snapshot isolation transaction failed", 3952),
+        (r"Lock request time out period exceeded", 1222),
+    )
+)
+
+
+def error_number(exc: BaseException) -> int | None:
+    """The SQL Server or DB-Library error number an exception carries, when it has one.
+
+    pymssql puts it first in `args`. mssql-python has only message text: a "(229)" after the
+    server's text when present, else one of a few known English server messages.
+    """
+    args = getattr(exc, "args", ())
+    if args and isinstance(args[0], int) and not isinstance(args[0], bool):
+        return args[0]
+    text = getattr(exc, "ddbc_error", None) or str(exc)
+    match = _NUMBER_IN_TEXT.search(text)
+    if match:
+        return int(match.group(1))
+    for pattern, number in _KNOWN_TEXTS:
+        if pattern.search(text):
+            return number
+    return None
+
+
+OpenSession = Callable[[], Session]

@@ -1,0 +1,246 @@
+"""SnapshotReader over T-SQL: a source table's columns, key planning and rows of a key range.
+
+Every source-table read first sets the isolation level explicitly (READ COMMITTED or
+SNAPSHOT; never NOLOCK) and, when configured, `SET LOCK_TIMEOUT`. Not yet run against a live
+server (docs/sqlserver.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.options.config import IsolationLevel
+from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
+from mssql_cdc.sqlserver.tsql import chunks as tsql_chunks
+from mssql_cdc.sqlserver.tsql import snapshot as tsql_snapshot
+from mssql_cdc.sqlserver.tsql import statements as tsql
+from mssql_cdc.sqlserver.tsql.arrow import fetch_batches, table_schema
+from mssql_cdc.sqlserver.tsql.drivers import Session, error_number
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["TsqlSnapshotReader"]
+
+_SNAPSHOT_NOT_ALLOWED = 3952
+
+
+class TsqlSnapshotReader:
+    """SnapshotReader and ChunkPlanner over T-SQL, with one session and the snapshot's
+    isolation settings."""
+
+    def __init__(
+        self, session: Session, *, isolation: IsolationLevel, lock_timeout_ms: int | None
+    ) -> None:
+        self._session = session
+        self._isolation = isolation
+        self._lock_timeout_ms = lock_timeout_ms
+        self._columns: dict[tuple[str, str], list[TableColumn]] = {}
+
+    def table_columns(self, source_schema: str, source_table: str) -> Sequence[TableColumn]:
+        key = (source_schema, source_table)
+        if key not in self._columns:
+            rows = self._session.rows(tsql.table_columns(source_schema, source_table))
+            if not rows:
+                raise ConfigError(
+                    f"table [{source_schema}].[{source_table}] does not exist or this login "
+                    "cannot see it; grant SELECT on it to read snapshots"
+                )
+            self._columns[key] = [
+                TableColumn(
+                    name=str(r["name"]),
+                    column_id=int(r["column_id"]),
+                    sql_type=str(r["base_type"]).lower(),
+                    is_computed=bool(r["is_computed"]),
+                    collation=None if r.get("collation_name") is None else str(r["collation_name"]),
+                    max_length=int(r.get("max_length") or 0),
+                    precision=int(r.get("precision") or 0),
+                    scale=int(r.get("scale") or 0),
+                )
+                for r in rows
+            ]
+        return self._columns[key]
+
+    def _key_columns(
+        self, source_schema: str, source_table: str, keys: Sequence[str]
+    ) -> list[TableColumn]:
+        by_name = {c.name: c for c in self.table_columns(source_schema, source_table)}
+        missing = [k for k in keys if k not in by_name]
+        if missing:
+            raise ConfigError(
+                f"snapshot key column {missing[0]!r} is not a column of "
+                f"[{source_schema}].[{source_table}]; fix snapshotKeys"
+            )
+        return [by_name[k] for k in keys]
+
+    def _prepare(self) -> None:
+        self._session.run(tsql.set_isolation(self._isolation))
+        if self._lock_timeout_ms is not None:
+            self._session.run(tsql.set_lock_timeout(self._lock_timeout_ms))
+
+    def _rows(self, statement: tsql.Statement) -> list[dict[str, Any]]:
+        self._prepare()
+        with _isolation_errors():
+            return self._session.rows(statement)
+
+    def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
+        """MIN and MAX of one integer key column; None for an empty table."""
+        [column] = self._key_columns(source_schema, source_table, [key])
+        if column.sql_type not in tsql_snapshot.INTEGER_TYPES:
+            raise ValueError(f"key column {key!r} is {column.sql_type}, not an integer type")
+        rows = self._rows(tsql_snapshot.key_extent(source_schema, source_table, key))
+        if not rows or rows[0]["lo"] is None:
+            return None
+        return int(rows[0]["lo"]), int(rows[0]["hi"])
+
+    def key_tiles(
+        self, source_schema: str, source_table: str, keys: Sequence[str], n: int
+    ) -> Sequence[KeyBound]:
+        """First keys of tiles 2..n, as server-made text (a tuple for a composite key)."""
+        columns = self._key_columns(source_schema, source_table, keys)
+        rows = self._rows(tsql_snapshot.key_tiles(source_schema, source_table, columns, n))
+        return [_key_of([row], len(keys)) for row in rows]
+
+    def key_buckets(
+        self, source_schema: str, source_table: str, key: str, n: int, lo: int, hi: int
+    ) -> Sequence[tuple[int, int, int]]:
+        """`[lo, hi)` of one integer key cut into `n` intervals of equal width (the first
+        `(hi - lo) mod n` one wider), each with its row count."""
+        [column] = self._key_columns(source_schema, source_table, [key])
+        buckets = tsql_chunks.Buckets(lo, hi, n)
+        edges = tsql_chunks.bucket_edges(buckets)
+        if hi <= lo:
+            return [(a, b, 0) for a, b in edges]
+        statement = tsql_chunks.key_buckets(source_schema, source_table, column, buckets)
+        counts = {int(r["bucket"]): int(r["row_count"]) for r in self._rows(statement)}
+        return [(a, b, counts.get(j, 0)) for j, (a, b) in enumerate(edges)]
+
+    def key_at(
+        self,
+        source_schema: str,
+        source_table: str,
+        keys: Sequence[str],
+        start: KeyBound,
+        *,
+        inclusive: bool,
+        position: int,
+        upto: KeyBound = None,
+    ) -> KeyBound:
+        """The key at 0-based `position` among keys at or after `start` (after it when not
+        `inclusive`) and at or below `upto` when given, compared by the server, as
+        server-made text; None when there are not that many."""
+        columns = self._key_columns(source_schema, source_table, keys)
+        statement = tsql_chunks.key_at(
+            source_schema,
+            source_table,
+            columns,
+            start,
+            inclusive=inclusive,
+            position=position,
+            upto=upto,
+        )
+        return _key_of(self._rows(statement), len(keys))
+
+    def key_max(self, source_schema: str, source_table: str, keys: Sequence[str]) -> KeyBound:
+        """The highest key in key order as server-made text; None for an empty table."""
+        columns = self._key_columns(source_schema, source_table, keys)
+        return _key_of(
+            self._rows(tsql_chunks.key_max(source_schema, source_table, columns)), len(keys)
+        )
+
+    def keyset_bounds(
+        self,
+        source_schema: str,
+        source_table: str,
+        keys: Sequence[str],
+        every: int,
+        upto: KeyBound,
+    ) -> list[KeyBound]:
+        """The keys at 0-based positions `every, 2 * every, ...` in key order that are at or
+        below `upto`, as server-made text (30-snapshots 3.3).
+
+        Each is one seek: the key `every` places after the previous bound among keys <= upto.
+        The server compares, so collations and binary keys order as SQL Server orders them.
+        """
+        bounds: list[KeyBound] = []
+        while True:
+            found = self.key_at(
+                source_schema,
+                source_table,
+                keys,
+                bounds[-1] if bounds else None,
+                inclusive=True,
+                position=every,
+                upto=upto,
+            )
+            if found is None:
+                return bounds
+            bounds.append(found)
+
+    def row_count(self, source_schema: str, source_table: str) -> int | None:
+        """The table's row count from metadata; None when the server does not say."""
+        value = self._session.scalar(tsql_chunks.row_count(source_schema, source_table))
+        return None if value is None else int(value)
+
+    def read_table(
+        self,
+        source_schema: str,
+        source_table: str,
+        *,
+        columns: Sequence[ReadColumn],
+        keys: Sequence[str],
+        lo: KeyBound,
+        hi: KeyBound,
+        batch_rows: int,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield the rows with `lo <= key < hi` as batches of `columns` (declared types)."""
+        key_columns = self._key_columns(source_schema, source_table, keys)
+        statement = tsql_snapshot.table_rows(
+            source_schema, source_table, columns, key_columns, lo, hi
+        )
+        schema = table_schema(columns)
+        self._prepare()
+        with _isolation_errors():
+            cursor = self._session.execute(statement)
+        try:
+            with _isolation_errors():
+                yield from fetch_batches(
+                    cursor,
+                    arrow=self._session.arrow,
+                    schema=schema,
+                    constants={},
+                    batch_rows=batch_rows,
+                )
+        finally:
+            cursor.close()
+
+    def close(self) -> None:
+        self._session.close()
+
+
+def _key_of(rows: Sequence[dict[str, Any]], width: int) -> KeyBound:
+    """The key of the first row's `k0..` columns (a tuple for a composite key); None without
+    a row."""
+    if not rows:
+        return None
+    parts = tuple(None if rows[0][f"k{i}"] is None else str(rows[0][f"k{i}"]) for i in range(width))
+    return parts[0] if width == 1 else parts
+
+
+@contextlib.contextmanager
+def _isolation_errors() -> Iterator[None]:
+    """Turn error 3952 (SNAPSHOT isolation not allowed on the database) into a ConfigError."""
+    try:
+        yield
+    except Exception as exc:  # re-raised, error 3952 as a ConfigError saying what to do
+        if error_number(exc) == _SNAPSHOT_NOT_ALLOWED:
+            raise ConfigError(
+                "option isolationLevel=snapshot needs snapshot isolation on the database: run "
+                "ALTER DATABASE [<db>] SET ALLOW_SNAPSHOT_ISOLATION ON, or use "
+                "isolationLevel=readCommitted"
+            ) from exc
+        raise

@@ -1,0 +1,366 @@
+"""Table references, creation on first write, kind checks and migrations of the library's tables.
+
+A table argument holding `/` or `:` is a path (`DeltaTable.forPath`, ``delta.`<path>` `` in SQL);
+any other string is a catalog name. Tables are created only by writers, in the newest shape,
+stamped with `mssql_cdc.kind` and `mssql_cdc.schema_version`; opening one for write runs the
+migrations it lacks, in order, stamping the version after each.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.tables import definitions as schemas
+from mssql_cdc.tables.definitions import TableKind
+from mssql_cdc.tables.migrations import Migration, sql_string
+from mssql_cdc.tables.migrations import bronze as bronze_migrations
+from mssql_cdc.tables.migrations import control as control_migrations
+from mssql_cdc.tables.migrations import facts as facts_migrations
+from mssql_cdc.tables.migrations import silver as silver_migrations
+from mssql_cdc.tables.retry import is_concurrent_commit_error, retry_on_conflict
+from mssql_cdc.tables.shapes import ShapeColumn, needs_column_mapping, shape_of
+
+if TYPE_CHECKING:
+    from delta.tables import DeltaTable
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = [
+    "KIND_PROPERTY",
+    "MIN_VERSION_PROPERTY",
+    "VERSION_PROPERTY",
+    "TableHandle",
+    "TableRef",
+    "ensure_table",
+    "migrations_for",
+    "open_for_read",
+    "open_for_write",
+    "require_distinct",
+    "table_properties",
+    "table_ref",
+]
+
+log = logging.getLogger(__name__)
+
+KIND_PROPERTY = "mssql_cdc.kind"
+VERSION_PROPERTY = "mssql_cdc.schema_version"
+MIN_VERSION_PROPERTY = "mssql_cdc.min_version"
+_TXN_RETENTION = "delta.setTransactionRetentionDuration"
+
+_MIGRATIONS: dict[TableKind, list[Migration]] = {
+    "bronze": bronze_migrations.MIGRATIONS,
+    "facts": facts_migrations.MIGRATIONS,
+    "control": control_migrations.MIGRATIONS,
+    "silver": silver_migrations.MIGRATIONS,
+}
+_warned: set[tuple[str, str]] = set()
+_warned_lock = threading.Lock()
+
+
+def migrations_for(kind: TableKind) -> list[Migration]:
+    """Return the migration list of `kind`; its length is the newest schema version."""
+    return _MIGRATIONS[kind]
+
+
+@dataclass(frozen=True, slots=True)
+class TableRef:
+    """A table as the caller named it: a path (holds `/` or `:`) or a catalog name."""
+
+    text: str
+
+    @property
+    def is_path(self) -> bool:
+        return "/" in self.text or ":" in self.text
+
+    @property
+    def sql(self) -> str:
+        """The name to use in Spark SQL."""
+        if self.is_path:
+            return "delta.`" + self.text.replace("`", "``") + "`"
+        return self.text
+
+    def delta_table(self, spark: SparkSession) -> DeltaTable:
+        from delta.tables import DeltaTable
+
+        if self.is_path:
+            return DeltaTable.forPath(spark, self.text)
+        return DeltaTable.forName(spark, self.text)
+
+    def exists(self, spark: SparkSession) -> bool:
+        from delta.tables import DeltaTable
+
+        if not self.is_path:
+            return bool(spark.catalog.tableExists(self.text))
+        if DeltaTable.isDeltaTable(spark, self.text):
+            return True
+        # isDeltaTable answers from the log state this JVM cached; a table another writer
+        # created since then is seen only by a lookup that updates the log.
+        from pyspark.errors import AnalysisException
+
+        try:
+            DeltaTable.forPath(spark, self.text)
+        except AnalysisException:
+            return False
+        return True
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def table_ref(value: object, *, argument: str = "table") -> TableRef:
+    """Return the reference of a table argument.
+
+    Raises:
+        ConfigError: `value` is not a non-empty string; the message names `argument`.
+    """
+    if isinstance(value, TableRef):
+        return value
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(
+            f"{argument}={value!r}: a table must be a non-empty string, a catalog name "
+            "(catalog.schema.table) or a path"
+        )
+    return TableRef(value)
+
+
+def require_distinct(**tables: object) -> None:
+    """Raise ConfigError when two table arguments of one call are the same string."""
+    seen: dict[str, str] = {}
+    for argument, value in tables.items():
+        if value is None:
+            continue
+        text = str(value)
+        if text in seen:
+            raise ConfigError(
+                f"{seen[text]} and {argument} are the same table {text!r}; each needs its own"
+            )
+        seen[text] = argument
+
+
+@dataclass(frozen=True, slots=True)
+class TableHandle:
+    """An opened library table: its reference, kind and schema version after opening."""
+
+    ref: TableRef
+    kind: TableKind
+    version: int
+    created: bool = False
+
+    def delta_table(self, spark: SparkSession) -> DeltaTable:
+        return self.ref.delta_table(spark)
+
+
+def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
+    """Return the Delta table properties of an existing table."""
+    ref = table_ref(ref)
+    # SHOW TBLPROPERTIES reads the table's metadata only; DESCRIBE DETAIL runs jobs to size it.
+    rows = spark.sql(f"SHOW TBLPROPERTIES {ref.sql}").collect()
+    return {str(row["key"]): str(row["value"]) for row in rows}
+
+
+def ensure_table(
+    spark: SparkSession,
+    ref: TableRef | str,
+    kind: TableKind,
+    *,
+    source_schema: StructType | None = None,
+) -> TableHandle:
+    """Open a table for write, creating it in the newest shape when it is missing.
+
+    Bronze and silver need `source_schema` (the stream's schema for bronze, bronze's captured
+    columns for silver) to be created; it is ignored when the table exists.
+
+    Raises:
+        ConfigError: the table is another kind, needs a newer library, or bronze/silver is
+            missing and no `source_schema` was given.
+    """
+    ref = table_ref(ref)
+    handle = open_for_write(spark, ref, kind)
+    if handle is not None:
+        return handle
+    if kind in ("bronze", "silver") and source_schema is None:
+        raise ConfigError(
+            f"{ref}: creating a {kind} table needs the source schema; pass source_schema"
+        )
+    columns = shape_of(kind, source_schema)
+    try:
+        _create(spark, ref, kind, columns)
+    except Exception as exc:  # a lost creation race is used; the rest re-raise
+        if not _created_by_another_writer(spark, ref, exc):
+            if any(code in str(exc) for code in _NOT_A_DELTA_LOCATION):
+                raise ConfigError(
+                    f"{ref}: the location holds files but no Delta table; pass an empty or new "
+                    "location, or move the files away"
+                ) from exc
+            raise
+        log.info("%s: another writer created the table first; using it", ref)
+        handle = open_for_write(spark, ref, kind)
+        if handle is None:
+            raise
+        return handle
+    # createIfNotExists is silent when a table appeared since the look; check what is there.
+    return TableHandle(ref, kind, _checked_version(spark, ref, kind), created=True)
+
+
+def open_for_write(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> TableHandle | None:
+    """Open an existing table for write: check its kind, run the migrations it lacks.
+
+    Returns:
+        The handle, or None when the table does not exist (nothing is created).
+    Raises:
+        ConfigError: the table is another kind or needs a newer library.
+    """
+    ref = table_ref(ref)
+    if not ref.exists(spark):
+        return None
+    version = _checked_version(spark, ref, kind)
+    migrations = migrations_for(kind)
+    while version < len(migrations):
+        step = migrations[version]
+        log.info("%s: migrating %s table to version %d (%s)", ref, kind, version + 1, step.name)
+        retry_on_conflict(partial(step.apply, spark, ref.sql), what=f"{ref}: {step.name}")
+        version = retry_on_conflict(
+            partial(_stamp, spark, ref, kind, version + 1), what=f"{ref}: version stamp"
+        )
+    return TableHandle(ref, kind, version)
+
+
+def open_for_read(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> TableHandle | None:
+    """Open an existing table for reading: kind checked, never migrated; None when missing."""
+    ref = table_ref(ref)
+    if not ref.exists(spark):
+        return None
+    return TableHandle(ref, kind, _checked_version(spark, ref, kind, writing=False))
+
+
+def _create(
+    spark: SparkSession, ref: TableRef, kind: TableKind, columns: list[ShapeColumn]
+) -> None:
+    from delta.tables import DeltaTable
+
+    builder = DeltaTable.createIfNotExists(spark)
+    builder = builder.location(ref.text) if ref.is_path else builder.tableName(ref.text)
+    for column in columns:
+        builder = builder.addColumn(column.name, column.type, nullable=True, comment=column.comment)
+    builder = builder.comment(_TABLE_COMMENTS[kind])
+    builder = builder.property(KIND_PROPERTY, kind)
+    builder = builder.property(VERSION_PROPERTY, str(len(migrations_for(kind))))
+    if kind in ("bronze", "silver") and needs_column_mapping(c.name for c in columns):
+        builder = builder.property("delta.columnMapping.mode", "name")
+    builder.execute()
+
+
+_TABLE_COMMENTS: dict[TableKind, str] = {
+    "bronze": schemas.BRONZE_COMMENT,
+    "facts": schemas.FACTS_COMMENT,
+    "control": schemas.CONTROL_COMMENT,
+    "silver": schemas.SILVER_COMMENT,
+}
+
+
+# What creating a table says about a location with a log folder but no commit yet: another
+# writer may be between the two, or a creator died there.
+_MID_CREATION = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_TABLE_NOT_FOUND")
+_NOT_A_DELTA_LOCATION = (*_MID_CREATION, "DELTA_MISSING_DELTA_TABLE")
+# How long a location another writer is creating a table in may show files without a commit.
+_CREATION_WAIT_SECONDS = 15.0
+
+
+def _created_by_another_writer(spark: SparkSession, ref: TableRef, exc: BaseException) -> bool:
+    """Tell whether `exc` lost a creation race to a writer whose table now exists.
+
+    Delta reports the race as a conflict or an existing file once the other commit landed, and
+    as a non-empty location or a missing table while the other writer has made its log folder
+    but not yet its first commit; those wait a little for the commit to appear.
+    """
+    if _lost_creation_race(exc):
+        return ref.exists(spark)
+    if not any(code in str(exc) for code in _MID_CREATION):
+        return False
+    deadline = time.monotonic() + _CREATION_WAIT_SECONDS
+    while not ref.exists(spark):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def _lost_creation_race(exc: BaseException) -> bool:
+    text = str(exc)
+    return is_concurrent_commit_error(exc) or any(
+        marker in text
+        for marker in ("ALREADY_EXISTS", "already exists", "FileAlreadyExistsException")
+    )
+
+
+def _checked_version(
+    spark: SparkSession, ref: TableRef, kind: TableKind, *, writing: bool = True
+) -> int:
+    properties = table_properties(spark, ref)
+    found = properties.get(KIND_PROPERTY)
+    if found != kind:
+        what = f"kind {found!r}" if found else f"no {KIND_PROPERTY} property"
+        raise ConfigError(
+            f"{ref}: expected a {kind} table created by mssql_cdc, found a table with {what}; "
+            "check that the table arguments are not swapped, or pass a table the library owns"
+        )
+    version = _version_of(ref, properties)
+    count = len(migrations_for(kind))
+    minimum = properties.get(MIN_VERSION_PROPERTY)
+    if minimum is not None and minimum.isdigit() and int(minimum) > count:
+        raise ConfigError(
+            f"{ref}: the {kind} table needs mssql_cdc schema version {minimum} or newer, this "
+            f"library knows {count}; upgrade mssql-cdc"
+        )
+    if version > count:
+        _warn_once(
+            ref,
+            "newer",
+            f"{ref}: the {kind} table is at schema version {version}, newer than this "
+            f"library's {count}; its newer columns are left NULL. Upgrade mssql-cdc.",
+        )
+    if writing and kind in ("bronze", "facts") and _TXN_RETENTION in properties:
+        _warn_once(
+            ref,
+            "txn-retention",
+            f"{ref}: {_TXN_RETENTION} is set; expired transaction records let a late replay "
+            "write twice. Remove the property.",
+        )
+    return version
+
+
+def _version_of(ref: TableRef, properties: Mapping[str, str]) -> int:
+    text = properties.get(VERSION_PROPERTY, "0")
+    if not text.isdigit():
+        raise ConfigError(
+            f"{ref}: {VERSION_PROPERTY}={text!r} is not a number; set it to the number of "
+            "migrations the table has"
+        )
+    return int(text)
+
+
+def _stamp(spark: SparkSession, ref: TableRef, kind: TableKind, version: int) -> int:
+    """Record `version` unless a concurrent writer already went further; return the version."""
+    stored = _version_of(ref, table_properties(spark, ref))
+    if stored >= version:
+        return stored
+    spark.sql(
+        f"ALTER TABLE {ref.sql} SET TBLPROPERTIES "
+        f"({sql_string(VERSION_PROPERTY)} = {sql_string(str(version))})"
+    )
+    return version
+
+
+def _warn_once(ref: TableRef, topic: str, message: str) -> None:
+    with _warned_lock:
+        if (ref.text, topic) in _warned:
+            return
+        _warned.add((ref.text, topic))
+    log.warning(message)
