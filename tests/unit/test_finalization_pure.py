@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mssql_cdc.silver.finalization import end_offset_from_progress, truncate
+from mssql_cdc.finalization import end_offset_from_progress, truncate
 
 OFFSET = {"lsn": "0x0000002A000001F00003", "commit_ts": "2026-09-28T14:03:12.117"}
 

@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.finalization import ControlRow, control_rows, record_position
 from mssql_cdc.silver.checks import check_arguments, check_capture_instance, check_keys
 from mssql_cdc.silver.facts_view import SnapshotFacts, read_snapshot_facts
-from mssql_cdc.silver.finalization import ControlRow, control_rows, record_position
 from mssql_cdc.silver.images import BronzeShape, bronze_shape, col, snapshot_of
 from mssql_cdc.silver.merge import ensure_silver
 from mssql_cdc.silver.steps import Position, Steps
