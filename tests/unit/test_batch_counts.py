@@ -8,9 +8,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from mssql_cdc.core.range_counts import RangeCounter
 from mssql_cdc.facts.rows import BatchAggregates
 from mssql_cdc.sink.counts import aggregates_from_counts
+from mssql_cdc.source.range_counter import RangeCounter
 
 T0 = datetime(2026, 9, 28, 13, 50, 0, 123456)
 

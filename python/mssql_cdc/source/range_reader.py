@@ -22,7 +22,6 @@ from mssql_cdc.core.metrics_files import (
     write_json_atomic,
 )
 from mssql_cdc.core.offsets import LsnRange, format_commit_ts
-from mssql_cdc.core.range_counts import RangeCounter
 from mssql_cdc.errors import EmulatorError
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.source.loss_guards import (
@@ -34,6 +33,7 @@ from mssql_cdc.source.loss_guards import (
     task_loss_error,
     task_skip_warning,
 )
+from mssql_cdc.source.range_counter import RangeCounter
 from mssql_cdc.sqlserver.backend_choice import open_backend
 from mssql_cdc.sqlserver.metadata import ReadColumn
 from mssql_cdc.sqlserver.protocols import ChangeRangeReader
