@@ -1,8 +1,13 @@
 """Chunked snapshots inside to_delta: the bootstrap in waves, a loss while one is open, and the
-mode lock after a crashed full snapshot (spec 30 section 9, tests 9 to 11, on the emulator).
+mode lock after a crashed full snapshot (the recovery's acceptance tests 9 to 11, on the
+emulator; the chunked situations of the dry run, test 12, sit in tests 10 and 11 here).
 
-Each test ends with bronze's latest image, rebuilt in plain Python by the rule of section 1
-(`recovery_support.rebuild`), equal to the emulator's rows.
+Each test ends with bronze's latest image, rebuilt in plain Python by the rule of
+docs/data-loss.md (`recovery_support.rebuild`), equal to the emulator's rows.
+
+Where the acceptance tests leave the setup open, these do what a user of a real server would
+see. Hooks that commit (`commit_before_read`) get a time on the history's own clock: without
+one the emulator takes the wall clock, and later commits of the history would go back in time.
 """
 
 from __future__ import annotations

@@ -1,8 +1,22 @@
-"""plan_recovery() as a dry run, the snapshot-duration guard and the headroom forecast (spec 30
-section 9, tests 12 and 13; the chunked situations of test 12 are in test_recovery_chunked.py).
+"""plan_recovery() as a dry run, the snapshot-duration guard and the headroom forecast (the
+recovery's acceptance tests 12 and 13; the chunked situations of test 12 are in
+test_recovery_chunked.py).
 
-Every plan is taken through `dry_plan`, which checks that the call changed nothing; each plan
-is then compared with what the next to_delta did.
+Every plan is taken through one helper, `chunked_support.dry_plan`, which checks that the call
+changed nothing (the facts row count, bronze's version and the state file's bytes are
+unchanged, a table-read hook is still pending); each plan's `start` is then compared with the
+`recovering` offset the next to_delta records, seen by wrapping `recovery.write_state`. The
+situations of tests 1 and 2 share one history: the manual snapshot of test 2 is taken after
+test 1's anti-loop refusal, which its reuse then bypasses.
+
+Where the acceptance tests leave the setup open, these do what a user of a real server would
+see. The throttle's `waiting_headroom` needs a micro-batch with a headroom, and a just-enabled
+instance's start LSN has no commit time, so the test first raises the cleanup mark to the
+first commit, as a cleanup job in its steady state has done. The duration guard's metadata
+count of 1,000,000 rows is the observer's `row_count` patched (the emulator counts exactly);
+its bootstrap and micro-batch rows are appended to the real facts table. The forecast's rows
+belong to generation 1 of a stream with no checkpoint, because rows of the live sink id
+without Spark's commits are what the path-sanity guard refuses.
 """
 
 from __future__ import annotations
