@@ -1,9 +1,9 @@
 """`stream(spark, options) -> CdcStream`: the one call that streams a table into Delta.
 
 `CdcStream` holds the parsed options and calls plain functions in a fixed order: check the
-arguments, register the formats, check the mode lock, read the state file, run the recovery's
-pre-flight, find or take the generation's start, start the query (decision 0503). It has no
-logic of its own beyond that order. `to_delta` returns the running StreamingQuery at once.
+arguments, register the formats, check the mode lock, read the state file, recover (with
+`on_data_loss="resnapshot"`), find or take the generation's start, start the query (decision
+0503). It has no logic of its own beyond that order. `to_delta` returns the running StreamingQuery at once.
 """
 
 from __future__ import annotations
