@@ -44,7 +44,9 @@ FORBIDDEN = [
 MARKDOWN = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.md)\b")
 DOC_HEADINGS = re.compile(r"(docs/[\w/-]+\.md),\s+((?:'[^'\n]+'(?:,\s*|\s+and\s+)?)+)")
 QUOTED = re.compile(r"'([^'\n]+)'")
-DECISION = re.compile(r"\b(?:decisions?|docs/decisions/)\s*(\d{4}(?:(?:,\s*|\s+and\s+|\s+to\s+)\d{4})*)")
+DECISION = re.compile(
+    r"\b(?:decisions?|docs/decisions/)\s*(\d{4}(?:(?:,\s*|\s+and\s+|\s+to\s+)\d{4})*)"
+)
 NUMBER = re.compile(r"\d{4}")
 
 

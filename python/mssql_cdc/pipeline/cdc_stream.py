@@ -1,9 +1,10 @@
 """`stream(spark, options) -> CdcStream`: the one call that streams a table into Delta.
 
-`CdcStream` holds the parsed options and calls plain functions in a fixed order: check the
-arguments, register the formats, check the mode lock, read the state file, recover (with
-`on_data_loss="resnapshot"`), find or take the generation's start, start the query (decision
-0503). It has no logic of its own beyond that order. `to_delta` returns the running StreamingQuery at once.
+`CdcStream` holds the parsed options and calls plain functions in a fixed order (decision 0503):
+check the arguments, register the formats, check the mode lock, read the state file, recover
+(with `on_data_loss="resnapshot"`), find or take the generation's start, start the query. It
+has no logic of its own beyond that order. `to_delta` returns the running StreamingQuery at
+once.
 """
 
 from __future__ import annotations
