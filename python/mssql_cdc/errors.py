@@ -86,7 +86,7 @@ class NativeStateError(MssqlCdcError):
     """The native core refused an operation that is not allowed in the current state."""
 
 
-# The SQL Server CDC emulator's errors (spec 40, section 4); mssql_cdc.emulator re-exports them.
+# The SQL Server CDC emulator's errors (docs/emulator.md); mssql_cdc.emulator re-exports them.
 
 
 class EmulatorError(MssqlCdcError):

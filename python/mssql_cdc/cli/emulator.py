@@ -1,4 +1,7 @@
-"""`mssql-cdc emulator create|workload|idle|capture|cleanup|status` (spec 40, section 8)."""
+"""`mssql-cdc emulator create|workload|idle|capture|cleanup|status`.
+
+docs/emulator.md, 'Command line', gives every verb's arguments and exit codes.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The checkpoint toolkit: what a Spark checkpoint processed, and which generation is live.
 
 A thin typed face over `mssql_cdc._native.checkpoint` (C++), which reads Spark's offset log
-format v1 and reads and atomically writes `<checkpoint>/_mssql_cdc_generation.json` (ADR 0018).
+format v1 and reads and atomically writes `<checkpoint>/_mssql_cdc_generation.json`
+(docs/data-loss.md, 'What happens on a loss'; decision 0151).
 Everything here works on paths that Python and Spark resolve to the same directory: a local
 path or a Volume. A URI or `/dbfs/...` is refused before any file is touched.
 """

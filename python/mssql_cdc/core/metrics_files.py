@@ -1,4 +1,4 @@
-"""Metrics and event files under `metricsPath` (10-source.md section 9).
+"""Metrics and event files under `metricsPath` (docs/source.md, 'Events and metrics files').
 
 Files are written whole (a temporary `.<name>.<random>.tmp`, then `os.replace`) under names a
 replanned batch reproduces, so a replay rewrites rather than duplicates. Writing never fails a
@@ -53,7 +53,9 @@ class EventRecord(TypedDict):
 
 
 class RangeMetrics(TypedDict):
-    """A task's `range-<from>-<to>.json` (10-source.md 9.2), keys in the spec's order.
+    """A task's `range-<from>-<to>.json`, keys in written order.
+
+    docs/source.md, 'Events and metrics files', says what each key holds.
 
     Watermark, source max and capture lag are set on the batch's last range only.
     """

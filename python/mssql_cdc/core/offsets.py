@@ -1,8 +1,8 @@
 """Stream offsets and LSN ranges, with the JSON forms Spark stores and pickles.
 
-An offset's JSON is a checkpoint contract (10-source.md 4.1): exactly `{"lsn", "commit_ts"}`,
-both strings, written by Spark as the third line of `offsets/<n>` and read back by the recovery
-pre-flight. It never changes shape.
+An offset's JSON is a checkpoint contract (docs/source.md, 'Offsets'): exactly
+`{"lsn", "commit_ts"}`, both strings, written by Spark as the third line of `offsets/<n>` and
+read back by the recovery pre-flight. It never changes shape.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def initial_lsn(
     oldest_start_lsn: lsn.Lsn | None,
     start_lsn: lsn.Lsn | None,
 ) -> lsn.Lsn:
-    """The LSN of a new checkpoint's initial offset (10-source.md 4.2), taken as processed.
+    """The LSN of a new checkpoint's initial offset, taken as processed (`startingLsn`).
 
     `earliest`: just below the oldest instance's min_lsn, else below its start LSN.
     `latest`: max_lsn, unless it is NULL or below the configured instance's `start_lsn`

@@ -1,4 +1,4 @@
-"""Cutting a micro-batch into Spark partitions (10-source.md 5.2 step 6, 5.3 and 8.2).
+"""Cutting a micro-batch into Spark partitions (docs/source.md, 'Capture instances').
 
 Pure functions over LSN text: a batch's interval is cut at the newer capture instance's start
 LSN into pieces, and each piece into commit-aligned ranges of about equal change rows. The

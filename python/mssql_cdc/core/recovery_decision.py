@@ -1,6 +1,6 @@
 """The recovery decision's inputs and outputs as frozen dataclasses, and the calls that make it.
 
-The decision itself is C++ (`mssql_cdc._native.recovery`, spec 30 section 6.1): a pure function
+The decision itself is C++ (`mssql_cdc._native.recovery`, decision 0150): a pure function
 of what was observed. This module only converts types; the `recovery` module gathers the
 observations and acts on the decision. LSNs and times are canonical text; an unknown commit
 time is None.
@@ -116,7 +116,10 @@ class Loss:
 
 @dataclass(frozen=True, slots=True)
 class StartInputs:
-    """What resolve_start() needs to say where the stream is (spec 30 section 5.4)."""
+    """What resolve_start() needs to say where the stream is.
+
+    docs/data-loss.md, 'What happens on a loss', step 1, lists the places it looks.
+    """
 
     state: GenerationState
     last_committed: StreamOffset | None
@@ -173,7 +176,7 @@ class Reuse:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What to do before the query starts (spec 30 section 6.1); a refusal is data."""
+    """What to do before the query starts (decision 0150); a refusal is data."""
 
     action: Action
     reason: str
@@ -245,7 +248,7 @@ def has_range(start: StreamOffset, max_lsn: str | None) -> bool:
 
 
 def resolve_start(inputs: StartInputs) -> StartResult:
-    """Where the stream is (spec 30 section 5.4).
+    """Where the stream is (docs/data-loss.md, 'What happens on a loss', step 1).
 
     Raises:
         ConfigError: facts show batches of the live sink id but Spark's checkpoint has none.

@@ -1,5 +1,5 @@
 """The SQL Server CDC emulator: one SQL Server database with Change Data Capture in one SQLite
-file, the embedded default source and the test double (spec 40; guide in docs/emulator.md).
+file, the embedded default source and the test double (docs/emulator.md).
 """
 
 from mssql_cdc.emulator._convert import Time

@@ -1,4 +1,4 @@
-"""Emulator and Transaction: the write side of the SQL Server CDC emulator (spec 40, sections 2-3).
+"""Emulator and Transaction: the write side of the SQL Server CDC emulator (docs/emulator.md).
 
 One object serves one thread; many objects and processes share a file. Every method is one or
 more short write transactions of the file, so a crash leaves whole commits only.
@@ -124,7 +124,7 @@ class Emulator:
         return self._engine
 
     def configure(self, **settings: object) -> None:
-        """Stores settings (spec 40, section 3.1); unknown names and bad values are ValueError."""
+        """Stores settings (docs/emulator.md, 'Settings'); unknown names, bad values: ValueError."""
         for name, value in settings.items():
             self._e.configure(name, _setting_text(name, value))
 

@@ -1,4 +1,6 @@
-"""EmulatorReader: the read interface the Spark source plans and reads with (spec 40, section 6).
+"""EmulatorReader: the read interface the Spark source plans and reads with.
+
+docs/emulator.md, 'Read side', lists its calls and what each models.
 
 Every call is one read transaction of the emulator file, so it sees whole commits only. LSNs are
 canonical text ("0x" + 20 upper-case hex digits); times are naive server-local datetimes of the

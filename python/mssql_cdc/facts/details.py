@@ -1,4 +1,4 @@
-"""The `detail` payloads of facts rows (section 4.5 of the spec) and their JSON.
+"""The `detail` payloads of facts rows and their JSON (docs/tables.md, '`detail` payloads').
 
 Keys are only ever added, never renamed, removed, retyped or given a new meaning; readers supply
 the default of a key a row lacks (the `read_*` functions). Times in JSON are UTC text
@@ -118,7 +118,7 @@ DataSkippedDetail = TypedDict(
 
 
 class EventRecord(TypedDict):
-    """One event as the reader's event and metrics files carry it (section 2.2)."""
+    """One event as the reader's event and metrics files carry it (docs/source.md)."""
 
     event: str
     capture_instance: str
@@ -130,7 +130,7 @@ class EventRecord(TypedDict):
 
 
 class BatchCommitMetadata(TypedDict):
-    """`userMetadata` of a micro-batch's bronze commit (section 3.3)."""
+    """`userMetadata` of a micro-batch's bronze commit (docs/sink.md step 6)."""
 
     batch_id: int
     app_id: str

@@ -2,8 +2,9 @@
 
 A stream family of `A` is the facts rows with (`generation = 0` and `app_id = A`) or
 (`generation = n > 0` and `app_id = A.g<n>`): two equalities, never a pattern built from `A`
-(spec 30 section 1). The recovery, the mode lock and `backfill()` read snapshot state only
-through the functions here, and the recovery reads the family's micro-batch rows here too.
+(docs/tables.md, 'Rows as values'). The recovery, the mode lock and `backfill()` read snapshot
+state only through the functions here, and the recovery reads the family's micro-batch rows
+here too.
 A missing facts table reads as empty, so a dry run on a new stream needs none.
 """
 

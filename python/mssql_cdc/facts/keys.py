@@ -1,4 +1,6 @@
-"""App ids, sink ids and the Delta transaction key of every write (section 5 of the spec).
+"""App ids, sink ids and the Delta transaction key of every write.
+
+docs/tables.md, 'Idempotency keys', lists every write with its key.
 
 Delta skips a write whose txnVersion is at or below the version it recorded for the txnAppId,
 so each write below is stored once however often it is offered. `A` is always the caller's

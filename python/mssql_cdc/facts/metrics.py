@@ -1,6 +1,7 @@
 """Folding the reader's metrics files into facts columns, and the headroom and lag formulas.
 
-Pure functions (sections 2.2 and 4.4 of the spec): the sink reads the files, these compute.
+Pure functions (docs/tables.md, 'Metrics fold, headroom and lags'): the sink reads the files,
+these compute.
 Rounding is half-up on exact microseconds, as Spark SQL's `round` does, so a value computed
 here equals one a consumer computes in SQL from the stored times.
 """
@@ -43,7 +44,7 @@ class FoldedMetrics:
 
 
 def fold_metrics(files: Iterable[Mapping[str, Any]]) -> FoldedMetrics:
-    """Fold parsed partition metrics files (table 2.2) into one batch's metric columns.
+    """Fold parsed partition metrics files into one batch's metric columns.
 
     Returns:
         All None (and no warnings or events) when there are no files.
@@ -76,7 +77,7 @@ def fold_metrics(files: Iterable[Mapping[str, Any]]) -> FoldedMetrics:
 def effective_end(
     end_commit_ts: datetime | None, max_commit_ts: datetime | None
 ) -> datetime | None:
-    """E of section 4.4: the end offset's commit time, else the newest row's."""
+    """E of the headroom and lag formulas: the end offset's commit time, else the newest row's."""
     return end_commit_ts if end_commit_ts is not None else max_commit_ts
 
 

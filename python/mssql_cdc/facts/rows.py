@@ -1,9 +1,10 @@
-"""Facts rows as typed values, their Spark rows, and the idempotent append of section 5.
+"""Facts rows as typed values, their Spark rows, and their idempotent append.
 
 A `FactsRow` holds every facts column in creation order; the builders below (micro-batch and
-source events) and in `facts_snapshots` (snapshot events) fill exactly the columns section 4.2
-of the spec gives each kind of row. `append_facts` writes a list of rows in
-one Delta commit under its transaction key (`facts_keys`), so a repeat writes nothing.
+source events) and in `facts_snapshots` (snapshot events) fill exactly the columns each kind of
+row has (docs/tables.md, 'Rows as values'). `append_facts` writes a list of rows in one Delta
+commit under its transaction key (docs/tables.md, 'Idempotency keys'), so a repeat writes
+nothing.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class BatchAggregates:
 def batch_commit_metadata(
     aggregates: BatchAggregates, *, app_id: str, generation: int, batch_id: int
 ) -> BatchCommitMetadata:
-    """The `userMetadata` of a micro-batch's bronze commit (section 3.3)."""
+    """The `userMetadata` of a micro-batch's bronze commit (docs/sink.md step 6)."""
     return {
         "batch_id": batch_id,
         "app_id": sink_id(app_id, generation),

@@ -1,4 +1,6 @@
-"""The facts rows of snapshots: opens, plans, chunks and completions (sections 4.2 and 5).
+"""The facts rows of snapshots: opens, plans, chunks and completions.
+
+docs/tables.md, 'Rows as values', gives each row's columns and 'Idempotency keys' its key.
 
 All have no `batch_id`, the `app_id` and `generation` of the sink id of the generation they
 belong to, the commit times of their LSNs, and NULL counters and lags.

@@ -1,4 +1,4 @@
-"""`SourceConfig`: the typed, validated form of the source options (10-source.md section 3).
+"""`SourceConfig`: the typed, validated form of the source options (docs/source-options.md).
 
 `SourceConfig.from_options` is the only reader of raw options; everything else takes the config.
 A bad value raises `ConfigError` (a `ValueError`) naming the option and what it accepts; the

@@ -183,7 +183,7 @@ def parse_keys(text: str) -> tuple[str, ...]:
 
 
 def parse_chunks(text: str) -> tuple[SnapshotChunk, ...]:
-    """Parse `snapshotChunks`: a JSON list of `[chunk, lo, hi]` (see 10-source.md 10.4)."""
+    """Parse `snapshotChunks`: a JSON list of `[chunk, lo, hi]` (see docs/source-options.md)."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -1,4 +1,6 @@
-"""SQL Server identifiers: validated, then always bracket-quoted (10-source.md 12.3).
+"""SQL Server identifiers: validated, then always bracket-quoted.
+
+docs/sqlserver.md, 'What the reader runs', gives the rules.
 
 Names reach T-SQL text only through `quote_name`; values never reach it at all (they are
 parameters). A name with a control character, or longer than SQL Server allows, is refused

@@ -1,4 +1,4 @@
-"""The arguments of `to_delta` and `plan_recovery`, checked before any I/O (spec 30 section 5.1).
+"""The arguments of `to_delta` and `plan_recovery`, checked before any I/O.
 
 Every refusal is a `ConfigError` (a `ValueError`) raised before anything is read, written or
 started. The raw source options are kept only to hand them to Spark's reader, with
@@ -93,7 +93,7 @@ def check_to_delta(
     trigger: object = None,
     query_name: object = None,
 ) -> ToDeltaArgs:
-    """Validate to_delta's arguments in the order of spec 30 section 5.1.
+    """Validate to_delta's arguments in a fixed order, so one call always names the same defect.
 
     Raises:
         ConfigError: the first defect found, naming the argument and what to pass.

@@ -1,8 +1,10 @@
 """`stream(spark, options) -> CdcStream`: the one call that streams a table into Delta.
 
-`CdcStream` holds the parsed options and calls plain functions in the order of spec 30
-section 5.3; it has no logic of its own beyond that order. `to_delta` returns the running
-StreamingQuery at once.
+`CdcStream` holds the parsed options and calls plain functions in a fixed order (decision 0503):
+check the arguments, register the formats, check the mode lock, read the state file, recover
+(with `on_data_loss="resnapshot"`), find or take the generation's start, start the query. It
+has no logic of its own beyond that order. `to_delta` returns the running StreamingQuery at
+once.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ class CdcStream:
         """Start streaming the capture instance into the Delta table `target`.
 
         With on_data_loss="resnapshot", a purged range found before the query starts is
-        re-snapshotted into a new checkpoint generation first (ADR 0018).
+        re-snapshotted into a new checkpoint generation first (docs/data-loss.md).
 
         Returns:
             The running StreamingQuery, at once.
@@ -186,7 +188,7 @@ class CdcStream:
         return self._start_query(args, paths, start)
 
     def _start(self, args: ToDeltaArgs, state: GenerationState) -> str | None:
-        """Section 5.3 step 6: the generation's start, taking the bootstrap snapshot in 0."""
+        """The generation's start, taking the bootstrap snapshot in generation 0."""
         if state.generation > 0:
             if state.snapshot is None:  # read_state refuses such a file
                 raise RuntimeError(f"{args.target}: generation {state.generation} has no snapshot")
@@ -199,8 +201,8 @@ class CdcStream:
         if args.mode == "chunked":
             if args.facts_table is None:  # check_to_delta refused this already
                 raise ConfigError("snapshot='chunked' needs a facts_table")
-            # Spec 30 section 3.2: start from the newest known snapshot (a full bootstrap's
-            # included), or a second bootstrap would open and lock out full runs again.
+            # Start from the newest known snapshot (a full bootstrap's included), or a second
+            # bootstrap would open and lock out full runs again (docs/snapshots.md).
             known = snapshots.newest_known_snapshot(
                 self._spark,
                 self.config,

@@ -1,10 +1,10 @@
 """What the recovery reads of the source: max_lsn, the table's capture instances, commit times.
 
-Every purge test of the recovery reads these afresh (30-snapshots-and-recovery.md section 1,
-"Source observation"), max_lsn first and the instances only when there is a range to test
-(section 5.5). `SourceObserver` is the recovery's own narrow Protocol at the SQL Server seam;
-`open_observer(config)` serves it from the configured backend's Protocol views. LSNs are
-canonical text, commit times UTC text `YYYY-MM-DDTHH:MM:SS.mmm`, None when unknown.
+Every purge test of the recovery reads these afresh, max_lsn first and the instances only when
+there is a range to test (decision 0500). `SourceObserver` is the recovery's own narrow
+Protocol at the SQL Server seam; `open_observer(config)` serves it from the configured
+backend's Protocol views. LSNs are canonical text, commit times UTC text
+`YYYY-MM-DDTHH:MM:SS.mmm`, None when unknown.
 """
 
 from __future__ import annotations

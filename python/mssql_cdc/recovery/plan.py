@@ -1,4 +1,6 @@
-"""plan_recovery(): the pre-flight as a dry run, and the headroom forecast (spec 30 section 8).
+"""plan_recovery(): the pre-flight as a dry run, and the headroom forecast.
+
+docs/data-loss.md, 'The anti-loop guard, and how to override it', shows both in use.
 
 The plan gathers exactly what `recovery.recover` gathers and calls the same decision, then
 reports it instead of acting: nothing is written, no table row is read, no query starts.

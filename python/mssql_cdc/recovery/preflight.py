@@ -1,11 +1,12 @@
 """The recovery pre-flight: gather what is observed, let the native decision choose, act on it.
 
-Spec 30 sections 5.4 to 5.9 and 6.2. `gather` reads in the spec's order (state, live paths,
-the checkpoint's last committed offset, the family's snapshot rows, the live sink id's batches,
-the target's newest snapshots, then the source); `decide_now` calls `resolve_start`'s answer
-into `decide`; `recover` raises on `blocked`, returns on `none` and performs the re-snapshot
-step by step, each durable write followed by its failpoint. What it reads and writes beyond the
-state file arrives through two narrow Protocols, so the order of work is tested without Spark.
+docs/data-loss.md, 'What happens on a loss', is what it does. `gather` reads in a fixed order
+(state, live paths, the checkpoint's last committed offset, the family's snapshot rows, the live
+sink id's batches, the target's newest snapshots, then the source); `decide_now` calls
+`resolve_start`'s answer into `decide`; `recover` raises on `blocked`, returns on `none` and
+performs the re-snapshot step by step, each durable write followed by its failpoint. What it
+reads and writes beyond the state file arrives through two narrow Protocols, so the order of
+work is tested without Spark.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ class RecoveryReads(Protocol):
 
 
 class RecoveryWrites(Protocol):
-    """The durable steps of a re-snapshot besides the state file (spec 30 section 5.8)."""
+    """The durable steps of a re-snapshot besides the state file (docs/data-loss.md step 4)."""
 
     def take_full(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
@@ -151,7 +152,7 @@ def observed_retention_hours(
     samples: Sequence[BatchSample], *, now: datetime, days: float = 7.0
 ) -> float | None:
     """The smallest `source_max_commit_ts - retention_watermark_ts` of the last `days`, in
-    hours; None without such a sample (spec 30 section 8)."""
+    hours; None without such a sample (docs/data-loss.md, 'Full or chunked re-snapshots')."""
     since = now.astimezone(UTC).replace(tzinfo=None) - timedelta(days=days)
     spans = [
         (s.source_max_commit_ts - s.retention_watermark_ts).total_seconds() / 3600.0
@@ -177,7 +178,7 @@ def observe(source: SourceObserver, start: StreamOffset | None) -> Observation:
 
 
 def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserver) -> Gathered:
-    """Read what the decision needs, in the order of spec 30 section 6.2.
+    """Read what the decision needs, in the order the module docstring lists.
 
     Raises:
         StateFileError / ConfigError (ValueErrors): an invalid state file or offset log, or
@@ -191,7 +192,7 @@ def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserve
     family = reads.family()
     batches = committed is None and not metadata and reads.live_batches(paths.app_id)
     # resolve_start takes the newest known snapshot only after recovering, a committed batch
-    # and a generation > 0 (spec 30 section 5.4 step 5).
+    # and a generation > 0 (docs/data-loss.md, 'What happens on a loss', step 1).
     bootstrap_start = (
         request.bootstrap
         and state.generation == 0

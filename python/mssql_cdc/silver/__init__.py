@@ -1,4 +1,4 @@
-"""Silver: a current-state table kept from bronze by `apply_changes` (spec 20, section 8)."""
+"""Silver: a current-state table kept from bronze by `apply_changes` (docs/silver.md)."""
 
 from mssql_cdc.silver.apply import ApplyResult, apply_changes
 

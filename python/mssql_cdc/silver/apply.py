@@ -1,4 +1,4 @@
-"""`apply_changes`: keep a current-state silver table from bronze (spec 20, section 8).
+"""`apply_changes`: keep a current-state silver table from bronze (docs/silver.md).
 
 Each call reads bronze's verdict, then the facts rows of this bronze, then pins bronze at one
 version; it rebuilds from a newer snapshot or applies the changes after its position, applies

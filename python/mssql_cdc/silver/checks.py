@@ -1,4 +1,4 @@
-"""Argument checks of `apply_changes` (spec 20, sections 1 and 8): each names what is wrong."""
+"""Argument checks of `apply_changes`: each names what is wrong."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""What the facts table says about one bronze's snapshots, as silver needs it (spec 20, 4.3).
+"""What the facts table says about one bronze's snapshots, as silver needs it.
+
+docs/silver.md, 'How silver follows bronze', step 1, says which rows it reads.
 
 Silver knows no app_id, so it selects by `target` = the bronze string and tests openness by
 target: an open at S is closed by a completion row of this bronze with `max_lsn >= S`.
@@ -107,7 +109,7 @@ def facts_from_rows(rows: Iterable[tuple[Any, ...]]) -> SnapshotFacts:
     """Build the view from (event, min_lsn, max_lsn, detail JSON) tuples of one bronze.
 
     A 'snapshot_open' without `detail.mode` is chunked (the pre-release shape, also
-    `mode = "resnapshot"`), as spec 20 section 4.5 says readers default it.
+    `mode = "resnapshot"`), as docs/tables.md, '`detail` payloads', says readers default it.
     """
     completions: list[str] = []
     opens: list[OpenRow] = []

@@ -1,4 +1,6 @@
-"""Bronze rows as silver sees them, and the latest image per key (spec 20, sections 3.1 and 8).
+"""Bronze rows as silver sees them, and the latest image per key.
+
+docs/silver.md, 'How silver follows bronze', gives the rules.
 
 Apply order is (_start_lsn, _command_id, _seqval, _operation), NULLs first; the last row of a
 key wins. Operation 1 deletes the key, 0/2/4 upsert it, and 3 (an update's before-image) deletes

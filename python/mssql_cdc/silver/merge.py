@@ -1,4 +1,7 @@
-"""The silver table: its creation and evolution, and the two MERGEs that write it (spec 20, 8)."""
+"""The silver table: its creation and evolution, and the two MERGEs that write it.
+
+docs/silver.md, 'Schema', gives the evolution rules.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The MERGEs of one `apply_changes` call, over bronze pinned at one version (spec 20, 8)."""
+"""The MERGEs of one `apply_changes` call, over bronze pinned at one version (docs/silver.md)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The sink's bronze write: creation from the batch schema, type checks, the idempotent append.
 
-Sections 3.2 to 3.4 of 20-sink-and-tables.md. Every append merges the schema (a new column is
-added, a missing one written NULL), but a column whose type differs from the table's is refused
-before anything is written, unless the owner enabled Delta type widening; nothing is down-cast.
+docs/sink.md, 'Bronze schema changes'. Every append merges the schema (a new column is added, a
+missing one written NULL), but a column whose type differs from the table's is refused before
+anything is written, unless the owner enabled Delta type widening; nothing is down-cast.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The sink's side of the metrics directory (20-sink-and-tables.md sections 2.1 and 2.2).
+"""The sink's side of the metrics directory (docs/sink.md, steps 3, 7, 9 and 12).
 
 The reader writes partition metrics files (`range-*.json`) and event files (`event-*.json`);
 the sink clears a dead attempt's partition files before the read, reads everything after it

@@ -1,6 +1,6 @@
 """`delta_sink`: the `foreachBatch` writer, target append first, then one facts commit.
 
-The per-batch protocol of 20-sink-and-tables.md section 2.1, in its order. Both writes carry a
+The per-batch protocol of docs/sink.md, 'What one micro-batch does, in order'. Both writes carry a
 Delta transaction key whose version is the batch id, so a batch Spark replays after a crash at
 any point writes nothing twice; the checks before them catch a checkpoint rewound under the
 same app_id, which the keys would otherwise turn into silently skipped batches.

@@ -1,5 +1,5 @@
 """`backfill()`: read the newest open chunked snapshot of a stream family in waves, next to the
-running stream, and complete it (spec 30 sections 3.3 to 3.7).
+running stream, and complete it (docs/snapshots.md, 'Chunked snapshots and `backfill()`').
 
 Every write is keyed (`A#snapplan.<S>`, `A#snap.<S>`, `A#snapchunks.<S>`, `A#events`), so a
 call repeated after a crash, or a concurrent one, stores nothing twice.
@@ -167,7 +167,7 @@ def _plan(
     stored: family.PlanFact | None,
 ) -> SnapshotPlanDetail:
     """The stored plan of S (`stored`, as read at the call's start), planning it first when
-    there is none (3.3)."""
+    there is none."""
     if stored is None:
         started = family.now_naive()
         clock_start = time.monotonic()
@@ -324,7 +324,7 @@ def _bounds(
 
 
 def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[family.ChunkFact]) -> None:
-    """Write the completion row of 3.5 (stored once under `A#events`, the open's generation)
+    """Write the snapshot's completion row (stored once under `A#events`, the open's generation)
     from the `snapshot_chunk` rows of every chunk."""
     rows = sum(c.rows for c in chunk_facts)
     highs = [c.high_lsn for c in chunk_facts if c.high_lsn is not None]

@@ -1,6 +1,6 @@
-"""One wave of `backfill()` (spec 30 sections 3.4 and 3.7): read the next chunks at a stamp
-L >= S, append them in one keyed bronze commit, then their `snapshot_chunk` rows in one keyed
-facts commit; and the facts of a wave a crash left without them.
+"""One wave of `backfill()` (docs/snapshots.md, 'Chunked snapshots'): read the next chunks at a
+stamp L >= S, append them in one keyed bronze commit, then their `snapshot_chunk` rows in one
+keyed facts commit; and the facts of a wave a crash left without them.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def facts_of_stored_wave(
     plan: Sequence[Sequence[Any]],
     done: set[int],
 ) -> None:
-    """Write the `snapshot_chunk` rows of wave `wave`, appended without them (3.7): from its
+    """Write the `snapshot_chunk` rows of wave `wave`, a crash left without them: from its
     commit, or after log cleanup from bronze's op-0 rows of chunks without a row."""
     from pyspark.sql import functions as F
 

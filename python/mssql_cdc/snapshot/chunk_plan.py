@@ -1,4 +1,6 @@
-"""The key extent of a chunked snapshot's open and its plan (spec 30 sections 3.2 and 3.3).
+"""The key extent of a chunked snapshot's open and its plan.
+
+docs/snapshots.md, 'Chunked snapshots', describes both.
 
 Integer keys are packed by counted slices; other keys are cut by keyset bounds at every
 `chunk_rows`-th key up to the MAX read after S. The chunks tile the key space: the first is open
@@ -29,7 +31,7 @@ __all__ = [
 DEFAULT_CHUNK_ROWS = 1_000_000
 MAX_SLICES = 100_000
 INTEGER_MAX = {"tinyint": 255, "smallint": 2**15 - 1, "int": 2**31 - 1, "bigint": 2**63 - 1}
-# Types without a lossless text form cannot travel as chunk bounds (10-source.md 10.2).
+# Types without a lossless text form cannot travel as chunk bounds.
 _NO_TEXT_FORM = frozenset(
     {"sql_variant", "xml", "text", "ntext", "image", "geometry", "geography", "hierarchyid"}
 )

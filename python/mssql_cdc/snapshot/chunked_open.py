@@ -1,5 +1,6 @@
-"""Opening a chunked snapshot at S (spec 30 section 3.2): nothing of the table is read but the
-key's extent; the stream starts at S at once and `backfill()` reads the chunks later.
+"""Opening a chunked snapshot at S (docs/snapshots.md, 'Chunked snapshots'): nothing of the
+table is read but the key's extent; the stream starts at S at once and `backfill()` reads the
+chunks later.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def _stored_open(
     target: str,
     probe: SourceProbe,
 ) -> StreamOffset:
-    """Step 4: the stored chunked open of the generation, then the race re-check (the facts
-    table was opened for write just before)."""
+    """The stored chunked open of the generation (a second attempt gets the first one's S), then
+    the race re-check against full opens (the facts table was opened for write just before)."""
     facts = family.snapshot_facts(spark, facts_table, app_id, checked=True)
     opens = [o for o in facts.opens() if o.generation == generation]
     chunked = [o for o in opens if o.mode == "chunked"]

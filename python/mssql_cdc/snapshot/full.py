@@ -1,5 +1,5 @@
-"""Full snapshots at a recorded LSN (spec 30 section 2), the newest snapshots of a target, the
-bootstrap/resnapshot completion row, and the mode lock (section 4).
+"""Full snapshots at a recorded LSN, the newest snapshots of a target, the bootstrap/resnapshot
+completion row, and the mode lock (docs/snapshots.md, 'Full snapshots' and 'The mode lock').
 
 A full snapshot is stamped before anything of the table is read, appended in exactly one Delta
 commit without a transaction key, and found again by that commit's `userMetadata`.
@@ -68,7 +68,7 @@ def _json_time(text: str | None) -> str | None:
 
 
 def snapshot_metadata(capture_instance: str, at: StreamOffset) -> dict[str, str]:
-    """The `userMetadata` of a full snapshot's commit (20-sink section 3.3)."""
+    """The `userMetadata` of a full snapshot's commit (docs/snapshots.md step 6)."""
     return {"snapshot": capture_instance, "lsn": at.lsn, "commit_ts": at.commit_ts or ""}
 
 
@@ -185,9 +185,9 @@ def _open_full(
     lost_to_ts: str | None,
     seen: FactsSeen,
 ) -> None:
-    """Step 3: one open row per attempt, then the race re-check of section 4 (from `seen`, the
-    family's facts read before, while the facts log shows no commit that can have changed its
-    chunked opens)."""
+    """Step 3 of docs/snapshots.md: one open row per attempt, then the race re-check (from
+    `seen`, the family's facts read before, while the facts log shows no commit that can have
+    changed its chunked opens)."""
     detail: SnapshotOpenDetail = {
         "mode": "full",
         "kind": kind,
@@ -292,7 +292,7 @@ def check_mode_lock(
     when given, are the family's snapshot facts the caller has just read.
 
     Raises:
-        ValueError: the spec's text naming the newest blocking open.
+        ValueError: a message naming the newest blocking open and what to do.
     """
     validate_app_id(app_id)
     if facts is None:

@@ -1,4 +1,4 @@
-"""The race re-check of a full snapshot's open (spec 30 section 4), answered from the facts
+"""The race re-check of a full snapshot's open (docs/snapshots.md step 3), answered from the facts
 table's Delta log where the log can tell.
 
 Once a full open row is appended, a chunked open of the same generation that another run

@@ -1,5 +1,5 @@
 """What snapshots ask the source on the driver: the stamp, the loss observation, commit times
-and the key planning of chunked snapshots (spec 30 sections 1 and 3.2-3.3).
+and the key planning of chunked snapshots (docs/snapshots.md).
 
 `open_probe(config)` picks the backend: the emulator file, or a T-SQL session through the
 `sqlserver` Protocols. Every call reads the source afresh.

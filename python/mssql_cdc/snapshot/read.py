@@ -2,7 +2,8 @@
 
 Snapshots take the stream's parsed `SourceConfig`; the format takes text options, so they are
 written back here from the config (the same values the caller gave, in their canonical form).
-The reader never adds bronze's `_snapshot` and `_chunk`; callers set them (10-source.md 10.1).
+The reader never adds bronze's `_snapshot` (callers set it); it adds `_chunk` only for
+`snapshotChunks` (docs/source.md, 'Snapshots').
 """
 
 from __future__ import annotations

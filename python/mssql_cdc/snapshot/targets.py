@@ -1,5 +1,5 @@
-"""The newest snapshots of a target (spec 30 section 1): whole snapshots in bronze, chunk rows,
-and the family's completions and chunked opens in the facts.
+"""The newest snapshots of a target (docs/snapshots.md step 1): whole snapshots in bronze, chunk
+rows, and the family's completions and chunked opens in the facts.
 
 Bronze rows count when their `_capture_instance` matches, ignoring case, an instance the source
 lists for the table or the configured name, so a target shared by two sources is not confused.

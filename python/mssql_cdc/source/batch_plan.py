@@ -1,4 +1,4 @@
-"""Planning one micro-batch: `partitions(start, end)` in the spec's order (10-source.md 5.2).
+"""Planning one micro-batch: `partitions(start, end)`, its steps in a fixed order.
 
 Cut at S, driver guard (and skips with failOnDataLoss=false), schema checks, then and only then
 the batch's event files, then the ranges. Deterministic: the same (start, end) on the same
@@ -61,7 +61,7 @@ def plan_batch(
 
     Raises:
         DataLossError: with failOnDataLoss=true, a piece's changes were purged.
-        PermissionError: the login may not read a change table the batch needs (8.1 step 3).
+        PermissionError: the login may not read a change table the batch needs.
         SchemaChangedError: DDL in the batch the declared schema cannot pass, or a newer
             instance captures columns the query's schema lacks.
     """
@@ -135,8 +135,8 @@ def _schema_events(
     end: StreamOffset,
     commit_ts: Callable[[str], str | None],
 ) -> list[tuple[str, EventRecord]]:
-    """DDL inside the batch (8.4) and the switch to a newer instance (8.3), checked in full
-    before any file is written."""
+    """DDL inside the batch and the switch to a newer instance, checked in full before any file
+    is written (docs/source.md, 'Capture instances')."""
     catalog = backend.catalog
     declared = {c.name: c.spark_type for c in columns}
     events: list[tuple[str, EventRecord]] = []

@@ -1,9 +1,9 @@
 """The two Spark data sources, `mssql_cdc` (streaming) and `mssql_cdc_snapshot` (batch).
 
-`register(spark)` registers both (10-source.md 2.1). Options are parsed once into a
+`register(spark)` registers both (docs/source.md). Options are parsed once into a
 `SourceConfig` in each DataSource's constructor; `schema()` resolves the table on the driver,
-with retries of transient errors (section 11). `connect`, the driver's connection factory, is
-an attribute a test may replace (in a subclass) to inject faults.
+with retries of transient errors (docs/source.md, 'Processes'). `connect`, the driver's
+connection factory, is an attribute a test may replace (in a subclass) to inject faults.
 """
 
 from __future__ import annotations

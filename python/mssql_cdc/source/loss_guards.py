@@ -1,7 +1,8 @@
 """The data-loss guards as pure decisions, their errors and the skip's audit trail.
 
-10-source.md section 7 and the seed's Amendment 3. Nothing here reads a server or a file:
-callers pass what they observed and act on what comes back.
+docs/source.md, 'Guards', gives the rules; docs/data-loss.md, 'What happens on a loss', the
+recovery's use of the same test. Nothing here reads a server or a file: callers pass what they
+observed and act on what comes back.
 """
 
 from __future__ import annotations
@@ -46,13 +47,13 @@ def is_established(min_lsn: lsn.Lsn | None) -> bool:
 
 
 def piece_is_purged(first: lsn.Lsn, min_lsn: lsn.Lsn | None) -> bool:
-    """Driver guard (7.1): the piece's changes are purged when min_lsn is established and
+    """Driver guard: the piece's changes are purged when min_lsn is established and
     above the piece's first LSN."""
     return is_established(min_lsn) and first < (min_lsn or lsn.ZERO)
 
 
 def range_after_is_purged(start: lsn.Lsn, max_lsn: lsn.Lsn | None, min_lsn: lsn.Lsn | None) -> bool:
-    """The seed's pre-flight test: increment(start) < min_lsn, under the guard's precondition
+    """The recovery pre-flight's test: increment(start) < min_lsn, under the guard's precondition
     that there is a range to read (max_lsn > start; a NULL max_lsn reads as zero)."""
     if (max_lsn or lsn.ZERO) <= start:
         return False  # nothing captured after start, so nothing can be purged
@@ -62,7 +63,7 @@ def range_after_is_purged(start: lsn.Lsn, max_lsn: lsn.Lsn | None, min_lsn: lsn.
 def executor_guard(
     from_lsn: lsn.Lsn, min_lsn_after: lsn.Lsn | None, error_number: int | None = None
 ) -> str | None:
-    """Executor guard (7.2), run after the read: why rows may be missing, or None.
+    """Executor guard, run after the read: why rows may be missing, or None.
 
     `min_lsn_after` is min_lsn read once the rows were read; `error_number` is the server error
     that ended the read, if any (208: the change table vanished; 313: range below min_lsn).
@@ -87,7 +88,7 @@ def driver_loss_error(
     lost_from_ts: str | None,
     disabled_instance: str | None = None,
 ) -> DataLossError:
-    """The DataLossError of the driver guard (7.3): a certain loss found while planning."""
+    """The DataLossError of the driver guard: a certain loss found while planning."""
     also = (
         f", or they were held only by capture instance '{disabled_instance}', disabled before "
         "this stream read them"
@@ -116,7 +117,7 @@ def task_loss_error(
     lost_from_ts: str | None,
     disabled_instance: str | None = None,
 ) -> DataLossError:
-    """The DataLossError of the executor guard (7.3): rows of a range may be missing."""
+    """The DataLossError of the executor guard: rows of a range may be missing."""
     now = f"min_lsn is now {min_lsn_after}" if min_lsn_after else "min_lsn is now unknown"
     also = (
         f", or they were held only by capture instance '{disabled_instance}', disabled before "
@@ -135,8 +136,8 @@ def task_loss_error(
 
 
 def skip_end(start: lsn.Lsn, end: lsn.Lsn, target: lsn.Lsn, min_lsn: lsn.Lsn | None) -> lsn.Lsn:
-    """latestOffset with failOnDataLoss=false (5.1 step 4): a purged gap is skipped in one
-    batch, so the end moves up to min_lsn M, never past the target."""
+    """latestOffset with failOnDataLoss=false: a purged gap is skipped in one batch, so the end
+    moves up to min_lsn M, never past the target."""
     if is_established(min_lsn) and lsn.increment(start) < (min_lsn or lsn.ZERO):
         return min(max(end, min_lsn or end), target)
     return end
@@ -152,8 +153,8 @@ class Skip:
 
 
 def skip_piece(piece: Piece, min_lsn: lsn.Lsn | None) -> Skip | None:
-    """failOnDataLoss=false on the driver (7.4 step 1): a purged piece starts at M; if M is
-    past the piece's end, the piece is dropped. None when the piece is not purged."""
+    """failOnDataLoss=false on the driver: a purged piece starts at M; if M is past the piece's
+    end, the piece is dropped. None when the piece is not purged."""
     if not piece_is_purged(piece.from_lsn, min_lsn):
         return None
     m = min_lsn or lsn.ZERO
@@ -164,7 +165,7 @@ def skip_piece(piece: Piece, min_lsn: lsn.Lsn | None) -> Skip | None:
 def skip_warning(
     capture_instance: str, from_lsn: str, min_lsn: str, min_commit_ts: str | None
 ) -> str:
-    """The WARNING of a skip (7.4 step 2), naming the instance, both LSNs and M's time."""
+    """The WARNING of a skip, naming the instance, both LSNs and M's time."""
     when = min_commit_ts or "unknown"
     return (
         f"capture instance '{capture_instance}': failOnDataLoss=false skips ahead from {from_lsn} "
@@ -184,7 +185,7 @@ def data_skipped_event(
     batch_end_lsn: str,
     reason: str | None = None,
 ) -> tuple[str, EventRecord]:
-    """The 'data_skipped' record (9.3) and the name of its event file.
+    """The 'data_skipped' record and the name of its event file (docs/source.md, 'Guards').
 
     Without `reason` it is the driver's certain skip; with one, a task's possible loss
     (`certain: false`), which goes into the task's metrics file instead of an event file.
@@ -210,7 +211,7 @@ def data_skipped_event(
 def task_skip_warning(
     capture_instance: str, from_lsn: str, to_lsn: str, min_lsn_after: str | None, reason: str
 ) -> str:
-    """The executor's WARNING when its guard fires under failOnDataLoss=false (7.4): the task
+    """The executor's WARNING when its guard fires under failOnDataLoss=false: the task
     keeps the rows it read and succeeds."""
     return (
         f"capture instance '{capture_instance}': range {from_lsn}–{to_lsn}: {reason}; min_lsn "

@@ -1,9 +1,10 @@
 """The driver's stateful planner of `mssql_cdc`: offsets, admission control and partitions.
 
-10-source.md sections 4, 5, 7.1, 7.4, 8 and 11. It is the only stateful object of a query: one
-backend connection (dropped and reopened on transient errors through `sqlserver.retry`), the
-resolved table, the AvailableNow end and the last `max_lsn`. Pickling drops all of it: Spark
-ships the reader to executors only to call `read()`, which opens its own backend.
+docs/source.md describes what it plans ('Offsets', 'Guards', 'Capture instances', 'Processes').
+It is the only stateful object of a query: one backend connection (dropped and reopened on
+transient errors through `sqlserver.retry`), the resolved table, the AvailableNow end and the
+last `max_lsn`. Pickling drops all of it: Spark ships the reader to executors only to call
+`read()`, which opens its own backend.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reading one LSN range on an executor (10-source.md 6.1, 7.2, 7.4, 9.2).
+"""Reading one LSN range on an executor (docs/source.md, 'Guards' and 'Events and metrics files').
 
 Stateless: the task opens its own backend from the pickled config, yields the range's Arrow
 batches, runs the executor guard once the rows are read, writes the range's metrics file and

@@ -1,4 +1,4 @@
-"""The batch reader of `mssql_cdc_snapshot` (10-source.md section 10).
+"""The batch reader of `mssql_cdc_snapshot` (docs/source.md, 'Snapshots').
 
 `partitions()` records the stamp L on the driver before any row is read (`snapshotLsn` when
 given, else the `latest` rule), then cuts the table by key into partitions or deals the
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["CdcSnapshotReader", "SnapshotPartition", "integer_bounds"]
 
 _INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
-# Types with no lossless text form cannot bound a partition (10.2): the whole table is one.
+# Types with no lossless text form cannot bound a partition: the whole table is one.
 _UNSPLITTABLE = frozenset(
     {"sql_variant", "xml", "text", "ntext", "image", "geography", "geometry", "hierarchyid"}
 )
@@ -52,7 +52,7 @@ class SnapshotPartition(InputPartition):
 
 
 def integer_bounds(low: int, high: int, n: int) -> list[int]:
-    """`MIN + floor(i * (MAX - MIN + 1) / n)` for i = 1..n-1, duplicates dropped (10.2)."""
+    """`MIN + floor(i * (MAX - MIN + 1) / n)` for i = 1..n-1, duplicates dropped."""
     bounds: list[int] = []
     for i in range(1, n):
         b = low + (i * (high - low + 1)) // n

@@ -1,4 +1,4 @@
-"""The stream's table and schema, resolved on the driver (10-source.md 6.3, 8.1, 8.3).
+"""The stream's table and schema, resolved on the driver (docs/source.md, 'Rows').
 
 `resolve_table` finds the configured capture instance and its table's instances;
 `declared_columns` infers or checks the captured columns; `spark_ddl` writes the output
@@ -67,7 +67,7 @@ def resolve_table(
     its table's remaining one) and list its table's instances.
 
     `remembered` is the table this run resolved before: a configured instance disabled since
-    is followed through it, custom-named or not (10-source.md 8.5).
+    is followed through it, custom-named or not (docs/source.md, 'Capture instances').
 
     Raises:
         ConfigError: the instance is unknown or ambiguous (the message lists what was found).

@@ -1,6 +1,7 @@
 """Schema rules of the change source: SQL Server types to Spark types, safe widenings, the
-union across capture instances and the checks of DDL inside a batch (10-source.md 6.4, 8.3,
-8.4). Pure functions; a refusal is a `SchemaChangedError` raised before anything is read.
+union across capture instances and the checks of DDL inside a batch (docs/source.md,
+'Capture instances' and 'Events and metrics files'). Pure functions; a refusal is a
+`SchemaChangedError` raised before anything is read.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def check_captured_types(
 def schema_changed_error(
     capture_instance: str, check: TypeCheck, old_sql_type: str | None, ddl_lsn: str
 ) -> SchemaChangedError:
-    """The error for a type change the declared type cannot hold (8.4)."""
+    """The error for a type change the declared type cannot hold."""
     old = old_sql_type or "its previous type"
     return SchemaChangedError(
         f"capture instance '{capture_instance}': column '{check.column}' changed from {old} to "
@@ -193,7 +194,7 @@ def switch_type_error(
     older: str, newer: str, switch_lsn: str, check: TypeCheck, *, declared_by_option: bool
 ) -> SchemaChangedError:
     """The error for a newer instance whose column type the query's schema cannot hold, at the
-    in-place switch of 8.3 (raised before anything of the batch is read)."""
+    in-place switch to it (raised before anything of the batch is read)."""
     if declared_by_option:
         fix = (
             f"declare '{check.column}' in the columns option with a type that holds both "
@@ -214,7 +215,7 @@ def switch_type_error(
 
 
 def policy_fail_error(capture_instance: str, ddl_lsn: str, ddl_command: str) -> SchemaChangedError:
-    """The error of `schemaChangePolicy=fail` for any DDL inside a batch (8.4)."""
+    """The error of `schemaChangePolicy=fail` for any DDL inside a batch."""
     return SchemaChangedError(
         f"capture instance '{capture_instance}': DDL at LSN {ddl_lsn} ({ddl_command[:200]}) is "
         "inside this batch and schemaChangePolicy=fail stops before reading it; check the "
@@ -232,7 +233,7 @@ def schema_change_event(
     batch_start_lsn: str,
     batch_end_lsn: str,
 ) -> tuple[str, EventRecord]:
-    """The 'schema_change' event (8.4, 9.3) and its file name."""
+    """The 'schema_change' event and its file name."""
     record: EventRecord = {
         "event": "schema_change",
         "capture_instance": capture_instance,
@@ -257,7 +258,7 @@ def switch_event(
     batch_start_lsn: str,
     batch_end_lsn: str,
 ) -> tuple[str, EventRecord]:
-    """The 'capture_instance_switched' event of the batch with start < S <= end (8.3)."""
+    """The 'capture_instance_switched' event of the batch with start < S <= end."""
     record: EventRecord = {
         "event": "capture_instance_switched",
         "capture_instance": newer,

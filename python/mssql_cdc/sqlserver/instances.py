@@ -1,7 +1,7 @@
 """Which capture instance serves what: name matching, a table's instances, the cut at S.
 
-Pure functions over `CaptureInstance` values (10-source.md 3.2, 5.1 step 4, 8.1, 8.2, 8.5);
-the backends only list instances.
+Pure functions over `CaptureInstance` values (docs/source.md, 'Capture instances'); the backends
+only list instances.
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ class ReadColumn:
 
 @dataclass(frozen=True, slots=True)
 class SessionStats:
-    """What a task measures of its own connection (10-source.md 6.1)."""
+    """What a task measures of its own connection (docs/sqlserver.md, 'What the reader runs')."""
 
     rtt_ms: float
     network_wait_ms: float | None  # None where sys.dm_exec_session_wait_stats is not permitted

@@ -1,4 +1,4 @@
-"""The SQL Server seam: one narrow Protocol per caller (STYLE.md section 3).
+"""The SQL Server seam: one narrow Protocol per caller, named after it.
 
 The T-SQL backends (`mssql_cdc.sqlserver.tsql.backend`) and the emulator implement them
 structurally. LSNs cross as canonical text; `min_lsn` returns the zero LSN for an unknown
@@ -70,7 +70,7 @@ class CaptureCatalog(Protocol):
 class ChangeRangeReader(Protocol):
     """What a partition reader needs on an executor: the changes of one closed LSN range.
 
-    `read_changes` yields batches of the output schema (10-source.md 6.3): metadata columns,
+    `read_changes` yields batches of the output schema (docs/source.md, 'Rows'): metadata columns,
     then `columns` in order; those in `null_columns` (not captured by this instance) read NULL.
     """
 
@@ -118,7 +118,7 @@ class SnapshotReader(Protocol):
 
 
 class ChunkPlanner(Protocol):
-    """What backfill()'s chunk planning needs (30-snapshots-and-recovery.md 3.3)."""
+    """What backfill()'s chunk planning needs (docs/snapshots.md, 'Chunked snapshots')."""
 
     def key_extent(
         self, source_schema: str, source_table: str, key: str

@@ -110,7 +110,9 @@ def check_append_schema(
     batch_schema: StructType,
     properties: Mapping[str, str],
 ) -> None:
-    """Refuse an append that would retype a column or add one Delta cannot name (section 3.4).
+    """Refuse an append that would retype a column or add one Delta cannot name.
+
+    docs/sink.md, 'Bronze schema changes', gives the rule and its remedies.
 
     `table` is the table's SQL name, used in messages. New columns are fine (mergeSchema adds
     them); a type that differs is passed on only with `delta.enableTypeWidening = true`.

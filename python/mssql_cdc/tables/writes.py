@@ -35,7 +35,7 @@ def append_idempotent(
     """Append `df` under the Delta transaction key (`app_id`, `version`).
 
     Delta skips the write when `version` is at or below the one it recorded for `app_id`, so a
-    repeat commits nothing. Concurrent-commit conflicts are retried (section 7 of the spec).
+    repeat commits nothing. Concurrent-commit conflicts are retried (docs/tables.md, 'Writing').
     """
     if not app_id:
         raise ConfigError(f"{ref}: an idempotent append needs a non-empty txnAppId")

@@ -1,9 +1,9 @@
 """The emulator backend: StreamPlanner, CaptureCatalog and ChangeRangeReader over EmulatorReader.
 
-The emulator reads in process and hands Arrow over the C Data Interface; no T-SQL is involved
-(10-source.md 3.3). Its reader returns server-local times, converted here to naive UTC through
-`zoneinfo`, as the T-SQL backends convert on the server. The object pickles as its file path
-and opens the file lazily in the process that uses it.
+The emulator reads in process and hands Arrow over the C Data Interface; no T-SQL is involved.
+Its reader returns server-local times, converted here to naive UTC through `zoneinfo`, as the
+T-SQL backends convert on the server. The object pickles as its file path and opens the file
+lazily in the process that uses it.
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ class EmulatorBackend:
         batch_rows: int,
         null_columns: Sequence[str] = (),
     ) -> Iterator[pa.RecordBatch]:
-        """Yield the range's change rows in the output schema (10-source.md 6.3 and 6.4).
+        """Yield the range's change rows in the output schema (docs/source.md, 'Rows').
 
         The first batch holds at most 64 rows, later ones at most `batch_rows` and 64 MiB.
 

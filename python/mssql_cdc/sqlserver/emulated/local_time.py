@@ -1,6 +1,6 @@
 """Server-local commit times to UTC, for the emulator, whose reader returns local times.
 
-`time_zone` is what planning resolved (10-source.md 6.2): "UTC", an IANA zone name, or a fixed
+`time_zone` is what planning resolved from `sourceTimeZone`: "UTC", an IANA zone name, or a fixed
 offset "+HH:MM". A local time that a fall-back transition repeats takes its first instant.
 """
 
@@ -78,7 +78,7 @@ def local_to_utc_array(values: pa.Array | pa.ChunkedArray, time_zone: str) -> pa
 
 def times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
     """`time` columns (Arrow time64[us] from the emulator) as SQL Server's text form
-    `HH:MM:SS.fffffff` (10-source.md 6.4); the emulator keeps microseconds, so the seventh
+    `HH:MM:SS.fffffff`; the emulator keeps microseconds, so the seventh
     digit is 0."""
     import pyarrow as pa
     import pyarrow.compute as pc

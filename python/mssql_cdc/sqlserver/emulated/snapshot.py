@@ -1,7 +1,7 @@
 """SnapshotReader and ChunkPlanner over an emulator file: a table's columns, keys and rows.
 
 The emulator reads a table as of one snapshot and accepts both isolation levels; it ignores
-`lockTimeoutMs` (10-source.md 10.3). Key bounds are the emulator's own values (int, str,
+`lockTimeoutMs`. Key bounds are the emulator's own values (int, str,
 bytes, ...), compared by the engine as SQL Server compares them.
 """
 

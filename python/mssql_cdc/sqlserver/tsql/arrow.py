@@ -1,4 +1,4 @@
-"""Result sets as Arrow record batches in the declared schema (10-source.md 6.3 and 6.4).
+"""Result sets as Arrow record batches in the declared schema (docs/source.md, 'Rows').
 
 mssql-python hands Arrow batches, which are cast; pymssql hands tuples, which are turned into
 Arrow here. Either way every batch has exactly the output schema, and a value that does not
@@ -84,7 +84,7 @@ def change_schema(columns: Sequence[ReadColumn], *, include_command_id: bool) ->
 class ChangeShape:
     """One change read, as every backend asks for it and casts it."""
 
-    schema: pa.Schema  # the output schema (10-source.md 6.3)
+    schema: pa.Schema  # the output schema
     read: tuple[ReadColumn, ...]  # the declared columns to read; the others read NULL
     constants: dict[str, Any]  # columns every row of the read holds, by name
 

@@ -140,7 +140,7 @@ class TsqlChangeReader:
         batch_rows: int,
         null_columns: Sequence[str] = (),
     ) -> Iterator[pa.RecordBatch]:
-        """Yield the range's change rows in the output schema, ordered as 6.3 says.
+        """Yield the range's change rows in the output schema and order (docs/source.md, 'Rows').
 
         Declared columns named in `null_columns` are not read and come back NULL.
 
@@ -204,7 +204,7 @@ class TsqlChangeReader:
 
 
 def permission_error(capture_instance: str, user: str = "<user>") -> PermissionError:
-    """The error for a login without SELECT on an instance's change table (8.1 step 3)."""
+    """The error for a login without SELECT on an instance's change table."""
     table = f"cdc.[{capture_instance.replace(']', ']]')}_CT]"
     grantee = "[" + user.replace("]", "]]") + "]"
     return PermissionError(

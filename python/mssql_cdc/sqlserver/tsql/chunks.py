@@ -1,4 +1,4 @@
-"""The T-SQL of chunk planning (30-snapshots-and-recovery.md 3.3): counted integer buckets,
+"""The T-SQL of chunk planning (docs/snapshots.md, 'Over T-SQL'): counted integer buckets,
 the key at a distance after a bound (optionally at or below a ceiling), the highest key, and the
 table's row count from metadata.
 

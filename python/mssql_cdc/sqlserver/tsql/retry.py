@@ -1,4 +1,4 @@
-"""Driver-side retries of transient connection errors (10-source.md section 11).
+"""Driver-side retries of transient connection errors (docs/source.md, 'Processes').
 
 A driver method (schema(), initialOffset, latestOffset, partitions, ...) runs through
 `call_with_retries`: on a transient error it drops its connection, waits, and runs again from

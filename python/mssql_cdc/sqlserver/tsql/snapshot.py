@@ -1,4 +1,4 @@
-"""The T-SQL of snapshot reads: key extents, NTILE key tiles and rows of a key range (10.2).
+"""The T-SQL of snapshot reads: key extents, NTILE key tiles and rows of a key range.
 
 Key bounds travel as text the server produced losslessly and come back as parameters under
 `CAST(? AS <column type>)` (with the column's collation for character keys), so every

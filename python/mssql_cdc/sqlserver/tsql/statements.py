@@ -1,4 +1,4 @@
-"""Every T-SQL statement the real backends run, one function each (10-source.md 12).
+"""Every T-SQL statement the real backends run, one function each (docs/sqlserver.md).
 
 A function returns a `Statement`: text with parameter markers, and the parameter values.
 Values are never put in the text; identifiers are validated and bracket-quoted; integers that
@@ -156,7 +156,7 @@ def split_points(capture_instance: str, from_lsn: str, to_lsn: str, n: int) -> S
 
 
 def column_expression(column: ReadColumn, alias: str) -> str:
-    """The SELECT expression of a captured column for its declared Spark type (6.4)."""
+    """The SELECT expression of a captured column for its declared Spark type."""
     ref = f"{alias}.{quote_name(column.name, 'column name')}"
     sql_type = (column.sql_type or "").lower()
     if column.spark_type == "STRING" and sql_type not in _NATIVE_TEXT:
@@ -182,7 +182,7 @@ def change_rows(
     include_command_id: bool,
     time_zone: str,
 ) -> Statement:
-    """The change rows of one closed range, read from the change table itself (6.2)."""
+    """The change rows of one closed range, read from the change table itself."""
     utc, zone_params = utc_time("m.tran_end_time", time_zone)
     select = [
         "CONVERT(varchar(22), ct.[__$start_lsn], 1) AS [_start_lsn]",

@@ -2,8 +2,10 @@
 `min_lsn`, `max_lsn`, `min_commit_ts`, `max_commit_ts`, `deletes`, `inserts`, `updates`,
 `started_at`, `duration_ms`, `target`, `written_at`.
 
-Numbers 3 (`snapshot_events`), 10 (`skipped_changes`) and 11 (`possible_skips`) are the ones
-ADR 0018 cites. Comment texts are frozen with their migration: a later meaning is a new step.
+Numbers 3 (`snapshot_events`), 10 (`skipped_changes`) and 11 (`possible_skips`) record data
+loss: the `resnapshot` event and its gap (docs/data-loss.md, 'What the facts table shows') and
+certain and possible `data_skipped` rows (docs/sink.md, 'The facts row of a micro-batch').
+Comment texts are frozen with their migration: a later meaning is a new step.
 """
 
 from __future__ import annotations

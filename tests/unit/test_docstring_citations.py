@@ -1,0 +1,161 @@
+"""Docstrings and comments under python/ cite only what ships with the project.
+
+The design specification and its decision records (ADRs) are not part of the project, so a
+citation such as "spec 30 section 5.3", "10-source.md 5.2", "(8.4)" or "ADR 0018" sends a
+reader nowhere. Citations point to `docs/*.md` pages, optionally with a section heading in
+quotes ("docs/data-loss.md, 'The pre-flight'"), and to `docs/decisions/` records
+("decision 0150"); every one of them must name a file, and a heading, that exists.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _root() -> Path:
+    here = Path(__file__).resolve()
+    return next(p for p in here.parents if (p / "pyproject.toml").is_file())
+
+
+ROOT = _root()
+PACKAGE = ROOT / "python"
+DECISIONS = ROOT / "docs" / "decisions"
+
+# Citations of the specification, its sections and its decision records.
+FORBIDDEN = [
+    re.compile(r"\bspec\s+\d+", re.IGNORECASE),
+    re.compile(r"\bthe spec\b", re.IGNORECASE),
+    re.compile(r"\bADRs?\b"),
+    re.compile(r"\b(?:00-overview|10-source|20-sink|30-snapshots|40-emulator)\b"),
+    re.compile(r"\bsections?\s+\d+(?:\.\d+)*", re.IGNORECASE),
+    re.compile(r"§"),
+    re.compile(r"\btable\s+\d+\.\d+"),
+    re.compile(r"\binvariant\s+\d+", re.IGNORECASE),
+    re.compile(r"\bAmendment\b"),
+    re.compile(r"\bthe seed's\b"),
+    # A bare section number in parentheses: "(8.4)", "(8.4, 9.3)", "(5.1 step 4)".
+    re.compile(r"\(\d{1,2}\.\d{1,2}(?:\s+step\s+\d+)?(?:(?:,\s*|\s+and\s+)\d{1,2}\.\d{1,2})*\)"),
+]
+MARKDOWN = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.md)\b")
+DOC_HEADINGS = re.compile(r"(docs/[\w/-]+\.md),\s+((?:'[^'\n]+'(?:,\s*|\s+and\s+)?)+)")
+QUOTED = re.compile(r"'([^'\n]+)'")
+DECISION = re.compile(
+    r"\b(?:decisions?|docs/decisions/)\s*(\d{4}(?:(?:,\s*|\s+and\s+|\s+to\s+)\d{4})*)"
+)
+NUMBER = re.compile(r"\d{4}")
+
+
+@dataclass(frozen=True)
+class Text:
+    """One comment or string literal of a source file, where it starts."""
+
+    where: str
+    text: str
+
+
+def texts_of(source: str, name: str) -> Iterator[Text]:
+    """Every comment and string literal (docstrings included) of a Python source."""
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in (tokenize.COMMENT, tokenize.STRING):
+            yield Text(f"{name}:{token.start[0]}", token.string)
+
+
+def package_texts() -> list[Text]:
+    files = sorted(PACKAGE.rglob("*.py")) + sorted(PACKAGE.rglob("*.pyi"))
+    assert files, f"no Python files under {PACKAGE}"
+    return [
+        text
+        for path in files
+        for text in texts_of(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    ]
+
+
+def headings(page: Path) -> list[str]:
+    return [
+        line.lstrip("#").strip()
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if line.startswith("#")
+    ]
+
+
+def problems(texts: list[Text]) -> list[str]:
+    """What is wrong with the citations in `texts`, one line per problem."""
+    found: list[str] = []
+    for t in texts:
+        for pattern in FORBIDDEN:
+            for m in pattern.finditer(t.text):
+                found.append(f"{t.where}: cites the specification: {m.group(0)!r}")
+        for m in MARKDOWN.finditer(t.text):
+            if not (ROOT / m.group(1)).is_file():
+                found.append(f"{t.where}: cites {m.group(1)}, which does not ship")
+        for m in DOC_HEADINGS.finditer(t.text):
+            page = ROOT / m.group(1)
+            if not page.is_file():
+                continue  # reported above
+            known = headings(page)
+            for quoted in QUOTED.findall(m.group(2)):
+                if not any(h.startswith(quoted) for h in known):
+                    found.append(f"{t.where}: {m.group(1)} has no section '{quoted}'")
+        for m in DECISION.finditer(t.text):
+            for number in NUMBER.findall(m.group(1)):
+                if not any(DECISIONS.glob(f"{number}-*.md")):
+                    found.append(f"{t.where}: cites decision {number}, which does not exist")
+    return found
+
+
+def test_python_sources_cite_no_specification_file_section_or_adr() -> None:
+    found = [p for p in problems(package_texts()) if "cites the specification" in p]
+    assert found == [], "\n".join(found)
+
+
+def test_every_docs_page_section_and_decision_cited_in_python_exists() -> None:
+    found = [p for p in problems(package_texts()) if "cites the specification" not in p]
+    assert found == [], "\n".join(found)
+
+
+def test_the_package_cites_docs_pages_and_decisions_at_all() -> None:
+    joined = "\n".join(t.text for t in package_texts())
+    assert DOC_HEADINGS.search(joined) is not None
+    assert DECISION.search(joined) is not None
+
+
+def test_the_check_reports_each_kind_of_bad_citation() -> None:
+    source = '''
+"""Planning (spec 30 section 5.3), in the spec's order (10-source.md 5.2; ADR 0018)."""
+# a skipped piece (7.4 step 1), the event (8.4, 9.3), invariant 4 and Amendment 3
+def f() -> None:
+    """See docs/nowhere.md, docs/source.md, 'No such heading', and decision 9999."""
+'''
+    found = problems(list(texts_of(source, "sample.py")))
+    for expected in (
+        "'spec 30'",
+        "'the spec'",
+        "'ADR'",
+        "'10-source'",
+        "'section 5.3'",
+        "'(7.4 step 1)'",
+        "'(8.4, 9.3)'",
+        "'invariant 4'",
+        "'Amendment'",
+        "cites 10-source.md, which does not ship",
+        "cites docs/nowhere.md, which does not ship",
+        "docs/source.md has no section 'No such heading'",
+        "cites decision 9999, which does not exist",
+    ):
+        assert any(expected in p for p in found), (expected, found)
+
+
+def test_the_check_accepts_citations_of_what_ships() -> None:
+    source = '''
+"""Where the stream is (docs/data-loss.md, 'What happens on a loss', step 1; decision 0150).
+
+Options: docs/source-options.md; rows: docs/source.md, 'Rows' and 'Offsets'. A retry waits
+0.5 s (decisions 0460, 0464); `range-*.json` files carry (from, to).
+"""
+'''
+    assert problems(list(texts_of(source, "sample.py"))) == []
