@@ -11,7 +11,7 @@ import spec_columns as spec
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from mssql_cdc.facts import details as payloads
+from mssql_cdc.core.events import EventRecord
 from mssql_cdc.facts import keys as facts_keys
 from mssql_cdc.facts import rows as facts
 from mssql_cdc.facts import snapshot_rows as facts_snapshots
@@ -50,15 +50,17 @@ def test_a_batch_row_and_its_event_rows_land_in_one_commit_once(
         duration_ms=1500,
         written_at=T0 + timedelta(seconds=2),
     )
-    record: payloads.EventRecord = {
-        "event": "schema_change",
-        "capture_instance": "dbo_orders",
-        "lsn": M,
-        "commit_ts": "2026-10-01T12:00:01.123",
-        "detail": {"capture_instance": "dbo_orders", "ddl": "ALTER TABLE o ADD c INT"},
-        "lost_from_ts": None,
-        "lost_to_ts": None,
-    }
+    record = EventRecord(
+        event="schema_change",
+        capture_instance="dbo_orders",
+        lsn=M,
+        commit_ts="2026-10-01T12:00:01.123",
+        detail={"capture_instance": "dbo_orders", "ddl": "ALTER TABLE o ADD c INT"},
+        lost_from_ts=None,
+        lost_to_ts=None,
+        batch_start_lsn=S,
+        batch_end_lsn=M,
+    )
     event = facts.source_event_row(
         record,
         app_id="orders",

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from mssql_cdc import is_data_loss, register
 from mssql_cdc.core import lsn
+from mssql_cdc.core.batch_files import read_batch_files
 from mssql_cdc.emulator import Emulator
 
 START = "2026-09-28T13:50:00"
@@ -219,12 +220,12 @@ def test_a_skip_leaves_exactly_one_certain_event_even_after_a_replan(
     assert (metrics / f"range-{lsns[6]}-{lsns[6]}.json").exists()  # the first range
     name = f"event-data_skipped-dbo_orders-{lsns[0]}.json"
     assert [p.name for p in metrics.glob("event-*")] == [name]
-    event = json.loads((metrics / name).read_text())
-    assert event["detail"] == {
+    [event] = read_batch_files(metrics).events
+    assert event.detail == {
         "from": lsns[0], "to": lsns[6], "certain": True, "capture_instance": "dbo_orders",
     }  # fmt: skip
-    assert event["lsn"] == lsns[6]
-    assert event["lost_to_ts"] == event["commit_ts"]
+    assert event.lsn == lsns[6]
+    assert event.lost_to_ts == event.commit_ts
     # A crash after batch 0 was planned: Spark replays it, after more cleanup.
     for folder in ("offsets", "commits"):
         for p in (ckpt / folder).iterdir():
@@ -272,9 +273,9 @@ def test_a_task_skip_is_a_possible_event_in_its_metrics_file(
     rows = run(spark, path, tmp_path / "ckpt", failOnDataLoss="false", metricsPath=str(metrics))
     assert sorted(r["order_id"] for b in rows for r in b) == [0, 2]  # 1 vanished mid-read
     assert not list(metrics.glob("event-*"))
-    [file] = metrics.glob("range-*.json")
-    [event] = json.loads(file.read_text())["events"]
-    assert event["event"] == "data_skipped"
-    assert event["detail"]["certain"] is False
-    assert "cleanup" in event["detail"]["reason"]
-    assert event["lsn"] == lsns[2]
+    assert len(list(metrics.glob("range-*.json"))) == 1
+    [event] = read_batch_files(metrics).events
+    assert event.event == "data_skipped"
+    assert event.detail["certain"] is False
+    assert "cleanup" in event.detail["reason"]
+    assert event.lsn == lsns[2]

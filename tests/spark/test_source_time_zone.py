@@ -6,7 +6,6 @@ SQL Server's AT TIME ZONE gives it too).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from mssql_cdc import register
+from mssql_cdc.core.batch_files import read_batch_files
 from mssql_cdc.emulator import Emulator
 from new_york_time import ZONE, expected_utc
 
@@ -58,6 +58,8 @@ def test_commit_ts_and_the_retention_watermark_arrive_in_utc_from_a_new_york_ser
     got = sorted((r["order_id"], r["_commit_ts"]) for r in rows)
     assert got == [(i, expected_utc(t)) for i, t in enumerate(COMMITS) if i >= 3]
     assert got[0][1] == datetime(2026, 11, 1, 5, 20)  # 01:20 EST read back as 01:20 EDT
-    ranges = [json.loads(p.read_text()) for p in metrics.rglob("*.json")]
+    found = read_batch_files(metrics)
+    assert found.unreadable == ()
+    ranges = found.ranges
     watermarks = {r.get("retention_watermark_ts") for r in ranges if r.get("last")}
     assert watermarks == {expected_utc(COMMITS[3]).isoformat(timespec="milliseconds")}

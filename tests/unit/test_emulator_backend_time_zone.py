@@ -8,13 +8,13 @@ except in the hour that fall-back repeats (as SQL Server's AT TIME ZONE cannot t
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
 
 from mssql_cdc.core import lsn
+from mssql_cdc.core.batch_files import read_batch_files
 from mssql_cdc.core.offsets import LsnRange
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.options.config import SourceConfig
@@ -119,7 +119,7 @@ def test_the_retention_watermark_of_a_range_is_the_utc_time_of_the_low_water_mar
     columns = (ReadColumn("order_id", "INT"), ReadColumn("status", "STRING"))
     rows = pa.Table.from_batches(list(read_range(config, columns, part))).to_pylist()
     assert [r["_commit_ts"] for r in rows] == [expected_utc(t) for t in COMMITS[4:]]
-    [written] = [json.loads(p.read_text()) for p in metrics.iterdir() if p.suffix == ".json"]
+    [written] = read_batch_files(metrics).ranges
     assert written["retention_watermark_ts"] == expected_utc(COMMITS[4]).isoformat(
         timespec="milliseconds"
     )

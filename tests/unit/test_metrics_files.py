@@ -9,15 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from mssql_cdc.core.batch_files import read_batch_files
 from mssql_cdc.core.metrics_files import (
     chunk_file_name,
     encode_instance,
     event_file_name,
     range_file_name,
-    read_metrics_dir,
     write_json_atomic,
 )
-from mssql_cdc.errors import StateFileError
 
 S = "0x0000002A000001F00003"
 
@@ -41,34 +40,39 @@ def test_file_names_follow_the_spec() -> None:
 
 def test_a_written_file_reads_back_and_a_rewrite_replaces_it(tmp_path: Path) -> None:
     folder = tmp_path / "new" / "metrics"
-    assert write_json_atomic(folder, "event-a.json", {"n": 1})
-    assert write_json_atomic(folder, "event-a.json", {"n": 2})
+    assert write_json_atomic(folder, "range-a.json", {"n": 1})
+    assert write_json_atomic(folder, "range-a.json", {"n": 2})
     assert write_json_atomic(folder, "range-b.json", {"rows": 0})
-    assert read_metrics_dir(folder) == [
-        {"name": "event-a.json", "payload": {"n": 2}},
-        {"name": "range-b.json", "payload": {"rows": 0}},
-    ]
-    assert sorted(os.listdir(folder)) == ["event-a.json", "range-b.json"]  # no temp left
+    found = read_batch_files(folder)
+    assert found.ranges == ({"n": 2}, {"rows": 0})
+    assert [p.name for p in found.paths] == ["range-a.json", "range-b.json"]
+    assert sorted(os.listdir(folder)) == ["range-a.json", "range-b.json"]  # no temp left
 
 
-def test_readers_ignore_hidden_and_temporary_files(tmp_path: Path) -> None:
-    (tmp_path / ".event-a.json.1a2b.tmp").write_text("{partial")
+def test_readers_ignore_hidden_and_temporary_files_and_subdirectories(tmp_path: Path) -> None:
+    (tmp_path / ".range-a.json.1a2b.tmp").write_text("{partial")
     (tmp_path / "notes.txt").write_text("not ours")
-    assert write_json_atomic(tmp_path, "event-b.json", {"ok": True})
-    assert [f["name"] for f in read_metrics_dir(tmp_path)] == ["event-b.json"]
+    (tmp_path / "_backfill").mkdir()
+    (tmp_path / "_backfill" / "chunk-0.json").write_text("{}")
+    assert write_json_atomic(tmp_path, "range-b.json", {"ok": True})
+    found = read_batch_files(tmp_path)
+    assert [p.name for p in found.paths] == ["range-b.json"]
+    assert (found.ranges, found.unreadable) == (({"ok": True},), ())
 
 
 def test_a_missing_directory_reads_as_empty(tmp_path: Path) -> None:
-    assert read_metrics_dir(tmp_path / "absent") == []
+    found = read_batch_files(tmp_path / "absent")
+    assert (found.ranges, found.events, found.unreadable, found.paths) == ((), (), (), ())
 
 
 def test_a_foreign_corrupt_file_is_named_when_read(tmp_path: Path) -> None:
     (tmp_path / "range-x.json").write_text("{not json")
-    with pytest.raises(StateFileError, match=r"range-x\.json is not valid JSON"):
-        read_metrics_dir(tmp_path)
+    [problem] = read_batch_files(tmp_path).unreadable
+    assert f"{tmp_path / 'range-x.json'} is not valid JSON" in problem
     (tmp_path / "range-x.json").write_text("[1, 2]")
-    with pytest.raises(StateFileError, match="holds no JSON object"):
-        read_metrics_dir(tmp_path)
+    found = read_batch_files(tmp_path)
+    assert found.unreadable == (f"metrics file {tmp_path / 'range-x.json'} holds no JSON object",)
+    assert (found.ranges, [p.name for p in found.paths]) == ((), ["range-x.json"])
 
 
 def test_a_file_that_cannot_be_written_is_a_warning_not_an_error(

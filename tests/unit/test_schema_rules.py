@@ -164,7 +164,7 @@ def test_policy_fail_names_the_ddl_and_how_to_pass_it() -> None:
 
 
 def test_schema_events_have_the_9_3_shape_and_names() -> None:
-    name, record = schema_change_event(
+    record = schema_change_event(
         "dbo orders",
         "0x0000002A000001F00003",
         "2026-09-28T14:03:12.117",
@@ -172,10 +172,10 @@ def test_schema_events_have_the_9_3_shape_and_names() -> None:
         batch_start_lsn="0x0000002A000001000000",
         batch_end_lsn="0x0000002A000001F00009",
     )
-    assert name == "event-schema_change-dbo%20orders-0x0000002A000001F00003.json"
-    assert record["detail"] == {"capture_instance": "dbo orders", "ddl": "ALTER TABLE x"}
-    assert (record["lost_from_ts"], record["lost_to_ts"]) == (None, None)
-    name, record = switch_event(
+    assert record.file_name == "event-schema_change-dbo%20orders-0x0000002A000001F00003.json"
+    assert record.detail == {"capture_instance": "dbo orders", "ddl": "ALTER TABLE x"}
+    assert (record.lost_from_ts, record.lost_to_ts) == (None, None)
+    record = switch_event(
         "dbo_orders",
         "dbo_orders_v2",
         "0x0000002A000001F00003",
@@ -184,9 +184,11 @@ def test_schema_events_have_the_9_3_shape_and_names() -> None:
         batch_start_lsn="0x0000002A000001000000",
         batch_end_lsn="0x0000002A000001F00009",
     )
-    assert name == "event-capture_instance_switched-dbo_orders_v2-0x0000002A000001F00003.json"
-    assert record["detail"] == {"old": "dbo_orders", "new": "dbo_orders_v2", "uncaptured": ["note"]}
-    assert list(record) == [
+    assert record.file_name == (
+        "event-capture_instance_switched-dbo_orders_v2-0x0000002A000001F00003.json"
+    )
+    assert record.detail == {"old": "dbo_orders", "new": "dbo_orders_v2", "uncaptured": ["note"]}
+    assert list(record.to_json()) == [
         "event",
         "capture_instance",
         "lsn",

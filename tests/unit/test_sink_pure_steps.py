@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
+from mssql_cdc.core.events import EventRecord
 from mssql_cdc.sink.bronze import retyped_columns, unmappable_new_columns
 from mssql_cdc.sink.metrics_dir import clear_dead_attempts, remove_files, scan
 
@@ -20,7 +21,20 @@ SKIP = {
     "detail": {"from": "0x00000000000000000002", "to": "0x00000000000000000009"},
     "lost_from_ts": None,
     "lost_to_ts": None,
+    "batch_start_lsn": "0x00000000000000000001",
+    "batch_end_lsn": "0x00000000000000000009",
 }
+SKIPPED = EventRecord(
+    event="data_skipped",
+    capture_instance="dbo_orders",
+    lsn="0x00000000000000000009",
+    commit_ts="2026-10-01T12:00:09.000",
+    detail={"from": "0x00000000000000000002", "to": "0x00000000000000000009"},
+    lost_from_ts=None,
+    lost_to_ts=None,
+    batch_start_lsn="0x00000000000000000001",
+    batch_end_lsn="0x00000000000000000009",
+)
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -46,7 +60,8 @@ def test_clearing_keeps_event_files_and_subdirectories(tmp_path: Path) -> None:
 def test_scanning_skips_unreadable_files_but_returns_them_for_removal(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    good = write(tmp_path, "range-1-2.json", json.dumps({"to_lsn": "0x2", "events": [SKIP]}))
+    ranged = {"to_lsn": "0x2", "events": [SKIP, {**SKIP, "lsn": None}]}
+    good = write(tmp_path, "range-1-2.json", json.dumps(ranged))
     torn = write(tmp_path, "range-3-4.json", '{"to_lsn": ')
     listed = write(tmp_path, "range-5-6.json", "[1, 2]")
     event = write(tmp_path, "event-data_skipped-dbo_orders-0x2.json", json.dumps(SKIP))
@@ -57,12 +72,13 @@ def test_scanning_skips_unreadable_files_but_returns_them_for_removal(
     with caplog.at_level(logging.WARNING, logger="mssql_cdc.sink.writer"):
         found = scan(tmp_path)
 
-    assert found.metrics == [{"to_lsn": "0x2", "events": [SKIP]}]
-    assert found.events == [SKIP]
+    assert found.ranges == (ranged,)  # a record left out leaves its range's metrics in
+    assert found.events == (SKIPPED, SKIPPED)  # the event file's, then the range file's
     assert sorted(found.paths) == sorted([good, torn, listed, event, foreign])
     warned = " ".join(r.getMessage() for r in caplog.records)
     for path in (torn, listed, foreign):
         assert str(path) in warned
+    assert f"{good} events[1] is not a source event record: its lsn is not a string" in warned
 
     remove_files(found.paths)
     remove_files(found.paths)  # already gone is fine

@@ -11,6 +11,8 @@ MODULES = [
     "mssql_cdc.core.ranges",
     "mssql_cdc.source.loss_guards",
     "mssql_cdc.core.metrics_files",
+    "mssql_cdc.core.events",
+    "mssql_cdc.core.batch_files",
     "mssql_cdc.sqlserver",
     "mssql_cdc.sqlserver.tsql.retry",
     "mssql_cdc.sqlserver.instances",

@@ -5,7 +5,6 @@ Oracles: the emulator's own change rows, mapping and low water marks, and plain 
 
 from __future__ import annotations
 
-import json
 import pickle
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from emulator_oracle import at, orders
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from mssql_cdc.core import lsn
+from mssql_cdc.core.batch_files import read_batch_files
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.errors import DataLossError, SchemaChangedError
@@ -183,16 +183,17 @@ def test_a_skip_writes_one_certain_event_file_that_a_replan_rewrites(tmp_path: P
     assert (part.from_lsn, part.to_lsn) == (lsns[6], lsns[6])
     name = f"event-data_skipped-dbo_orders-{lsns[0]}.json"
     assert sorted(p.name for p in metrics.iterdir()) == [name]
-    event = json.loads((metrics / name).read_text())
-    assert event["detail"] == {
+    [event] = read_batch_files(metrics).events
+    assert event.detail == {
         "from": lsns[0], "to": lsns[6], "certain": True, "capture_instance": "dbo_orders",
     }  # fmt: skip
-    assert event["lsn"] == lsns[6]
-    assert event["batch_end_lsn"] == lsns[6]
+    assert event.lsn == lsns[6]
+    assert event.batch_end_lsn == lsns[6]
     emu.cleanup("dbo_orders", lsns[7])
     assert reader.partitions(start, end) == []  # M is past the batch's end: the piece is dropped
     assert sorted(p.name for p in metrics.iterdir()) == [name]
-    assert json.loads((metrics / name).read_text())["detail"]["to"] == lsns[7]
+    [event] = read_batch_files(metrics).events
+    assert event.detail["to"] == lsns[7]
 
 
 def planned(
@@ -229,17 +230,18 @@ def test_a_lenient_task_keeps_its_rows_and_records_a_possible_loss(tmp_path: Pat
     assert [r["order_id"] for r in rows] == [0, 1, 2, 3]
     [file] = list(metrics.iterdir())  # no event file: the task's record is in its metrics
     assert file.name == f"range-{part.from_lsn}-{part.to_lsn}.json"
-    record = json.loads(file.read_text())
+    found = read_batch_files(metrics)
+    [record] = found.ranges
     assert record["rows"] == 4
     assert record["last"] is True
     assert record["source_max_lsn"] == lsns[3]
     assert record["warnings"]
-    [event] = record["events"]
-    assert event["event"] == "data_skipped"
-    assert event["lsn"] == lsns[3]
-    assert event["detail"]["certain"] is False
-    assert event["detail"]["reason"]
-    assert event["detail"]["from"] == part.from_lsn
+    [event] = found.events
+    assert event.event == "data_skipped"
+    assert event.lsn == lsns[3]
+    assert event.detail["certain"] is False
+    assert event.detail["reason"]
+    assert event.detail["from"] == part.from_lsn
 
 
 def test_a_newer_instance_takes_over_at_its_start_lsn(tmp_path: Path) -> None:
@@ -362,9 +364,11 @@ def test_the_schema_is_the_union_and_columns_a_newer_instance_lacks_read_null(
         None, "n", "dbo_orders_v2",
     )  # fmt: skip
     assert (rows[0]["status"], rows[0]["note"]) == (None, None)  # v1 never captured note
-    [event] = metrics.glob("event-capture_instance_switched-*")
-    assert event.name.endswith(f"-{s}.json")
-    assert json.loads(event.read_text())["detail"]["uncaptured"] == ["status", "amount"]
+    [file] = metrics.glob("event-capture_instance_switched-*")
+    assert file.name.endswith(f"-{s}.json")
+    events = read_batch_files(metrics).events
+    [event] = [e for e in events if e.event == "capture_instance_switched"]
+    assert event.detail["uncaptured"] == ["status", "amount"]
 
 
 def test_a_type_change_the_declared_type_cannot_hold_stops_before_reading(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """Metrics and event files under `metricsPath` (docs/source.md, 'Events and metrics files').
 
-Files are written whole (a temporary `.<name>.<random>.tmp`, then `os.replace`) under names a
-replanned batch reproduces, so a replay rewrites rather than duplicates. Writing never fails a
-read or a plan: a file that cannot be written is a WARNING naming the path and the error.
-Readers ignore names starting with `.`.
+The JSON shapes of the files and their names. Files are written whole (a temporary
+`.<name>.<random>.tmp`, then `os.replace`) under names a replanned batch reproduces, so a replay
+rewrites rather than duplicates. Writing never fails a read or a plan: a file that cannot be
+written is a WARNING naming the path and the error. The event record's typed form is
+`core.events.EventRecord`; `core.batch_files` reads a batch's folder back.
 """
 
 from __future__ import annotations
@@ -14,21 +15,20 @@ import logging
 import os
 import secrets
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict, get_args
 
 from mssql_cdc.core.range_counts import RangeCounts
-from mssql_cdc.errors import StateFileError
 
 __all__ = [
+    "EVENT_KINDS",
+    "EventJson",
     "EventKind",
-    "EventRecord",
-    "MetricsFile",
     "RangeMetrics",
     "chunk_file_name",
     "encode_instance",
     "event_file_name",
+    "is_event_file",
     "range_file_name",
-    "read_metrics_dir",
     "write_json_atomic",
 ]
 
@@ -36,12 +36,13 @@ _log = logging.getLogger("mssql_cdc.metrics")
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 EventKind = Literal["data_skipped", "schema_change", "capture_instance_switched"]
+EVENT_KINDS: frozenset[str] = frozenset(get_args(EventKind))
 
 
-class EventRecord(TypedDict):
-    """An event as planning writes it to a file and a task puts it in its metrics file."""
+class EventJson(TypedDict):
+    """An event record's JSON object, keys in the order they are written."""
 
-    event: str
+    event: EventKind
     capture_instance: str
     lsn: str
     commit_ts: str | None
@@ -78,15 +79,8 @@ class RangeMetrics(TypedDict):
     source_max_commit_ts: str | None
     capture_lag_seconds: float | None
     warnings: list[str]
-    events: list[EventRecord]
+    events: list[EventJson]
     counts: NotRequired[RangeCounts]  # the range's rows counted as read (decision 0380)
-
-
-class MetricsFile(TypedDict):
-    """One file read back from the directory: its name and its JSON object."""
-
-    name: str
-    payload: dict[str, Any]
 
 
 def encode_instance(name: str) -> str:
@@ -103,6 +97,11 @@ def encode_instance(name: str) -> str:
 def event_file_name(kind: EventKind, capture_instance: str, lsn: str) -> str:
     """`event-<kind>-<ci>-<lsn>.json`; the LSN is the skip's <from>, the DDL's or S."""
     return f"event-{kind}-{encode_instance(capture_instance)}-{lsn}.json"
+
+
+def is_event_file(name: str) -> bool:
+    """Whether a file name is an event file's, `event-*.json` (planning's, not a task's)."""
+    return name.startswith("event-") and name.endswith(".json")
 
 
 def range_file_name(from_lsn: str, to_lsn: str) -> str:
@@ -135,31 +134,3 @@ def write_json_atomic(directory: str | os.PathLike[str], name: str, payload: obj
         with contextlib.suppress(OSError):  # the directory itself may be unusable
             temp.unlink(missing_ok=True)
         return False
-
-
-def read_metrics_dir(directory: str | os.PathLike[str]) -> list[MetricsFile]:
-    """Read every `*.json` file of `directory` in name order, ignoring names starting with `.`.
-
-    A missing directory reads as empty.
-
-    Raises:
-        StateFileError (a ValueError): a file is not a JSON object; the message names it.
-    """
-    folder = Path(directory)
-    if not folder.is_dir():
-        return []
-    found: list[MetricsFile] = []
-    for path in sorted(folder.iterdir()):
-        if path.name.startswith(".") or path.suffix != ".json" or not path.is_file():
-            continue
-        try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise StateFileError(
-                f"metrics file {path} is not valid JSON ({exc}); it was not written by this "
-                "library (its files are replaced whole); move it out of the metrics directory"
-            ) from None
-        if not isinstance(payload, dict):
-            raise StateFileError(f"metrics file {path} holds no JSON object; move it away")
-        found.append({"name": path.name, "payload": payload})
-    return found

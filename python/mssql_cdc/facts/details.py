@@ -19,7 +19,6 @@ __all__ = [
     "BatchDetail",
     "CaptureInstanceSwitchedDetail",
     "DataSkippedDetail",
-    "EventRecord",
     "FactsCommitMetadata",
     "IntExtent",
     "KeysetExtent",
@@ -115,18 +114,6 @@ DataSkippedDetail = TypedDict(
         "capture_instance": str | None,
     },
 )
-
-
-class EventRecord(TypedDict):
-    """One event as the reader's event and metrics files carry it (docs/source.md)."""
-
-    event: str
-    capture_instance: str
-    lsn: str
-    commit_ts: str | None
-    detail: dict[str, Any]
-    lost_from_ts: str | None
-    lost_to_ts: str | None
 
 
 class BatchCommitMetadata(TypedDict):

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, cast
+from typing import Any
 
-from mssql_cdc.facts.details import EventRecord, parse_time
+from mssql_cdc.facts.details import parse_time
 
 __all__ = [
     "FoldedMetrics",
@@ -40,14 +40,15 @@ class FoldedMetrics:
     source_max_commit_ts: datetime | None = None
     capture_lag_seconds: float | None = None
     warnings: tuple[str, ...] = ()
-    events: tuple[EventRecord, ...] = ()
 
 
 def fold_metrics(files: Iterable[Mapping[str, Any]]) -> FoldedMetrics:
     """Fold parsed partition metrics files into one batch's metric columns.
 
+    Their `events` are not folded here: `core.batch_files` reads them as event records.
+
     Returns:
-        All None (and no warnings or events) when there are no files.
+        All None (and no warnings) when there are no files.
     """
     parsed = list(files)
     if not parsed:
@@ -55,12 +56,10 @@ def fold_metrics(files: Iterable[Mapping[str, Any]]) -> FoldedMetrics:
     ends = [f for f in parsed if f.get("to_lsn")]
     last = max(ends, key=lambda f: str(f["to_lsn"])) if ends else None
     warnings: list[str] = []
-    events: list[EventRecord] = []
     for f in parsed:
         for warning in f.get("warnings") or ():
             if warning not in warnings:
                 warnings.append(str(warning))
-        events.extend(cast("list[EventRecord]", list(f.get("events") or ())))
     return FoldedMetrics(
         end_lsn=str(last["to_lsn"]) if last else None,
         end_commit_ts=parse_time(last.get("to_commit_ts")) if last else None,
@@ -70,7 +69,6 @@ def fold_metrics(files: Iterable[Mapping[str, Any]]) -> FoldedMetrics:
         source_max_commit_ts=_largest_time(parsed, "source_max_commit_ts"),
         capture_lag_seconds=_largest_number(parsed, "capture_lag_seconds"),
         warnings=tuple(warnings),
-        events=tuple(events),
     )
 
 

@@ -14,10 +14,11 @@ from dataclasses import astuple, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core.events import EventRecord
+from mssql_cdc.core.metrics_files import EVENT_KINDS
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.details import (
     BatchCommitMetadata,
-    EventRecord,
     FactsCommitMetadata,
     format_time,
     parse_time,
@@ -55,7 +56,7 @@ __all__ = [
     "source_event_row",
 ]
 
-SOURCE_EVENTS = frozenset({"schema_change", "capture_instance_switched", "data_skipped"})
+SOURCE_EVENTS = EVENT_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,30 +257,30 @@ def source_event_row(
     Raises:
         ConfigError: the record's event is not one of those three.
     """
-    event = record.get("event")
+    event = record.event
     if event not in SOURCE_EVENTS:
         raise ConfigError(
             f"event record {event!r} is not a source event; expected one of "
             f"{', '.join(sorted(SOURCE_EVENTS))}"
         )
-    at = parse_time(record.get("commit_ts"))
+    at = parse_time(record.commit_ts)
     skipped = event == "data_skipped"
     return FactsRow(
         app_id=sink_id(app_id, generation),
         generation=generation,
         batch_id=batch_id,
         rows=0,
-        min_lsn=record["lsn"],
-        max_lsn=record["lsn"],
+        min_lsn=record.lsn,
+        max_lsn=record.lsn,
         min_commit_ts=at,
         max_commit_ts=at,
         started_at=started_at,
         event=event,
-        lost_from_ts=parse_time(record.get("lost_from_ts")) if skipped else None,
-        lost_to_ts=parse_time(record.get("lost_to_ts")) if skipped else None,
-        end_lsn=record["lsn"],
+        lost_from_ts=parse_time(record.lost_from_ts) if skipped else None,
+        lost_to_ts=parse_time(record.lost_to_ts) if skipped else None,
+        end_lsn=record.lsn,
         end_commit_ts=at,
-        detail=to_json(record.get("detail") or {}),
+        detail=to_json(record.detail),
         target=target,
         written_at=written_at,
     )

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import clock as _clock
+from mssql_cdc.core.events import EventRecord
 from mssql_cdc.errors import ConfigError, MssqlCdcError
 from mssql_cdc.facts import rows as facts
-from mssql_cdc.facts.details import EventRecord
 from mssql_cdc.facts.keys import batch_key, facts_key, sink_id, validate_app_id
 from mssql_cdc.facts.metrics import FoldedMetrics, fold_metrics
 from mssql_cdc.facts.rows import BatchAggregates, FactsRow
@@ -237,21 +237,21 @@ class DeltaSink:
             self._warm(self.target)
         failpoint("sink.after_target_write")
         scan = sink_files.scan(self.metrics_path) if self.metrics_path is not None else None
-        folded = fold_metrics(scan.metrics) if scan is not None else None
-        if scan is not None and agg.rows > 0 and not scan.metrics:
+        folded = fold_metrics(scan.ranges) if scan is not None else None
+        if scan is not None and agg.rows > 0 and not scan.ranges:
             self._warn_once(
                 "no-metrics",
                 f"{self!r}: batch {batch_id} read {agg.rows} rows but {self.metrics_path} holds "
                 "no metrics file; the directory is not shared between the executors and the "
                 "driver, so the metric columns stay NULL. Use a path both reach (a Volume).",
             )
-        records = self._event_records(scan, folded)
+        records = list(scan.events) if scan is not None else []
         if self.facts_table is None:
             if records:
                 self._warn_once(
                     "events",
                     f"{self!r}: the reader recorded {len(records)} event(s) "
-                    f"({', '.join(sorted({r['event'] for r in records}))}); events need a facts "
+                    f"({', '.join(sorted({r.event for r in records}))}); events need a facts "
                     "table: pass facts_table to keep them",
                 )
         else:
@@ -267,7 +267,7 @@ class DeltaSink:
             return aggregate(cached)
         cached.write.format("noop").mode("overwrite").save()
         counted = aggregates_from_counts(
-            sink_files.scan(self.metrics_path).metrics, _partitions(cached)
+            sink_files.scan(self.metrics_path).ranges, _partitions(cached)
         )
         if counted is None:
             self._warn_once(
@@ -277,15 +277,6 @@ class DeltaSink:
             )
             return aggregate(cached)
         return counted
-
-    def _event_records(
-        self, scan: sink_files.Scan | None, folded: FoldedMetrics | None
-    ) -> list[EventRecord]:
-        """Step 9's input: event files first, then the tasks' records in the metrics files."""
-        if scan is None or folded is None:
-            return []
-        tasks = sink_files.usable_events(list(folded.events), str(self.metrics_path))
-        return list(scan.events) + tasks
 
     def _commit_facts(
         self,
@@ -360,7 +351,7 @@ class DeltaSink:
                     )
                 )
             except ValueError as exc:  # a record with unreadable times; the file is removed
-                log.warning("%r: event record %r skipped: %s", self, record.get("event"), exc)
+                log.warning("%r: event record %r skipped: %s", self, record.event, exc)
         return facts.distinct_events(rows)
 
     def _warn_once(self, topic: str, message: str) -> None:

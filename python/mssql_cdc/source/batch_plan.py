@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import lsn
-from mssql_cdc.core.metrics_files import EventRecord, write_json_atomic
+from mssql_cdc.core.events import EventRecord
+from mssql_cdc.core.metrics_files import write_json_atomic
 from mssql_cdc.core.offsets import LsnRange, StreamOffset, format_commit_ts
 from mssql_cdc.core.ranges import MIN_ROWS_PER_RANGE, Piece, batch_ranges
 from mssql_cdc.errors import SchemaChangedError
@@ -70,7 +71,7 @@ def plan_batch(
     def commit_ts(at: str) -> str | None:
         return format_commit_ts(planner.commit_time(lsn.Lsn(at), time_zone)) or None
 
-    events: list[tuple[str, EventRecord]] = []
+    events: list[EventRecord] = []
     kept: list[Piece] = []
     for piece in pieces(lsn.increment(start.lsn), end.lsn, table.instances):
         found = planner.min_lsn(piece.capture_instance)
@@ -111,8 +112,8 @@ def plan_batch(
         if not backend.catalog.change_table_access(name).can_select:
             raise permission_error(name)
     if config.metrics_path is not None:
-        for name, record in events:
-            write_json_atomic(config.metrics_path, name, record)
+        for record in events:
+            write_json_atomic(config.metrics_path, record.file_name, record.to_json())
     nulls = {i.name: null_columns(columns, i) for i in table.instances}
     return batch_ranges(
         planner,
@@ -134,12 +135,12 @@ def _schema_events(
     start: StreamOffset,
     end: StreamOffset,
     commit_ts: Callable[[str], str | None],
-) -> list[tuple[str, EventRecord]]:
+) -> list[EventRecord]:
     """DDL inside the batch and the switch to a newer instance, checked in full before any file
     is written (docs/source.md, 'Capture instances')."""
     catalog = backend.catalog
     declared = {c.name: c.spark_type for c in columns}
-    events: list[tuple[str, EventRecord]] = []
+    events: list[EventRecord] = []
     for instance in table.instances:
         for entry in catalog.ddl_history(instance.name, start.lsn, end.lsn):
             if config.schema_change_policy == "fail":

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mssql_cdc.core import lsn
-from mssql_cdc.core.metrics_files import EventRecord, event_file_name
+from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.ranges import Piece
 from mssql_cdc.errors import DataLossError
 
@@ -184,8 +184,8 @@ def data_skipped_event(
     batch_start_lsn: str,
     batch_end_lsn: str,
     reason: str | None = None,
-) -> tuple[str, EventRecord]:
-    """The 'data_skipped' record and the name of its event file (docs/source.md, 'Guards').
+) -> EventRecord:
+    """The 'data_skipped' record (docs/source.md, 'Guards'); its `file_name` has `from_lsn`.
 
     Without `reason` it is the driver's certain skip; with one, a task's possible loss
     (`certain: false`), which goes into the task's metrics file instead of an event file.
@@ -194,18 +194,17 @@ def data_skipped_event(
     if reason is not None:
         detail["reason"] = reason
     detail["capture_instance"] = capture_instance
-    record: EventRecord = {
-        "event": "data_skipped",
-        "capture_instance": capture_instance,
-        "lsn": min_lsn,
-        "commit_ts": min_commit_ts,
-        "detail": detail,
-        "lost_from_ts": lost_from_ts,
-        "lost_to_ts": min_commit_ts,
-        "batch_start_lsn": batch_start_lsn,
-        "batch_end_lsn": batch_end_lsn,
-    }
-    return event_file_name("data_skipped", capture_instance, from_lsn), record
+    return EventRecord(
+        event="data_skipped",
+        capture_instance=capture_instance,
+        lsn=min_lsn,
+        commit_ts=min_commit_ts,
+        detail=detail,
+        lost_from_ts=lost_from_ts,
+        lost_to_ts=min_commit_ts,
+        batch_start_lsn=batch_start_lsn,
+        batch_end_lsn=batch_end_lsn,
+    )
 
 
 def task_skip_warning(

@@ -15,12 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import lsn
-from mssql_cdc.core.metrics_files import (
-    EventRecord,
-    RangeMetrics,
-    range_file_name,
-    write_json_atomic,
-)
+from mssql_cdc.core.metrics_files import EventJson, RangeMetrics, range_file_name, write_json_atomic
 from mssql_cdc.core.offsets import LsnRange, format_commit_ts
 from mssql_cdc.errors import EmulatorError
 from mssql_cdc.options.config import SourceConfig
@@ -102,7 +97,7 @@ def _read(
     min_after = reader.min_lsn(ci)
     reason = executor_guard(lsn.Lsn(part.from_lsn), min_after, failure)
     warnings: list[str] = []
-    events: list[EventRecord] = []
+    events: list[EventJson] = []
     if reason is not None:
         min_ts = (
             format_commit_ts(reader.commit_time(min_after, part.time_zone))
@@ -122,7 +117,7 @@ def _read(
         text = task_skip_warning(ci, part.from_lsn, part.to_lsn, min_after, reason)
         _log.warning("%s", text)
         warnings.append(text)
-        _, record = data_skipped_event(
+        record = data_skipped_event(
             ci,
             part.from_lsn,
             min_after or lsn.ZERO,
@@ -132,7 +127,7 @@ def _read(
             batch_end_lsn=part.batch_end_lsn,
             reason=reason,
         )
-        events.append(record)
+        events.append(record.to_json())
     if config.metrics_path is None:
         return
     metrics: RangeMetrics = {

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from mssql_cdc.core.metrics_files import EventRecord, event_file_name
+from mssql_cdc.core.events import EventRecord
 from mssql_cdc.errors import ConfigError, SchemaChangedError
 
 __all__ = [
@@ -232,20 +232,19 @@ def schema_change_event(
     *,
     batch_start_lsn: str,
     batch_end_lsn: str,
-) -> tuple[str, EventRecord]:
-    """The 'schema_change' event and its file name."""
-    record: EventRecord = {
-        "event": "schema_change",
-        "capture_instance": capture_instance,
-        "lsn": ddl_lsn,
-        "commit_ts": ddl_commit_ts,
-        "detail": {"capture_instance": capture_instance, "ddl": ddl_command},
-        "lost_from_ts": None,
-        "lost_to_ts": None,
-        "batch_start_lsn": batch_start_lsn,
-        "batch_end_lsn": batch_end_lsn,
-    }
-    return event_file_name("schema_change", capture_instance, ddl_lsn), record
+) -> EventRecord:
+    """The 'schema_change' event."""
+    return EventRecord(
+        event="schema_change",
+        capture_instance=capture_instance,
+        lsn=ddl_lsn,
+        commit_ts=ddl_commit_ts,
+        detail={"capture_instance": capture_instance, "ddl": ddl_command},
+        lost_from_ts=None,
+        lost_to_ts=None,
+        batch_start_lsn=batch_start_lsn,
+        batch_end_lsn=batch_end_lsn,
+    )
 
 
 def switch_event(
@@ -257,17 +256,16 @@ def switch_event(
     *,
     batch_start_lsn: str,
     batch_end_lsn: str,
-) -> tuple[str, EventRecord]:
+) -> EventRecord:
     """The 'capture_instance_switched' event of the batch with start < S <= end."""
-    record: EventRecord = {
-        "event": "capture_instance_switched",
-        "capture_instance": newer,
-        "lsn": switch_lsn,
-        "commit_ts": switch_commit_ts,
-        "detail": {"old": older, "new": newer, "uncaptured": list(uncaptured)},
-        "lost_from_ts": None,
-        "lost_to_ts": None,
-        "batch_start_lsn": batch_start_lsn,
-        "batch_end_lsn": batch_end_lsn,
-    }
-    return event_file_name("capture_instance_switched", newer, switch_lsn), record
+    return EventRecord(
+        event="capture_instance_switched",
+        capture_instance=newer,
+        lsn=switch_lsn,
+        commit_ts=switch_commit_ts,
+        detail={"old": older, "new": newer, "uncaptured": list(uncaptured)},
+        lost_from_ts=None,
+        lost_to_ts=None,
+        batch_start_lsn=batch_start_lsn,
+        batch_end_lsn=batch_end_lsn,
+    )
