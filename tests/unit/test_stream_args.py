@@ -11,7 +11,7 @@ import pytest
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.pipeline.arguments import check_to_delta, given_option, reader_options
+from mssql_cdc.pipeline.arguments import check_to_delta, given_option
 
 
 @pytest.fixture
@@ -107,16 +107,8 @@ def test_a_relative_checkpoint_is_made_absolute(
     assert check(options, tmp_path, checkpoint="ckpt").checkpoint == str(tmp_path / "ckpt")
 
 
-def test_the_reader_gets_the_generations_start_and_metrics_folder() -> None:
-    given = {"captureInstance": "dbo_orders", "startinglsn": "latest", "MetricsPath": "/m"}
-    out = reader_options(given, starting_lsn="0x0000002A000000100001", metrics_path="/m/a.g1")
-    assert out == {
-        "captureInstance": "dbo_orders",
-        "startingLsn": "0x0000002A000000100001",
-        "metricsPath": "/m/a.g1",
-    }
-    kept = reader_options(
-        {"startingLsn": "latest", "failOnDataLoss": True}, starting_lsn=None, metrics_path=None
-    )
-    assert kept == {"startingLsn": "latest", "failOnDataLoss": "true"}
+def test_a_starting_lsn_counts_as_given_in_any_spelling_unless_none() -> None:
+    assert given_option({" startinglsn ": "latest"}, "startingLsn") is True
+    assert given_option({"STARTINGLSN": "earliest"}, "startingLsn") is True
     assert given_option({"StartingLsn": None}, "startingLsn") is False
+    assert given_option({"snapshotLsn": "0x1"}, "startingLsn") is False

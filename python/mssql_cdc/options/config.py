@@ -1,6 +1,7 @@
 """`SourceConfig`: the typed, validated form of the source options (docs/source-options.md).
 
 `SourceConfig.from_options` is the only reader of raw options; everything else takes the config.
+`SourceConfig.to_options` is its inverse, the only writer of option text (for Spark's readers).
 A bad value raises `ConfigError` (a `ValueError`) naming the option and what it accepts; the
 connection string is never printed, logged or shown in a repr.
 """
@@ -18,6 +19,9 @@ from mssql_cdc.options.connection_string import PYMSSQL_KEYS, ConnectionString
 from mssql_cdc.options.declared_columns import (
     DeclaredColumn,
     SnapshotChunk,
+    format_chunks,
+    format_columns,
+    format_keys,
     parse_chunks,
     parse_columns,
     parse_keys,
@@ -139,6 +143,41 @@ class SourceConfig:
             snapshot_duration_guard=opts.choice("snapshotDurationGuard", _GUARDS, default="warn"),
         )
 
+    def to_options(self) -> dict[str, str]:
+        """The options, as text, that `from_options` parses back to this config.
+
+        Every field with a value is written, defaults included, in its canonical spelling; a
+        None field is left out, since leaving an option out is how None is said. The result
+        holds the connection string, password included, for Spark's reader: hand it on, never
+        log or print it.
+        """
+        connection = None if self.connection_string is None else self.connection_string.text
+        chunks = None if self.snapshot_chunks is None else format_chunks(self.snapshot_chunks)
+        values: dict[str, str | int | bool | None] = {
+            "captureInstance": self.capture_instance,
+            "backend": self.backend,
+            "connectionString": connection,
+            "emulatorPath": self.emulator_path,
+            "connectTimeout": self.connect_timeout,
+            "startingLsn": self.starting_lsn,
+            "maxCommitsPerBatch": self.max_commits_per_batch,
+            "numPartitions": self.num_partitions,
+            "failOnDataLoss": self.fail_on_data_loss,
+            "metricsPath": self.metrics_path,
+            "includeCommandId": self.include_command_id,
+            "arrowBatchSize": self.arrow_batch_size,
+            "columns": None if self.columns is None else format_columns(self.columns),
+            "sourceTimeZone": self.source_time_zone,
+            "schemaChangePolicy": self.schema_change_policy,
+            "snapshotLsn": self.snapshot_lsn,
+            "snapshotChunks": chunks,
+            "snapshotKeys": None if self.snapshot_keys is None else format_keys(self.snapshot_keys),
+            "isolationLevel": self.isolation_level,
+            "lockTimeoutMs": self.lock_timeout_ms,
+            "snapshotDurationGuard": self.snapshot_duration_guard,
+        }
+        return {name: _text(value) for name, value in values.items() if value is not None}
+
     def partitions(self, default_num_partitions: int | None) -> int:
         """Most partitions per batch or snapshot: `numPartitions`, or with `auto` Spark's
         default parallelism (None where unknown, e.g. Spark Connect), else the planner's CPU
@@ -158,6 +197,12 @@ class SourceConfig:
             else:
                 parts.append(f"{f.name}={value!r}")
         return f"SourceConfig({', '.join(parts)})"
+
+
+def _text(value: str | int | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _count(opts: OptionReader, name: str, default: int) -> int:

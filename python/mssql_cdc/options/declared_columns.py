@@ -1,6 +1,7 @@
 """Structured option values: the `columns` DDL list, `snapshotKeys` and `snapshotChunks`.
 
-Parsed by `mssql_cdc.options.config` only; the results are immutable values.
+Parsed and written back by `mssql_cdc.options.config` only; the results are immutable values.
+Each `format_*` is the inverse of its `parse_*`: it writes the canonical text of a parsed value.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ __all__ = [
     "DeclaredColumn",
     "KeyBound",
     "SnapshotChunk",
+    "format_chunks",
+    "format_columns",
+    "format_keys",
     "parse_chunks",
     "parse_columns",
     "parse_keys",
@@ -98,6 +102,11 @@ def parse_columns(text: str) -> tuple[DeclaredColumn, ...]:
     if not out:
         raise ConfigError("option columns lists no column; omit it to infer the columns")
     return tuple(out)
+
+
+def format_columns(columns: tuple[DeclaredColumn, ...]) -> str:
+    """The `columns` text of `columns`: every name backquoted, so any name reads back as is."""
+    return ", ".join(f"`{c.name.replace('`', '``')}` {c.spark_type}" for c in columns)
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -182,6 +191,11 @@ def parse_keys(text: str) -> tuple[str, ...]:
     return names
 
 
+def format_keys(keys: tuple[str, ...]) -> str:
+    """The `snapshotKeys` text of `keys`: a JSON list."""
+    return json.dumps(list(keys))
+
+
 def parse_chunks(text: str) -> tuple[SnapshotChunk, ...]:
     """Parse `snapshotChunks`: a JSON list of `[chunk, lo, hi]` (see docs/source-options.md)."""
     try:
@@ -217,6 +231,12 @@ def parse_chunks(text: str) -> tuple[SnapshotChunk, ...]:
             arity = width
         chunks.append(SnapshotChunk(number, bounds[0], bounds[1]))
     return tuple(chunks)
+
+
+def format_chunks(chunks: tuple[SnapshotChunk, ...]) -> str:
+    """The `snapshotChunks` text of `chunks`: a JSON list of `[chunk, lo, hi]`, composite bounds
+    as lists."""
+    return json.dumps([[c.chunk, c.lo, c.hi] for c in chunks])
 
 
 def _bound(where: str, which: str, value: object) -> KeyBound:

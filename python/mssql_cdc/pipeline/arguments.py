@@ -1,8 +1,8 @@
 """The arguments of `to_delta` and `plan_recovery`, checked before any I/O.
 
 Every refusal is a `ConfigError` (a `ValueError`) raised before anything is read, written or
-started. The raw source options are kept only to hand them to Spark's reader, with
-`startingLsn` and `metricsPath` replaced by the generation's values.
+started. The raw source options are consulted only to tell whether the caller gave
+`startingLsn` (its default, `earliest`, cannot be told apart once parsed).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ __all__ = [
     "ToDeltaArgs",
     "check_to_delta",
     "given_option",
-    "reader_options",
 ]
 
 OnDataLoss = Literal["fail", "resnapshot"]
@@ -148,27 +147,3 @@ def check_to_delta(
         trigger=trigger,
         query_name=query_name,
     )
-
-
-def _text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def reader_options(
-    options: Mapping[str, object], *, starting_lsn: str | None, metrics_path: str | None
-) -> dict[str, str]:
-    """The options for spark.readStream: the caller's, with the generation's start and
-    metrics folder in place of any startingLsn and metricsPath given."""
-    replaced = {"startinglsn", "metricspath"}
-    out = {k: _text(v) for k, v in options.items() if v is not None and k.lower() not in replaced}
-    if starting_lsn is not None:
-        out["startingLsn"] = starting_lsn
-    elif given_option(options, "startingLsn"):
-        out["startingLsn"] = next(
-            _text(v) for k, v in options.items() if k.lower() == "startinglsn" and v is not None
-        )
-    if metrics_path is not None:
-        out["metricsPath"] = metrics_path
-    return out

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core import lsn
 from mssql_cdc.core.checkpoint import GenerationPaths, GenerationState, live_paths, read_state
 from mssql_cdc.core.offsets import Offset
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.family import SnapshotFacts
 from mssql_cdc.facts.keys import sink_id
 from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta, reader_options
+from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
 from mssql_cdc.recovery.observer import open_observer
 from mssql_cdc.recovery.plan import RecoveryPlan, plan_recovery
 from mssql_cdc.recovery.preflight import RecoveryRequest, recover
@@ -258,10 +260,15 @@ class CdcStream:
             generation=paths.generation,
             counted_by_reader=True,
         )
-        options = reader_options(self._options, starting_lsn=start, metrics_path=metrics)
+        # The generation's start and metrics folder replace any the caller gave.
+        reader = replace(
+            self.config,
+            starting_lsn=self.config.starting_lsn if start is None else lsn.normalize(start),
+            metrics_path=metrics,
+        )
         writer = (
             self._spark.readStream.format("mssql_cdc")
-            .options(**options)
+            .options(**reader.to_options())
             .load()
             .writeStream.foreachBatch(_answerable(sink))
             .option("checkpointLocation", paths.checkpoint)

@@ -1,7 +1,7 @@
 """The Spark read of a snapshot: the `mssql_cdc_snapshot` format at a recorded stamp.
 
 Snapshots take the stream's parsed `SourceConfig`; the format takes text options, so they are
-written back here from the config (the same values the caller gave, in their canonical form).
+written back from the config by `SourceConfig.to_options` (decision 0450).
 The reader never adds bronze's `_snapshot` (callers set it); it adds `_chunk` only for
 `snapshotChunks` (docs/source.md, 'Snapshots').
 """
@@ -10,72 +10,61 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from mssql_cdc.core import lsn
 from mssql_cdc.facts.details import json_key
 from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options.declared_columns import SnapshotChunk, parse_chunks
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["SNAPSHOT_FORMAT", "read_chunks", "read_whole", "reader_options"]
+__all__ = ["SNAPSHOT_FORMAT", "read_chunks", "read_config", "read_whole"]
 
 SNAPSHOT_FORMAT = "mssql_cdc_snapshot"
 
 
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+def read_config(
+    config: SourceConfig,
+    stamp: str,
+    *,
+    chunks: tuple[SnapshotChunk, ...] | None = None,
+    metrics_path: str | None = None,
+) -> SourceConfig:
+    """The config of one snapshot read of `config`'s source: at `stamp`, of `chunks` (None: the
+    whole table), with chunk metrics under `metrics_path`.
+
+    The stream's start, batch limit, duration guard and metrics folder are not the read's:
+    they are reset to the options' defaults, as if never given (decision 0450).
+    """
+    return replace(
+        config,
+        starting_lsn="earliest",
+        max_commits_per_batch=None,
+        metrics_path=metrics_path,
+        snapshot_lsn=lsn.normalize(stamp),
+        snapshot_chunks=chunks,
+        snapshot_duration_guard="warn",
+    )
 
 
-def reader_options(config: SourceConfig) -> dict[str, str]:
-    """The text options of the snapshot reader for `config` (no stamp, no chunks)."""
-    options: dict[str, str] = {
-        "captureInstance": config.capture_instance,
-        "backend": config.backend,
-        "connectTimeout": str(config.connect_timeout),
-        "includeCommandId": "true" if config.include_command_id else "false",
-        "arrowBatchSize": str(config.arrow_batch_size),
-        "sourceTimeZone": config.source_time_zone,
-        "schemaChangePolicy": config.schema_change_policy,
-        "isolationLevel": config.isolation_level,
-        "failOnDataLoss": "true" if config.fail_on_data_loss else "false",
-    }
-    if config.connection_string is not None:
-        options["connectionString"] = config.connection_string.text
-    if config.emulator_path is not None:
-        options["emulatorPath"] = config.emulator_path
-    if config.num_partitions is not None:
-        options["numPartitions"] = str(config.num_partitions)
-    if config.columns is not None:
-        options["columns"] = ", ".join(f"{_quoted(c.name)} {c.spark_type}" for c in config.columns)
-    if config.snapshot_keys is not None:
-        options["snapshotKeys"] = json.dumps(list(config.snapshot_keys))
-    if config.lock_timeout_ms is not None:
-        options["lockTimeoutMs"] = str(config.lock_timeout_ms)
-    return options
-
-
-def _reader(spark: SparkSession, config: SourceConfig, stamp: str, **extra: str) -> DataFrame:
+def _reader(spark: SparkSession, config: SourceConfig) -> DataFrame:
     import mssql_cdc
 
     # register(spark) is the package's entry point for both formats; it is idempotent.
     register = getattr(mssql_cdc, "register", None)
     if register is not None:
         register(spark)
-    return (
-        spark.read.format(SNAPSHOT_FORMAT)
-        .options(**reader_options(config))
-        .options(**extra)
-        .option("snapshotLsn", stamp)
-        .load()
-    )
+    return spark.read.format(SNAPSHOT_FORMAT).options(**config.to_options()).load()
 
 
 def read_whole(spark: SparkSession, config: SourceConfig, stamp: str) -> DataFrame:
     """The whole table stamped `stamp`, with `_snapshot = stamp` (a whole snapshot's rows)."""
     from pyspark.sql import functions as F
 
-    return _reader(spark, config, stamp).withColumn("_snapshot", F.lit(stamp))
+    return _reader(spark, read_config(config, stamp)).withColumn("_snapshot", F.lit(stamp))
 
 
 def read_chunks(
@@ -91,7 +80,9 @@ def read_chunks(
     reader adds `_chunk` and leaves `chunk-<i>.json` under `metrics_path`."""
     from pyspark.sql import functions as F
 
-    text = json.dumps([[i, json_key(lo), json_key(hi)] for i, lo, hi in chunks])
-    frame = _reader(spark, config, stamp, snapshotChunks=text, metricsPath=metrics_path)
+    # parse_chunks checks the bounds as the format would, and gives the config's values.
+    parsed = parse_chunks(json.dumps([[i, json_key(lo), json_key(hi)] for i, lo, hi in chunks]))
+    read = read_config(config, stamp, chunks=parsed, metrics_path=metrics_path)
+    frame = _reader(spark, read)
     columns = [c for c in frame.columns if c != "_chunk"]
     return frame.select(*columns, F.lit(snapshot).alias("_snapshot"), F.col("_chunk"))
