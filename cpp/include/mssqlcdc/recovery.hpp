@@ -152,11 +152,19 @@ struct Reuse {
   bool operator==(const Reuse&) const = default;
 };
 
+// The error a blocked decision raises; Python maps it to DataLossError or ConfigError.
+enum class DecisionError { None, DataLoss, InvalidArgument };
+
+// The durable steps a decision asks for, in the order the pre-flight performs them: a full
+// snapshot's 'snapshot_open' row, its read, a chunked open, the 'resnapshot' event row after the
+// snapshot (taken or reused from the target), and for `none` the rewrite of a stale recovering.
+enum class Step { WriteFullOpen, TakeSnapshot, OpenChunked, WriteEvent, ClearRecovering };
+
 struct Decision {
   Action action = Action::None;
-  std::string reason;         // one sentence: why this action
-  std::string error_type;     // "", "DataLossError" or "ValueError" (blocked only)
-  std::string error_message;  // the text to raise (blocked only)
+  std::string reason;  // one sentence: why this action
+  DecisionError error_kind = DecisionError::None;  // blocked only
+  std::string error_message;                       // the text to raise (blocked only)
   std::string target;
   std::string app_id;
   int generation = 0;       // the live generation now
@@ -168,12 +176,10 @@ struct Decision {
   Reuse reuse;
   Mode mode = Mode::Full;
   bool interval_ok = true;
-  bool write_full_open = false;   // full mode, new snapshot: its 'snapshot_open' row first
-  bool take_snapshot = false;     // read the table (full)
-  bool open_chunked = false;      // open a chunked snapshot
-  bool write_event = false;       // the 'resnapshot' row after the snapshot (taken or target)
-  bool clear_recovering = false;  // none: rewrite the state without a stale recovering
-  std::string warning;            // the WARNING line of a resnapshot
+  std::vector<Step> steps;  // in order; none for a refusal or a reuse that writes no row
+  std::string warning;      // the WARNING line of a resnapshot
+
+  [[nodiscard]] bool has(Step step) const;
 };
 
 // Applies the mode lock, the loss test, the generation walk with its reuse rules, the anti-loop
