@@ -10,7 +10,7 @@ namespace {
 struct ChangeRow {
   Lsn start;
   Lsn seqval;
-  int op;
+  Operation op;
   int command_id;
   std::string mask;
 };
@@ -19,7 +19,7 @@ std::vector<ChangeRow> change_rows(Engine& e, const std::string& ci) {
   std::vector<ChangeRow> out;
   auto st = e.db().prepare("SELECT \"__$start_lsn\", \"__$seqval\", \"__$operation\", \"__$command_id\", \"__$update_mask\" FROM " +
                            quote_ident("cdc." + ci + "_CT") + " ORDER BY 1, 4, 2, 3");
-  while (st.step()) out.push_back({lsn_from_blob(st.blob(0)), lsn_from_blob(st.blob(1)), static_cast<int>(st.i64(2)),
+  while (st.step()) out.push_back({lsn_from_blob(st.blob(0)), lsn_from_blob(st.blob(1)), static_cast<Operation>(st.i64(2)),
                                    static_cast<int>(st.i64(3)), st.blob(4)});
   return out;
 }
@@ -42,8 +42,8 @@ TEST(EmuEngine, UpdateWritesOperationsThreeAndFourWithOneSeqvalAndTheSetListMask
   const Lsn c = e->commit({update("dbo.orders", {{"order_id", I(1)}, {"amount", D("2")}})}, kStart + 2 * kSecond);
   const auto rows = change_rows(*e, "dbo_orders");
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[1].op, 3);
-  EXPECT_EQ(rows[2].op, 4);
+  EXPECT_EQ(rows[1].op, Operation::UpdateBefore);
+  EXPECT_EQ(rows[2].op, Operation::UpdateAfter);
   EXPECT_EQ(rows[1].start, c);
   EXPECT_EQ(rows[1].seqval, rows[2].seqval);
   EXPECT_LT(rows[1].seqval, c);
@@ -58,8 +58,8 @@ TEST(EmuEngine, KeyUpdateWritesDeleteThenInsertWithConsecutiveCommandIds) {
   e->commit({key_update("dbo.orders", {{"order_id", I(9)}}, {{"order_id", I(1)}})}, kStart + 2 * kSecond);
   const auto rows = change_rows(*e, "dbo_orders");
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[1].op, 1);
-  EXPECT_EQ(rows[2].op, 2);
+  EXPECT_EQ(rows[1].op, Operation::Delete);
+  EXPECT_EQ(rows[2].op, Operation::Insert);
   EXPECT_EQ(rows[1].command_id, 1);
   EXPECT_EQ(rows[2].command_id, 2);
   EXPECT_EQ(rows[1].seqval, rows[2].seqval);

@@ -49,17 +49,17 @@ class RowWriter {
     sql_ += in.has_command_id ? ", ?)" : ")";
   }
 
-  void write(const Lsn& start, const RowOp& op, int operation, const Image& im, const std::string& mask, int command_id) {
+  void write(const Lsn& start, const RowOp& op, Operation operation, const Image& im, const std::string& mask, int command_id) {
     auto st = db_.prepare(sql_);
-    st.bind_blob(1, lsn_blob(start)).bind_blob(2, lsn_blob(op.seqval)).bind(3, std::int64_t{operation}).bind_blob(4, mask);
+    st.bind_blob(1, lsn_blob(start)).bind_blob(2, lsn_blob(op.seqval)).bind(3, static_cast<std::int64_t>(operation)).bind_blob(4, mask);
     int i = 5;
     for (const auto& c : in_.columns) {
       const Cell* cell = image_cell(im, c.column_id);
       bool null = cell == nullptr;
       // CDC's NULL rules for large values: text/ntext/image in the old images, and (max)
       // types in the update's old image unless the update set them.
-      if (!null && c.type.is_old_lob() && (operation == 1 || operation == 3)) null = true;
-      if (!null && c.type.is_max() && operation == 3 &&
+      if (!null && c.type.is_old_lob() && (operation == Operation::Delete || operation == Operation::UpdateBefore)) null = true;
+      if (!null && c.type.is_max() && operation == Operation::UpdateBefore &&
           std::find(op.set_columns.begin(), op.set_columns.end(), c.column_id) == op.set_columns.end()) {
         null = true;
       }
@@ -101,16 +101,16 @@ void capture_txn(Db& db, const LogRecord& rec, const TimeZone& zone, InstanceSou
       RowWriter w(db, in);
       switch (op.kind) {
         case RowOp::Kind::Insert:
-          w.write(rec.commit_lsn, op, 2, op.after, update_mask(in, nullptr), op.command_id);
+          w.write(rec.commit_lsn, op, Operation::Insert, op.after, update_mask(in, nullptr), op.command_id);
           any = true;
           break;
         case RowOp::Kind::Delete:
-          w.write(rec.commit_lsn, op, 1, op.before, update_mask(in, nullptr), op.command_id);
+          w.write(rec.commit_lsn, op, Operation::Delete, op.before, update_mask(in, nullptr), op.command_id);
           any = true;
           break;
         case RowOp::Kind::KeyUpdate:
-          w.write(rec.commit_lsn, op, 1, op.before, update_mask(in, nullptr), op.command_id);
-          w.write(rec.commit_lsn, op, 2, op.after, update_mask(in, nullptr), op.command_id + 1);
+          w.write(rec.commit_lsn, op, Operation::Delete, op.before, update_mask(in, nullptr), op.command_id);
+          w.write(rec.commit_lsn, op, Operation::Insert, op.after, update_mask(in, nullptr), op.command_id + 1);
           any = true;
           break;
         case RowOp::Kind::Update: {
@@ -120,8 +120,8 @@ void capture_txn(Db& db, const LogRecord& rec, const TimeZone& zone, InstanceSou
           }
           if (!captured) break;  // the SET list touches no column this instance captures
           const std::string mask = update_mask(in, &op.set_columns);
-          w.write(rec.commit_lsn, op, 3, op.before, mask, op.command_id);
-          w.write(rec.commit_lsn, op, 4, op.after, mask, op.command_id);
+          w.write(rec.commit_lsn, op, Operation::UpdateBefore, op.before, mask, op.command_id);
+          w.write(rec.commit_lsn, op, Operation::UpdateAfter, op.after, mask, op.command_id);
           any = true;
           break;
         }

@@ -114,7 +114,7 @@ class ChangeScan final : public BatchSource {
     } else {
       sql += " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2";
     }
-    if (drop_old) sql += " AND \"__$operation\" <> 3";
+    if (drop_old) sql += " AND \"__$operation\" <> " + std::to_string(static_cast<int>(Operation::UpdateBefore));
     sql += in_.has_command_id ? " ORDER BY \"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\""
                               : " ORDER BY \"__$start_lsn\", \"__$seqval\", \"__$operation\"";
     stmt_.emplace(db_->prepare(sql));

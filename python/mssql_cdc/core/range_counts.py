@@ -11,13 +11,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from mssql_cdc.core.operation import Operation
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["RangeCounter", "RangeCounts"]
 
-# the _operation codes the facts count; 3 (an update's before-image) counts only in rows
-_OPERATIONS = {1: "deletes", 2: "inserts", 4: "updates"}
+# the operations the facts count; an update's before-image counts only in rows
+_OPERATIONS = {
+    Operation.DELETE: "deletes",
+    Operation.INSERT: "inserts",
+    Operation.UPDATE_AFTER: "updates",
+}
 
 
 class RangeCounts(TypedDict):

@@ -44,6 +44,9 @@ struct CapturedColumn {
   bool present = true;
 };
 
+// A change row's __$operation, stored as the integer SQL Server stores.
+enum class Operation : std::int32_t { Delete = 1, Insert = 2, UpdateBefore = 3, UpdateAfter = 4 };
+
 struct Instance {
   std::int64_t object_id = 0;
   std::string name;
