@@ -162,8 +162,9 @@ recovery::Decision decision_from_py(nb::handle h) {
   x.lost_from_ts = opt_str_item(d, "lost_from_ts", w);
   x.lost_to_ts = opt_str_item(d, "lost_to_ts", w);
   const nb::dict r = dict_of(item(d, "reuse", w), "decision.reuse");
-  x.reuse = recovery::Reuse{from_name(names::kReuseKind, str_item(r, "kind", "reuse"), "reuse kind"), offset_from_py(item(r, "offset", "reuse"), "reuse.offset"),
-                  int_item(r, "generation", "reuse")};
+  x.reuse =
+      recovery::Reuse{from_name(names::kReuseKind, str_item(r, "kind", "reuse"), "reuse kind"),
+                      offset_from_py(item(r, "offset", "reuse"), "reuse.offset"), int_item(r, "generation", "reuse")};
   x.mode = mode_from(str_item(d, "mode", w));
   x.interval_ok = bool_item(d, "interval_ok", w);
   for (nb::handle step : item(d, "steps", w)) {
@@ -188,7 +189,8 @@ recovery::DecideInputs decide_inputs_from_py(nb::handle h) {
   in.completions = completions_from(item(d, "completions", w));
   in.newest_whole = offset_from_py(item(d, "newest_whole", w), "inputs.newest_whole");
   const nb::handle interval = item(d, "interval_days", w);
-  if (nb::isinstance<nb::bool_>(interval) || !(nb::isinstance<nb::int_>(interval) || nb::isinstance<nb::float_>(interval))) {
+  if (nb::isinstance<nb::bool_>(interval) ||
+      !(nb::isinstance<nb::int_>(interval) || nb::isinstance<nb::float_>(interval))) {
     throw nb::type_error("inputs.interval_days must be a number");
   }
   in.interval_days = nb::cast<double>(interval);
@@ -229,49 +231,67 @@ void bind_recovery(nb::module_& m) {
     d["step"] = names_list(names::kStep);
     return d;
   });
-  rec.def("lost", [](const std::string& x, nb::handle observation) {
-    return loss_to_py(recovery::lost(Lsn::parse(x), observation_from_py(observation)));
-  }, "x"_a, "observation"_a);
-  rec.def("has_range", [](nb::handle start, const std::optional<std::string>& max_lsn) {
-    const auto s = offset_from_py(start, "start");
-    if (!s) throw nb::type_error("start must not be None");
-    return recovery::has_range(*s, max_lsn ? std::optional<Lsn>(Lsn::parse(*max_lsn)) : std::nullopt);
-  }, "start"_a, "max_lsn"_a.none());
-  rec.def("resolve_start", [](nb::handle inputs) {
-    const auto r = recovery::resolve_start(start_inputs_from_py(inputs));
-    nb::dict d;
-    d["start"] = offset_to_py(r.start);
-    d["source"] = name(names::kStartSource, r.source);
-    return d;
-  }, "inputs"_a);
-  rec.def("lock_violation", [](const std::string& mode, nb::handle opens, nb::handle completions,
-                               nb::handle observation, const std::string& target, const std::string& app_id) {
-    return recovery::lock_violation(mode_from(mode), opens_from(opens), completions_from(completions),
-                                    observation_from_py(observation), target, app_id);
-  }, "mode"_a, "opens"_a, "completions"_a, "observation"_a, "target"_a, "app_id"_a);
-  rec.def("estimate_snapshot", [](const std::optional<std::int64_t>& rows,
-                                  const std::vector<std::pair<std::int64_t, std::int64_t>>& newest_first,
-                                  const std::optional<double>& retention_hours) {
-    std::vector<recovery::SnapshotTiming> timings;
-    for (const auto& [r, ms] : newest_first) timings.push_back({r, ms});
-    return estimate_to_py(recovery::estimate_snapshot(rows, timings, retention_hours));
-  }, "table_rows"_a.none(), "newest_first"_a, "retention_hours"_a.none());
-  rec.def("decide", [](nb::handle inputs) { return decision_to_py(recovery::decide(decide_inputs_from_py(inputs))); },
-          "inputs"_a);
-  rec.def("conclude", [](nb::handle decision, nb::handle snapshot, nb::handle fresh, nb::handle state,
-                         const std::string& now, const std::optional<std::int64_t>& rows,
-                         const std::optional<std::int64_t>& duration_ms) {
-    const auto s = offset_from_py(snapshot, "snapshot");
-    if (!s) throw nb::type_error("snapshot must not be None");
-    const auto c = recovery::conclude(decision_from_py(decision), *s, observation_from_py(fresh),
-                                      state_from_py(state), now, rows, duration_ms);
-    nb::dict d;
-    d["ok"] = c.ok;
-    d["state_to_write"] = state_to_py(c.state_to_write);
-    d["message"] = c.message;
-    return d;
-  }, "decision"_a, "snapshot"_a, "fresh"_a, "state"_a, "now"_a, "rows"_a.none() = nb::none(),
-     "duration_ms"_a.none() = nb::none());
+  rec.def(
+      "lost",
+      [](const std::string& x, nb::handle observation) {
+        return loss_to_py(recovery::lost(Lsn::parse(x), observation_from_py(observation)));
+      },
+      "x"_a, "observation"_a);
+  rec.def(
+      "has_range",
+      [](nb::handle start, const std::optional<std::string>& max_lsn) {
+        const auto s = offset_from_py(start, "start");
+        if (!s) throw nb::type_error("start must not be None");
+        return recovery::has_range(*s, max_lsn ? std::optional<Lsn>(Lsn::parse(*max_lsn)) : std::nullopt);
+      },
+      "start"_a, "max_lsn"_a.none());
+  rec.def(
+      "resolve_start",
+      [](nb::handle inputs) {
+        const auto r = recovery::resolve_start(start_inputs_from_py(inputs));
+        nb::dict d;
+        d["start"] = offset_to_py(r.start);
+        d["source"] = name(names::kStartSource, r.source);
+        return d;
+      },
+      "inputs"_a);
+  rec.def(
+      "lock_violation",
+      [](const std::string& mode, nb::handle opens, nb::handle completions, nb::handle observation,
+         const std::string& target, const std::string& app_id) {
+        return recovery::lock_violation(mode_from(mode), opens_from(opens), completions_from(completions),
+                                        observation_from_py(observation), target, app_id);
+      },
+      "mode"_a, "opens"_a, "completions"_a, "observation"_a, "target"_a, "app_id"_a);
+  rec.def(
+      "estimate_snapshot",
+      [](const std::optional<std::int64_t>& rows,
+         const std::vector<std::pair<std::int64_t, std::int64_t>>& newest_first,
+         const std::optional<double>& retention_hours) {
+        std::vector<recovery::SnapshotTiming> timings;
+        for (const auto& [r, ms] : newest_first) timings.push_back({r, ms});
+        return estimate_to_py(recovery::estimate_snapshot(rows, timings, retention_hours));
+      },
+      "table_rows"_a.none(), "newest_first"_a, "retention_hours"_a.none());
+  rec.def(
+      "decide", [](nb::handle inputs) { return decision_to_py(recovery::decide(decide_inputs_from_py(inputs))); },
+      "inputs"_a);
+  rec.def(
+      "conclude",
+      [](nb::handle decision, nb::handle snapshot, nb::handle fresh, nb::handle state, const std::string& now,
+         const std::optional<std::int64_t>& rows, const std::optional<std::int64_t>& duration_ms) {
+        const auto s = offset_from_py(snapshot, "snapshot");
+        if (!s) throw nb::type_error("snapshot must not be None");
+        const auto c = recovery::conclude(decision_from_py(decision), *s, observation_from_py(fresh),
+                                          state_from_py(state), now, rows, duration_ms);
+        nb::dict d;
+        d["ok"] = c.ok;
+        d["state_to_write"] = state_to_py(c.state_to_write);
+        d["message"] = c.message;
+        return d;
+      },
+      "decision"_a, "snapshot"_a, "fresh"_a, "state"_a, "now"_a, "rows"_a.none() = nb::none(),
+      "duration_ms"_a.none() = nb::none());
 }
 
 }  // namespace mssqlcdc::py

@@ -117,8 +117,8 @@ Decision decide(const DecideInputs& in) {
       last_what = "the previous re-snapshot";
     }
   }
-  d.interval_ok = in.interval_days == 0 || !last_ms ||
-                  static_cast<double>(now - *last_ms) >= in.interval_days * 86'400'000.0;
+  d.interval_ok =
+      in.interval_days == 0 || !last_ms || static_cast<double>(now - *last_ms) >= in.interval_days * 86'400'000.0;
 
   if (auto lock = lock_violation(in.mode, in.opens, in.completions, in.observation, in.target, in.app_id)) {
     return blocked(d, DecisionError::InvalidArgument, *lock, "the mode lock: a snapshot of the other mode is open");
@@ -140,7 +140,8 @@ Decision decide(const DecideInputs& in) {
 
   int g = in.state.generation + 1;
   for (;;) {
-    if (const CompletionRow* c = highest_of_generation(in.completions, g, [](const CompletionRow& r) { return r.lsn.lsn; })) {
+    if (const CompletionRow* c =
+            highest_of_generation(in.completions, g, [](const CompletionRow& r) { return r.lsn.lsn; })) {
       if (usable(c->lsn.lsn, start, in.observation)) {
         d.reuse = Reuse{ReuseKind::Completion, c->lsn, g};
         break;
@@ -178,8 +179,8 @@ Decision decide(const DecideInputs& in) {
     if (!d.interval_ok) {
       return blocked(d, DecisionError::DataLoss,
                      in.target + ": the changes after " + start.lsn.to_string() +
-                         " were purged again within resnapshot_interval_days=" + number_text(in.interval_days, "%.15g") +
-                         " of " + last_what + " at " + last_text +
+                         " were purged again within resnapshot_interval_days=" +
+                         number_text(in.interval_days, "%.15g") + " of " + last_what + " at " + last_text +
                          ". The stream does not keep up with the CDC retention, stops for longer than it again and "
                          "again, or cannot read the table within it. Fix the cause, then rerun with "
                          "resnapshot_interval_days=0 to re-snapshot now.",

@@ -32,7 +32,8 @@ TEST(RecoveryNames, EveryTableMapsEachEnumeratorToOneNameAndBack) {
   EXPECT_EQ(round_tripped(kMode), (Names{"full", "chunked"}));
   EXPECT_EQ(round_tripped(kAction), (Names{"none", "resnapshot", "blocked"}));
   EXPECT_EQ(round_tripped(kReuseKind), (Names{"none", "completion", "open", "target"}));
-  EXPECT_EQ(round_tripped(kStartSource), (Names{"recovering", "checkpoint", "state", "bootstrap", "starting_lsn", "none"}));
+  EXPECT_EQ(round_tripped(kStartSource),
+            (Names{"recovering", "checkpoint", "state", "bootstrap", "starting_lsn", "none"}));
   EXPECT_EQ(round_tripped(kDurationGuard), (Names{"warn", "refuse", "off"}));
   EXPECT_EQ(round_tripped(kErrorKind), (Names{"none", "data_loss", "invalid_argument"}));
   EXPECT_EQ(round_tripped(kStep),

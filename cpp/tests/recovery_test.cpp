@@ -408,7 +408,8 @@ TEST(Conclude, APurgedOwnSnapshotRecordsAFailedAttemptAndKeepsTheGeneration) {
   EXPECT_EQ(c.state_to_write, expected);
   EXPECT_EQ(c.message, "bronze.orders: the full re-snapshot at " + S(95) +
                            " took longer than the CDC retention: cleanup has already purged the changes after it "
-                           "(dbo_orders begins at " + S(120) +
+                           "(dbo_orders begins at " +
+                           S(120) +
                            "). Generation 0 stays live and this attempt counts for the anti-loop guard. Lengthen the "
                            "retention, read faster (more numPartitions), or rerun with snapshot='chunked', which has "
                            "no such limit, together with resnapshot_interval_days=0.");

@@ -74,14 +74,14 @@ struct Loss {
 enum class StartSource { Recovering, Checkpoint, StateSnapshot, Bootstrap, StartingLsn, None };
 
 struct StartInputs {
-  State state;                            // the state file, or generation 0 without one
-  std::optional<Offset> last_committed;   // the live Spark checkpoint's last processed offset
-  bool has_metadata = false;              // the live Spark checkpoint has its metadata file
-  bool live_batches_in_facts = false;     // micro-batch facts rows of the live sink app_id
-  bool bootstrap = false;                 // to_delta(bootstrap=True)
-  std::optional<Lsn> starting_lsn;        // an explicit startingLsn option (not earliest/latest)
-  std::optional<Offset> newest_known;     // the target's newest known snapshot
-  std::string live_checkpoint;            // the live Spark checkpoint, for the message
+  State state;                           // the state file, or generation 0 without one
+  std::optional<Offset> last_committed;  // the live Spark checkpoint's last processed offset
+  bool has_metadata = false;             // the live Spark checkpoint has its metadata file
+  bool live_batches_in_facts = false;    // micro-batch facts rows of the live sink app_id
+  bool bootstrap = false;                // to_delta(bootstrap=True)
+  std::optional<Lsn> starting_lsn;       // an explicit startingLsn option (not earliest/latest)
+  std::optional<Offset> newest_known;    // the target's newest known snapshot
+  std::string live_checkpoint;           // the live Spark checkpoint, for the message
 };
 
 struct StartResult {
@@ -102,8 +102,8 @@ struct StartResult {
 // unless purged (lost(S)) or a chunked open of their generation exists.
 [[nodiscard]] std::optional<std::string> lock_violation(Mode requested, const std::vector<OpenRow>& opens,
                                                         const std::vector<CompletionRow>& completions,
-                                                        const Observation& observation,
-                                                        const std::string& target, const std::string& app_id);
+                                                        const Observation& observation, const std::string& target,
+                                                        const std::string& app_id);
 
 enum class DurationGuard { Warn, Refuse, Off };
 
@@ -162,7 +162,7 @@ enum class Step { WriteFullOpen, TakeSnapshot, OpenChunked, WriteEvent, ClearRec
 
 struct Decision {
   Action action = Action::None;
-  std::string reason;  // one sentence: why this action
+  std::string reason;                              // one sentence: why this action
   DecisionError error_kind = DecisionError::None;  // blocked only
   std::string error_message;                       // the text to raise (blocked only)
   std::string target;

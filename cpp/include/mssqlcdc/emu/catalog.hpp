@@ -30,7 +30,7 @@ struct Table {
 
   [[nodiscard]] std::string full_name() const { return schema + "." + name; }  // dbo.orders
   [[nodiscard]] std::string storage() const { return quote_ident(full_name()); }
-  [[nodiscard]] std::vector<const Column*> key() const;  // in key order
+  [[nodiscard]] std::vector<const Column*> key() const;             // in key order
   [[nodiscard]] const Column* find(std::string_view column) const;  // case-insensitive
   [[nodiscard]] const Column* by_id(std::int64_t column_id) const;
   [[nodiscard]] std::string column_list() const;  // for messages
@@ -53,7 +53,7 @@ struct Instance {
   std::int64_t source_object_id = 0;
   Lsn start_lsn;
   Lsn create_lsn;
-  std::int64_t create_date = 0;      // server-local
+  std::int64_t create_date = 0;  // server-local
   std::int64_t create_date_utc = 0;
   bool has_command_id = true;
   std::vector<CapturedColumn> columns;  // by ordinal
@@ -75,7 +75,7 @@ Table load_table_by_id(Db& db, std::int64_t object_id);
 std::vector<std::string> table_names(Db& db);
 
 std::optional<Instance> find_instance(Db& db, std::string_view name);
-Instance load_instance(Db& db, std::string_view name);  // EmuUnknownObject (208)
+Instance load_instance(Db& db, std::string_view name);              // EmuUnknownObject (208)
 std::vector<Instance> instances_of(Db& db, std::int64_t table_id);  // oldest first
 
 }  // namespace mssqlcdc::emu
