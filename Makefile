@@ -30,10 +30,11 @@ test-cpp-sanitize: ## GoogleTest suite under AddressSanitizer and UndefinedBehav
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		build/cpp-sanitize/mssqlcdc_tests --gtest_brief=1
 
-lint: ## ruff (lint and format) and mypy --strict
+lint: ## ruff (lint and format), mypy --strict and clang-format (.clang-format) over cpp/
 	@$(VENV)/bin/ruff check python tests bench tools
 	@$(VENV)/bin/ruff format --check python tests bench tools
 	@$(VENV)/bin/mypy
+	@find cpp \( -name '*.hpp' -o -name '*.cpp' \) -print0 | xargs -0 clang-format --dry-run --Werror
 
 test-python: ## pytest: tests/unit (no JVM), then tests/spark (local Spark and Delta)
 	@$(PY) -m pytest tests/unit -q

@@ -65,7 +65,8 @@ Value to_value(nb::handle h) {
     v.f = PyFloat_AsDouble(o);
     if (std::isfinite(v.f)) {
       // A float goes to a decimal through its shortest repr, written without an exponent.
-      static nb::handle decimal = nb::object(nb::module_::import_("decimal").attr("Decimal")).release();  // leaked: no decref at exit
+      static nb::handle decimal =
+          nb::object(nb::module_::import_("decimal").attr("Decimal")).release();  // leaked: no decref at exit
       static nb::handle format = nb::object(nb::module_::import_("builtins").attr("format")).release();
       v.s = nb::cast<std::string>(format(decimal(nb::repr(h)), "f"));
     }
@@ -85,8 +86,11 @@ Value to_value(nb::handle h) {
   if (PyDateTime_Check(o)) {
     const std::int64_t days = days_from_civil(PyDateTime_GET_YEAR(o), static_cast<unsigned>(PyDateTime_GET_MONTH(o)),
                                               static_cast<unsigned>(PyDateTime_GET_DAY(o)));
-    std::int64_t us = days * kMicrosPerDay + (PyDateTime_DATE_GET_HOUR(o) * 3600LL + PyDateTime_DATE_GET_MINUTE(o) * 60LL +
-                                              PyDateTime_DATE_GET_SECOND(o)) * 1'000'000LL + PyDateTime_DATE_GET_MICROSECOND(o);
+    std::int64_t us =
+        days * kMicrosPerDay +
+        (PyDateTime_DATE_GET_HOUR(o) * 3600LL + PyDateTime_DATE_GET_MINUTE(o) * 60LL + PyDateTime_DATE_GET_SECOND(o)) *
+            1'000'000LL +
+        PyDateTime_DATE_GET_MICROSECOND(o);
     nb::object offset = nb::borrow(h).attr("utcoffset")();
     if (offset.is_none()) {
       v.kind = Value::Kind::DateTime;
@@ -107,13 +111,16 @@ Value to_value(nb::handle h) {
   }
   if (PyTime_Check(o)) {
     v.kind = Value::Kind::Time;
-    v.i = (PyDateTime_TIME_GET_HOUR(o) * 3600LL + PyDateTime_TIME_GET_MINUTE(o) * 60LL + PyDateTime_TIME_GET_SECOND(o)) * 1'000'000LL +
-          PyDateTime_TIME_GET_MICROSECOND(o);
+    v.i =
+        (PyDateTime_TIME_GET_HOUR(o) * 3600LL + PyDateTime_TIME_GET_MINUTE(o) * 60LL + PyDateTime_TIME_GET_SECOND(o)) *
+            1'000'000LL +
+        PyDateTime_TIME_GET_MICROSECOND(o);
     return v;
   }
   const std::string type_name = nb::cast<std::string>(nb::borrow(h).type().attr("__name__"));
   if (type_name == "Decimal") {
-    if (!nb::cast<bool>(nb::borrow(h).attr("is_finite")())) type_error("a decimal value must be finite, got " + nb::cast<std::string>(nb::str(h)));
+    if (!nb::cast<bool>(nb::borrow(h).attr("is_finite")()))
+      type_error("a decimal value must be finite, got " + nb::cast<std::string>(nb::str(h)));
     v.kind = Value::Kind::Decimal;
     v.s = nb::cast<std::string>(nb::module_::import_("builtins").attr("format")(h, "f"));
     return v;
@@ -124,7 +131,8 @@ Value to_value(nb::handle h) {
     for (auto& c : v.s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return v;
   }
-  type_error("a value of type " + type_name + " cannot be stored; use int, float, Decimal, str, bytes, bool, date, time, datetime or UUID");
+  type_error("a value of type " + type_name +
+             " cannot be stored; use int, float, Decimal, str, bytes, bool, date, time, datetime or UUID");
 }
 
 nb::object from_value(const Value& v) {
@@ -149,7 +157,8 @@ nb::object from_value(const Value& v) {
 }
 
 emu::Row to_row(nb::handle mapping, const std::string& what) {
-  if (!PyMapping_Check(mapping.ptr()) || PyUnicode_Check(mapping.ptr())) type_error(what + " must be a mapping of column names to values");
+  if (!PyMapping_Check(mapping.ptr()) || PyUnicode_Check(mapping.ptr()))
+    type_error(what + " must be a mapping of column names to values");
   emu::Row row;
   for (nb::handle item : nb::borrow(mapping).attr("items")()) {
     nb::handle key = item[0];
@@ -160,15 +169,20 @@ emu::Row to_row(nb::handle mapping, const std::string& what) {
 }
 
 std::vector<Change> to_changes(nb::handle seq) {
-  if (PyUnicode_Check(seq.ptr()) || !PySequence_Check(seq.ptr())) type_error("changes must be a sequence of (kind, table, row[, old_key]) tuples");
+  if (PyUnicode_Check(seq.ptr()) || !PySequence_Check(seq.ptr()))
+    type_error("changes must be a sequence of (kind, table, row[, old_key]) tuples");
   std::vector<Change> out;
   std::size_t n = 0;
   for (nb::handle item : seq) {
     ++n;
     const std::string what = "change #" + std::to_string(n);
-    if (!PyTuple_Check(item.ptr()) && !PyList_Check(item.ptr())) type_error(what + " must be a tuple (kind, table, row[, old_key])");
+    if (!PyTuple_Check(item.ptr()) && !PyList_Check(item.ptr()))
+      type_error(what + " must be a tuple (kind, table, row[, old_key])");
     const auto len = nb::len(item);
-    if (len != 3 && len != 4) throw Error(ErrorKind::InvalidArgument, what + " has " + std::to_string(len) + " elements; use (kind, table, row) or (\"update\", table, row, old_key)");
+    if (len != 3 && len != 4)
+      throw Error(ErrorKind::InvalidArgument,
+                  what + " has " + std::to_string(len) +
+                      " elements; use (kind, table, row) or (\"update\", table, row, old_key)");
     const std::string kind = nb::cast<std::string>(item[0]);
     Change c;
     if (kind == "insert") c.kind = Change::Kind::Insert;
@@ -178,7 +192,8 @@ std::vector<Change> to_changes(nb::handle seq) {
     c.table = nb::cast<std::string>(item[1]);
     c.row = to_row(item[2], what);
     if (len == 4) {
-      if (c.kind != Change::Kind::Update) throw Error(ErrorKind::InvalidArgument, what + ": only an update takes a fourth element (the old key)");
+      if (c.kind != Change::Kind::Update)
+        throw Error(ErrorKind::InvalidArgument, what + ": only an update takes a fourth element (the old key)");
       c.old_key = to_row(item[3], what + " old key");
     }
     out.push_back(std::move(c));
@@ -272,10 +287,10 @@ emu::Relation relation(const std::string& text) {
   if (t == "largest less than or equal") return emu::Relation::LargestLessOrEqual;
   if (t == "smallest greater than") return emu::Relation::SmallestGreaterThan;
   if (t == "smallest greater than or equal") return emu::Relation::SmallestGreaterOrEqual;
-  throw Error(ErrorKind::InvalidArgument, "relation '" + text + "' is not one of 'largest less than', 'largest less than or equal', "
-                                          "'smallest greater than', 'smallest greater than or equal'");
+  throw Error(ErrorKind::InvalidArgument, "relation '" + text +
+                                              "' is not one of 'largest less than', 'largest less than or equal', "
+                                              "'smallest greater than', 'smallest greater than or equal'");
 }
-
 
 }  // namespace
 
@@ -284,107 +299,165 @@ void bind_emulator(nb::module_& m) {
   nb::module_ e = m.def_submodule("emu", "The SQL Server CDC emulator engine and reader (spec 40)");
 
   nb::class_<emu::Engine>(e, "Engine")
-      .def_static("create", [](const std::string& path, std::int64_t start, int retention, const std::string& capture) {
-        emu::CreateOptions o;
-        o.start_micros = start;
-        o.retention_minutes = retention;
-        o.capture = capture;
-        emu::Engine::create(path, o);
-      }, "path"_a, "start_micros"_a, "retention_minutes"_a, "capture"_a)
+      .def_static(
+          "create",
+          [](const std::string& path, std::int64_t start, int retention, const std::string& capture) {
+            emu::CreateOptions o;
+            o.start_micros = start;
+            o.retention_minutes = retention;
+            o.capture = capture;
+            emu::Engine::create(path, o);
+          },
+          "path"_a, "start_micros"_a, "retention_minutes"_a, "capture"_a)
       .def(nb::init<const std::string&>(), "path"_a)
-      .def("create_table", [](emu::Engine& self, const std::string& table, const std::vector<std::pair<std::string, std::string>>& cols,
-                              const std::vector<std::string>& pk) { self.create_table(table, cols, pk); },
-           "table"_a, "columns"_a, "primary_key"_a)
-      .def("enable_cdc", [](emu::Engine& self, const std::string& table, std::optional<std::string> ci,
-                            std::optional<std::vector<std::string>> cols) { return self.enable_cdc(table, std::move(ci), std::move(cols)); },
-           "table"_a, "capture_instance"_a.none(), "captured_columns"_a.none())
-      .def("disable_cdc", [](emu::Engine& self, const std::string& ci) { self.disable_cdc(ci); }, "capture_instance"_a)
-      .def("add_column", [](emu::Engine& self, const std::string& t, const std::string& c, const std::string& ty, std::optional<std::int64_t> at) {
-        return self.add_column(t, c, ty, at).to_string(); }, "table"_a, "column"_a, "sql_type"_a, "at"_a.none())
-      .def("drop_column", [](emu::Engine& self, const std::string& t, const std::string& c, std::optional<std::int64_t> at) {
-        return self.drop_column(t, c, at).to_string(); }, "table"_a, "column"_a, "at"_a.none())
-      .def("alter_column", [](emu::Engine& self, const std::string& t, const std::string& c, const std::string& ty, std::optional<std::int64_t> at) {
-        return self.alter_column(t, c, ty, at).to_string(); }, "table"_a, "column"_a, "sql_type"_a, "at"_a.none())
-      .def("commit", [](emu::Engine& self, nb::handle changes, std::optional<std::int64_t> at) {
-        return self.commit(to_changes(changes), at).to_string(); }, "changes"_a, "at"_a.none())
-      .def("commit_many", [](emu::Engine& self, nb::handle txns, std::vector<std::optional<std::int64_t>> at) {
-        std::vector<std::vector<Change>> all;
-        for (nb::handle t : txns) all.push_back(to_changes(t));
-        std::vector<std::string> out;
-        for (const auto& l : self.commit_many(all, at)) out.push_back(l.to_string());
-        return out; }, "transactions"_a, "at"_a)
-      .def("idle", [](emu::Engine& self, std::optional<std::int64_t> at) { return self.idle(at).to_string(); }, "at"_a.none())
+      .def(
+          "create_table",
+          [](emu::Engine& self, const std::string& table, const std::vector<std::pair<std::string, std::string>>& cols,
+             const std::vector<std::string>& pk) { self.create_table(table, cols, pk); },
+          "table"_a, "columns"_a, "primary_key"_a)
+      .def(
+          "enable_cdc",
+          [](emu::Engine& self, const std::string& table, std::optional<std::string> ci,
+             std::optional<std::vector<std::string>> cols) {
+            return self.enable_cdc(table, std::move(ci), std::move(cols));
+          },
+          "table"_a, "capture_instance"_a.none(), "captured_columns"_a.none())
+      .def(
+          "disable_cdc", [](emu::Engine& self, const std::string& ci) { self.disable_cdc(ci); }, "capture_instance"_a)
+      .def(
+          "add_column",
+          [](emu::Engine& self, const std::string& t, const std::string& c, const std::string& ty,
+             std::optional<std::int64_t> at) { return self.add_column(t, c, ty, at).to_string(); },
+          "table"_a, "column"_a, "sql_type"_a, "at"_a.none())
+      .def(
+          "drop_column",
+          [](emu::Engine& self, const std::string& t, const std::string& c, std::optional<std::int64_t> at) {
+            return self.drop_column(t, c, at).to_string();
+          },
+          "table"_a, "column"_a, "at"_a.none())
+      .def(
+          "alter_column",
+          [](emu::Engine& self, const std::string& t, const std::string& c, const std::string& ty,
+             std::optional<std::int64_t> at) { return self.alter_column(t, c, ty, at).to_string(); },
+          "table"_a, "column"_a, "sql_type"_a, "at"_a.none())
+      .def(
+          "commit",
+          [](emu::Engine& self, nb::handle changes, std::optional<std::int64_t> at) {
+            return self.commit(to_changes(changes), at).to_string();
+          },
+          "changes"_a, "at"_a.none())
+      .def(
+          "commit_many",
+          [](emu::Engine& self, nb::handle txns, std::vector<std::optional<std::int64_t>> at) {
+            std::vector<std::vector<Change>> all;
+            for (nb::handle t : txns) all.push_back(to_changes(t));
+            std::vector<std::string> out;
+            for (const auto& l : self.commit_many(all, at)) out.push_back(l.to_string());
+            return out;
+          },
+          "transactions"_a, "at"_a)
+      .def(
+          "idle", [](emu::Engine& self, std::optional<std::int64_t> at) { return self.idle(at).to_string(); },
+          "at"_a.none())
       .def("capture", [](emu::Engine& self) { return opt_str(self.capture()); })
       .def("drain", [](emu::Engine& self) { return opt_str(self.drain()); })
       .def("pending_capture", &emu::Engine::pending_capture)
-      .def("cleanup", [](emu::Engine& self, const std::string& ci, const std::string& mark) {
-        self.cleanup(ci, emu::parse_lsn_arg(mark, "low_water_mark")); }, "capture_instance"_a, "low_water_mark"_a)
-      .def("run_cleanup_job", [](emu::Engine& self, std::optional<int> r) { self.run_cleanup_job(r); }, "retention_minutes"_a.none())
-      .def("begin", [](emu::Engine& self, std::optional<std::int64_t> at) { return self.begin(at); }, "at"_a.none())
-      .def("execute", [](emu::Engine& self, std::int64_t txn, nb::handle changes) { self.execute(txn, to_changes(changes)); }, "txn"_a, "changes"_a)
-      .def("commit_open", [](emu::Engine& self, std::int64_t txn, std::optional<std::int64_t> at) { return self.commit_open(txn, at).to_string(); },
-           "txn"_a, "at"_a.none())
+      .def(
+          "cleanup",
+          [](emu::Engine& self, const std::string& ci, const std::string& mark) {
+            self.cleanup(ci, emu::parse_lsn_arg(mark, "low_water_mark"));
+          },
+          "capture_instance"_a, "low_water_mark"_a)
+      .def(
+          "run_cleanup_job", [](emu::Engine& self, std::optional<int> r) { self.run_cleanup_job(r); },
+          "retention_minutes"_a.none())
+      .def(
+          "begin", [](emu::Engine& self, std::optional<std::int64_t> at) { return self.begin(at); }, "at"_a.none())
+      .def(
+          "execute",
+          [](emu::Engine& self, std::int64_t txn, nb::handle changes) { self.execute(txn, to_changes(changes)); },
+          "txn"_a, "changes"_a)
+      .def(
+          "commit_open",
+          [](emu::Engine& self, std::int64_t txn, std::optional<std::int64_t> at) {
+            return self.commit_open(txn, at).to_string();
+          },
+          "txn"_a, "at"_a.none())
       .def("rollback", &emu::Engine::rollback, "txn"_a)
       .def("rollback_all", &emu::Engine::rollback_all)
       .def("setting", &emu::Engine::setting, "name"_a)
       .def("configure", &emu::Engine::configure, "name"_a, "value"_a)
       .def("last_time", &emu::Engine::last_time)
-      .def("add_hook", [](emu::Engine& self, const std::string& kind, const std::string& read_kind, const std::string& ci,
-                          std::optional<std::string> mark, std::int64_t after_rows, nb::handle changes, std::optional<std::int64_t> at) {
-        emu::Hook h;
-        h.kind = kind;
-        h.read_kind = read_kind;
-        h.capture_instance = ci;
-        if (mark) h.mark = emu::parse_lsn_arg(*mark, "low_water_mark");
-        h.after_rows = after_rows;
-        if (!changes.is_none()) h.changes = to_changes(changes);
-        h.at = at;
-        emu::register_hook(self, h);
-      }, "kind"_a, "read_kind"_a, "capture_instance"_a, "mark"_a.none(), "after_rows"_a, "changes"_a.none(), "at"_a.none())
-      .def("pending_hooks", [](emu::Engine& self) {
-        nb::list out;
-        for (const auto& h : emu::pending_hooks(self.db())) {
-          nb::dict d;
-          d["hook_id"] = h.id;
-          d["kind"] = h.kind;
-          d["read"] = h.read_kind;
-          d["capture_instance"] = h.capture_instance.empty() ? nb::none() : nb::object(nb::str(h.capture_instance.c_str()));
-          d["low_water_mark"] = h.kind.starts_with("cleanup") ? nb::object(nb::str(h.mark.to_string().c_str())) : nb::none();
-          d["after_rows"] = h.kind == "cleanup_mid_read" ? nb::object(nb::int_(h.after_rows)) : nb::none();
-          d["changes"] = nb::int_(static_cast<std::int64_t>(h.changes.size()));
-          out.append(d);
-        }
-        return out; })
+      .def(
+          "add_hook",
+          [](emu::Engine& self, const std::string& kind, const std::string& read_kind, const std::string& ci,
+             std::optional<std::string> mark, std::int64_t after_rows, nb::handle changes,
+             std::optional<std::int64_t> at) {
+            emu::Hook h;
+            h.kind = kind;
+            h.read_kind = read_kind;
+            h.capture_instance = ci;
+            if (mark) h.mark = emu::parse_lsn_arg(*mark, "low_water_mark");
+            h.after_rows = after_rows;
+            if (!changes.is_none()) h.changes = to_changes(changes);
+            h.at = at;
+            emu::register_hook(self, h);
+          },
+          "kind"_a, "read_kind"_a, "capture_instance"_a, "mark"_a.none(), "after_rows"_a, "changes"_a.none(),
+          "at"_a.none())
+      .def("pending_hooks",
+           [](emu::Engine& self) {
+             nb::list out;
+             for (const auto& h : emu::pending_hooks(self.db())) {
+               nb::dict d;
+               d["hook_id"] = h.id;
+               d["kind"] = h.kind;
+               d["read"] = h.read_kind;
+               d["capture_instance"] =
+                   h.capture_instance.empty() ? nb::none() : nb::object(nb::str(h.capture_instance.c_str()));
+               d["low_water_mark"] =
+                   h.kind.starts_with("cleanup") ? nb::object(nb::str(h.mark.to_string().c_str())) : nb::none();
+               d["after_rows"] = h.kind == "cleanup_mid_read" ? nb::object(nb::int_(h.after_rows)) : nb::none();
+               d["changes"] = nb::int_(static_cast<std::int64_t>(h.changes.size()));
+               out.append(d);
+             }
+             return out;
+           })
       .def("clear_hooks", [](emu::Engine& self) { return emu::clear_hooks(self.db()); })
-      .def("workload", [](emu::Engine& self, const std::string& table, double rate, double duration, std::optional<std::int64_t> start,
-                          std::uint64_t seed, int ins, int upd, int del, int min_rows, int max_rows, double idle_every, double cleanup_every) {
-        emu::WorkloadOptions o;
-        o.table = table;
-        o.rate = rate;
-        o.duration_seconds = duration;
-        o.start = start;
-        o.seed = seed;
-        o.insert_weight = ins;
-        o.update_weight = upd;
-        o.delete_weight = del;
-        o.min_rows = min_rows;
-        o.max_rows = max_rows;
-        o.idle_every_seconds = idle_every;
-        o.cleanup_every_seconds = cleanup_every;
-        const auto r = emu::run_workload(self, o);
-        nb::dict d;
-        d["commits"] = r.commits;
-        d["inserts"] = r.inserts;
-        d["updates"] = r.updates;
-        d["deletes"] = r.deletes;
-        d["idle_entries"] = r.idle_entries;
-        d["cleanups"] = r.cleanups;
-        d["first_time"] = r.first_time;
-        d["last_time"] = r.last_time;
-        d["first_lsn"] = opt_str(r.first_lsn);
-        d["last_lsn"] = opt_str(r.last_lsn);
-        return d; }, "table"_a, "rate"_a, "duration_seconds"_a, "start"_a.none(), "seed"_a, "insert_weight"_a, "update_weight"_a,
-           "delete_weight"_a, "min_rows"_a, "max_rows"_a, "idle_every_seconds"_a, "cleanup_every_seconds"_a);
+      .def(
+          "workload",
+          [](emu::Engine& self, const std::string& table, double rate, double duration,
+             std::optional<std::int64_t> start, std::uint64_t seed, int ins, int upd, int del, int min_rows,
+             int max_rows, double idle_every, double cleanup_every) {
+            emu::WorkloadOptions o;
+            o.table = table;
+            o.rate = rate;
+            o.duration_seconds = duration;
+            o.start = start;
+            o.seed = seed;
+            o.insert_weight = ins;
+            o.update_weight = upd;
+            o.delete_weight = del;
+            o.min_rows = min_rows;
+            o.max_rows = max_rows;
+            o.idle_every_seconds = idle_every;
+            o.cleanup_every_seconds = cleanup_every;
+            const auto r = emu::run_workload(self, o);
+            nb::dict d;
+            d["commits"] = r.commits;
+            d["inserts"] = r.inserts;
+            d["updates"] = r.updates;
+            d["deletes"] = r.deletes;
+            d["idle_entries"] = r.idle_entries;
+            d["cleanups"] = r.cleanups;
+            d["first_time"] = r.first_time;
+            d["last_time"] = r.last_time;
+            d["first_lsn"] = opt_str(r.first_lsn);
+            d["last_lsn"] = opt_str(r.last_lsn);
+            return d;
+          },
+          "table"_a, "rate"_a, "duration_seconds"_a, "start"_a.none(), "seed"_a, "insert_weight"_a, "update_weight"_a,
+          "delete_weight"_a, "min_rows"_a, "max_rows"_a, "idle_every_seconds"_a, "cleanup_every_seconds"_a);
 
   nb::class_<emu::Reader>(e, "Reader")
       .def(nb::init<const std::string&>(), "path"_a)
@@ -393,142 +466,221 @@ void bind_emulator(nb::module_& m) {
       .def("in_snapshot", &emu::Reader::in_snapshot)
       .def("max_lsn", [](emu::Reader& r) { return opt_str(r.max_lsn()); })
       .def("max_commit_lsn", [](emu::Reader& r) { return opt_str(r.max_commit_lsn()); })
-      .def("min_lsn", [](emu::Reader& r, const std::string& ci) -> nb::object {
-        const auto m = r.min_lsn(ci);
-        if (m.state == emu::MinLsn::State::NotEstablished) return nb::none();
-        return nb::str(m.lsn.to_string().c_str()); }, "capture_instance"_a)
-      .def("lsn_to_time", [](emu::Reader& r, const std::string& lsn) { return r.lsn_to_time(emu::parse_lsn_arg(lsn, "lsn")); }, "lsn"_a)
-      .def("lsn_to_utc", [](emu::Reader& r, const std::string& lsn) { return r.lsn_to_utc(emu::parse_lsn_arg(lsn, "lsn")); }, "lsn"_a)
-      .def("time_at_or_below", [](emu::Reader& r, const std::string& lsn) { return r.time_at_or_below(emu::parse_lsn_arg(lsn, "lsn")); },
-           "lsn"_a)
-      .def("time_to_lsn", [](emu::Reader& r, const std::string& rel, std::int64_t t) { return opt_str(r.time_to_lsn(relation(rel), t)); },
-           "relation"_a, "micros"_a)
-      .def("nth_commit_after", [](emu::Reader& r, const std::string& after, std::int64_t n, std::optional<std::string> ci) {
-        return opt_str(r.nth_commit_after(emu::parse_lsn_arg(after, "after"), n, std::move(ci))); }, "after"_a, "n"_a, "capture_instance"_a.none())
-      .def("split_points", [](emu::Reader& r, const std::string& ci, std::optional<std::string> from, std::optional<std::string> to, int n) {
-        std::vector<std::pair<std::string, std::int64_t>> out;
-        for (const auto& t : r.split_points(ci, opt_lsn(from, "from_lsn"), opt_lsn(to, "to_lsn"), n)) out.emplace_back(t.last.to_string(), t.rows);
-        nb::list l;
-        for (const auto& [lsn, rows] : out) l.append(nb::make_tuple(lsn, rows));
-        return l; }, "capture_instance"_a, "from_lsn"_a.none(), "to_lsn"_a.none(), "n"_a)
-      .def("read_changes", [](emu::Reader& r, const std::string& ci, std::optional<std::string> from, std::optional<std::string> to,
-                              std::optional<std::vector<std::string>> columns, bool include_command_id, bool include_update_mask,
-                              const std::string& row_filter, std::int64_t batch_rows, std::int64_t batch_bytes, const std::string& lsn_format,
-                              bool inspect) {
-        emu::ChangeReadOptions o;
-        o.columns = std::move(columns);
-        o.include_command_id = include_command_id;
-        o.include_update_mask = include_update_mask;
-        o.row_filter = row_filter;
-        o.batch_rows = batch_rows;
-        o.batch_bytes = batch_bytes;
-        if (lsn_format != "string" && lsn_format != "binary") throw Error(ErrorKind::InvalidArgument, "lsn_format must be 'string' or 'binary'");
-        o.binary_lsn = lsn_format == "binary";
-        o.fire_hooks = !inspect;
-        o.raw_names = inspect;
-        const auto f = opt_lsn(from, "from_lsn");
-        const auto t = opt_lsn(to, "to_lsn");
-        return stream_capsule([&](ArrowArrayStream* s) { r.read_changes(ci, f, t, o, s); }); },
-           "capture_instance"_a, "from_lsn"_a.none(), "to_lsn"_a.none(), "columns"_a.none(), "include_command_id"_a, "include_update_mask"_a,
-           "row_filter"_a, "batch_rows"_a, "batch_bytes"_a, "lsn_format"_a, "inspect"_a)
-      .def("read_table", [](emu::Reader& r, const std::string& table, nb::handle lo, nb::handle hi, std::optional<std::vector<std::string>> columns,
-                            std::optional<std::vector<std::string>> key_columns, std::int64_t batch_rows, std::int64_t batch_bytes, bool inspect) {
-        emu::KeyRange range{to_key(lo), to_key(hi)};
-        emu::TableReadOptions o;
-        o.columns = std::move(columns);
-        o.key_columns = std::move(key_columns);
-        o.batch_rows = batch_rows;
-        o.batch_bytes = batch_bytes;
-        o.fire_hooks = !inspect;
-        return stream_capsule([&](ArrowArrayStream* s) { r.read_table(table, range, o, s); }); },
-           "table"_a, "lo"_a.none(), "hi"_a.none(), "columns"_a.none(), "key_columns"_a.none(), "batch_rows"_a, "batch_bytes"_a, "inspect"_a)
-      .def("captured_columns", [](emu::Reader& r, const std::string& ci) {
-        nb::list l;
-        for (const auto& c : r.captured_columns(ci)) l.append(column_dict(c, true));
-        return l; }, "capture_instance"_a)
-      .def("ddl_history", [](emu::Reader& r, const std::string& ci, const std::string& after, const std::string& upto) {
-        nb::list l;
-        for (const auto& d : r.ddl_history(ci, emu::parse_lsn_arg(after, "after"), emu::parse_lsn_arg(upto, "upto"))) {
-          nb::dict x;
-          x["ddl_lsn"] = d.ddl_lsn.to_string();
-          x["ddl_time"] = d.ddl_time;
-          x["ddl_time_utc"] = d.ddl_time_utc;
-          x["ddl_command"] = d.ddl_command;
-          x["required_column_update"] = d.required_column_update;
-          x["kind"] = d.kind;
-          x["column"] = d.column;
-          x["new_type"] = d.new_type ? nb::object(nb::str(d.new_type->c_str())) : nb::none();
-          l.append(x);
-        }
-        return l; }, "capture_instance"_a, "after"_a, "upto"_a)
-      .def("capture_instances", [](emu::Reader& r, const std::string& t) {
-        nb::list l;
-        for (const auto& in : r.capture_instances(t)) l.append(instance_dict(in, false));
-        return l; }, "table"_a)
-      .def("resolve_instance", [](emu::Reader& r, const std::string& ci) { return instance_dict(r.resolve_instance(ci), true); }, "capture_instance"_a)
-      .def("table_info", [](emu::Reader& r, const std::string& t) {
-        const auto info = r.table_info(t);
-        nb::dict d;
-        d["name"] = info.name;
-        nb::list cols;
-        for (const auto& c : info.columns) cols.append(column_dict(c, false));
-        d["columns"] = cols;
-        d["key_columns"] = info.key_columns;
-        d["row_count"] = info.row_count;
-        return d; }, "table"_a)
-      .def("key_extent", [](emu::Reader& r, const std::string& t, std::optional<std::vector<std::string>> kc) -> nb::object {
-        const auto x = r.key_extent(t, kc);
-        if (!x) return nb::none();
-        nb::dict d;
-        d["min"] = from_key(x->min);
-        d["max"] = from_key(x->max);
-        d["rows"] = x->rows;
-        return d; }, "table"_a, "key_columns"_a.none())
-      .def("key_tiles", [](emu::Reader& r, const std::string& t, std::int64_t n, std::int64_t per, std::optional<std::vector<std::string>> kc) {
-        nb::list l;
-        for (const auto& k : r.key_tiles(t, n, per, kc)) l.append(from_key(k));
-        return l; }, "table"_a, "n"_a, "rows_per_tile"_a, "key_columns"_a.none())
-      .def("next_key", [](emu::Reader& r, const std::string& t, nb::handle after, std::optional<std::vector<std::string>> kc) -> nb::object {
-        const auto k = r.next_key(t, *to_key(after), kc);
-        return k ? from_key(*k) : nb::none(); }, "table"_a, "after"_a, "key_columns"_a.none())
-      .def("key_buckets", [](emu::Reader& r, const std::string& t, int n, nb::handle lo, nb::handle hi, std::optional<std::vector<std::string>> kc) {
-        auto big = [](nb::handle h) -> std::optional<__int128> {
-          if (h.is_none()) return std::nullopt;
-          const std::string s = nb::cast<std::string>(nb::str(h));
-          __int128 v = 0;
-          bool neg = false;
-          for (char c : s) {
-            if (c == '-') neg = true;
-            else if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
-            else throw Error(ErrorKind::InvalidArgument, "key_buckets bounds must be integers, got " + s);
-          }
-          return neg ? -v : v;
-        };
-        auto text = [](__int128 v) {
-          const bool neg = v < 0;
-          unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
-          std::string s;
-          do { s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10))); u /= 10; } while (u != 0);
-          return neg ? "-" + s : s;
-        };
-        nb::object py_int = nb::module_::import_("builtins").attr("int");
-        nb::list l;
-        for (const auto& b : r.key_buckets(t, n, big(lo), big(hi), kc)) l.append(nb::make_tuple(py_int(text(b.lo)), py_int(text(b.hi)), b.rows));
-        return l; }, "table"_a, "n"_a, "lo"_a.none(), "hi"_a.none(), "key_columns"_a.none())
-      .def("lsn_time_mapping", [](emu::Reader& r) {
-        nb::list l;
-        for (const auto& x : r.lsn_time_mapping()) {
-          nb::dict d;
-          d["start_lsn"] = x.start_lsn.to_string();
-          d["tran_begin_time"] = x.begin_time;
-          d["tran_end_time"] = x.end_time;
-          d["tran_begin_utc"] = x.begin_utc;
-          d["tran_end_utc"] = x.end_utc;
-          d["tran_id"] = nb::bytes(x.tran_id.data(), x.tran_id.size());
-          d["tran_begin_lsn"] = x.tran_begin_lsn.to_string();
-          l.append(d);
-        }
-        return l; })
+      .def(
+          "min_lsn",
+          [](emu::Reader& r, const std::string& ci) -> nb::object {
+            const auto m = r.min_lsn(ci);
+            if (m.state == emu::MinLsn::State::NotEstablished) return nb::none();
+            return nb::str(m.lsn.to_string().c_str());
+          },
+          "capture_instance"_a)
+      .def(
+          "lsn_to_time",
+          [](emu::Reader& r, const std::string& lsn) { return r.lsn_to_time(emu::parse_lsn_arg(lsn, "lsn")); }, "lsn"_a)
+      .def(
+          "lsn_to_utc",
+          [](emu::Reader& r, const std::string& lsn) { return r.lsn_to_utc(emu::parse_lsn_arg(lsn, "lsn")); }, "lsn"_a)
+      .def(
+          "time_at_or_below",
+          [](emu::Reader& r, const std::string& lsn) { return r.time_at_or_below(emu::parse_lsn_arg(lsn, "lsn")); },
+          "lsn"_a)
+      .def(
+          "time_to_lsn",
+          [](emu::Reader& r, const std::string& rel, std::int64_t t) {
+            return opt_str(r.time_to_lsn(relation(rel), t));
+          },
+          "relation"_a, "micros"_a)
+      .def(
+          "nth_commit_after",
+          [](emu::Reader& r, const std::string& after, std::int64_t n, std::optional<std::string> ci) {
+            return opt_str(r.nth_commit_after(emu::parse_lsn_arg(after, "after"), n, std::move(ci)));
+          },
+          "after"_a, "n"_a, "capture_instance"_a.none())
+      .def(
+          "split_points",
+          [](emu::Reader& r, const std::string& ci, std::optional<std::string> from, std::optional<std::string> to,
+             int n) {
+            std::vector<std::pair<std::string, std::int64_t>> out;
+            for (const auto& t : r.split_points(ci, opt_lsn(from, "from_lsn"), opt_lsn(to, "to_lsn"), n))
+              out.emplace_back(t.last.to_string(), t.rows);
+            nb::list l;
+            for (const auto& [lsn, rows] : out) l.append(nb::make_tuple(lsn, rows));
+            return l;
+          },
+          "capture_instance"_a, "from_lsn"_a.none(), "to_lsn"_a.none(), "n"_a)
+      .def(
+          "read_changes",
+          [](emu::Reader& r, const std::string& ci, std::optional<std::string> from, std::optional<std::string> to,
+             std::optional<std::vector<std::string>> columns, bool include_command_id, bool include_update_mask,
+             const std::string& row_filter, std::int64_t batch_rows, std::int64_t batch_bytes,
+             const std::string& lsn_format, bool inspect) {
+            emu::ChangeReadOptions o;
+            o.columns = std::move(columns);
+            o.include_command_id = include_command_id;
+            o.include_update_mask = include_update_mask;
+            o.row_filter = row_filter;
+            o.batch_rows = batch_rows;
+            o.batch_bytes = batch_bytes;
+            if (lsn_format != "string" && lsn_format != "binary")
+              throw Error(ErrorKind::InvalidArgument, "lsn_format must be 'string' or 'binary'");
+            o.binary_lsn = lsn_format == "binary";
+            o.fire_hooks = !inspect;
+            o.raw_names = inspect;
+            const auto f = opt_lsn(from, "from_lsn");
+            const auto t = opt_lsn(to, "to_lsn");
+            return stream_capsule([&](ArrowArrayStream* s) { r.read_changes(ci, f, t, o, s); });
+          },
+          "capture_instance"_a, "from_lsn"_a.none(), "to_lsn"_a.none(), "columns"_a.none(), "include_command_id"_a,
+          "include_update_mask"_a, "row_filter"_a, "batch_rows"_a, "batch_bytes"_a, "lsn_format"_a, "inspect"_a)
+      .def(
+          "read_table",
+          [](emu::Reader& r, const std::string& table, nb::handle lo, nb::handle hi,
+             std::optional<std::vector<std::string>> columns, std::optional<std::vector<std::string>> key_columns,
+             std::int64_t batch_rows, std::int64_t batch_bytes, bool inspect) {
+            emu::KeyRange range{to_key(lo), to_key(hi)};
+            emu::TableReadOptions o;
+            o.columns = std::move(columns);
+            o.key_columns = std::move(key_columns);
+            o.batch_rows = batch_rows;
+            o.batch_bytes = batch_bytes;
+            o.fire_hooks = !inspect;
+            return stream_capsule([&](ArrowArrayStream* s) { r.read_table(table, range, o, s); });
+          },
+          "table"_a, "lo"_a.none(), "hi"_a.none(), "columns"_a.none(), "key_columns"_a.none(), "batch_rows"_a,
+          "batch_bytes"_a, "inspect"_a)
+      .def(
+          "captured_columns",
+          [](emu::Reader& r, const std::string& ci) {
+            nb::list l;
+            for (const auto& c : r.captured_columns(ci)) l.append(column_dict(c, true));
+            return l;
+          },
+          "capture_instance"_a)
+      .def(
+          "ddl_history",
+          [](emu::Reader& r, const std::string& ci, const std::string& after, const std::string& upto) {
+            nb::list l;
+            for (const auto& d :
+                 r.ddl_history(ci, emu::parse_lsn_arg(after, "after"), emu::parse_lsn_arg(upto, "upto"))) {
+              nb::dict x;
+              x["ddl_lsn"] = d.ddl_lsn.to_string();
+              x["ddl_time"] = d.ddl_time;
+              x["ddl_time_utc"] = d.ddl_time_utc;
+              x["ddl_command"] = d.ddl_command;
+              x["required_column_update"] = d.required_column_update;
+              x["kind"] = d.kind;
+              x["column"] = d.column;
+              x["new_type"] = d.new_type ? nb::object(nb::str(d.new_type->c_str())) : nb::none();
+              l.append(x);
+            }
+            return l;
+          },
+          "capture_instance"_a, "after"_a, "upto"_a)
+      .def(
+          "capture_instances",
+          [](emu::Reader& r, const std::string& t) {
+            nb::list l;
+            for (const auto& in : r.capture_instances(t)) l.append(instance_dict(in, false));
+            return l;
+          },
+          "table"_a)
+      .def(
+          "resolve_instance",
+          [](emu::Reader& r, const std::string& ci) { return instance_dict(r.resolve_instance(ci), true); },
+          "capture_instance"_a)
+      .def(
+          "table_info",
+          [](emu::Reader& r, const std::string& t) {
+            const auto info = r.table_info(t);
+            nb::dict d;
+            d["name"] = info.name;
+            nb::list cols;
+            for (const auto& c : info.columns) cols.append(column_dict(c, false));
+            d["columns"] = cols;
+            d["key_columns"] = info.key_columns;
+            d["row_count"] = info.row_count;
+            return d;
+          },
+          "table"_a)
+      .def(
+          "key_extent",
+          [](emu::Reader& r, const std::string& t, std::optional<std::vector<std::string>> kc) -> nb::object {
+            const auto x = r.key_extent(t, kc);
+            if (!x) return nb::none();
+            nb::dict d;
+            d["min"] = from_key(x->min);
+            d["max"] = from_key(x->max);
+            d["rows"] = x->rows;
+            return d;
+          },
+          "table"_a, "key_columns"_a.none())
+      .def(
+          "key_tiles",
+          [](emu::Reader& r, const std::string& t, std::int64_t n, std::int64_t per,
+             std::optional<std::vector<std::string>> kc) {
+            nb::list l;
+            for (const auto& k : r.key_tiles(t, n, per, kc)) l.append(from_key(k));
+            return l;
+          },
+          "table"_a, "n"_a, "rows_per_tile"_a, "key_columns"_a.none())
+      .def(
+          "next_key",
+          [](emu::Reader& r, const std::string& t, nb::handle after,
+             std::optional<std::vector<std::string>> kc) -> nb::object {
+            const auto k = r.next_key(t, *to_key(after), kc);
+            return k ? from_key(*k) : nb::none();
+          },
+          "table"_a, "after"_a, "key_columns"_a.none())
+      .def(
+          "key_buckets",
+          [](emu::Reader& r, const std::string& t, int n, nb::handle lo, nb::handle hi,
+             std::optional<std::vector<std::string>> kc) {
+            auto big = [](nb::handle h) -> std::optional<__int128> {
+              if (h.is_none()) return std::nullopt;
+              const std::string s = nb::cast<std::string>(nb::str(h));
+              __int128 v = 0;
+              bool neg = false;
+              for (char c : s) {
+                if (c == '-') neg = true;
+                else if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
+                else throw Error(ErrorKind::InvalidArgument, "key_buckets bounds must be integers, got " + s);
+              }
+              return neg ? -v : v;
+            };
+            auto text = [](__int128 v) {
+              const bool neg = v < 0;
+              unsigned __int128 u =
+                  neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+              std::string s;
+              do {
+                s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+                u /= 10;
+              } while (u != 0);
+              return neg ? "-" + s : s;
+            };
+            nb::object py_int = nb::module_::import_("builtins").attr("int");
+            nb::list l;
+            for (const auto& b : r.key_buckets(t, n, big(lo), big(hi), kc))
+              l.append(nb::make_tuple(py_int(text(b.lo)), py_int(text(b.hi)), b.rows));
+            return l;
+          },
+          "table"_a, "n"_a, "lo"_a.none(), "hi"_a.none(), "key_columns"_a.none())
+      .def("lsn_time_mapping",
+           [](emu::Reader& r) {
+             nb::list l;
+             for (const auto& x : r.lsn_time_mapping()) {
+               nb::dict d;
+               d["start_lsn"] = x.start_lsn.to_string();
+               d["tran_begin_time"] = x.begin_time;
+               d["tran_end_time"] = x.end_time;
+               d["tran_begin_utc"] = x.begin_utc;
+               d["tran_end_utc"] = x.end_utc;
+               d["tran_id"] = nb::bytes(x.tran_id.data(), x.tran_id.size());
+               d["tran_begin_lsn"] = x.tran_begin_lsn.to_string();
+               l.append(d);
+             }
+             return l;
+           })
       .def("server_time_zone", &emu::Reader::server_time_zone)
       .def("tables", &emu::Reader::tables);
 }

@@ -3,10 +3,14 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
+#include <string>
+
 #include "bindings.hpp"
 #include "convert_state.hpp"
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/recovery.hpp"
+#include "mssqlcdc/recovery_names.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -14,61 +18,28 @@ using namespace nb::literals;
 namespace mssqlcdc::py {
 namespace {
 
-// Enums cross as the Literal strings of mssql_cdc.core.recovery_decision.
-const char* mode_name(Mode m) { return m == Mode::Full ? "full" : "chunked"; }
-Mode mode_from(const std::string& s) {
-  if (s == "full") return Mode::Full;
-  if (s == "chunked") return Mode::Chunked;
-  throw Error(ErrorKind::InvalidArgument, "snapshot mode '" + s + "' is not 'full' or 'chunked'");
+namespace names = recovery::names;
+
+// Enums cross as the Literal strings of mssql_cdc.core.recovery_decision, through one table each.
+template <typename E, std::size_t N>
+std::string name(const std::array<EnumName<E>, N>& table, E value) {
+  return std::string(name_of(table, value));
 }
-const char* action_name(Action a) {
-  switch (a) {
-    case Action::None: return "none";
-    case Action::Resnapshot: return "resnapshot";
-    case Action::Blocked: return "blocked";
-  }
-  return "blocked";
+template <typename E, std::size_t N>
+E from_name(const std::array<EnumName<E>, N>& table, const std::string& text, const char* what) {
+  if (const auto value = value_of(table, text)) return *value;
+  std::string known;
+  for (const EnumName<E>& entry : table) known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  throw Error(ErrorKind::InvalidArgument, std::string(what) + " '" + text + "' is not one of " + known);
 }
-Action action_from(const std::string& s) {
-  if (s == "none") return Action::None;
-  if (s == "resnapshot") return Action::Resnapshot;
-  if (s == "blocked") return Action::Blocked;
-  throw Error(ErrorKind::InvalidArgument, "action '" + s + "' is not none, resnapshot or blocked");
+template <typename E, std::size_t N>
+nb::list names_list(const std::array<EnumName<E>, N>& table) {
+  nb::list out;
+  for (const EnumName<E>& entry : table) out.append(std::string(entry.name));
+  return out;
 }
-const char* reuse_name(ReuseKind k) {
-  switch (k) {
-    case ReuseKind::None: return "none";
-    case ReuseKind::Completion: return "completion";
-    case ReuseKind::Open: return "open";
-    case ReuseKind::Target: return "target";
-  }
-  return "none";
-}
-ReuseKind reuse_from(const std::string& s) {
-  if (s == "none") return ReuseKind::None;
-  if (s == "completion") return ReuseKind::Completion;
-  if (s == "open") return ReuseKind::Open;
-  if (s == "target") return ReuseKind::Target;
-  throw Error(ErrorKind::InvalidArgument, "reuse kind '" + s + "' is not none, completion, open or target");
-}
-const char* source_name(recovery::StartSource s) {
-  using recovery::StartSource;
-  switch (s) {
-    case StartSource::Recovering: return "recovering";
-    case StartSource::Checkpoint: return "checkpoint";
-    case StartSource::StateSnapshot: return "state";
-    case StartSource::Bootstrap: return "bootstrap";
-    case StartSource::StartingLsn: return "starting_lsn";
-    case StartSource::None: return "none";
-  }
-  return "none";
-}
-recovery::DurationGuard guard_from(const std::string& s) {
-  if (s == "warn") return recovery::DurationGuard::Warn;
-  if (s == "refuse") return recovery::DurationGuard::Refuse;
-  if (s == "off") return recovery::DurationGuard::Off;
-  throw Error(ErrorKind::InvalidArgument, "snapshotDurationGuard '" + s + "' is not warn, refuse or off");
-}
+
+Mode mode_from(const std::string& s) { return from_name(names::kMode, s, "snapshot mode"); }
 
 bool bool_item(const nb::dict& d, const char* key, const char* what) {
   const nb::handle v = item(d, key, what);
@@ -149,9 +120,9 @@ recovery::Estimate estimate_from_py(nb::handle h) {
 
 nb::dict decision_to_py(const recovery::Decision& x) {
   nb::dict d;
-  d["action"] = action_name(x.action);
+  d["action"] = name(names::kAction, x.action);
   d["reason"] = x.reason;
-  d["error_type"] = x.error_type;
+  d["error_kind"] = name(names::kErrorKind, x.error_kind);
   d["error_message"] = x.error_message;
   d["target"] = x.target;
   d["app_id"] = x.app_id;
@@ -162,17 +133,15 @@ nb::dict decision_to_py(const recovery::Decision& x) {
   d["lost_from_ts"] = x.lost_from_ts ? nb::cast(*x.lost_from_ts) : nb::none();
   d["lost_to_ts"] = x.lost_to_ts ? nb::cast(*x.lost_to_ts) : nb::none();
   nb::dict reuse;
-  reuse["kind"] = reuse_name(x.reuse.kind);
+  reuse["kind"] = name(names::kReuseKind, x.reuse.kind);
   reuse["offset"] = offset_to_py(x.reuse.offset);
   reuse["generation"] = x.reuse.generation;
   d["reuse"] = reuse;
-  d["mode"] = mode_name(x.mode);
+  d["mode"] = name(names::kMode, x.mode);
   d["interval_ok"] = x.interval_ok;
-  d["write_full_open"] = x.write_full_open;
-  d["take_snapshot"] = x.take_snapshot;
-  d["open_chunked"] = x.open_chunked;
-  d["write_event"] = x.write_event;
-  d["clear_recovering"] = x.clear_recovering;
+  nb::list steps;
+  for (const recovery::Step step : x.steps) steps.append(name(names::kStep, step));
+  d["steps"] = steps;
   d["warning"] = x.warning;
   return d;
 }
@@ -180,9 +149,9 @@ recovery::Decision decision_from_py(nb::handle h) {
   const nb::dict d = dict_of(h, "decision");
   const char* w = "decision";
   recovery::Decision x;
-  x.action = action_from(str_item(d, "action", w));
+  x.action = from_name(names::kAction, str_item(d, "action", w), "action");
   x.reason = str_item(d, "reason", w);
-  x.error_type = str_item(d, "error_type", w);
+  x.error_kind = from_name(names::kErrorKind, str_item(d, "error_kind", w), "error kind");
   x.error_message = str_item(d, "error_message", w);
   x.target = str_item(d, "target", w);
   x.app_id = str_item(d, "app_id", w);
@@ -193,15 +162,15 @@ recovery::Decision decision_from_py(nb::handle h) {
   x.lost_from_ts = opt_str_item(d, "lost_from_ts", w);
   x.lost_to_ts = opt_str_item(d, "lost_to_ts", w);
   const nb::dict r = dict_of(item(d, "reuse", w), "decision.reuse");
-  x.reuse = recovery::Reuse{reuse_from(str_item(r, "kind", "reuse")), offset_from_py(item(r, "offset", "reuse"), "reuse.offset"),
-                  int_item(r, "generation", "reuse")};
+  x.reuse =
+      recovery::Reuse{from_name(names::kReuseKind, str_item(r, "kind", "reuse"), "reuse kind"),
+                      offset_from_py(item(r, "offset", "reuse"), "reuse.offset"), int_item(r, "generation", "reuse")};
   x.mode = mode_from(str_item(d, "mode", w));
   x.interval_ok = bool_item(d, "interval_ok", w);
-  x.write_full_open = bool_item(d, "write_full_open", w);
-  x.take_snapshot = bool_item(d, "take_snapshot", w);
-  x.open_chunked = bool_item(d, "open_chunked", w);
-  x.write_event = bool_item(d, "write_event", w);
-  x.clear_recovering = bool_item(d, "clear_recovering", w);
+  for (nb::handle step : item(d, "steps", w)) {
+    if (!nb::isinstance<nb::str>(step)) throw nb::type_error("decision.steps must hold strings");
+    x.steps.push_back(from_name(names::kStep, nb::cast<std::string>(step), "step"));
+  }
   x.warning = str_item(d, "warning", w);
   return x;
 }
@@ -220,13 +189,14 @@ recovery::DecideInputs decide_inputs_from_py(nb::handle h) {
   in.completions = completions_from(item(d, "completions", w));
   in.newest_whole = offset_from_py(item(d, "newest_whole", w), "inputs.newest_whole");
   const nb::handle interval = item(d, "interval_days", w);
-  if (nb::isinstance<nb::bool_>(interval) || !(nb::isinstance<nb::int_>(interval) || nb::isinstance<nb::float_>(interval))) {
+  if (nb::isinstance<nb::bool_>(interval) ||
+      !(nb::isinstance<nb::int_>(interval) || nb::isinstance<nb::float_>(interval))) {
     throw nb::type_error("inputs.interval_days must be a number");
   }
   in.interval_days = nb::cast<double>(interval);
   in.now = str_item(d, "now", w);
   in.estimate = estimate_from_py(item(d, "estimate", w));
-  in.duration_guard = guard_from(str_item(d, "duration_guard", w));
+  in.duration_guard = from_name(names::kDurationGuard, str_item(d, "duration_guard", w), "snapshotDurationGuard");
   return in;
 }
 
@@ -250,49 +220,78 @@ recovery::StartInputs start_inputs_from_py(nb::handle h) {
 void bind_recovery(nb::module_& m) {
   nb::module_ rec = m.def_submodule("recovery", "The recovery decision after CDC data loss: pure functions");
 
-  rec.def("lost", [](const std::string& x, nb::handle observation) {
-    return loss_to_py(recovery::lost(Lsn::parse(x), observation_from_py(observation)));
-  }, "x"_a, "observation"_a);
-  rec.def("has_range", [](nb::handle start, const std::optional<std::string>& max_lsn) {
-    const auto s = offset_from_py(start, "start");
-    if (!s) throw nb::type_error("start must not be None");
-    return recovery::has_range(*s, max_lsn ? std::optional<Lsn>(Lsn::parse(*max_lsn)) : std::nullopt);
-  }, "start"_a, "max_lsn"_a.none());
-  rec.def("resolve_start", [](nb::handle inputs) {
-    const auto r = recovery::resolve_start(start_inputs_from_py(inputs));
+  rec.def("enum_names", [] {
     nb::dict d;
-    d["start"] = offset_to_py(r.start);
-    d["source"] = source_name(r.source);
+    d["mode"] = names_list(names::kMode);
+    d["action"] = names_list(names::kAction);
+    d["reuse_kind"] = names_list(names::kReuseKind);
+    d["start_source"] = names_list(names::kStartSource);
+    d["duration_guard"] = names_list(names::kDurationGuard);
+    d["error_kind"] = names_list(names::kErrorKind);
+    d["step"] = names_list(names::kStep);
     return d;
-  }, "inputs"_a);
-  rec.def("lock_violation", [](const std::string& mode, nb::handle opens, nb::handle completions,
-                               nb::handle observation, const std::string& target, const std::string& app_id) {
-    return recovery::lock_violation(mode_from(mode), opens_from(opens), completions_from(completions),
-                                    observation_from_py(observation), target, app_id);
-  }, "mode"_a, "opens"_a, "completions"_a, "observation"_a, "target"_a, "app_id"_a);
-  rec.def("estimate_snapshot", [](const std::optional<std::int64_t>& rows,
-                                  const std::vector<std::pair<std::int64_t, std::int64_t>>& newest_first,
-                                  const std::optional<double>& retention_hours) {
-    std::vector<recovery::SnapshotTiming> timings;
-    for (const auto& [r, ms] : newest_first) timings.push_back({r, ms});
-    return estimate_to_py(recovery::estimate_snapshot(rows, timings, retention_hours));
-  }, "table_rows"_a.none(), "newest_first"_a, "retention_hours"_a.none());
-  rec.def("decide", [](nb::handle inputs) { return decision_to_py(recovery::decide(decide_inputs_from_py(inputs))); },
-          "inputs"_a);
-  rec.def("conclude", [](nb::handle decision, nb::handle snapshot, nb::handle fresh, nb::handle state,
-                         const std::string& now, const std::optional<std::int64_t>& rows,
-                         const std::optional<std::int64_t>& duration_ms) {
-    const auto s = offset_from_py(snapshot, "snapshot");
-    if (!s) throw nb::type_error("snapshot must not be None");
-    const auto c = recovery::conclude(decision_from_py(decision), *s, observation_from_py(fresh),
-                                      state_from_py(state), now, rows, duration_ms);
-    nb::dict d;
-    d["ok"] = c.ok;
-    d["state_to_write"] = state_to_py(c.state_to_write);
-    d["message"] = c.message;
-    return d;
-  }, "decision"_a, "snapshot"_a, "fresh"_a, "state"_a, "now"_a, "rows"_a.none() = nb::none(),
-     "duration_ms"_a.none() = nb::none());
+  });
+  rec.def(
+      "lost",
+      [](const std::string& x, nb::handle observation) {
+        return loss_to_py(recovery::lost(Lsn::parse(x), observation_from_py(observation)));
+      },
+      "x"_a, "observation"_a);
+  rec.def(
+      "has_range",
+      [](nb::handle start, const std::optional<std::string>& max_lsn) {
+        const auto s = offset_from_py(start, "start");
+        if (!s) throw nb::type_error("start must not be None");
+        return recovery::has_range(*s, max_lsn ? std::optional<Lsn>(Lsn::parse(*max_lsn)) : std::nullopt);
+      },
+      "start"_a, "max_lsn"_a.none());
+  rec.def(
+      "resolve_start",
+      [](nb::handle inputs) {
+        const auto r = recovery::resolve_start(start_inputs_from_py(inputs));
+        nb::dict d;
+        d["start"] = offset_to_py(r.start);
+        d["source"] = name(names::kStartSource, r.source);
+        return d;
+      },
+      "inputs"_a);
+  rec.def(
+      "lock_violation",
+      [](const std::string& mode, nb::handle opens, nb::handle completions, nb::handle observation,
+         const std::string& target, const std::string& app_id) {
+        return recovery::lock_violation(mode_from(mode), opens_from(opens), completions_from(completions),
+                                        observation_from_py(observation), target, app_id);
+      },
+      "mode"_a, "opens"_a, "completions"_a, "observation"_a, "target"_a, "app_id"_a);
+  rec.def(
+      "estimate_snapshot",
+      [](const std::optional<std::int64_t>& rows,
+         const std::vector<std::pair<std::int64_t, std::int64_t>>& newest_first,
+         const std::optional<double>& retention_hours) {
+        std::vector<recovery::SnapshotTiming> timings;
+        for (const auto& [r, ms] : newest_first) timings.push_back({r, ms});
+        return estimate_to_py(recovery::estimate_snapshot(rows, timings, retention_hours));
+      },
+      "table_rows"_a.none(), "newest_first"_a, "retention_hours"_a.none());
+  rec.def(
+      "decide", [](nb::handle inputs) { return decision_to_py(recovery::decide(decide_inputs_from_py(inputs))); },
+      "inputs"_a);
+  rec.def(
+      "conclude",
+      [](nb::handle decision, nb::handle snapshot, nb::handle fresh, nb::handle state, const std::string& now,
+         const std::optional<std::int64_t>& rows, const std::optional<std::int64_t>& duration_ms) {
+        const auto s = offset_from_py(snapshot, "snapshot");
+        if (!s) throw nb::type_error("snapshot must not be None");
+        const auto c = recovery::conclude(decision_from_py(decision), *s, observation_from_py(fresh),
+                                          state_from_py(state), now, rows, duration_ms);
+        nb::dict d;
+        d["ok"] = c.ok;
+        d["state_to_write"] = state_to_py(c.state_to_write);
+        d["message"] = c.message;
+        return d;
+      },
+      "decision"_a, "snapshot"_a, "fresh"_a, "state"_a, "now"_a, "rows"_a.none() = nb::none(),
+      "duration_ms"_a.none() = nb::none());
 }
 
 }  // namespace mssqlcdc::py

@@ -66,7 +66,8 @@ State state_from_py(nb::handle value) {
   const nb::dict d = as_dict(value, "state");
   State s;
   const nb::handle g = item(d, "generation", "state");
-  if (!nb::isinstance<nb::int_>(g) || nb::isinstance<nb::bool_>(g)) throw nb::type_error("state.generation must be an int");
+  if (!nb::isinstance<nb::int_>(g) || nb::isinstance<nb::bool_>(g))
+    throw nb::type_error("state.generation must be an int");
   s.generation = nb::cast<int>(g);
   s.snapshot = offset_from_py(item(d, "snapshot", "state"), "state.snapshot");
   s.at = opt_str_item(d, "at", "state");

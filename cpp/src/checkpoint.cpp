@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "mssqlcdc/error.hpp"
@@ -37,10 +37,9 @@ struct CloseDir {
 using DirHandle = std::unique_ptr<DIR, CloseDir>;
 
 [[noreturn]] void corrupt_checkpoint(const std::string& file, const std::string& defect) {
-  throw Error(ErrorKind::Corrupt,
-              "corrupt checkpoint: " + file + " " + defect +
-                  "; Spark cannot resume from it either: restore the checkpoint, or start a new "
-                  "checkpoint with a new app_id");
+  throw Error(ErrorKind::Corrupt, "corrupt checkpoint: " + file + " " + defect +
+                                      "; Spark cannot resume from it either: restore the checkpoint, or start a new "
+                                      "checkpoint with a new app_id");
 }
 
 }  // namespace
@@ -108,10 +107,9 @@ bool has_metadata(const fs::path& spark_dir) {
 
 Offset parse_source_offset(std::string_view json_text, const std::string& origin) {
   auto bad = [&origin, json_text](const std::string& why) -> Error {
-    return Error(ErrorKind::Corrupt,
-                 origin + ": the source offset " + std::string(json_text) + " " + why +
-                     "; it must be {\"lsn\": \"0x...\", \"commit_ts\": \"...\"} as this library's "
-                     "source writes it: was the checkpoint written by another source?");
+    return Error(ErrorKind::Corrupt, origin + ": the source offset " + std::string(json_text) + " " + why +
+                                         "; it must be {\"lsn\": \"0x...\", \"commit_ts\": \"...\"} as this library's "
+                                         "source writes it: was the checkpoint written by another source?");
   };
   json::Value doc;
   try {

@@ -31,9 +31,7 @@ bool is_commit_ts(const std::string& text) {
   return text.empty() || utc::parse_millis(text, utc::Zone::Forbidden).has_value();
 }
 
-bool is_instant(const std::string& text) {
-  return utc::parse_millis(text, utc::Zone::Required).has_value();
-}
+bool is_instant(const std::string& text) { return utc::parse_millis(text, utc::Zone::Required).has_value(); }
 
 json::Value offset_to_json(const Offset& offset) {
   return json::Object{{"lsn", offset.lsn.to_string()}, {"commit_ts", offset.commit_ts}};
@@ -72,8 +70,8 @@ std::string commit_ts_member(const json::Value& v, const char* key, const std::s
 std::string instant_member(const json::Value& v, const char* key, const std::string& origin) {
   std::string text = string_member(v, key, origin);
   if (!is_instant(text)) {
-    corrupt(origin, std::string("\"") + key + "\" " + json::quote(text) +
-                        " is not a UTC time (YYYY-MM-DDTHH:MM:SS+00:00)");
+    corrupt(origin,
+            std::string("\"") + key + "\" " + json::quote(text) + " is not a UTC time (YYYY-MM-DDTHH:MM:SS+00:00)");
   }
   return text;
 }
@@ -131,9 +129,7 @@ std::string strip_trailing_slashes(std::string text) {
 }  // namespace
 
 void validate_state(const State& s) {
-  auto bad = [](const std::string& why) {
-    throw Error(ErrorKind::InvalidArgument, "generation state " + why);
-  };
+  auto bad = [](const std::string& why) { throw Error(ErrorKind::InvalidArgument, "generation state " + why); };
   if (s.generation < 0) bad("has generation " + std::to_string(s.generation) + "; it must be >= 0");
   if (s.generation > 0 && (!s.snapshot || !s.at)) {
     bad("of generation " + std::to_string(s.generation) + " needs snapshot_lsn, commit_ts and at");
@@ -193,11 +189,13 @@ State state_from_json(const json::Value& doc, const std::string& origin) {
   }
 
   if (const json::Value* rec = member(doc, "recovering")) {
-    if (!rec->is_object()) corrupt(origin, std::string("\"recovering\" is ") + rec->type_name() + ", expected an offset object");
+    if (!rec->is_object())
+      corrupt(origin, std::string("\"recovering\" is ") + rec->type_name() + ", expected an offset object");
     const json::Value* rl = rec->find("lsn");
     const json::Value* rt = rec->find("commit_ts");
     if (rl == nullptr || rt == nullptr) corrupt(origin, "\"recovering\" needs \"lsn\" and \"commit_ts\"");
-    s.recovering = Offset{lsn_member(*rl, "recovering.lsn", origin), commit_ts_member(*rt, "recovering.commit_ts", origin)};
+    s.recovering =
+        Offset{lsn_member(*rl, "recovering.lsn", origin), commit_ts_member(*rt, "recovering.commit_ts", origin)};
   }
   if (const json::Value* failed = member(doc, "failed_at")) s.failed_at = instant_member(*failed, "failed_at", origin);
   return s;
@@ -256,7 +254,8 @@ void write_state(const fs::path& checkpoint, const State& state) {
 
 GenerationPaths generation_paths(const std::string& checkpoint, const std::string& app_id, int generation,
                                  const std::optional<std::string>& metrics_path) {
-  if (checkpoint.empty()) throw Error(ErrorKind::InvalidArgument, "checkpoint is empty; pass the stream's checkpoint folder");
+  if (checkpoint.empty())
+    throw Error(ErrorKind::InvalidArgument, "checkpoint is empty; pass the stream's checkpoint folder");
   if (app_id.empty()) throw Error(ErrorKind::InvalidArgument, "app_id is empty; pass the stream's app_id");
   if (generation < 0) {
     throw Error(ErrorKind::InvalidArgument, "generation " + std::to_string(generation) + " is negative");

@@ -92,17 +92,15 @@ Lsn Lsn::decrement() const {
 }
 
 std::uint32_t Lsn::vlf() const {
-  return (std::uint32_t{bytes_[0]} << 24) | (std::uint32_t{bytes_[1]} << 16) |
-         (std::uint32_t{bytes_[2]} << 8) | bytes_[3];
+  return (std::uint32_t{bytes_[0]} << 24) | (std::uint32_t{bytes_[1]} << 16) | (std::uint32_t{bytes_[2]} << 8) |
+         bytes_[3];
 }
 
 std::uint32_t Lsn::block() const {
-  return (std::uint32_t{bytes_[4]} << 24) | (std::uint32_t{bytes_[5]} << 16) |
-         (std::uint32_t{bytes_[6]} << 8) | bytes_[7];
+  return (std::uint32_t{bytes_[4]} << 24) | (std::uint32_t{bytes_[5]} << 16) | (std::uint32_t{bytes_[6]} << 8) |
+         bytes_[7];
 }
 
-std::uint16_t Lsn::slot() const {
-  return static_cast<std::uint16_t>((std::uint16_t{bytes_[8]} << 8) | bytes_[9]);
-}
+std::uint16_t Lsn::slot() const { return static_cast<std::uint16_t>((std::uint16_t{bytes_[8]} << 8) | bytes_[9]); }
 
 }  // namespace mssqlcdc

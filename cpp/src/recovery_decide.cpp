@@ -38,12 +38,12 @@ const Row* highest_of_generation(const std::vector<Row>& rows, int generation, K
   return best;
 }
 
-Decision blocked(Decision d, const char* error_type, std::string message, std::string reason) {
+Decision blocked(Decision d, DecisionError error_kind, std::string message, std::string reason) {
   d.action = Action::Blocked;
-  d.error_type = error_type;
+  d.error_kind = error_kind;
   d.error_message = std::move(message);
   d.reason = std::move(reason);
-  d.write_full_open = d.take_snapshot = d.open_chunked = d.write_event = d.clear_recovering = false;
+  d.steps.clear();
   d.warning.clear();
   return d;
 }
@@ -61,6 +61,8 @@ std::string estimate_clause(const Estimate& e) {
 }
 
 }  // namespace
+
+bool Decision::has(Step step) const { return std::find(steps.begin(), steps.end(), step) != steps.end(); }
 
 Estimate estimate_snapshot(std::optional<std::int64_t> table_rows, const std::vector<SnapshotTiming>& newest_first,
                            std::optional<double> retention_hours) {
@@ -115,11 +117,11 @@ Decision decide(const DecideInputs& in) {
       last_what = "the previous re-snapshot";
     }
   }
-  d.interval_ok = in.interval_days == 0 || !last_ms ||
-                  static_cast<double>(now - *last_ms) >= in.interval_days * 86'400'000.0;
+  d.interval_ok =
+      in.interval_days == 0 || !last_ms || static_cast<double>(now - *last_ms) >= in.interval_days * 86'400'000.0;
 
   if (auto lock = lock_violation(in.mode, in.opens, in.completions, in.observation, in.target, in.app_id)) {
-    return blocked(d, "ValueError", *lock, "the mode lock: a snapshot of the other mode is open");
+    return blocked(d, DecisionError::InvalidArgument, *lock, "the mode lock: a snapshot of the other mode is open");
   }
   if (!in.start) {
     d.reason = "no start to test: the stream begins at earliest or latest, which cannot be purged";
@@ -128,7 +130,7 @@ Decision decide(const DecideInputs& in) {
   const Offset& start = *in.start;
   const auto loss = lost(start.lsn, in.observation);
   if (!loss) {
-    d.clear_recovering = in.state.recovering.has_value();
+    if (in.state.recovering) d.steps = {Step::ClearRecovering};
     d.reason = "the changes after " + start.lsn.to_string() + " are not purged";
     return d;
   }
@@ -138,7 +140,8 @@ Decision decide(const DecideInputs& in) {
 
   int g = in.state.generation + 1;
   for (;;) {
-    if (const CompletionRow* c = highest_of_generation(in.completions, g, [](const CompletionRow& r) { return r.lsn.lsn; })) {
+    if (const CompletionRow* c =
+            highest_of_generation(in.completions, g, [](const CompletionRow& r) { return r.lsn.lsn; })) {
       if (usable(c->lsn.lsn, start, in.observation)) {
         d.reuse = Reuse{ReuseKind::Completion, c->lsn, g};
         break;
@@ -174,10 +177,10 @@ Decision decide(const DecideInputs& in) {
   std::string how;
   if (d.reuse.kind == ReuseKind::None) {
     if (!d.interval_ok) {
-      return blocked(d, "DataLossError",
+      return blocked(d, DecisionError::DataLoss,
                      in.target + ": the changes after " + start.lsn.to_string() +
-                         " were purged again within resnapshot_interval_days=" + number_text(in.interval_days, "%.15g") +
-                         " of " + last_what + " at " + last_text +
+                         " were purged again within resnapshot_interval_days=" +
+                         number_text(in.interval_days, "%.15g") + " of " + last_what + " at " + last_text +
                          ". The stream does not keep up with the CDC retention, stops for longer than it again and "
                          "again, or cannot read the table within it. Fix the cause, then rerun with "
                          "resnapshot_interval_days=0 to re-snapshot now.",
@@ -186,7 +189,7 @@ Decision decide(const DecideInputs& in) {
     const bool too_slow = in.mode == Mode::Full && in.duration_guard != DurationGuard::Off &&
                           in.estimate.fits == std::optional<bool>(false);
     if (too_slow && in.duration_guard == DurationGuard::Refuse) {
-      return blocked(d, "DataLossError",
+      return blocked(d, DecisionError::DataLoss,
                      in.target + ": a full re-snapshot of " + std::to_string(*in.estimate.rows) + " rows " +
                          estimate_clause(in.estimate) +
                          "; rerun with snapshot='chunked', which has no such limit, or lengthen the CDC "
@@ -194,17 +197,17 @@ Decision decide(const DecideInputs& in) {
                      "the snapshot-duration guard: a full read would not fit in the retention");
     }
     if (in.mode == Mode::Full) {
-      d.write_full_open = d.take_snapshot = d.write_event = true;
+      d.steps = {Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent};
       how = "taking a full snapshot";
       if (too_slow) how += "; the read " + estimate_clause(in.estimate) + ", consider snapshot='chunked'";
     } else {
-      d.open_chunked = true;
+      d.steps = {Step::OpenChunked};
       how = "opening a chunked snapshot";
     }
   } else if (d.reuse.kind == ReuseKind::Open) {
     how = "reusing the chunked snapshot opened at " + d.reuse.offset->lsn.to_string();
   } else {
-    d.write_event = d.reuse.kind == ReuseKind::Target;  // a reused completion has its row already
+    if (d.reuse.kind == ReuseKind::Target) d.steps = {Step::WriteEvent};  // a completion has its row already
     how = "reusing the snapshot at " + d.reuse.offset->lsn.to_string();
   }
   d.action = Action::Resnapshot;
@@ -242,7 +245,7 @@ Conclusion conclude(const Decision& decision, const Offset& snapshot, const Obse
   c.state_to_write.snapshot = snapshot;
   c.state_to_write.at = utc::format_seconds(instant_millis(now, "now"));
   std::string what;
-  if (decision.open_chunked || decision.reuse.kind == ReuseKind::Open) {
+  if (decision.has(Step::OpenChunked) || decision.reuse.kind == ReuseKind::Open) {
     what = "chunked snapshot open at " + snapshot.lsn.to_string() + "; call backfill() to read it";
   } else if (decision.reuse.kind != ReuseKind::None) {
     what = "reused the snapshot at " + snapshot.lsn.to_string();

@@ -8,8 +8,7 @@ namespace mssqlcdc::recovery {
 namespace {
 
 bool complete(const Lsn& s, const std::vector<CompletionRow>& completions) {
-  return std::any_of(completions.begin(), completions.end(),
-                     [&s](const CompletionRow& c) { return c.lsn.lsn >= s; });
+  return std::any_of(completions.begin(), completions.end(), [&s](const CompletionRow& c) { return c.lsn.lsn >= s; });
 }
 
 }  // namespace
@@ -17,9 +16,9 @@ bool complete(const Lsn& s, const std::vector<CompletionRow>& completions) {
 std::optional<Loss> lost(const Lsn& x, const Observation& observation) {
   if (!observation.max_lsn || *observation.max_lsn <= x) return std::nullopt;
   if (observation.instances.empty()) {
-    throw Error(ErrorKind::InvalidArgument,
-                "the observation lists no capture instance although max_lsn " + observation.max_lsn->to_string() +
-                    " is above " + x.to_string() + "; read the table's capture instances before testing for a purge");
+    throw Error(ErrorKind::InvalidArgument, "the observation lists no capture instance although max_lsn " +
+                                                observation.max_lsn->to_string() + " is above " + x.to_string() +
+                                                "; read the table's capture instances before testing for a purge");
   }
   const Lsn next = x.increment();  // cannot overflow: x < max_lsn
   const Instance* checked = &observation.instances.front();
@@ -46,8 +45,8 @@ StartResult resolve_start(const StartInputs& in) {
   }
   if (in.state.generation > 0) {
     if (!in.state.snapshot) {
-      throw Error(ErrorKind::InvalidArgument, "a state of generation " + std::to_string(in.state.generation) +
-                                                  " has no snapshot to start from");
+      throw Error(ErrorKind::InvalidArgument,
+                  "a state of generation " + std::to_string(in.state.generation) + " has no snapshot to start from");
     }
     return {in.state.snapshot, StartSource::StateSnapshot};
   }
@@ -57,9 +56,8 @@ StartResult resolve_start(const StartInputs& in) {
 }
 
 std::optional<std::string> lock_violation(Mode requested, const std::vector<OpenRow>& opens,
-                                          const std::vector<CompletionRow>& completions,
-                                          const Observation& observation, const std::string& target,
-                                          const std::string& app_id) {
+                                          const std::vector<CompletionRow>& completions, const Observation& observation,
+                                          const std::string& target, const std::string& app_id) {
   const OpenRow* newest = nullptr;
   for (const OpenRow& open : opens) {
     if (open.mode == requested || complete(open.s.lsn, completions)) continue;
@@ -77,13 +75,13 @@ std::optional<std::string> lock_violation(Mode requested, const std::vector<Open
   const std::string g = std::to_string(newest->generation);
   if (newest->mode == Mode::Chunked) {
     return target + ": a chunked snapshot open at " + s + " (generation " + g +
-           ") has not completed; this run cannot use snapshot='full'. Call backfill(" + target + ", app_id=" +
-           app_id + ", ...) until it returns 'done', and run to_delta with snapshot='chunked' meanwhile.";
+           ") has not completed; this run cannot use snapshot='full'. Call backfill(" + target + ", app_id=" + app_id +
+           ", ...) until it returns 'done', and run to_delta with snapshot='chunked' meanwhile.";
   }
   return target + ": a full snapshot open at " + s + " (generation " + g +
          ") has not completed: it is being read, or the run reading it crashed. Rerun with snapshot='full' "
-         "to complete it, or wait until CDC cleanup passes " + s +
-         "; then snapshot='chunked' may take its generation over.";
+         "to complete it, or wait until CDC cleanup passes " +
+         s + "; then snapshot='chunked' may take its generation over.";
 }
 
 }  // namespace mssqlcdc::recovery

@@ -47,13 +47,12 @@ unsigned days_in_month(int y, int m) {
 
 std::optional<std::int64_t> parse_millis(std::string_view text, Zone zone) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  if (!digits(text, 0, 4, y) || text.size() < 19 || text[4] != '-' || !digits(text, 5, 2, mo) ||
-      text[7] != '-' || !digits(text, 8, 2, d) || text[10] != 'T' || !digits(text, 11, 2, h) ||
-      text[13] != ':' || !digits(text, 14, 2, mi) || text[16] != ':' || !digits(text, 17, 2, s)) {
+  if (!digits(text, 0, 4, y) || text.size() < 19 || text[4] != '-' || !digits(text, 5, 2, mo) || text[7] != '-' ||
+      !digits(text, 8, 2, d) || text[10] != 'T' || !digits(text, 11, 2, h) || text[13] != ':' ||
+      !digits(text, 14, 2, mi) || text[16] != ':' || !digits(text, 17, 2, s)) {
     return std::nullopt;
   }
-  if (mo < 1 || mo > 12 || d < 1 || static_cast<unsigned>(d) > days_in_month(y, mo) || h > 23 ||
-      mi > 59 || s > 59) {
+  if (mo < 1 || mo > 12 || d < 1 || static_cast<unsigned>(d) > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59) {
     return std::nullopt;
   }
   std::size_t pos = 19;
@@ -88,8 +87,8 @@ std::string format_seconds(std::int64_t millis) {
   unsigned m = 0, d = 0;
   civil_from_days(days, y, m, d);
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d+00:00", y, m, d,
-                static_cast<int>(rem / 3600), static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60));
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d+00:00", y, m, d, static_cast<int>(rem / 3600),
+                static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60));
   return buf;
 }
 

@@ -14,8 +14,8 @@ using testing::write_file;
 constexpr const char* kMeta = R"({"batchWatermarkMs":0,"batchTimestampMs":1795950779067,"conf":{}})";
 
 std::string offset_line(int i) {
-  return "{\"lsn\": \"0x000000000000000000" + std::string(i < 16 ? "0" : "") +
-         "0123456789ABCDEF"[i % 16] + "\", \"commit_ts\": \"2026-09-28T14:03:12.117\"}";
+  return "{\"lsn\": \"0x000000000000000000" + std::string(i < 16 ? "0" : "") + "0123456789ABCDEF"[i % 16] +
+         "\", \"commit_ts\": \"2026-09-28T14:03:12.117\"}";
 }
 
 // Lays out a checkpoint as Spark 4.2 writes it: no newline after the last line, .crc siblings.
@@ -123,9 +123,9 @@ TEST(SourceOffset, ReadsTheSourcesJsonAndWritesItBackWithJsonDumpsSpacing) {
 }
 
 TEST(SourceOffset, RefusesAnythingButTheTwoDocumentedKeys) {
-  for (const char* bad : {"0", "[]", R"({"lsn": "0x1"})", R"({"lsn": "0x1", "commit_ts": "", "x": 1})",
-                          R"({"lsn": 1, "commit_ts": ""})", R"({"lsn": "zz", "commit_ts": ""})",
-                          R"({"lsn": "0x1", "commit_ts": "yesterday"})", "{"}) {
+  for (const char* bad :
+       {"0", "[]", R"({"lsn": "0x1"})", R"({"lsn": "0x1", "commit_ts": "", "x": 1})", R"({"lsn": 1, "commit_ts": ""})",
+        R"({"lsn": "zz", "commit_ts": ""})", R"({"lsn": "0x1", "commit_ts": "yesterday"})", "{"}) {
     try {
       (void)parse_source_offset(bad, "offsets/7");
       FAIL() << "accepted: " << bad;

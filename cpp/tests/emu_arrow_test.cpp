@@ -76,7 +76,7 @@ TEST(EmuArrow, ReadChangesExportsTheDocumentedSchemaAndBoundedBatches) {
   const Consumed c = consume(&s);
   s.release(&s);
   EXPECT_EQ(c.names, (std::vector<std::string>{"_start_lsn", "_seqval", "_operation", "_command_id", "_commit_ts",
-                                                "order_id", "status", "amount"}));
+                                               "order_id", "status", "amount"}));
   EXPECT_EQ(c.formats, (std::vector<std::string>{"u", "u", "i", "i", "tsu:", "i", "u", "d:18,2"}));
   EXPECT_EQ(c.rows, 10);
   EXPECT_EQ(c.batch_rows, (std::vector<std::int64_t>{3, 3, 3, 1}));
@@ -91,7 +91,8 @@ TEST(EmuArrow, ReleasingAStreamEarlyEndsItsReadTransaction) {
   TempFile f;
   auto e = orders_file(f.path());
   std::vector<Lsn> commits;
-  for (int i = 0; i < 10; ++i) commits.push_back(e->commit({insert("dbo.orders", {{"order_id", I(i)}})}, kStart + (i + 1) * kSecond));
+  for (int i = 0; i < 10; ++i)
+    commits.push_back(e->commit({insert("dbo.orders", {{"order_id", I(i)}})}, kStart + (i + 1) * kSecond));
   Reader r(f.path());
   ChangeReadOptions o;
   o.batch_rows = 2;

@@ -10,17 +10,19 @@ namespace {
 struct ChangeRow {
   Lsn start;
   Lsn seqval;
-  int op;
+  Operation op;
   int command_id;
   std::string mask;
 };
 
 std::vector<ChangeRow> change_rows(Engine& e, const std::string& ci) {
   std::vector<ChangeRow> out;
-  auto st = e.db().prepare("SELECT \"__$start_lsn\", \"__$seqval\", \"__$operation\", \"__$command_id\", \"__$update_mask\" FROM " +
-                           quote_ident("cdc." + ci + "_CT") + " ORDER BY 1, 4, 2, 3");
-  while (st.step()) out.push_back({lsn_from_blob(st.blob(0)), lsn_from_blob(st.blob(1)), static_cast<int>(st.i64(2)),
-                                   static_cast<int>(st.i64(3)), st.blob(4)});
+  auto st = e.db().prepare(
+      "SELECT \"__$start_lsn\", \"__$seqval\", \"__$operation\", \"__$command_id\", \"__$update_mask\" FROM " +
+      quote_ident("cdc." + ci + "_CT") + " ORDER BY 1, 4, 2, 3");
+  while (st.step())
+    out.push_back({lsn_from_blob(st.blob(0)), lsn_from_blob(st.blob(1)), static_cast<Operation>(st.i64(2)),
+                   static_cast<int>(st.i64(3)), st.blob(4)});
   return out;
 }
 
@@ -42,8 +44,8 @@ TEST(EmuEngine, UpdateWritesOperationsThreeAndFourWithOneSeqvalAndTheSetListMask
   const Lsn c = e->commit({update("dbo.orders", {{"order_id", I(1)}, {"amount", D("2")}})}, kStart + 2 * kSecond);
   const auto rows = change_rows(*e, "dbo_orders");
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[1].op, 3);
-  EXPECT_EQ(rows[2].op, 4);
+  EXPECT_EQ(rows[1].op, Operation::UpdateBefore);
+  EXPECT_EQ(rows[2].op, Operation::UpdateAfter);
   EXPECT_EQ(rows[1].start, c);
   EXPECT_EQ(rows[1].seqval, rows[2].seqval);
   EXPECT_LT(rows[1].seqval, c);
@@ -58,8 +60,8 @@ TEST(EmuEngine, KeyUpdateWritesDeleteThenInsertWithConsecutiveCommandIds) {
   e->commit({key_update("dbo.orders", {{"order_id", I(9)}}, {{"order_id", I(1)}})}, kStart + 2 * kSecond);
   const auto rows = change_rows(*e, "dbo_orders");
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[1].op, 1);
-  EXPECT_EQ(rows[2].op, 2);
+  EXPECT_EQ(rows[1].op, Operation::Delete);
+  EXPECT_EQ(rows[2].op, Operation::Insert);
   EXPECT_EQ(rows[1].command_id, 1);
   EXPECT_EQ(rows[2].command_id, 2);
   EXPECT_EQ(rows[1].seqval, rows[2].seqval);
@@ -71,7 +73,8 @@ TEST(EmuEngine, AFailedTransactionChangesNothingAndConsumesNoLsn) {
   e->commit({insert("dbo.orders", {{"order_id", I(1)}})}, kStart + kSecond);
   const auto before = e->max_lsn();
   try {
-    e->commit({insert("dbo.orders", {{"order_id", I(2)}}), insert("dbo.orders", {{"order_id", I(1)}})}, kStart + 2 * kSecond);
+    e->commit({insert("dbo.orders", {{"order_id", I(2)}}), insert("dbo.orders", {{"order_id", I(1)}})},
+              kStart + 2 * kSecond);
     FAIL() << "a duplicate key must raise";
   } catch (const Error& err) {
     EXPECT_EQ(err.kind(), ErrorKind::EmuConstraint);
@@ -98,7 +101,8 @@ TEST(EmuEngine, CleanupDeletesRowsStrictlyBelowTheMarkAndPrunesTheMapping) {
   TempFile f;
   auto e = orders_file(f.path());
   std::vector<Lsn> commits;
-  for (int i = 1; i <= 4; ++i) commits.push_back(e->commit({insert("dbo.orders", {{"order_id", I(i)}})}, kStart + i * kSecond));
+  for (int i = 1; i <= 4; ++i)
+    commits.push_back(e->commit({insert("dbo.orders", {{"order_id", I(i)}})}, kStart + i * kSecond));
   e->cleanup("dbo_orders", commits[2]);
   const auto rows = change_rows(*e, "dbo_orders");
   ASSERT_EQ(rows.size(), 2u);
@@ -113,7 +117,8 @@ TEST(EmuEngine, CleanupJobKeepsTheRetentionCountedFromTheNewestEntry) {
   TempFile f;
   auto e = orders_file(f.path());
   std::vector<Lsn> commits;
-  for (int i = 0; i < 5; ++i) commits.push_back(e->commit({insert("dbo.orders", {{"order_id", I(i)}})}, kStart + i * 60 * kSecond));
+  for (int i = 0; i < 5; ++i)
+    commits.push_back(e->commit({insert("dbo.orders", {{"order_id", I(i)}})}, kStart + i * 60 * kSecond));
   e->run_cleanup_job(2);  // newest at minute 4: T = minute 2, at_or_before picks the commit at minute 2
   Reader r(f.path());
   EXPECT_EQ(r.min_lsn("dbo_orders").lsn, commits[2]);

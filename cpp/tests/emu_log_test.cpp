@@ -16,9 +16,7 @@ LsnCursor cursor_at(Db& db, const Lsn& next, std::int64_t records) {
   return WriteState::load(db).cursor;
 }
 
-TEST(EmuLog, TheFirstLsnIsTheDocumentedOne) {
-  EXPECT_EQ(LsnCursor::initial().to_string(), "0x00000027000000200001");
-}
+TEST(EmuLog, TheFirstLsnIsTheDocumentedOne) { EXPECT_EQ(LsnCursor::initial().to_string(), "0x00000027000000200001"); }
 
 TEST(EmuLog, TakeAdvancesTheSlotAndCarriesPastFFFEIntoTheNextBlock) {
   TempFile f;
@@ -75,8 +73,11 @@ TEST(EmuLog, RecordsRoundTripThroughTheirPayload) {
   Db db(f.path(), false);
   db.exec("CREATE TEMP TABLE t (commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload)");
   db.prepare("INSERT INTO t VALUES (?, 'txn', ?, ?, 1, 2, ?)")
-      .bind_blob(1, lsn_blob(Lsn(0x27, 0x21, 3))).bind_blob(2, lsn_blob(Lsn(0x27, 0x21, 1)))
-      .bind_blob(3, tran_id_bytes(5)).bind_blob(4, r.payload()).run();
+      .bind_blob(1, lsn_blob(Lsn(0x27, 0x21, 3)))
+      .bind_blob(2, lsn_blob(Lsn(0x27, 0x21, 1)))
+      .bind_blob(3, tran_id_bytes(5))
+      .bind_blob(4, r.payload())
+      .run();
   auto st = db.prepare("SELECT * FROM t");
   ASSERT_TRUE(st.step());
   const LogRecord back = LogRecord::from_row(st);

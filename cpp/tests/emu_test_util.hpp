@@ -29,15 +29,38 @@ class TempFile {
   std::filesystem::path dir_;
 };
 
-inline Value I(std::int64_t v) { Value x; x.kind = Value::Kind::Int; x.i = v; return x; }
-inline Value S(std::string v) { Value x; x.kind = Value::Kind::Text; x.s = std::move(v); return x; }
-inline Value D(std::string v) { Value x; x.kind = Value::Kind::Decimal; x.s = std::move(v); return x; }
+inline Value I(std::int64_t v) {
+  Value x;
+  x.kind = Value::Kind::Int;
+  x.i = v;
+  return x;
+}
+inline Value S(std::string v) {
+  Value x;
+  x.kind = Value::Kind::Text;
+  x.s = std::move(v);
+  return x;
+}
+inline Value D(std::string v) {
+  Value x;
+  x.kind = Value::Kind::Decimal;
+  x.s = std::move(v);
+  return x;
+}
 inline Value N() { return Value{}; }
 
-inline Change insert(const std::string& table, Row row) { return Change{Change::Kind::Insert, table, std::move(row), std::nullopt}; }
-inline Change update(const std::string& table, Row row) { return Change{Change::Kind::Update, table, std::move(row), std::nullopt}; }
-inline Change key_update(const std::string& table, Row row, Row old) { return Change{Change::Kind::Update, table, std::move(row), std::move(old)}; }
-inline Change del(const std::string& table, Row key) { return Change{Change::Kind::Delete, table, std::move(key), std::nullopt}; }
+inline Change insert(const std::string& table, Row row) {
+  return Change{Change::Kind::Insert, table, std::move(row), std::nullopt};
+}
+inline Change update(const std::string& table, Row row) {
+  return Change{Change::Kind::Update, table, std::move(row), std::nullopt};
+}
+inline Change key_update(const std::string& table, Row row, Row old) {
+  return Change{Change::Kind::Update, table, std::move(row), std::move(old)};
+}
+inline Change del(const std::string& table, Row key) {
+  return Change{Change::Kind::Delete, table, std::move(key), std::nullopt};
+}
 
 constexpr Micros kStart = 1'790'000'000'000'000;  // 2026-09-21, a fixed test clock
 constexpr Micros kSecond = 1'000'000;
@@ -50,7 +73,8 @@ inline std::unique_ptr<Engine> orders_file(const std::filesystem::path& p, const
   o.capture = capture;
   Engine::create(p, o);
   auto e = std::make_unique<Engine>(p);
-  e->create_table("dbo.orders", {{"order_id", "int"}, {"status", "nvarchar(20)"}, {"amount", "decimal(18,2)"}}, {"order_id"});
+  e->create_table("dbo.orders", {{"order_id", "int"}, {"status", "nvarchar(20)"}, {"amount", "decimal(18,2)"}},
+                  {"order_id"});
   e->enable_cdc("dbo.orders", std::nullopt, std::nullopt);
   return e;
 }

@@ -11,10 +11,18 @@ namespace {
 
 TEST(EmuTypes, TypeStringsParseToCanonicalNames) {
   const std::pair<const char*, const char*> cases[] = {
-      {"INT", "int"}, {"Decimal", "decimal(18,0)"}, {"decimal( 10 , 2 )", "decimal(10,2)"},
-      {"nvarchar(MAX)", "nvarchar(max)"}, {"varchar", "varchar(1)"}, {"float(24)", "real"},
-      {"float", "float"}, {"float(25)", "float"}, {"datetime2", "datetime2(7)"}, {"timestamp", "rowversion"},
-      {"money", "money"}, {"time(3)", "time(3)"},
+      {"INT", "int"},
+      {"Decimal", "decimal(18,0)"},
+      {"decimal( 10 , 2 )", "decimal(10,2)"},
+      {"nvarchar(MAX)", "nvarchar(max)"},
+      {"varchar", "varchar(1)"},
+      {"float(24)", "real"},
+      {"float", "float"},
+      {"float(25)", "float"},
+      {"datetime2", "datetime2(7)"},
+      {"timestamp", "rowversion"},
+      {"money", "money"},
+      {"time(3)", "time(3)"},
   };
   for (const auto& [in, out] : cases) EXPECT_EQ(SqlType::parse(in).canonical(), out) << in;
 }

@@ -8,9 +8,10 @@ namespace {
 
 std::vector<std::string> dump(Engine& e) {
   std::vector<std::string> out;
-  for (const char* sql : {"SELECT quote(\"__$start_lsn\") || quote(\"__$seqval\") || \"__$operation\" || quote(order_id) || "
-                          "quote(status) || quote(amount) FROM \"cdc.dbo_orders_CT\" ORDER BY 1",
-                          "SELECT quote(start_lsn) || tran_end_time FROM \"cdc.lsn_time_mapping\" ORDER BY 1"}) {
+  for (const char* sql :
+       {"SELECT quote(\"__$start_lsn\") || quote(\"__$seqval\") || \"__$operation\" || quote(order_id) || "
+        "quote(status) || quote(amount) FROM \"cdc.dbo_orders_CT\" ORDER BY 1",
+        "SELECT quote(start_lsn) || tran_end_time FROM \"cdc.lsn_time_mapping\" ORDER BY 1"}) {
     auto st = e.db().prepare(sql);
     while (st.step()) out.push_back(st.text(0));
   }

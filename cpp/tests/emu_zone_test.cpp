@@ -22,9 +22,7 @@ std::int64_t utc(int y, unsigned mo, unsigned d, int h, int mi = 0, int s = 0) {
 
 Micros micros(int y, unsigned mo, unsigned d, int h, int mi = 0) { return utc(y, mo, d, h, mi) * 1'000'000; }
 
-TEST(EmuZone, UtcHasNoOffset) {
-  EXPECT_EQ(TimeZone::load("UTC").offset_at(utc(2026, 7, 1, 12)), 0);
-}
+TEST(EmuZone, UtcHasNoOffset) { EXPECT_EQ(TimeZone::load("UTC").offset_at(utc(2026, 7, 1, 12)), 0); }
 
 TEST(EmuZone, NewYorkSwitchesAtTwoLocalInMarchAndNovemberFromTheFileAndFromItsRuleAfter2037) {
   const auto ny = TimeZone::load("America/New_York");
@@ -130,8 +128,8 @@ TEST(EmuZone, TheCleanupJobCountsRetentionOnLocalTimesAcrossFallBack) {
   auto e = new_york_file(f.path(), micros(2026, 11, 1, 4));
   const Lsn c0 = e->commit({order(1)}, micros(2026, 11, 1, 4, 40));  // 00:40 EDT
   const Lsn c1 = e->commit({order(2)}, micros(2026, 11, 1, 5, 10));  // 01:10 EDT
-  e->commit({order(3)}, micros(2026, 11, 1, 5, 50));                  // 01:50 EDT, the newest local time
-  e->commit({order(4)}, micros(2026, 11, 1, 6, 20));                  // 01:20 EST
+  e->commit({order(3)}, micros(2026, 11, 1, 5, 50));                 // 01:50 EDT, the newest local time
+  e->commit({order(4)}, micros(2026, 11, 1, 6, 20));                 // 01:20 EST
   // Local: newest 01:50, minus 60 minutes is 00:50, so the mark is the 00:40 commit. Counted in
   // UTC it would have been the 05:10 one: SQL Server computes on its stored local times.
   e->run_cleanup_job(60);

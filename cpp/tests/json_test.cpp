@@ -36,9 +36,11 @@ TEST(Json, KeepsRawUtf8AndRejectsInvalidUtf8) {
 }
 
 TEST(Json, RejectsMalformedDocumentsWithTheByteOffset) {
-  for (const char* bad : {"", "{", "{\"a\":1,}", "[1,]", "{'a':1}", "{\"a\" 1}", "01", "1.", "-", "1e",
-                          "tru", "nul", "\"abc", "\"a\nb\"", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"",
-                          "\"\\udc00\"", "{} {}", "{\"a\":1,\"a\":2}", "NaN", "[1] x"}) {
+  for (const char* bad : {"",          "{",           "{\"a\":1,}",  "[1,]",     "{'a':1}",
+                          "{\"a\" 1}", "01",          "1.",          "-",        "1e",
+                          "tru",       "nul",         "\"abc",       "\"a\nb\"", "\"\\x\"",
+                          "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"", "{} {}",    "{\"a\":1,\"a\":2}",
+                          "NaN",       "[1] x"}) {
     try {
       (void)parse(bad);
       FAIL() << "accepted: " << bad;

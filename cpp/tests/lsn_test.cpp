@@ -26,8 +26,7 @@ TEST(Lsn, SplitsIntoVlfBlockAndSlot) {
 }
 
 TEST(Lsn, RejectsMalformedTextNamingIt) {
-  for (const char* bad : {"", "0x", "0xZZ", "12", "0x000000000000000000001", "2A000001F00004XYZ!!",
-                          " 0x1", "0x1 "}) {
+  for (const char* bad : {"", "0x", "0xZZ", "12", "0x000000000000000000001", "2A000001F00004XYZ!!", " 0x1", "0x1 "}) {
     try {
       (void)Lsn::parse(bad);
       FAIL() << "accepted '" << bad << "'";

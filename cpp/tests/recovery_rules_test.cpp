@@ -163,7 +163,8 @@ TEST(ResolveStart, OtherwiseThereIsNoStartToTest) {
 OpenRow open_row(int g, Mode mode, unsigned s) { return OpenRow{g, mode, g == 0 ? "bootstrap" : "resnapshot", at(s)}; }
 
 TEST(LockViolation, AnIncompleteChunkedOpenBlocksAFullRunWithBackfillAdvice) {
-  const auto m = lock_violation(Mode::Full, {open_row(0, Mode::Chunked, 10)}, {}, source(5, {}), "bronze.orders", "orders-v1");
+  const auto m =
+      lock_violation(Mode::Full, {open_row(0, Mode::Chunked, 10)}, {}, source(5, {}), "bronze.orders", "orders-v1");
   ASSERT_TRUE(m);
   EXPECT_EQ(*m, "bronze.orders: a chunked snapshot open at " + L(10).to_string() +
                     " (generation 0) has not completed; this run cannot use snapshot='full'. Call "
@@ -173,9 +174,12 @@ TEST(LockViolation, AnIncompleteChunkedOpenBlocksAFullRunWithBackfillAdvice) {
 }
 
 TEST(LockViolation, ACompletionAtOrAboveTheOpenReleasesIt) {
-  EXPECT_FALSE(lock_violation(Mode::Full, {open_row(0, Mode::Chunked, 10)}, {CompletionRow{0, at(10)}}, source(5, {}), "t", "a"));
-  EXPECT_FALSE(lock_violation(Mode::Full, {open_row(0, Mode::Chunked, 10)}, {CompletionRow{3, at(12)}}, source(5, {}), "t", "a"));
-  EXPECT_TRUE(lock_violation(Mode::Full, {open_row(0, Mode::Chunked, 10)}, {CompletionRow{0, at(9)}}, source(5, {}), "t", "a"));
+  EXPECT_FALSE(lock_violation(Mode::Full, {open_row(0, Mode::Chunked, 10)}, {CompletionRow{0, at(10)}}, source(5, {}),
+                              "t", "a"));
+  EXPECT_FALSE(lock_violation(Mode::Full, {open_row(0, Mode::Chunked, 10)}, {CompletionRow{3, at(12)}}, source(5, {}),
+                              "t", "a"));
+  EXPECT_TRUE(
+      lock_violation(Mode::Full, {open_row(0, Mode::Chunked, 10)}, {CompletionRow{0, at(9)}}, source(5, {}), "t", "a"));
 }
 
 TEST(LockViolation, AFullOpenBlocksAChunkedRunUntilCleanupPassesIt) {
@@ -184,8 +188,8 @@ TEST(LockViolation, AFullOpenBlocksAChunkedRunUntilCleanupPassesIt) {
   ASSERT_TRUE(m);
   EXPECT_EQ(*m, "t: a full snapshot open at " + L(10).to_string() +
                     " (generation 1) has not completed: it is being read, or the run reading it crashed. Rerun "
-                    "with snapshot='full' to complete it, or wait until CDC cleanup passes " + L(10).to_string() +
-                    "; then snapshot='chunked' may take its generation over.");
+                    "with snapshot='full' to complete it, or wait until CDC cleanup passes " +
+                    L(10).to_string() + "; then snapshot='chunked' may take its generation over.");
   EXPECT_FALSE(lock_violation(Mode::Chunked, opens, {}, source(20, {instance("ci", 1, 15)}), "t", "a"));
   EXPECT_FALSE(lock_violation(Mode::Full, opens, {}, source(20, {instance("ci", 1, 5)}), "t", "a"));
 }
@@ -204,7 +208,7 @@ TEST(LockViolation, NamesTheNewestBlockingOpen) {
 }
 
 TEST(EstimateSnapshot, TakesTheMedianRateOfTheNewestFiveUsableSnapshots) {
-  const std::vector<SnapshotTiming> timings = {{1000, 10'000}, {0, 5}, {2000, 10'000}, {100, 0},
+  const std::vector<SnapshotTiming> timings = {{1000, 10'000}, {0, 5},         {2000, 10'000}, {100, 0},
                                                {3000, 10'000}, {4000, 10'000}, {5000, 10'000}, {9'000'000, 1}};
   const Estimate e = estimate_snapshot(1'000'000, timings, 1.0);
   ASSERT_TRUE(e.rows_per_second);

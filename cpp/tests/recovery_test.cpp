@@ -48,10 +48,9 @@ TEST(Decide, ANewPurgeInFullModeTakesASnapshotIntoTheNextGeneration) {
   EXPECT_EQ(d.lost_from_ts, "2026-11-01T10:00:00.000");
   EXPECT_EQ(d.lost_to_ts, "2026-11-05T00:00:00.000");
   EXPECT_EQ(d.reuse.kind, ReuseKind::None);
-  EXPECT_TRUE(d.write_full_open && d.take_snapshot && d.write_event);
-  EXPECT_FALSE(d.open_chunked || d.clear_recovering);
+  EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
   EXPECT_TRUE(d.interval_ok);
-  EXPECT_EQ(d.error_type, "");
+  EXPECT_EQ(d.error_kind, DecisionError::None);
   EXPECT_EQ(d.warning, "bronze.orders: CDC cleanup purged the changes after " + S(10) +
                            " (last read 2026-11-01T10:00:00.000); capture instance dbo_orders now begins at " + S(50) +
                            " (2026-11-05T00:00:00.000). Recovering into generation 1, sink app_id orders-v1.g1: "
@@ -63,8 +62,7 @@ TEST(Decide, ANewPurgeInChunkedModeOpensAChunkedSnapshotAndWritesNoEvent) {
   in.mode = Mode::Chunked;
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Resnapshot);
-  EXPECT_TRUE(d.open_chunked);
-  EXPECT_FALSE(d.write_full_open || d.take_snapshot || d.write_event);
+  EXPECT_EQ(d.steps, std::vector<Step>{Step::OpenChunked});
   EXPECT_NE(d.warning.find("sink app_id orders-v1.g1: opening a chunked snapshot."), std::string::npos) << d.warning;
 }
 
@@ -90,8 +88,7 @@ TEST(Decide, AnUnpurgedStartNeedsNothing) {
   in.start = Offset{L(50).decrement(), ""};  // its next LSN is min_lsn itself
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::None);
-  EXPECT_FALSE(d.clear_recovering);
-  EXPECT_FALSE(d.take_snapshot || d.write_event || d.write_full_open || d.open_chunked);
+  EXPECT_TRUE(d.steps.empty());
 }
 
 TEST(Decide, NothingCapturedAfterTheStartIsNeverAPurgeEvenWithoutInstances) {
@@ -106,7 +103,7 @@ TEST(Decide, AStaleRecoveringIsClearedWhenTheStartIsNotPurged) {
   in.start = at(60);
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::None);
-  EXPECT_TRUE(d.clear_recovering);
+  EXPECT_EQ(d.steps, std::vector<Step>{Step::ClearRecovering});
 }
 
 TEST(Decide, ThePurgeOfAGenerationAboveZeroOpensTheOneAfterIt) {
@@ -124,9 +121,9 @@ TEST(Decide, TheAntiLoopGuardRefusesASecondPurgeWithinTheIntervalOfTheLastResnap
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Blocked);
   EXPECT_FALSE(d.interval_ok);
-  EXPECT_EQ(d.error_type, "DataLossError");
+  EXPECT_EQ(d.error_kind, DecisionError::DataLoss);
   EXPECT_EQ(d.next_generation, 2);
-  EXPECT_FALSE(d.take_snapshot || d.write_full_open || d.write_event || d.open_chunked);
+  EXPECT_TRUE(d.steps.empty());
   EXPECT_EQ(d.error_message,
             "bronze.orders: the changes after " + S(10) +
                 " were purged again within resnapshot_interval_days=7 of the previous re-snapshot at "
@@ -182,8 +179,7 @@ TEST(Decide, ReusesTheTargetsNewestWholeSnapshotAboveTheStartWithoutTheGuard) {
   EXPECT_EQ(d.action, Action::Resnapshot);
   EXPECT_FALSE(d.interval_ok);
   EXPECT_EQ(d.reuse, (Reuse{ReuseKind::Target, at(70, "2026-11-19T01:00:00.000"), 2}));
-  EXPECT_TRUE(d.write_event);
-  EXPECT_FALSE(d.take_snapshot || d.write_full_open || d.open_chunked);
+  EXPECT_EQ(d.steps, std::vector<Step>{Step::WriteEvent});
   EXPECT_NE(d.warning.find(": reusing the snapshot at " + S(70) + "."), std::string::npos) << d.warning;
 }
 
@@ -195,7 +191,7 @@ TEST(Decide, NeverReusesATargetSnapshotThatIsPurgedOrNotAboveTheStart) {
   EXPECT_EQ(decide(in).reuse.kind, ReuseKind::None);
   in.newest_whole = at(3);
   EXPECT_EQ(decide(in).reuse.kind, ReuseKind::None);
-  EXPECT_TRUE(decide(in).take_snapshot);
+  EXPECT_TRUE(decide(in).has(Step::TakeSnapshot));
 }
 
 TEST(Decide, ReusesTheCompletionOfTheNextGenerationAfterACrashBeforeTheState) {
@@ -207,7 +203,7 @@ TEST(Decide, ReusesTheCompletionOfTheNextGenerationAfterACrashBeforeTheState) {
   EXPECT_EQ(d.action, Action::Resnapshot);
   EXPECT_EQ(d.next_generation, 1);
   EXPECT_EQ(d.reuse, (Reuse{ReuseKind::Completion, at(70, "2026-11-19T01:00:00.000"), 1}));
-  EXPECT_FALSE(d.write_event || d.take_snapshot || d.write_full_open || d.open_chunked);
+  EXPECT_TRUE(d.steps.empty());
 }
 
 TEST(Decide, WalksPastAGenerationWhoseCompletionIsPurgedOrBelowTheStart) {
@@ -216,7 +212,7 @@ TEST(Decide, WalksPastAGenerationWhoseCompletionIsPurgedOrBelowTheStart) {
   const Decision d = decide(in);
   EXPECT_EQ(d.next_generation, 3);
   EXPECT_EQ(d.reuse.kind, ReuseKind::None);
-  EXPECT_TRUE(d.take_snapshot);
+  EXPECT_TRUE(d.has(Step::TakeSnapshot));
 }
 
 TEST(Decide, ReusesTheChunkedOpenOfTheNextGenerationAfterACrashBeforeTheState) {
@@ -226,7 +222,7 @@ TEST(Decide, ReusesTheChunkedOpenOfTheNextGenerationAfterACrashBeforeTheState) {
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Resnapshot);
   EXPECT_EQ(d.reuse, (Reuse{ReuseKind::Open, at(60), 1}));
-  EXPECT_FALSE(d.open_chunked || d.write_event);
+  EXPECT_TRUE(d.steps.empty());
   EXPECT_NE(d.warning.find(": reusing the chunked snapshot opened at " + S(60) + "."), std::string::npos);
 }
 
@@ -236,7 +232,7 @@ TEST(Decide, OpensTheGenerationAfterAChunkedOpenThatCleanupPassed) {
   in.opens = {OpenRow{1, Mode::Chunked, "resnapshot", at(40)}};
   const Decision d = decide(in);
   EXPECT_EQ(d.next_generation, 2);
-  EXPECT_TRUE(d.open_chunked);
+  EXPECT_EQ(d.steps, std::vector<Step>{Step::OpenChunked});
 }
 
 TEST(Decide, AFullRunTakesTheGenerationOfACrashedFullAttemptAgain) {
@@ -245,7 +241,7 @@ TEST(Decide, AFullRunTakesTheGenerationOfACrashedFullAttemptAgain) {
   in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
   const Decision d = decide(in);
   EXPECT_EQ(d.next_generation, 1);
-  EXPECT_TRUE(d.write_full_open && d.take_snapshot && d.write_event);
+  EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
 }
 
 TEST(Decide, AChunkedRunMeetingAFullOpenStillBeingReadIsRefused) {
@@ -254,7 +250,7 @@ TEST(Decide, AChunkedRunMeetingAFullOpenStillBeingReadIsRefused) {
   in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Blocked);
-  EXPECT_EQ(d.error_type, "ValueError");
+  EXPECT_EQ(d.error_kind, DecisionError::InvalidArgument);
   EXPECT_NE(d.error_message.find("a full snapshot open at " + S(90) + " (generation 1) has not completed"),
             std::string::npos);
 }
@@ -270,7 +266,7 @@ TEST(Decide, AChunkedRunTakesOverTheGenerationOfAPurgedFullAttempt) {
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Resnapshot);
   EXPECT_EQ(d.next_generation, 1);
-  EXPECT_TRUE(d.open_chunked);
+  EXPECT_EQ(d.steps, std::vector<Step>{Step::OpenChunked});
   EXPECT_EQ(d.reuse.kind, ReuseKind::None);
 }
 
@@ -290,7 +286,7 @@ TEST(Decide, TheModeLockRefusesAFullRunWhileAChunkedSnapshotIsOpenEvenWithoutAPu
   in.opens = {OpenRow{0, Mode::Chunked, "bootstrap", at(5)}};
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Blocked);
-  EXPECT_EQ(d.error_type, "ValueError");
+  EXPECT_EQ(d.error_kind, DecisionError::InvalidArgument);
   EXPECT_NE(d.error_message.find("a chunked snapshot open at " + S(5) + " (generation 0)"), std::string::npos);
   EXPECT_NE(d.error_message.find("backfill(bronze.orders, app_id=orders-v1, ...)"), std::string::npos);
 }
@@ -301,7 +297,7 @@ TEST(Decide, TheDurationGuardRefusesAFullReadThatWouldNotFitWhenAskedTo) {
   in.duration_guard = DurationGuard::Refuse;
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Blocked);
-  EXPECT_EQ(d.error_type, "DataLossError");
+  EXPECT_EQ(d.error_kind, DecisionError::DataLoss);
   EXPECT_EQ(d.error_message,
             "bronze.orders: a full re-snapshot of 1000000 rows would take about 2.8 h at 100 rows/s, more than half "
             "the observed CDC retention of 1.0 h; rerun with snapshot='chunked', which has no such limit, or "
@@ -346,7 +342,7 @@ TEST(CrashMatrix, AfterRecoveringTheNextRunRecoversFromTheRecordedStart) {
   const Decision d = decide(in);
   EXPECT_EQ(d.start, at(10, "2026-11-01T10:00:00.000"));
   EXPECT_EQ(d.lost_from_ts, "2026-11-01T10:00:00.000");
-  EXPECT_TRUE(d.take_snapshot);
+  EXPECT_TRUE(d.has(Step::TakeSnapshot));
 }
 
 TEST(CrashMatrix, BeforeAppendTheNextFullRunTakesANewSnapshotOfTheSameGeneration) {
@@ -355,7 +351,7 @@ TEST(CrashMatrix, BeforeAppendTheNextFullRunTakesANewSnapshotOfTheSameGeneration
   in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
   const Decision d = decide(in);
   EXPECT_EQ(d.next_generation, 1);
-  EXPECT_TRUE(d.write_full_open && d.take_snapshot);
+  EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
 }
 
 TEST(CrashMatrix, AfterAppendTheNextRunReusesTheTargetSnapshotAndWritesTheEvent) {
@@ -365,8 +361,7 @@ TEST(CrashMatrix, AfterAppendTheNextRunReusesTheTargetSnapshotAndWritesTheEvent)
   in.newest_whole = at(90);
   const Decision d = decide(in);
   EXPECT_EQ(d.reuse, (Reuse{ReuseKind::Target, at(90), 1}));
-  EXPECT_TRUE(d.write_event);
-  EXPECT_FALSE(d.take_snapshot || d.write_full_open);
+  EXPECT_EQ(d.steps, std::vector<Step>{Step::WriteEvent});
 }
 
 TEST(CrashMatrix, AfterEventTheNextRunReusesTheCompletionAndWritesNoSecondEvent) {
@@ -377,7 +372,7 @@ TEST(CrashMatrix, AfterEventTheNextRunReusesTheCompletionAndWritesNoSecondEvent)
   in.newest_whole = at(90);
   const Decision d = decide(in);
   EXPECT_EQ(d.reuse.kind, ReuseKind::Completion);
-  EXPECT_FALSE(d.write_event);
+  EXPECT_TRUE(d.steps.empty());
 }
 
 TEST(CrashMatrix, AfterStateTheNewGenerationIsLiveAndNothingIsLost) {
@@ -413,7 +408,8 @@ TEST(Conclude, APurgedOwnSnapshotRecordsAFailedAttemptAndKeepsTheGeneration) {
   EXPECT_EQ(c.state_to_write, expected);
   EXPECT_EQ(c.message, "bronze.orders: the full re-snapshot at " + S(95) +
                            " took longer than the CDC retention: cleanup has already purged the changes after it "
-                           "(dbo_orders begins at " + S(120) +
+                           "(dbo_orders begins at " +
+                           S(120) +
                            "). Generation 0 stays live and this attempt counts for the anti-loop guard. Lengthen the "
                            "retention, read faster (more numPartitions), or rerun with snapshot='chunked', which has "
                            "no such limit, together with resnapshot_interval_days=0.");

@@ -66,6 +66,26 @@ class _CheckpointModule(ModuleType):
 
 checkpoint: _CheckpointModule
 
+# The recovery enums' names; _native.recovery.enum_names() must list the same, in this order.
+Mode = Literal["full", "chunked"]
+Action = Literal["none", "resnapshot", "blocked"]
+ReuseKind = Literal["none", "completion", "open", "target"]
+StartSource = Literal["recovering", "checkpoint", "state", "bootstrap", "starting_lsn", "none"]
+DurationGuard = Literal["warn", "refuse", "off"]
+ErrorKind = Literal["none", "data_loss", "invalid_argument"]
+Step = Literal[
+    "write_full_open", "take_snapshot", "open_chunked", "write_event", "clear_recovering"
+]
+
+class EnumNamesDict(TypedDict):
+    mode: list[str]
+    action: list[str]
+    reuse_kind: list[str]
+    start_source: list[str]
+    duration_guard: list[str]
+    error_kind: list[str]
+    step: list[str]
+
 class InstanceDict(TypedDict):
     name: str
     start_lsn: str
@@ -78,7 +98,7 @@ class ObservationDict(TypedDict):
 
 class OpenRowDict(TypedDict):
     generation: int
-    mode: Literal["full", "chunked"]
+    mode: Mode
     kind: str
     s: OffsetDict
 
@@ -103,7 +123,7 @@ class StartInputsDict(TypedDict):
 
 class StartResultDict(TypedDict):
     start: OffsetDict | None
-    source: Literal["recovering", "checkpoint", "state", "bootstrap", "starting_lsn", "none"]
+    source: StartSource
 
 class EstimateDict(TypedDict):
     rows: int | None
@@ -117,7 +137,7 @@ class DecideInputsDict(TypedDict):
     app_id: str
     state: StateDict
     start: OffsetDict | None
-    mode: Literal["full", "chunked"]
+    mode: Mode
     observation: ObservationDict
     opens: list[OpenRowDict]
     completions: list[CompletionRowDict]
@@ -125,17 +145,17 @@ class DecideInputsDict(TypedDict):
     interval_days: float
     now: str
     estimate: EstimateDict
-    duration_guard: Literal["warn", "refuse", "off"]
+    duration_guard: DurationGuard
 
 class ReuseDict(TypedDict):
-    kind: Literal["none", "completion", "open", "target"]
+    kind: ReuseKind
     offset: OffsetDict | None
     generation: int
 
 class DecisionDict(TypedDict):
-    action: Literal["none", "resnapshot", "blocked"]
+    action: Action
     reason: str
-    error_type: Literal["", "DataLossError", "ValueError"]
+    error_kind: ErrorKind
     error_message: str
     target: str
     app_id: str
@@ -146,13 +166,9 @@ class DecisionDict(TypedDict):
     lost_from_ts: str | None
     lost_to_ts: str | None
     reuse: ReuseDict
-    mode: Literal["full", "chunked"]
+    mode: Mode
     interval_ok: bool
-    write_full_open: bool
-    take_snapshot: bool
-    open_chunked: bool
-    write_event: bool
-    clear_recovering: bool
+    steps: list[Step]
     warning: str
 
 class ConclusionDict(TypedDict):
@@ -162,6 +178,8 @@ class ConclusionDict(TypedDict):
 
 class _RecoveryModule(ModuleType):
     @staticmethod
+    def enum_names() -> EnumNamesDict: ...
+    @staticmethod
     def lost(x: str, observation: ObservationDict) -> LossDict | None: ...
     @staticmethod
     def has_range(start: OffsetDict, max_lsn: str | None) -> bool: ...
@@ -169,7 +187,7 @@ class _RecoveryModule(ModuleType):
     def resolve_start(inputs: StartInputsDict) -> StartResultDict: ...
     @staticmethod
     def lock_violation(
-        mode: Literal["full", "chunked"],
+        mode: Mode,
         opens: list[OpenRowDict],
         completions: list[CompletionRowDict],
         observation: ObservationDict,

@@ -56,12 +56,8 @@ def test_a_purged_stream_re_snapshots_into_generation_one() -> None:
     assert d.start == START
     assert (d.lost_from_ts, d.lost_to_ts) == ("2026-11-01T10:00:00.000", "2026-11-05T00:00:00.000")
     assert d.reuse == rd.Reuse("none", None, 0)
-    assert (d.write_full_open, d.take_snapshot, d.write_event, d.open_chunked) == (
-        True,
-        True,
-        True,
-        False,
-    )
+    assert d.steps == ("write_full_open", "take_snapshot", "write_event")
+    assert d.error_kind == "none"
     assert d.warning.endswith(
         "Recovering into generation 1, sink app_id orders-v1.g1: taking a full snapshot."
     )
@@ -71,7 +67,7 @@ def test_an_unpurged_stream_does_nothing_and_clears_a_stale_recovering() -> None
     state = GenerationState(recovering=StreamOffset(lsn(600), None))
     d = rd.decide(inputs(state=state, start=StreamOffset(lsn(600), None)))
     assert d.action == "none"
-    assert d.clear_recovering
+    assert d.steps == ("clear_recovering",)
 
 
 def test_the_anti_loop_guard_is_a_data_loss_error_naming_the_interval() -> None:
@@ -80,6 +76,7 @@ def test_the_anti_loop_guard_is_a_data_loss_error_naming_the_interval() -> None:
     )
     d = rd.decide(inputs(state=state))
     assert d.action == "blocked"
+    assert (d.error_kind, d.steps) == ("data_loss", ())
     assert not d.interval_ok
     error = rd.error_from(d)
     assert isinstance(error, DataLossError)
@@ -93,6 +90,7 @@ def test_the_mode_lock_is_a_value_error() -> None:
     opens = (rd.OpenRow(0, "chunked", "bootstrap", StreamOffset(lsn(5), None)),)
     d = rd.decide(inputs(opens=opens))
     assert d.action == "blocked"
+    assert d.error_kind == "invalid_argument"
     error = rd.error_from(d)
     assert isinstance(error, ConfigError)
     assert isinstance(error, ValueError)
@@ -106,7 +104,7 @@ def test_a_completion_of_the_next_generation_is_reused_after_a_crash() -> None:
     completion = rd.CompletionRow(1, StreamOffset(lsn(700), "2026-11-19T00:00:00.000"))
     d = rd.decide(inputs(completions=(completion,)))
     assert d.reuse == rd.Reuse("completion", completion.lsn, 1)
-    assert not d.write_event
+    assert d.steps == ()
 
 
 def test_the_target_snapshot_is_reused_and_concluded_into_the_state_to_write() -> None:

@@ -17,20 +17,20 @@ enum class ErrorKind {
   DataLoss,         // changes were purged before they were read
   Sql,              // an emulated SQL Server error with a number
   // The CDC emulator's errors, one per Python class of mssql_cdc.emulator (spec 40, section 4).
-  EmuUnknownObject,      // UnknownObjectError: table, column (207), instance (208)
-  EmuSchema,             // SchemaError: bad type or name, duplicates, key column DDL
-  EmuInstanceLimit,      // CaptureInstanceLimitError: a third capture instance
-  EmuConstraint,         // ConstraintError: 2627, 515, 2628, 8115, 273, 7139, missing key
-  EmuClock,              // ClockError: a time before the emulator's last time
-  EmuInvalidRange,       // InvalidRangeError: reader range checks (313)
-  EmuCapture,            // CaptureError: a capture cycle cannot apply a record
-  EmuFileFormat,         // FileFormatError: not an emulator file
-  EmuFormatVersion,      // FormatVersionError: a newer format
-  EmuBusy,               // BusyError: a lock wait past the busy timeout
-  EmuHook,               // HookError: a fault hook failed when it fired
-  FileExists,            // Python FileExistsError
-  FileNotFound,          // Python FileNotFoundError
-  Type,                  // Python TypeError
+  EmuUnknownObject,  // UnknownObjectError: table, column (207), instance (208)
+  EmuSchema,         // SchemaError: bad type or name, duplicates, key column DDL
+  EmuInstanceLimit,  // CaptureInstanceLimitError: a third capture instance
+  EmuConstraint,     // ConstraintError: 2627, 515, 2628, 8115, 273, 7139, missing key
+  EmuClock,          // ClockError: a time before the emulator's last time
+  EmuInvalidRange,   // InvalidRangeError: reader range checks (313)
+  EmuCapture,        // CaptureError: a capture cycle cannot apply a record
+  EmuFileFormat,     // FileFormatError: not an emulator file
+  EmuFormatVersion,  // FormatVersionError: a newer format
+  EmuBusy,           // BusyError: a lock wait past the busy timeout
+  EmuHook,           // HookError: a fault hook failed when it fired
+  FileExists,        // Python FileExistsError
+  FileNotFound,      // Python FileNotFoundError
+  Type,              // Python TypeError
 };
 
 class Error : public std::runtime_error {

@@ -27,10 +27,10 @@ struct Offset {
 
 struct State {
   int generation = 0;
-  std::optional<Offset> snapshot;         // where generation > 0 starts; absent in generation 0
-  std::optional<std::string> at;          // when generation > 0 was made live; absent in 0
-  std::optional<Offset> recovering;       // an open recovery resumes from here
-  std::optional<std::string> failed_at;   // the last attempt whose own snapshot was purged
+  std::optional<Offset> snapshot;        // where generation > 0 starts; absent in generation 0
+  std::optional<std::string> at;         // when generation > 0 was made live; absent in 0
+  std::optional<Offset> recovering;      // an open recovery resumes from here
+  std::optional<std::string> failed_at;  // the last attempt whose own snapshot was purged
   bool operator==(const State&) const = default;
 };
 
@@ -77,8 +77,7 @@ struct GenerationPaths {
 
 // Throws Error(InvalidArgument) for an empty checkpoint or app_id or a negative generation.
 // Trailing slashes of the paths are dropped; no other normalisation happens here.
-[[nodiscard]] GenerationPaths generation_paths(const std::string& checkpoint,
-                                               const std::string& app_id, int generation,
+[[nodiscard]] GenerationPaths generation_paths(const std::string& checkpoint, const std::string& app_id, int generation,
                                                const std::optional<std::string>& metrics_path = {});
 
 // Whether a facts row (app_id `a`, generation `generation`) belongs to the stream of `app_id`:

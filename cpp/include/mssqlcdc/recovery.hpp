@@ -74,14 +74,14 @@ struct Loss {
 enum class StartSource { Recovering, Checkpoint, StateSnapshot, Bootstrap, StartingLsn, None };
 
 struct StartInputs {
-  State state;                            // the state file, or generation 0 without one
-  std::optional<Offset> last_committed;   // the live Spark checkpoint's last processed offset
-  bool has_metadata = false;              // the live Spark checkpoint has its metadata file
-  bool live_batches_in_facts = false;     // micro-batch facts rows of the live sink app_id
-  bool bootstrap = false;                 // to_delta(bootstrap=True)
-  std::optional<Lsn> starting_lsn;        // an explicit startingLsn option (not earliest/latest)
-  std::optional<Offset> newest_known;     // the target's newest known snapshot
-  std::string live_checkpoint;            // the live Spark checkpoint, for the message
+  State state;                           // the state file, or generation 0 without one
+  std::optional<Offset> last_committed;  // the live Spark checkpoint's last processed offset
+  bool has_metadata = false;             // the live Spark checkpoint has its metadata file
+  bool live_batches_in_facts = false;    // micro-batch facts rows of the live sink app_id
+  bool bootstrap = false;                // to_delta(bootstrap=True)
+  std::optional<Lsn> starting_lsn;       // an explicit startingLsn option (not earliest/latest)
+  std::optional<Offset> newest_known;    // the target's newest known snapshot
+  std::string live_checkpoint;           // the live Spark checkpoint, for the message
 };
 
 struct StartResult {
@@ -102,8 +102,8 @@ struct StartResult {
 // unless purged (lost(S)) or a chunked open of their generation exists.
 [[nodiscard]] std::optional<std::string> lock_violation(Mode requested, const std::vector<OpenRow>& opens,
                                                         const std::vector<CompletionRow>& completions,
-                                                        const Observation& observation,
-                                                        const std::string& target, const std::string& app_id);
+                                                        const Observation& observation, const std::string& target,
+                                                        const std::string& app_id);
 
 enum class DurationGuard { Warn, Refuse, Off };
 
@@ -152,11 +152,19 @@ struct Reuse {
   bool operator==(const Reuse&) const = default;
 };
 
+// The error a blocked decision raises; Python maps it to DataLossError or ConfigError.
+enum class DecisionError { None, DataLoss, InvalidArgument };
+
+// The durable steps a decision asks for, in the order the pre-flight performs them: a full
+// snapshot's 'snapshot_open' row, its read, a chunked open, the 'resnapshot' event row after the
+// snapshot (taken or reused from the target), and for `none` the rewrite of a stale recovering.
+enum class Step { WriteFullOpen, TakeSnapshot, OpenChunked, WriteEvent, ClearRecovering };
+
 struct Decision {
   Action action = Action::None;
-  std::string reason;         // one sentence: why this action
-  std::string error_type;     // "", "DataLossError" or "ValueError" (blocked only)
-  std::string error_message;  // the text to raise (blocked only)
+  std::string reason;                              // one sentence: why this action
+  DecisionError error_kind = DecisionError::None;  // blocked only
+  std::string error_message;                       // the text to raise (blocked only)
   std::string target;
   std::string app_id;
   int generation = 0;       // the live generation now
@@ -168,12 +176,10 @@ struct Decision {
   Reuse reuse;
   Mode mode = Mode::Full;
   bool interval_ok = true;
-  bool write_full_open = false;   // full mode, new snapshot: its 'snapshot_open' row first
-  bool take_snapshot = false;     // read the table (full)
-  bool open_chunked = false;      // open a chunked snapshot
-  bool write_event = false;       // the 'resnapshot' row after the snapshot (taken or target)
-  bool clear_recovering = false;  // none: rewrite the state without a stale recovering
-  std::string warning;            // the WARNING line of a resnapshot
+  std::vector<Step> steps;  // in order; none for a refusal or a reuse that writes no row
+  std::string warning;      // the WARNING line of a resnapshot
+
+  [[nodiscard]] bool has(Step step) const;
 };
 
 // Applies the mode lock, the loss test, the generation walk with its reuse rules, the anti-loop

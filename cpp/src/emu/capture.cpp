@@ -24,7 +24,8 @@ std::string update_mask(const Instance& in, const std::vector<std::int64_t>* onl
   for (const auto& c : in.columns) {
     if (only != nullptr && std::find(only->begin(), only->end(), c.column_id) == only->end()) continue;
     const auto j = static_cast<std::size_t>(c.ordinal - 1);
-    mask[mask.size() - 1 - j / 8] = static_cast<char>(static_cast<unsigned char>(mask[mask.size() - 1 - j / 8]) | (1u << (j % 8)));
+    mask[mask.size() - 1 - j / 8] =
+        static_cast<char>(static_cast<unsigned char>(mask[mask.size() - 1 - j / 8]) | (1u << (j % 8)));
   }
   return mask;
 }
@@ -33,15 +34,21 @@ void insert_entry(Db& db, const LogRecord& rec, const TimeZone& zone) {
   db.prepare(
         "INSERT INTO \"cdc.lsn_time_mapping\" (start_lsn, tran_begin_time, tran_end_time, tran_id, tran_begin_lsn, "
         "tran_begin_utc, tran_end_utc) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .bind_blob(1, lsn_blob(rec.commit_lsn)).bind(2, zone.to_local(rec.begin_time)).bind(3, zone.to_local(rec.end_time))
+      .bind_blob(1, lsn_blob(rec.commit_lsn))
+      .bind(2, zone.to_local(rec.begin_time))
+      .bind(3, zone.to_local(rec.end_time))
       .bind_blob(4, rec.tran_id)
-      .bind_blob(5, lsn_blob(rec.begin_lsn)).bind(6, rec.begin_time).bind(7, rec.end_time).run();
+      .bind_blob(5, lsn_blob(rec.begin_lsn))
+      .bind(6, rec.begin_time)
+      .bind(7, rec.end_time)
+      .run();
 }
 
 class RowWriter {
  public:
   RowWriter(Db& db, const Instance& in) : db_(db), in_(in) {
-    sql_ = "INSERT INTO " + in.change_table() + " (\"__$start_lsn\", \"__$end_lsn\", \"__$seqval\", \"__$operation\", \"__$update_mask\"";
+    sql_ = "INSERT INTO " + in.change_table() +
+           " (\"__$start_lsn\", \"__$end_lsn\", \"__$seqval\", \"__$operation\", \"__$update_mask\"";
     for (const auto& c : in.columns) sql_ += ", " + quote_ident(c.name);
     if (in.has_command_id) sql_ += ", \"__$command_id\"";
     sql_ += ") VALUES (?, NULL, ?, ?, ?";
@@ -49,17 +56,22 @@ class RowWriter {
     sql_ += in.has_command_id ? ", ?)" : ")";
   }
 
-  void write(const Lsn& start, const RowOp& op, int operation, const Image& im, const std::string& mask, int command_id) {
+  void write(const Lsn& start, const RowOp& op, Operation operation, const Image& im, const std::string& mask,
+             int command_id) {
     auto st = db_.prepare(sql_);
-    st.bind_blob(1, lsn_blob(start)).bind_blob(2, lsn_blob(op.seqval)).bind(3, std::int64_t{operation}).bind_blob(4, mask);
+    st.bind_blob(1, lsn_blob(start))
+        .bind_blob(2, lsn_blob(op.seqval))
+        .bind(3, static_cast<std::int64_t>(operation))
+        .bind_blob(4, mask);
     int i = 5;
     for (const auto& c : in_.columns) {
       const Cell* cell = image_cell(im, c.column_id);
       bool null = cell == nullptr;
       // CDC's NULL rules for large values: text/ntext/image in the old images, and (max)
       // types in the update's old image unless the update set them.
-      if (!null && c.type.is_old_lob() && (operation == 1 || operation == 3)) null = true;
-      if (!null && c.type.is_max() && operation == 3 &&
+      if (!null && c.type.is_old_lob() && (operation == Operation::Delete || operation == Operation::UpdateBefore))
+        null = true;
+      if (!null && c.type.is_max() && operation == Operation::UpdateBefore &&
           std::find(op.set_columns.begin(), op.set_columns.end(), c.column_id) == op.set_columns.end()) {
         null = true;
       }
@@ -101,27 +113,28 @@ void capture_txn(Db& db, const LogRecord& rec, const TimeZone& zone, InstanceSou
       RowWriter w(db, in);
       switch (op.kind) {
         case RowOp::Kind::Insert:
-          w.write(rec.commit_lsn, op, 2, op.after, update_mask(in, nullptr), op.command_id);
+          w.write(rec.commit_lsn, op, Operation::Insert, op.after, update_mask(in, nullptr), op.command_id);
           any = true;
           break;
         case RowOp::Kind::Delete:
-          w.write(rec.commit_lsn, op, 1, op.before, update_mask(in, nullptr), op.command_id);
+          w.write(rec.commit_lsn, op, Operation::Delete, op.before, update_mask(in, nullptr), op.command_id);
           any = true;
           break;
         case RowOp::Kind::KeyUpdate:
-          w.write(rec.commit_lsn, op, 1, op.before, update_mask(in, nullptr), op.command_id);
-          w.write(rec.commit_lsn, op, 2, op.after, update_mask(in, nullptr), op.command_id + 1);
+          w.write(rec.commit_lsn, op, Operation::Delete, op.before, update_mask(in, nullptr), op.command_id);
+          w.write(rec.commit_lsn, op, Operation::Insert, op.after, update_mask(in, nullptr), op.command_id + 1);
           any = true;
           break;
         case RowOp::Kind::Update: {
           bool captured = false;
           for (const auto& c : in.columns) {
-            if (std::find(op.set_columns.begin(), op.set_columns.end(), c.column_id) != op.set_columns.end()) captured = true;
+            if (std::find(op.set_columns.begin(), op.set_columns.end(), c.column_id) != op.set_columns.end())
+              captured = true;
           }
           if (!captured) break;  // the SET list touches no column this instance captures
           const std::string mask = update_mask(in, &op.set_columns);
-          w.write(rec.commit_lsn, op, 3, op.before, mask, op.command_id);
-          w.write(rec.commit_lsn, op, 4, op.after, mask, op.command_id);
+          w.write(rec.commit_lsn, op, Operation::UpdateBefore, op.before, mask, op.command_id);
+          w.write(rec.commit_lsn, op, Operation::UpdateAfter, op.after, mask, op.command_id);
           any = true;
           break;
         }
@@ -142,7 +155,9 @@ void capture_ddl(Db& db, const LogRecord& rec, const TimeZone& zone) {
     bool required_update = false;
     if (cc != nullptr && rec.ddl_kind == "drop") {
       db.prepare("UPDATE \"cdc.captured_columns\" SET present = 0 WHERE object_id = ? AND column_id = ?")
-          .bind(1, in.object_id).bind(2, cc->column_id).run();
+          .bind(1, in.object_id)
+          .bind(2, cc->column_id)
+          .run();
     }
     if (cc != nullptr && rec.ddl_kind == "alter") {
       required_update = true;
@@ -158,8 +173,9 @@ void capture_ddl(Db& db, const LogRecord& rec, const TimeZone& zone) {
           try {
             rows.emplace_back(convert(st.cell(0), cc->type, to, "cdc." + in.name + "_CT." + cc->name), std::move(key));
           } catch (const Error& e) {
-            throw Error(ErrorKind::EmuCapture, "capture instance '" + in.name + "': the DDL at " + rec.commit_lsn.to_string() +
-                                                   " (" + rec.ddl_command + ") cannot convert a stored change row: " + e.what() +
+            throw Error(ErrorKind::EmuCapture, "capture instance '" + in.name + "': the DDL at " +
+                                                   rec.commit_lsn.to_string() + " (" + rec.ddl_command +
+                                                   ") cannot convert a stored change row: " + e.what() +
                                                    "; disable the instance and enable it again");
           }
         }
@@ -174,17 +190,30 @@ void capture_ddl(Db& db, const LogRecord& rec, const TimeZone& zone) {
         st.run();
       }
       db.prepare("UPDATE \"cdc.captured_columns\" SET column_type = ? WHERE object_id = ? AND column_id = ?")
-          .bind(1, std::string_view(rec.new_type)).bind(2, in.object_id).bind(3, cc->column_id).run();
+          .bind(1, std::string_view(rec.new_type))
+          .bind(2, in.object_id)
+          .bind(3, cc->column_id)
+          .run();
     }
     db.prepare(
           "INSERT INTO \"cdc.ddl_history\" (source_object_id, object_id, required_column_update, ddl_command, ddl_lsn, "
           "ddl_time, ddl_time_utc, kind, column_name, new_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind(1, rec.table_id).bind(2, in.object_id).bind(3, std::int64_t{required_update})
-        .bind(4, std::string_view(rec.ddl_command)).bind_blob(5, lsn_blob(rec.commit_lsn)).bind(6, zone.to_local(rec.end_time))
-        .bind(7, rec.end_time).bind(8, std::string_view(rec.ddl_kind)).bind(9, std::string_view(rec.column)).run();
+        .bind(1, rec.table_id)
+        .bind(2, in.object_id)
+        .bind(3, std::int64_t{required_update})
+        .bind(4, std::string_view(rec.ddl_command))
+        .bind_blob(5, lsn_blob(rec.commit_lsn))
+        .bind(6, zone.to_local(rec.end_time))
+        .bind(7, rec.end_time)
+        .bind(8, std::string_view(rec.ddl_kind))
+        .bind(9, std::string_view(rec.column))
+        .run();
     if (!rec.new_type.empty()) {
       db.prepare("UPDATE \"cdc.ddl_history\" SET new_type = ? WHERE object_id = ? AND ddl_lsn = ?")
-          .bind(1, std::string_view(rec.new_type)).bind(2, in.object_id).bind_blob(3, lsn_blob(rec.commit_lsn)).run();
+          .bind(1, std::string_view(rec.new_type))
+          .bind(2, in.object_id)
+          .bind_blob(3, lsn_blob(rec.commit_lsn))
+          .run();
     }
   }
   (void)t;
@@ -209,7 +238,8 @@ std::optional<Lsn> Engine::capture() {
       std::vector<LogRecord> records;
       {
         auto st = db_->prepare(
-            "SELECT commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload FROM emu_log ORDER BY commit_lsn LIMIT ?");
+            "SELECT commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload FROM emu_log ORDER BY "
+            "commit_lsn LIMIT ?");
         st.bind(1, maxtrans);
         while (st.step()) records.push_back(LogRecord::from_row(st));
       }

@@ -79,7 +79,8 @@ Table read_table_row(Db& db, Stmt& st) {
   t.schema = st.text(1);
   t.name = st.text(2);
   t.heap = st.i64(3) != 0;
-  auto cols = db.prepare("SELECT column_id, name, sql_type, key_ordinal FROM \"sys.columns\" WHERE object_id = ? ORDER BY column_id");
+  auto cols = db.prepare(
+      "SELECT column_id, name, sql_type, key_ordinal FROM \"sys.columns\" WHERE object_id = ? ORDER BY column_id");
   cols.bind(1, t.object_id);
   while (cols.step()) {
     Column c;
@@ -122,7 +123,8 @@ Instance read_instance_row(Db& db, Stmt& st) {
 }
 
 constexpr const char* kInstanceColumns =
-    "SELECT object_id, capture_instance, source_object_id, start_lsn, create_lsn, create_date, has_command_id, create_date_utc "
+    "SELECT object_id, capture_instance, source_object_id, start_lsn, create_lsn, create_date, has_command_id, "
+    "create_date_utc "
     "FROM \"cdc.change_tables\" ";
 
 }  // namespace
@@ -150,8 +152,10 @@ Table load_table(Db& db, std::string_view name) {
     std::string list;
     for (const auto& n : table_names(db)) list += (list.empty() ? "" : ", ") + n;
     const auto [schema, table] = split_table_name(name);
-    throw Error(ErrorKind::EmuUnknownObject, schema + "." + table + ": no such table in " + db.path().string() +
-                                                 " (tables: " + (list.empty() ? "none" : list) + ")", 208);
+    throw Error(ErrorKind::EmuUnknownObject,
+                schema + "." + table + ": no such table in " + db.path().string() +
+                    " (tables: " + (list.empty() ? "none" : list) + ")",
+                208);
   }
   return *t;
 }
@@ -173,9 +177,11 @@ std::optional<Instance> find_instance(Db& db, std::string_view name) {
 Instance load_instance(Db& db, std::string_view name) {
   auto in = find_instance(db, name);
   if (!in) {
-    throw Error(ErrorKind::EmuUnknownObject, "capture instance '" + std::string(name) + "': no such capture instance in " +
-                                                 db.path().string() + " (error 208, invalid object name cdc." +
-                                                 std::string(name) + "_CT); check capture_instances(table)", 208);
+    throw Error(ErrorKind::EmuUnknownObject,
+                "capture instance '" + std::string(name) + "': no such capture instance in " + db.path().string() +
+                    " (error 208, invalid object name cdc." + std::string(name) +
+                    "_CT); check capture_instances(table)",
+                208);
   }
   return *in;
 }

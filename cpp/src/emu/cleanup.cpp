@@ -36,7 +36,9 @@ void prune_mapping(Db& db, std::int64_t batch) {
     db.prepare(
           "DELETE FROM \"cdc.lsn_time_mapping\" WHERE start_lsn IN (SELECT start_lsn FROM \"cdc.lsn_time_mapping\" "
           "WHERE start_lsn < ? ORDER BY start_lsn LIMIT ?)")
-        .bind_blob(1, mark).bind(2, batch).run();
+        .bind_blob(1, mark)
+        .bind(2, batch)
+        .run();
     const int n = db.changes();
     txn.commit();
     if (n < batch) break;
@@ -64,13 +66,18 @@ void cleanup_instance(Db& db, std::string_view capture_instance, const Lsn& mark
       auto st = db.prepare("SELECT 1 FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?");
       st.bind_blob(1, lsn_blob(mark));
       if (!st.step()) {
-        throw Error(ErrorKind::InvalidArgument, "capture instance '" + in.name + "': low water mark " + mark.to_string() +
-                                                    " is not the start_lsn of an entry in cdc.lsn_time_mapping (error 22964); "
-                                                    "pass an LSN from lsn_time_mapping()", 22964);
+        throw Error(ErrorKind::InvalidArgument,
+                    "capture instance '" + in.name + "': low water mark " + mark.to_string() +
+                        " is not the start_lsn of an entry in cdc.lsn_time_mapping (error 22964); "
+                        "pass an LSN from lsn_time_mapping()",
+                    22964);
       }
       const Lsn to = first_of_time(db, lsn_blob(mark));
       if (in.start_lsn < to) {
-        db.prepare("UPDATE \"cdc.change_tables\" SET start_lsn = ? WHERE object_id = ?").bind_blob(1, lsn_blob(to)).bind(2, in.object_id).run();
+        db.prepare("UPDATE \"cdc.change_tables\" SET start_lsn = ? WHERE object_id = ?")
+            .bind_blob(1, lsn_blob(to))
+            .bind(2, in.object_id)
+            .run();
         bump_catalog(db);
         in.start_lsn = to;
       }
@@ -84,23 +91,30 @@ void cleanup_instance(Db& db, std::string_view capture_instance, const Lsn& mark
 
 void cleanup_job(Db& db, std::optional<int> retention_minutes) {
   if (retention_minutes && (*retention_minutes < 1 || *retention_minutes > 52'494'800)) {
-    throw Error(ErrorKind::InvalidArgument, "retention_minutes=" + std::to_string(*retention_minutes) + " is not valid; it takes 1..52494800");
+    throw Error(ErrorKind::InvalidArgument,
+                "retention_minutes=" + std::to_string(*retention_minutes) + " is not valid; it takes 1..52494800");
   }
   std::vector<std::string> names;
   {
     WriteTxn txn(db);
-    const std::int64_t minutes = retention_minutes ? *retention_minutes : std::stoll(get_setting(db, "retention_minutes"));
+    const std::int64_t minutes =
+        retention_minutes ? *retention_minutes : std::stoll(get_setting(db, "retention_minutes"));
     auto newest = db.prepare("SELECT max(tran_end_time) FROM \"cdc.lsn_time_mapping\"");
     newest.step();
     if (newest.is_null(0)) return;
     const std::int64_t cut = newest.i64(0) - minutes * 60 * 1'000'000;
     const bool after = get_setting(db, "cleanup_job_rule") == "after";
-    auto pick = db.prepare(after ? "SELECT start_lsn FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time > ? ORDER BY tran_end_time, start_lsn LIMIT 1"
-                                 : "SELECT start_lsn FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time <= ? ORDER BY tran_end_time DESC, start_lsn LIMIT 1");
+    auto pick = db.prepare(after ? "SELECT start_lsn FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time > ? ORDER BY "
+                                   "tran_end_time, start_lsn LIMIT 1"
+                                 : "SELECT start_lsn FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time <= ? ORDER BY "
+                                   "tran_end_time DESC, start_lsn LIMIT 1");
     pick.bind(1, cut);
     if (!pick.step()) return;
     const std::string mark = pick.blob(0);
-    db.prepare("UPDATE \"cdc.change_tables\" SET start_lsn = ? WHERE start_lsn < ?").bind_blob(1, mark).bind_blob(2, mark).run();
+    db.prepare("UPDATE \"cdc.change_tables\" SET start_lsn = ? WHERE start_lsn < ?")
+        .bind_blob(1, mark)
+        .bind_blob(2, mark)
+        .run();
     bump_catalog(db);
     auto all = db.prepare("SELECT capture_instance FROM \"cdc.change_tables\" ORDER BY object_id");
     while (all.step()) names.push_back(all.text(0));

@@ -27,8 +27,10 @@ Resolved resolve(const Table& t, const Row& row, std::string_view context) {
   for (const auto& [name, value] : row) {
     const Column* c = t.find(name);
     if (c == nullptr) {
-      throw Error(ErrorKind::EmuUnknownObject, t.full_name() + ": no column " + name + " (error 207) in " + std::string(context) +
-                                                   "; columns: " + t.column_list(), 207);
+      throw Error(ErrorKind::EmuUnknownObject,
+                  t.full_name() + ": no column " + name + " (error 207) in " + std::string(context) +
+                      "; columns: " + t.column_list(),
+                  207);
     }
     for (const auto& [seen, cell] : out) {
       if (seen == c) {
@@ -51,7 +53,10 @@ std::string encode_key(const Resolved& key) {
   std::string out;
   for (const auto& [c, cell] : key) {
     out += std::to_string(c->column_id) + ":" + std::to_string(static_cast<int>(cell.type)) + ":" +
-           (cell.type == Cell::Type::Int ? std::to_string(cell.i) : cell.type == Cell::Type::Real ? std::to_string(cell.d) : cell.s) + "|";
+           (cell.type == Cell::Type::Int    ? std::to_string(cell.i)
+            : cell.type == Cell::Type::Real ? std::to_string(cell.d)
+                                            : cell.s) +
+           "|";
   }
   return out;
 }
@@ -68,16 +73,19 @@ Resolved key_of(const Table& t, const Resolved& row, std::string_view context) {
   for (const Column* k : t.key()) {
     auto it = std::find_if(row.begin(), row.end(), [&](const auto& p) { return p.first == k; });
     if (it == row.end()) {
-      throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + std::string(context) + " must give key column " + k->name +
-                                                  " (key: " + [&] {
-                                                    std::string s;
-                                                    for (const Column* c : t.key()) s += (s.empty() ? "" : ", ") + c->name;
-                                                    return s;
-                                                  }() + ")");
+      throw Error(
+          ErrorKind::InvalidArgument, t.full_name() + ": " + std::string(context) + " must give key column " + k->name +
+                                          " (key: " +
+                                          [&] {
+                                            std::string s;
+                                            for (const Column* c : t.key()) s += (s.empty() ? "" : ", ") + c->name;
+                                            return s;
+                                          }() +
+                                          ")");
     }
     if (it->second.is_null()) {
-      throw Error(ErrorKind::EmuConstraint, t.full_name() + ": key column " + k->name +
-                                                " cannot be NULL (error 515); give it a value", 515);
+      throw Error(ErrorKind::EmuConstraint,
+                  t.full_name() + ": key column " + k->name + " cannot be NULL (error 515); give it a value", 515);
     }
     key.push_back(*it);
   }
@@ -91,8 +99,10 @@ struct Found {
 };
 
 std::optional<Found> fetch(Db& db, const Table& t, const Resolved& where, bool heap_filter) {
-  std::string sql = "SELECT " + std::string(t.heap ? "rowid, " : "0, ") + column_names(t) + " FROM " + t.storage() + " WHERE ";
-  for (std::size_t i = 0; i < where.size(); ++i) sql += (i ? " AND " : "") + quote_ident(where[i].first->name) + " IS ?";
+  std::string sql =
+      "SELECT " + std::string(t.heap ? "rowid, " : "0, ") + column_names(t) + " FROM " + t.storage() + " WHERE ";
+  for (std::size_t i = 0; i < where.size(); ++i)
+    sql += (i ? " AND " : "") + quote_ident(where[i].first->name) + " IS ?";
   if (where.empty()) sql += "1";
   sql += " LIMIT 2";
   auto st = db.prepare(sql);
@@ -100,10 +110,12 @@ std::optional<Found> fetch(Db& db, const Table& t, const Resolved& where, bool h
   if (!st.step()) return std::nullopt;
   Found f;
   f.rowid = st.i64(0);
-  for (std::size_t i = 0; i < t.columns.size(); ++i) f.image.emplace_back(t.columns[i].column_id, st.cell(static_cast<int>(i + 1)));
+  for (std::size_t i = 0; i < t.columns.size(); ++i)
+    f.image.emplace_back(t.columns[i].column_id, st.cell(static_cast<int>(i + 1)));
   if (heap_filter && st.step()) {
-    throw Error(ErrorKind::EmuConstraint, t.full_name() + ": the filter " + show_key(t, where) +
-                                              " matches more than one row of the heap; give a filter that matches exactly one");
+    throw Error(ErrorKind::EmuConstraint,
+                t.full_name() + ": the filter " + show_key(t, where) +
+                    " matches more than one row of the heap; give a filter that matches exactly one");
   }
   return f;
 }
@@ -185,7 +197,8 @@ std::string show_cell(const Cell& c, const SqlType& type) {
 
 void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord& rec, const std::vector<Lsn>* seqvals,
                    std::set<std::pair<std::int64_t, std::string>>& keys, std::int64_t self_txn) {
-  if (changes.empty()) throw Error(ErrorKind::InvalidArgument, "a transaction needs at least one change; pass a non-empty list");
+  if (changes.empty())
+    throw Error(ErrorKind::InvalidArgument, "a transaction needs at least one change; pass a non-empty list");
   std::map<std::string, const Table*> tables;
   std::map<std::int64_t, std::set<std::int64_t>> lob_captured;  // table -> captured LOB column ids
   const long long lob_limit = std::stoll(cached_setting("max_text_repl_size"));
@@ -199,9 +212,10 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
     const auto k = std::make_pair(t.object_id, encode_key(key));
     for (const auto& [id, other] : open_) {
       if (id != self_txn && other.keys.count(k) != 0) {
-        throw Error(ErrorKind::EmuConstraint, t.full_name() + ": the row with key " + show_key(t, key) +
-                                                  " is changed by another open Transaction of this Emulator (SQL Server "
-                                                  "would block); commit or roll that one back first");
+        throw Error(ErrorKind::EmuConstraint,
+                    t.full_name() + ": the row with key " + show_key(t, key) +
+                        " is changed by another open Transaction of this Emulator (SQL Server "
+                        "would block); commit or roll that one back first");
       }
     }
     keys.insert(k);
@@ -226,9 +240,11 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       if (lob_limit < 0) return;
       for (const auto& [id, cell] : im) {
         if (lob_captured[t.object_id].count(id) != 0 && static_cast<long long>(cell.s.size()) > lob_limit) {
-          throw Error(ErrorKind::EmuConstraint, t.full_name() + "." + t.by_id(id)->name + ": a captured value of " +
-                                                    std::to_string(cell.s.size()) + " bytes exceeds max_text_repl_size " +
-                                                    std::to_string(lob_limit) + " (error 7139); raise the setting", 7139);
+          throw Error(ErrorKind::EmuConstraint,
+                      t.full_name() + "." + t.by_id(id)->name + ": a captured value of " +
+                          std::to_string(cell.s.size()) + " bytes exceeds max_text_repl_size " +
+                          std::to_string(lob_limit) + " (error 7139); raise the setting",
+                      7139);
         }
       }
     };
@@ -241,7 +257,8 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
     op.table_id = t.object_id;
     const Resolved row = resolve(t, ch.row, context);
     if (ch.kind == Change::Kind::Insert) {
-      if (ch.old_key) throw Error(ErrorKind::InvalidArgument, t.full_name() + ": an insert takes (\"insert\", table, row)");
+      if (ch.old_key)
+        throw Error(ErrorKind::InvalidArgument, t.full_name() + ": an insert takes (\"insert\", table, row)");
       Image im;
       for (const auto& c : t.columns) im.emplace_back(c.column_id, Cell::null());
       for (const auto& [c, cell] : row) set_cell(im, c->column_id, cell);
@@ -250,8 +267,10 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
         const Resolved key = key_of(t, row, context);
         lock(t, key);
         if (fetch(*db_, t, key, false)) {
-          throw Error(ErrorKind::EmuConstraint, t.full_name() + ": a row with key " + show_key(t, key) +
-                                                    " already exists (error 2627, primary key violation); update it or use another key", 2627);
+          throw Error(ErrorKind::EmuConstraint,
+                      t.full_name() + ": a row with key " + show_key(t, key) +
+                          " already exists (error 2627, primary key violation); update it or use another key",
+                      2627);
         }
       }
       check_lobs(im);
@@ -259,12 +278,14 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       op.kind = RowOp::Kind::Insert;
       op.after = std::move(im);
     } else if (ch.kind == Change::Kind::Delete) {
-      if (ch.old_key) throw Error(ErrorKind::InvalidArgument, t.full_name() + ": a delete takes (\"delete\", table, key)");
+      if (ch.old_key)
+        throw Error(ErrorKind::InvalidArgument, t.full_name() + ": a delete takes (\"delete\", table, key)");
       Resolved key = row;
       if (!t.heap) {
         key = key_of(t, row, context);
         if (row.size() != key.size()) {
-          throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + context + " must give exactly the key columns");
+          throw Error(ErrorKind::InvalidArgument,
+                      t.full_name() + ": " + context + " must give exactly the key columns");
         }
       }
       auto f = fetch(*db_, t, key, t.heap);
@@ -277,7 +298,8 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       op.before = std::move(f->image);
     } else if (!ch.old_key) {
       if (t.heap) {
-        throw Error(ErrorKind::InvalidArgument, t.full_name() + " is a heap: update it with (\"update\", table, values, filter)");
+        throw Error(ErrorKind::InvalidArgument,
+                    t.full_name() + " is a heap: update it with (\"update\", table, values, filter)");
       }
       const Resolved key = key_of(t, row, context);
       Resolved set;
@@ -285,10 +307,12 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
         if (p.first->key_ordinal == 0) set.push_back(p);
       }
       if (set.empty()) {
-        throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + context + " sets no column besides the key; give the columns to change");
+        throw Error(ErrorKind::InvalidArgument,
+                    t.full_name() + ": " + context + " sets no column besides the key; give the columns to change");
       }
       auto f = fetch(*db_, t, key, false);
-      if (!f) throw Error(ErrorKind::EmuConstraint, t.full_name() + ": no row with key " + show_key(t, key) + " to update");
+      if (!f)
+        throw Error(ErrorKind::EmuConstraint, t.full_name() + ": no row with key " + show_key(t, key) + " to update");
       lock(t, key);
       Image im = f->image;
       for (const auto& [c, cell] : set) {
@@ -310,11 +334,14 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       if (!t.heap) {
         old_key = key_of(t, old, context + " old key");
         if (old.size() != old_key.size()) {
-          throw Error(ErrorKind::InvalidArgument, t.full_name() + ": the old key of " + context + " must give exactly the key columns");
+          throw Error(ErrorKind::InvalidArgument,
+                      t.full_name() + ": the old key of " + context + " must give exactly the key columns");
         }
       }
       auto f = fetch(*db_, t, old_key, t.heap);
-      if (!f) throw Error(ErrorKind::EmuConstraint, t.full_name() + ": no row with key " + show_key(t, old_key) + " to update");
+      if (!f)
+        throw Error(ErrorKind::EmuConstraint,
+                    t.full_name() + ": no row with key " + show_key(t, old_key) + " to update");
       Image im = f->image;
       for (const auto& [c, cell] : row) {
         set_cell(im, c->column_id, cell);
@@ -332,14 +359,17 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       } else {
         const Resolved new_key = key_of(t, row, context + " new key");
         if (encode_key(new_key) == encode_key(old_key)) {
-          throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + context + " keeps the key " + show_key(t, old_key) +
+          throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + context + " keeps the key " +
+                                                      show_key(t, old_key) +
                                                       "; use (\"update\", table, row) to change other columns");
         }
         lock(t, old_key);
         lock(t, new_key);
         if (fetch(*db_, t, new_key, false)) {
-          throw Error(ErrorKind::EmuConstraint, t.full_name() + ": a row with key " + show_key(t, new_key) +
-                                                    " already exists (error 2627, primary key violation)", 2627);
+          throw Error(ErrorKind::EmuConstraint,
+                      t.full_name() + ": a row with key " + show_key(t, new_key) +
+                          " already exists (error 2627, primary key violation)",
+                      2627);
         }
         remove_row(*db_, t, *f, old_key);
         store_image(*db_, t, im);

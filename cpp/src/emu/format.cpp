@@ -73,7 +73,8 @@ std::optional<std::string> meta_get(Db& db, const std::string& key) {
 }
 
 void meta_set(Db& db, const std::string& key, const std::string& value) {
-  auto st = db.prepare("INSERT INTO emu_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  auto st = db.prepare(
+      "INSERT INTO emu_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   st.bind(1, std::string_view(key)).bind(2, std::string_view(value)).run();
 }
 
@@ -103,7 +104,8 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
   } else if (name == "maxtrans") {
     if (!parse_int(value, 1, 1'000'000, n)) bad_setting(name, value, "an integer 1..1000000");
   } else if (name == "idle_interval_seconds") {
-    if (value != "null" && !parse_int(value, 1, 1'000'000'000, n)) bad_setting(name, value, "None or a positive integer");
+    if (value != "null" && !parse_int(value, 1, 1'000'000'000, n))
+      bad_setting(name, value, "None or a positive integer");
   } else if (name == "retention_minutes") {
     if (!parse_int(value, 1, 52'494'800, n)) bad_setting(name, value, "an integer 1..52494800");
   } else if (name == "cleanup_threshold") {
@@ -122,15 +124,17 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
     }
     if (value != get_setting(db, name) && WriteState::load(db).cursor.next() != LsnCursor::initial()) {
       // Otherwise the stored local times would mix two zones.
-      throw Error(ErrorKind::InvalidArgument, "emulator setting time_zone can change only before the first LSN is allocated (this "
-                                              "file has LSNs, its catalog times are local times of " + get_setting(db, name) +
-                                              "); create a new file and configure time_zone first");
+      throw Error(ErrorKind::InvalidArgument,
+                  "emulator setting time_zone can change only before the first LSN is allocated (this "
+                  "file has LSNs, its catalog times are local times of " +
+                      get_setting(db, name) + "); create a new file and configure time_zone first");
     }
   } else {
-    throw Error(ErrorKind::InvalidArgument, "unknown emulator setting '" + name +
-                                                "'; known: capture, maxtrans, idle_interval_seconds, retention_minutes, "
-                                                "cleanup_threshold, cleanup_job_rule, max_text_repl_size, "
-                                                "command_id_column, time_zone");
+    throw Error(ErrorKind::InvalidArgument,
+                "unknown emulator setting '" + name +
+                    "'; known: capture, maxtrans, idle_interval_seconds, retention_minutes, "
+                    "cleanup_threshold, cleanup_job_rule, max_text_repl_size, "
+                    "command_id_column, time_zone");
   }
   meta_set(db, "setting." + name, value);
   bump_catalog(db);
@@ -140,7 +144,8 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(path, ec) || fs::exists(fs::path(path.string() + "-wal"), ec)) {
-    throw Error(ErrorKind::FileExists, path.string() + " already exists; open it with Emulator.open or pick a new path");
+    throw Error(ErrorKind::FileExists,
+                path.string() + " already exists; open it with Emulator.open or pick a new path");
   }
   const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (!fs::is_directory(folder, ec)) {
@@ -151,14 +156,16 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
                                                 " is not valid; it takes 1..52494800");
   }
   if (options.capture != "immediate" && options.capture != "manual") {
-    throw Error(ErrorKind::InvalidArgument, "capture='" + options.capture + "' is not valid; use 'immediate' or 'manual'");
+    throw Error(ErrorKind::InvalidArgument,
+                "capture='" + options.capture + "' is not valid; use 'immediate' or 'manual'");
   }
   try {
     Db db(path, true);
     db.exec("PRAGMA journal_mode=WAL");
     set_pragmas(db);
     WriteTxn txn(db);
-    db.exec("PRAGMA application_id=" + std::to_string(kApplicationId) + "; PRAGMA user_version=" + std::to_string(kFormatVersion));
+    db.exec("PRAGMA application_id=" + std::to_string(kApplicationId) +
+            "; PRAGMA user_version=" + std::to_string(kFormatVersion));
     db.exec(kCatalog);
     meta_set(db, "format_version", std::to_string(kFormatVersion));
     meta_set(db, "application_id", std::to_string(kApplicationId));
@@ -169,9 +176,14 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
     meta_set(db, "start_time", std::to_string(options.start_micros));
     meta_set(db, "next_object_id", "1000");
     const std::pair<const char*, std::string> defaults[] = {
-        {"capture", options.capture}, {"maxtrans", "500"}, {"idle_interval_seconds", "null"},
-        {"retention_minutes", std::to_string(options.retention_minutes)}, {"cleanup_threshold", "5000"},
-        {"cleanup_job_rule", "at_or_before"}, {"max_text_repl_size", "65536"}, {"command_id_column", "true"},
+        {"capture", options.capture},
+        {"maxtrans", "500"},
+        {"idle_interval_seconds", "null"},
+        {"retention_minutes", std::to_string(options.retention_minutes)},
+        {"cleanup_threshold", "5000"},
+        {"cleanup_job_rule", "at_or_before"},
+        {"max_text_repl_size", "65536"},
+        {"command_id_column", "true"},
         {"time_zone", "UTC"}};
     for (const auto& [k, v] : defaults) meta_set(db, std::string("setting.") + k, v);
     txn.commit();
@@ -187,11 +199,13 @@ std::unique_ptr<Db> open_file(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
-    throw Error(ErrorKind::FileNotFound, path.string() + " does not exist; create it with Emulator.create or "
-                                                         "'mssql-cdc emulator create'");
+    throw Error(ErrorKind::FileNotFound, path.string() +
+                                             " does not exist; create it with Emulator.create or "
+                                             "'mssql-cdc emulator create'");
   }
-  const std::string not_ours = path.string() + " is not an mssql-cdc emulator file; create one with Emulator.create "
-                                               "or 'mssql-cdc emulator create'";
+  const std::string not_ours = path.string() +
+                               " is not an mssql-cdc emulator file; create one with Emulator.create "
+                               "or 'mssql-cdc emulator create'";
   auto db = std::make_unique<Db>(path, false);
   std::int64_t app = 0;
   std::int64_t version = 0;
@@ -199,7 +213,8 @@ std::unique_ptr<Db> open_file(const std::filesystem::path& path) {
     auto st = db->prepare("PRAGMA application_id");
     if (st.step()) app = st.i64(0);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::EmuFileFormat || e.kind() == ErrorKind::Io) throw Error(ErrorKind::EmuFileFormat, not_ours);
+    if (e.kind() == ErrorKind::EmuFileFormat || e.kind() == ErrorKind::Io)
+      throw Error(ErrorKind::EmuFileFormat, not_ours);
     throw;
   }
   if (app != kApplicationId) throw Error(ErrorKind::EmuFileFormat, not_ours);

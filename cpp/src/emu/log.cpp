@@ -31,7 +31,8 @@ class Writer {
         i64(bits);
         break;
       }
-      case Cell::Type::Text: case Cell::Type::Blob: str(c.s); break;
+      case Cell::Type::Text:
+      case Cell::Type::Blob: str(c.s); break;
       case Cell::Type::Null: break;
     }
   }
@@ -79,7 +80,8 @@ class Reader {
         std::memcpy(&c.d, &bits, sizeof bits);
         break;
       }
-      case Cell::Type::Text: case Cell::Type::Blob: c.s = str(); break;
+      case Cell::Type::Text:
+      case Cell::Type::Blob: c.s = str(); break;
       case Cell::Type::Null: break;
     }
     return c;
@@ -118,15 +120,16 @@ WriteState WriteState::load(Db& db) {
   std::int64_t records = 0;
   WriteState s;
   in >> cursor >> records >> s.last_time >> s.tran_counter >> s.rowversion;
-  if (in.fail()) throw Error(ErrorKind::Corrupt, db.path().string() + ": emulator metadata 'write_state' is not readable");
+  if (in.fail())
+    throw Error(ErrorKind::Corrupt, db.path().string() + ": emulator metadata 'write_state' is not readable");
   s.cursor = LsnCursor::at(Lsn::parse(cursor), records);
   return s;
 }
 
 void WriteState::store(Db& db) const {
-  meta_set(db, "write_state", cursor.next().to_string() + " " + std::to_string(cursor.records()) + " " +
-                                  std::to_string(last_time) + " " + std::to_string(tran_counter) + " " +
-                                  std::to_string(rowversion));
+  meta_set(db, "write_state",
+           cursor.next().to_string() + " " + std::to_string(cursor.records()) + " " + std::to_string(last_time) + " " +
+               std::to_string(tran_counter) + " " + std::to_string(rowversion));
 }
 
 Lsn LsnCursor::take() {

@@ -13,9 +13,11 @@ namespace mssqlcdc::emu {
 namespace {
 
 [[noreturn]] void range_error(const Instance& in, const std::string& why) {
-  throw Error(ErrorKind::EmuInvalidRange, "cdc.fn_cdc_get_all_changes_" + in.name + ": " + why +
-                                              " (error 313, an insufficient number of arguments was supplied); "
-                                              "check min_lsn and max_lsn and ask for a range between them", 313);
+  throw Error(ErrorKind::EmuInvalidRange,
+              "cdc.fn_cdc_get_all_changes_" + in.name + ": " + why +
+                  " (error 313, an insufficient number of arguments was supplied); "
+                  "check min_lsn and max_lsn and ask for a range between them",
+              313);
 }
 
 }  // namespace
@@ -33,7 +35,8 @@ std::string normalize_row_filter(const std::string& f) {
 void check_change_range(Db& db, const Instance& in, const std::optional<Lsn>& from, const std::optional<Lsn>& to,
                         const std::string& row_filter) {
   const std::string f = normalize_row_filter(row_filter);
-  if (f != "all" && f != "all update old") range_error(in, "row filter '" + row_filter + "' is not 'all' or 'all update old'");
+  if (f != "all" && f != "all update old")
+    range_error(in, "row filter '" + row_filter + "' is not 'all' or 'all update old'");
   if (!from || !to) range_error(in, std::string(!from ? "from_lsn" : "to_lsn") + " is missing");
   if (*from < in.start_lsn) {
     range_error(in, "from_lsn " + from->to_string() + " is below min_lsn " + in.start_lsn.to_string());
@@ -55,11 +58,13 @@ std::vector<const Column*> key_columns_of(const Table& t, const std::optional<st
     }
     return out;
   }
-  if (names->empty()) throw Error(ErrorKind::InvalidArgument, t.full_name() + ": key_columns must name at least one column");
+  if (names->empty())
+    throw Error(ErrorKind::InvalidArgument, t.full_name() + ": key_columns must name at least one column");
   for (const auto& n : *names) {
     const Column* c = t.find(n);
     if (c == nullptr) {
-      throw Error(ErrorKind::EmuUnknownObject, t.full_name() + ": no column " + n + " (error 207); columns: " + t.column_list(), 207);
+      throw Error(ErrorKind::EmuUnknownObject,
+                  t.full_name() + ": no column " + n + " (error 207); columns: " + t.column_list(), 207);
     }
     out.push_back(c);
   }
@@ -74,7 +79,8 @@ std::string key_select(const std::vector<const Column*>& key) {
 
 std::string key_order(const std::vector<const Column*>& key, bool desc) {
   std::string out;
-  for (std::size_t i = 0; i < key.size(); ++i) out += (i ? ", " : "") + quote_ident(key[i]->name) + (desc ? " DESC" : "");
+  for (std::size_t i = 0; i < key.size(); ++i)
+    out += (i ? ", " : "") + quote_ident(key[i]->name) + (desc ? " DESC" : "");
   return out;
 }
 
@@ -120,14 +126,16 @@ std::string key_compare(const std::vector<const Column*>& key, const std::string
   return out;
 }
 
-std::vector<Cell> key_cells(const Table& t, const std::vector<const Column*>& key, const Key& values, std::string_view what) {
+std::vector<Cell> key_cells(const Table& t, const std::vector<const Column*>& key, const Key& values,
+                            std::string_view what) {
   if (values.size() != key.size()) {
-    throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + std::string(what) + " has " + std::to_string(values.size()) +
-                                                " values; the key has " + std::to_string(key.size()) + " columns (" +
-                                                key_select(key) + ")");
+    throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + std::string(what) + " has " +
+                                                std::to_string(values.size()) + " values; the key has " +
+                                                std::to_string(key.size()) + " columns (" + key_select(key) + ")");
   }
   std::vector<Cell> out;
-  for (std::size_t i = 0; i < key.size(); ++i) out.push_back(coerce(values[i], key[i]->type, t.full_name() + "." + key[i]->name));
+  for (std::size_t i = 0; i < key.size(); ++i)
+    out.push_back(coerce(values[i], key[i]->type, t.full_name() + "." + key[i]->name));
   return out;
 }
 

@@ -24,7 +24,8 @@ auto Reader::in_read(Fn fn) {
 }
 
 void Reader::begin_snapshot() {
-  if (snapshot_) throw Error(ErrorKind::InvalidArgument, "a snapshot() is already open on this reader; nest no snapshots");
+  if (snapshot_)
+    throw Error(ErrorKind::InvalidArgument, "a snapshot() is already open on this reader; nest no snapshots");
   snapshot_ = std::make_unique<ReadTxn>(*db_);
   // The first read fixes the snapshot now, not at the first call inside it.
   auto st = db_->prepare("SELECT count(*) FROM emu_meta");
@@ -83,17 +84,21 @@ std::optional<Micros> entry_time(Db& db, const char* sql, const Lsn& lsn) {
 }  // namespace
 
 std::optional<Micros> Reader::lsn_to_time(const Lsn& lsn) {
-  return in_read([&]() { return entry_time(*db_, "SELECT tran_end_time FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?", lsn); });
+  return in_read([&]() {
+    return entry_time(*db_, "SELECT tran_end_time FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?", lsn);
+  });
 }
 
 std::optional<Micros> Reader::lsn_to_utc(const Lsn& lsn) {
-  return in_read([&]() { return entry_time(*db_, "SELECT tran_end_utc FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?", lsn); });
+  return in_read(
+      [&]() { return entry_time(*db_, "SELECT tran_end_utc FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?", lsn); });
 }
 
 std::optional<Micros> Reader::time_at_or_below(const Lsn& lsn) {
   return in_read([&]() {
-    return entry_time(*db_, "SELECT tran_end_time FROM \"cdc.lsn_time_mapping\" WHERE start_lsn <= ? ORDER BY start_lsn DESC LIMIT 1",
-                      lsn);
+    return entry_time(
+        *db_, "SELECT tran_end_time FROM \"cdc.lsn_time_mapping\" WHERE start_lsn <= ? ORDER BY start_lsn DESC LIMIT 1",
+        lsn);
   });
 }
 
@@ -102,16 +107,24 @@ std::optional<Lsn> Reader::time_to_lsn(Relation rel, Micros t) {
     const char* sql = nullptr;
     switch (rel) {
       case Relation::LargestLessThan:
-        sql = "SELECT max(start_lsn) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time = (SELECT max(tran_end_time) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time < ?1)";
+        sql =
+            "SELECT max(start_lsn) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time = (SELECT max(tran_end_time) FROM "
+            "\"cdc.lsn_time_mapping\" WHERE tran_end_time < ?1)";
         break;
       case Relation::LargestLessOrEqual:
-        sql = "SELECT max(start_lsn) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time = (SELECT max(tran_end_time) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time <= ?1)";
+        sql =
+            "SELECT max(start_lsn) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time = (SELECT max(tran_end_time) FROM "
+            "\"cdc.lsn_time_mapping\" WHERE tran_end_time <= ?1)";
         break;
       case Relation::SmallestGreaterThan:
-        sql = "SELECT min(start_lsn) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time = (SELECT min(tran_end_time) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time > ?1)";
+        sql =
+            "SELECT min(start_lsn) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time = (SELECT min(tran_end_time) FROM "
+            "\"cdc.lsn_time_mapping\" WHERE tran_end_time > ?1)";
         break;
       case Relation::SmallestGreaterOrEqual:
-        sql = "SELECT min(start_lsn) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time = (SELECT min(tran_end_time) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time >= ?1)";
+        sql =
+            "SELECT min(start_lsn) FROM \"cdc.lsn_time_mapping\" WHERE tran_end_time = (SELECT min(tran_end_time) FROM "
+            "\"cdc.lsn_time_mapping\" WHERE tran_end_time >= ?1)";
         break;
     }
     auto st = db_->prepare(sql);
@@ -127,7 +140,8 @@ std::optional<Lsn> Reader::nth_commit_after(const Lsn& after, std::int64_t n, st
     std::string sql;
     if (ci) {
       const Instance in = load_instance(*db_, *ci);
-      sql = "SELECT DISTINCT \"__$start_lsn\" FROM " + in.change_table() + " WHERE \"__$start_lsn\" > ? ORDER BY 1 LIMIT 1 OFFSET ?";
+      sql = "SELECT DISTINCT \"__$start_lsn\" FROM " + in.change_table() +
+            " WHERE \"__$start_lsn\" > ? ORDER BY 1 LIMIT 1 OFFSET ?";
     } else {
       sql = "SELECT start_lsn FROM \"cdc.lsn_time_mapping\" WHERE start_lsn > ? ORDER BY 1 LIMIT 1 OFFSET ?";
     }
@@ -215,7 +229,9 @@ std::vector<DdlEntry> Reader::ddl_history(std::string_view ci, const Lsn& after,
 namespace {
 
 InstanceInfo info_of(const Instance& in, const std::string& table) {
-  return InstanceInfo{in.name, table, in.start_lsn, in.create_lsn, in.create_date, in.create_date_utc, in.has_command_id, in.index_columns};
+  return InstanceInfo{in.name,           table,           in.start_lsn,
+                      in.create_lsn,     in.create_date,  in.create_date_utc,
+                      in.has_command_id, in.index_columns};
 }
 
 }  // namespace
@@ -242,7 +258,8 @@ TableInfo Reader::table_info(std::string_view table) {
     TableInfo out;
     out.name = t.full_name();
     for (const auto& c : t.columns) {
-      out.columns.push_back(ColumnInfo{c.name, c.column_id, c.key_ordinal, c.type.canonical(), c.type.arrow_name(), true});
+      out.columns.push_back(
+          ColumnInfo{c.name, c.column_id, c.key_ordinal, c.type.canonical(), c.type.arrow_name(), true});
     }
     for (const Column* k : t.key()) out.key_columns.push_back(k->name);
     auto st = db_->prepare("SELECT count(*) FROM " + t.storage());
@@ -256,23 +273,47 @@ Value Reader::to_value(const Cell& c, const SqlType& type) {
   Value v;
   if (c.is_null()) return v;
   switch (type.family()) {
-    case Family::Bit: v.kind = Value::Kind::Bool; v.i = c.i; break;
-    case Family::Integer: v.kind = Value::Kind::Int; v.i = c.i; break;
-    case Family::Exact: v.kind = Value::Kind::Decimal; v.s = decimal_text(c.s, type.scale); break;
-    case Family::Approximate: v.kind = Value::Kind::Float; v.f = c.d; break;
+    case Family::Bit:
+      v.kind = Value::Kind::Bool;
+      v.i = c.i;
+      break;
+    case Family::Integer:
+      v.kind = Value::Kind::Int;
+      v.i = c.i;
+      break;
+    case Family::Exact:
+      v.kind = Value::Kind::Decimal;
+      v.s = decimal_text(c.s, type.scale);
+      break;
+    case Family::Approximate:
+      v.kind = Value::Kind::Float;
+      v.f = c.d;
+      break;
     case Family::Temporal:
       v.i = c.i;
-      v.kind = type.base == Base::Date ? Value::Kind::Date : type.base == Base::Time ? Value::Kind::Time
-             : type.base == Base::DateTimeOffset ? Value::Kind::DateTimeTz : Value::Kind::DateTime;
+      v.kind = type.base == Base::Date             ? Value::Kind::Date
+               : type.base == Base::Time           ? Value::Kind::Time
+               : type.base == Base::DateTimeOffset ? Value::Kind::DateTimeTz
+                                                   : Value::Kind::DateTime;
       break;
-    case Family::Character: v.kind = Value::Kind::Text; v.s = c.s; break;
-    case Family::Guid: v.kind = Value::Kind::Text; v.s = guid_to_text(c.s); break;
-    default: v.kind = Value::Kind::Bytes; v.s = c.s; break;
+    case Family::Character:
+      v.kind = Value::Kind::Text;
+      v.s = c.s;
+      break;
+    case Family::Guid:
+      v.kind = Value::Kind::Text;
+      v.s = guid_to_text(c.s);
+      break;
+    default:
+      v.kind = Value::Kind::Bytes;
+      v.s = c.s;
+      break;
   }
   return v;
 }
 
-std::optional<KeyExtent> Reader::key_extent(std::string_view table, const std::optional<std::vector<std::string>>& key_columns) {
+std::optional<KeyExtent> Reader::key_extent(std::string_view table,
+                                            const std::optional<std::vector<std::string>>& key_columns) {
   return in_read([&]() -> std::optional<KeyExtent> {
     const Table t = load_table(*db_, table);
     const auto key = key_columns_of(t, key_columns);
@@ -284,7 +325,8 @@ std::optional<KeyExtent> Reader::key_extent(std::string_view table, const std::o
     }
     if (out.rows == 0) return std::nullopt;
     for (const bool last : {false, true}) {
-      auto st = db_->prepare("SELECT " + key_select(key) + " FROM " + t.storage() + " ORDER BY " + key_order(key, last) + " LIMIT 1");
+      auto st = db_->prepare("SELECT " + key_select(key) + " FROM " + t.storage() + " ORDER BY " +
+                             key_order(key, last) + " LIMIT 1");
       st.step();
       Key k;
       for (std::size_t i = 0; i < key.size(); ++i) k.push_back(to_value(st.cell(static_cast<int>(i)), key[i]->type));
@@ -338,7 +380,8 @@ std::vector<Key> Reader::key_tiles(std::string_view table, std::int64_t n, std::
   });
 }
 
-std::optional<Key> Reader::next_key(std::string_view table, const Key& after, const std::optional<std::vector<std::string>>& key_columns) {
+std::optional<Key> Reader::next_key(std::string_view table, const Key& after,
+                                    const std::optional<std::vector<std::string>>& key_columns) {
   return in_read([&]() -> std::optional<Key> {
     const Table t = load_table(*db_, table);
     const auto key = key_columns_of(t, key_columns);
@@ -353,14 +396,16 @@ std::optional<Key> Reader::next_key(std::string_view table, const Key& after, co
   });
 }
 
-std::vector<Bucket> Reader::key_buckets(std::string_view table, int n, std::optional<__int128> lo, std::optional<__int128> hi,
+std::vector<Bucket> Reader::key_buckets(std::string_view table, int n, std::optional<__int128> lo,
+                                        std::optional<__int128> hi,
                                         const std::optional<std::vector<std::string>>& key_columns) {
   if (n < 1) throw Error(ErrorKind::InvalidArgument, "key_buckets: n must be 1 or more, got " + std::to_string(n));
   return in_read([&]() {
     const Table t = load_table(*db_, table);
     const auto key = key_columns_of(t, key_columns);
     if (key.size() != 1 || key[0]->type.family() != Family::Integer) {
-      throw Error(ErrorKind::InvalidArgument, t.full_name() + ": key_buckets needs exactly one integer key column; use key_tiles");
+      throw Error(ErrorKind::InvalidArgument,
+                  t.full_name() + ": key_buckets needs exactly one integer key column; use key_tiles");
     }
     const std::string col = quote_ident(key[0]->name);
     std::vector<Bucket> out;
@@ -387,7 +432,8 @@ std::vector<Bucket> Reader::key_buckets(std::string_view table, int n, std::opti
       Bucket b{at, at + w, 0};
       // Bounds past the bigint range hold no rows; clamping keeps the query exact.
       const bool top = b.hi > INT64_MAX;
-      auto st = db_->prepare("SELECT count(*) FROM " + t.storage() + " WHERE " + col + " >= ? AND " + col + (top ? " <= ?" : " < ?"));
+      auto st = db_->prepare("SELECT count(*) FROM " + t.storage() + " WHERE " + col + " >= ? AND " + col +
+                             (top ? " <= ?" : " < ?"));
       st.bind(1, clamp(b.lo)).bind(2, top ? INT64_MAX : clamp(b.hi));
       st.step();
       b.rows = b.lo > INT64_MAX ? 0 : st.i64(0);
@@ -405,7 +451,8 @@ std::vector<Entry> Reader::lsn_time_mapping() {
         "SELECT start_lsn, tran_begin_time, tran_end_time, tran_id, tran_begin_lsn, tran_begin_utc, tran_end_utc "
         "FROM \"cdc.lsn_time_mapping\" ORDER BY start_lsn");
     while (st.step()) {
-      out.push_back(Entry{lsn_from_blob(st.blob(0)), st.i64(1), st.i64(2), st.blob(3), lsn_from_blob(st.blob(4)), st.i64(5), st.i64(6)});
+      out.push_back(Entry{lsn_from_blob(st.blob(0)), st.i64(1), st.i64(2), st.blob(3), lsn_from_blob(st.blob(4)),
+                          st.i64(5), st.i64(6)});
     }
     return out;
   });
@@ -419,15 +466,16 @@ std::vector<std::string> Reader::tables() {
   return in_read([&]() { return table_names(*db_); });
 }
 
-void Reader::read_changes(std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to, const ChangeReadOptions& options,
-                          ArrowArrayStream* out) {
+void Reader::read_changes(std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to,
+                          const ChangeReadOptions& options, ArrowArrayStream* out) {
   if (snapshot_) {
     throw Error(ErrorKind::InvalidArgument, "read_changes takes its own read transaction; call it outside snapshot()");
   }
   export_stream(open_change_scan(path_, ci, from, to, options), out);
 }
 
-void Reader::read_table(std::string_view table, const KeyRange& range, const TableReadOptions& options, ArrowArrayStream* out) {
+void Reader::read_table(std::string_view table, const KeyRange& range, const TableReadOptions& options,
+                        ArrowArrayStream* out) {
   if (snapshot_) {
     throw Error(ErrorKind::InvalidArgument, "read_table takes its own read transaction; call it outside snapshot()");
   }

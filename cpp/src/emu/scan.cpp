@@ -31,7 +31,8 @@ void append_lsn(ColumnBuilder& b, const void* blob, int n, bool binary) {
 }
 
 ColumnBuilder lsn_builder(const std::string& name, bool binary) {
-  return binary ? ColumnBuilder(name, "w:10", ColumnBuilder::Layout::Fixed, 10) : ColumnBuilder(name, "u", ColumnBuilder::Layout::Variable, 0);
+  return binary ? ColumnBuilder(name, "w:10", ColumnBuilder::Layout::Fixed, 10)
+                : ColumnBuilder(name, "u", ColumnBuilder::Layout::Variable, 0);
 }
 
 std::size_t total_bytes(const std::vector<ColumnBuilder>& cols) {
@@ -42,9 +43,9 @@ std::size_t total_bytes(const std::vector<ColumnBuilder>& cols) {
 
 // Claims the hooks of one read and sorts them by when they fire.
 struct ClaimedHooks {
-  std::vector<Hook> before;   // commit_before_read, cleanup_before_read
-  std::vector<Hook> during;   // cleanup_during_read
-  std::vector<Hook> mid;      // cleanup_mid_read
+  std::vector<Hook> before;  // commit_before_read, cleanup_before_read
+  std::vector<Hook> during;  // cleanup_during_read
+  std::vector<Hook> mid;     // cleanup_mid_read
   bool null_row = false;
 
   static ClaimedHooks claim(const std::filesystem::path& path, const std::string& read_kind) {
@@ -67,7 +68,8 @@ class ChangeScan final : public BatchSource {
              const ChangeReadOptions& options)
       : path_(path), options_(options) {
     if (options.batch_rows < 1 || options.batch_rows > 1'000'000) {
-      throw Error(ErrorKind::InvalidArgument, "batch_rows=" + std::to_string(options.batch_rows) + " is not valid; it takes 1..1000000");
+      throw Error(ErrorKind::InvalidArgument,
+                  "batch_rows=" + std::to_string(options.batch_rows) + " is not valid; it takes 1..1000000");
     }
     if (options.batch_bytes < 1) throw Error(ErrorKind::InvalidArgument, "batch_bytes must be positive");
     if (options.fire_hooks) hooks_ = ClaimedHooks::claim(path, "changes");
@@ -77,8 +79,11 @@ class ChangeScan final : public BatchSource {
     if (!options.raw_names) check_change_range(*db_, in_, from, to, options.row_filter);
     const bool drop_old = !options.raw_names && normalize_row_filter(options.row_filter) == "all";
     if (options.include_command_id && !in_.has_command_id && !options.raw_names) {
-      throw Error(ErrorKind::EmuUnknownObject, "cdc." + in_.name + "_CT has no __$command_id column (error 207, an old-shape "
-                                               "change table); read with include_command_id=False", 207);
+      throw Error(ErrorKind::EmuUnknownObject,
+                  "cdc." + in_.name +
+                      "_CT has no __$command_id column (error 207, an old-shape "
+                      "change table); read with include_command_id=False",
+                  207);
     }
     // Projection: captured columns in the order asked, or all by ordinal.
     if (options.columns) {
@@ -87,20 +92,24 @@ class ChangeScan final : public BatchSource {
         if (c == nullptr) {
           std::string list;
           for (const auto& cc : in_.columns) list += (list.empty() ? "" : ", ") + cc.name;
-          throw Error(ErrorKind::EmuUnknownObject, "capture instance '" + in_.name + "' does not capture column " + name +
-                                                       " (error 207); captured: " + list, 207);
+          throw Error(
+              ErrorKind::EmuUnknownObject,
+              "capture instance '" + in_.name + "' does not capture column " + name + " (error 207); captured: " + list,
+              207);
         }
         cols_.push_back(*c);
       }
     } else {
       cols_ = in_.columns;
     }
-    static const char* const kMeta[] = {"_start_lsn", "_seqval", "_operation", "_update_mask", "_command_id", "_commit_ts"};
+    static const char* const kMeta[] = {"_start_lsn",   "_seqval",     "_operation",
+                                        "_update_mask", "_command_id", "_commit_ts"};
     for (const auto& c : cols_) {
       for (const char* m : kMeta) {
         if (!options.raw_names && iequals(c.name, m)) {
-          throw Error(ErrorKind::InvalidArgument, "capture instance '" + in_.name + "': captured column " + c.name +
-                                                      " has the name of a metadata column; read with columns= leaving it out");
+          throw Error(ErrorKind::InvalidArgument,
+                      "capture instance '" + in_.name + "': captured column " + c.name +
+                          " has the name of a metadata column; read with columns= leaving it out");
         }
       }
     }
@@ -114,7 +123,7 @@ class ChangeScan final : public BatchSource {
     } else {
       sql += " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2";
     }
-    if (drop_old) sql += " AND \"__$operation\" <> 3";
+    if (drop_old) sql += " AND \"__$operation\" <> " + std::to_string(static_cast<int>(Operation::UpdateBefore));
     sql += in_.has_command_id ? " ORDER BY \"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\""
                               : " ORDER BY \"__$start_lsn\", \"__$seqval\", \"__$operation\"";
     stmt_.emplace(db_->prepare(sql));
@@ -149,7 +158,8 @@ class ChangeScan final : public BatchSource {
     sqlite3_stmt* st = stmt_->raw();
     std::int64_t rows = builders_.front().length();
     // A batch takes at least one row, so a tiny batch_bytes still makes progress.
-    while (rows < options_.batch_rows && (rows == 0 || total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes))) {
+    while (rows < options_.batch_rows &&
+           (rows == 0 || total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes))) {
       if (!hooks_.mid.empty() && seen_ >= hooks_.mid.front().after_rows) fire_mid();
       if (!stmt_->step()) {
         finish();
@@ -194,7 +204,8 @@ class ChangeScan final : public BatchSource {
       if (ts_valid_) builders_[i++].append_fixed(&last_ts_);
       else builders_[i++].append_null();
     }
-    for (std::size_t c = 0; c < cols_.size(); ++c) append_stored(builders_[i++], st, static_cast<int>(5 + c), cols_[c].type);
+    for (std::size_t c = 0; c < cols_.size(); ++c)
+      append_stored(builders_[i++], st, static_cast<int>(5 + c), cols_[c].type);
     if (options_.raw_names && with_cmd_) {
       const auto cmd = static_cast<std::int32_t>(sqlite3_column_int(st, 4));
       builders_[i++].append_fixed(&cmd);
@@ -241,10 +252,12 @@ class ChangeScan final : public BatchSource {
 
 class TableScan final : public BatchSource {
  public:
-  TableScan(const std::filesystem::path& path, std::string_view table, const KeyRange& range, const TableReadOptions& options)
+  TableScan(const std::filesystem::path& path, std::string_view table, const KeyRange& range,
+            const TableReadOptions& options)
       : path_(path), options_(options) {
     if (options.batch_rows < 1 || options.batch_rows > 1'000'000) {
-      throw Error(ErrorKind::InvalidArgument, "batch_rows=" + std::to_string(options.batch_rows) + " is not valid; it takes 1..1000000");
+      throw Error(ErrorKind::InvalidArgument,
+                  "batch_rows=" + std::to_string(options.batch_rows) + " is not valid; it takes 1..1000000");
     }
     if (options.fire_hooks) hooks_ = ClaimedHooks::claim(path, "table");
     db_ = open_file(path);
@@ -254,7 +267,8 @@ class TableScan final : public BatchSource {
       for (const auto& name : *options.columns) {
         const Column* c = t.find(name);
         if (c == nullptr) {
-          throw Error(ErrorKind::EmuUnknownObject, t.full_name() + ": no column " + name + " (error 207); columns: " + t.column_list(), 207);
+          throw Error(ErrorKind::EmuUnknownObject,
+                      t.full_name() + ": no column " + name + " (error 207); columns: " + t.column_list(), 207);
         }
         cols_.push_back(*c);
       }
@@ -267,7 +281,8 @@ class TableScan final : public BatchSource {
     std::vector<Cell> binds;
     if (t.heap && !options.key_columns) {
       if (range.lo || range.hi) {
-        throw Error(ErrorKind::InvalidArgument, t.full_name() + " is a heap: read it with open bounds, or name key_columns");
+        throw Error(ErrorKind::InvalidArgument,
+                    t.full_name() + " is a heap: read it with open bounds, or name key_columns");
       }
       sql += " ORDER BY rowid";
     } else {
@@ -299,7 +314,8 @@ class TableScan final : public BatchSource {
       hooks_.null_row = false;
     }
     std::int64_t rows = builders_.empty() ? 0 : builders_.front().length();
-    while (rows < options_.batch_rows && (rows == 0 || total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes))) {
+    while (rows < options_.batch_rows &&
+           (rows == 0 || total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes))) {
       if (!stmt_->step()) {
         finished_ = true;
         stmt_.reset();
@@ -308,7 +324,8 @@ class TableScan final : public BatchSource {
         hooks_.during.clear();
         return rows > 0;
       }
-      for (std::size_t c = 0; c < cols_.size(); ++c) append_stored(builders_[c], stmt_->raw(), static_cast<int>(c), cols_[c].type);
+      for (std::size_t c = 0; c < cols_.size(); ++c)
+        append_stored(builders_[c], stmt_->raw(), static_cast<int>(c), cols_[c].type);
       ++rows;
     }
     return true;
@@ -328,13 +345,14 @@ class TableScan final : public BatchSource {
 
 }  // namespace
 
-std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path, std::string_view ci, std::optional<Lsn> from,
-                                              std::optional<Lsn> to, const ChangeReadOptions& options) {
+std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path, std::string_view ci,
+                                              std::optional<Lsn> from, std::optional<Lsn> to,
+                                              const ChangeReadOptions& options) {
   return std::make_unique<ChangeScan>(path, ci, from, to, options);
 }
 
-std::unique_ptr<BatchSource> open_table_scan(const std::filesystem::path& path, std::string_view table, const KeyRange& range,
-                                             const TableReadOptions& options) {
+std::unique_ptr<BatchSource> open_table_scan(const std::filesystem::path& path, std::string_view table,
+                                             const KeyRange& range, const TableReadOptions& options) {
   return std::make_unique<TableScan>(path, table, range, options);
 }
 

@@ -46,15 +46,18 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
   const auto [schema, name] = split_table_name(table);
   const std::string full = schema + "." + name;
   for (const char* reserved : {"cdc", "sys", "emu"}) {
-    if (iequals(schema, reserved)) throw Error(ErrorKind::EmuSchema, full + ": schema " + schema + " is reserved; use another schema such as dbo");
+    if (iequals(schema, reserved))
+      throw Error(ErrorKind::EmuSchema, full + ": schema " + schema + " is reserved; use another schema such as dbo");
   }
-  if (columns.empty() || columns.size() > 1024) throw Error(ErrorKind::EmuSchema, full + ": a table takes 1 to 1024 columns");
+  if (columns.empty() || columns.size() > 1024)
+    throw Error(ErrorKind::EmuSchema, full + ": a table takes 1 to 1024 columns");
   std::vector<SqlType> types;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     check_identifier(columns[i].first, full + ": column");
     for (std::size_t j = 0; j < i; ++j) {
       if (iequals(columns[i].first, columns[j].first)) {
-        throw Error(ErrorKind::EmuSchema, full + ": column " + columns[i].first + " is given twice; name each column once", 2705);
+        throw Error(ErrorKind::EmuSchema,
+                    full + ": column " + columns[i].first + " is given twice; name each column once", 2705);
       }
     }
     try {
@@ -65,12 +68,14 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
   }
   std::vector<int> key_ordinal(columns.size(), 0);
   for (std::size_t k = 0; k < primary_key.size(); ++k) {
-    auto it = std::find_if(columns.begin(), columns.end(), [&](const auto& c) { return iequals(c.first, primary_key[k]); });
+    auto it =
+        std::find_if(columns.begin(), columns.end(), [&](const auto& c) { return iequals(c.first, primary_key[k]); });
     if (it == columns.end()) {
       throw Error(ErrorKind::EmuSchema, full + ": primary key column " + primary_key[k] + " is not one of the columns");
     }
     const auto i = static_cast<std::size_t>(it - columns.begin());
-    if (key_ordinal[i] != 0) throw Error(ErrorKind::EmuSchema, full + ": primary key column " + primary_key[k] + " is given twice");
+    if (key_ordinal[i] != 0)
+      throw Error(ErrorKind::EmuSchema, full + ": primary key column " + primary_key[k] + " is given twice");
     if (types[i].is_lob() || types[i].base == Base::RowVersion) {
       throw Error(ErrorKind::EmuSchema, full + ": column " + columns[i].first + " of type " + types[i].canonical() +
                                             " cannot be part of the primary key; pick another key column");
@@ -79,17 +84,28 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
   }
   Txn txn(*this);
   if (find_table(*db_, full)) {
-    throw Error(ErrorKind::EmuSchema, full + ": there is already a table named so in " + db_->path().string() +
-                                          " (error 2714); pick another name", 2714);
+    throw Error(
+        ErrorKind::EmuSchema,
+        full + ": there is already a table named so in " + db_->path().string() + " (error 2714); pick another name",
+        2714);
   }
   const std::int64_t id = next_object_id();
   db_->prepare("INSERT INTO \"sys.tables\" (object_id, schema_name, name, is_heap) VALUES (?, ?, ?, ?)")
-      .bind(1, id).bind(2, std::string_view(schema)).bind(3, std::string_view(name)).bind(4, std::int64_t{primary_key.empty()}).run();
+      .bind(1, id)
+      .bind(2, std::string_view(schema))
+      .bind(3, std::string_view(name))
+      .bind(4, std::int64_t{primary_key.empty()})
+      .run();
   std::string ddl = "CREATE TABLE " + quote_ident(full) + " (";
   for (std::size_t i = 0; i < columns.size(); ++i) {
-    db_->prepare("INSERT INTO \"sys.columns\" (object_id, column_id, name, sql_type, key_ordinal) VALUES (?, ?, ?, ?, ?)")
-        .bind(1, id).bind(2, static_cast<std::int64_t>(i + 1)).bind(3, std::string_view(columns[i].first))
-        .bind(4, std::string_view(types[i].canonical())).bind(5, std::int64_t{key_ordinal[i]}).run();
+    db_->prepare(
+           "INSERT INTO \"sys.columns\" (object_id, column_id, name, sql_type, key_ordinal) VALUES (?, ?, ?, ?, ?)")
+        .bind(1, id)
+        .bind(2, static_cast<std::int64_t>(i + 1))
+        .bind(3, std::string_view(columns[i].first))
+        .bind(4, std::string_view(types[i].canonical()))
+        .bind(5, std::int64_t{key_ordinal[i]})
+        .run();
     ddl += (i ? ", " : "") + quote_ident(columns[i].first) + (key_ordinal[i] ? " NOT NULL" : "");
   }
   if (!primary_key.empty()) {
@@ -112,21 +128,23 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
   const std::string name = capture_instance.value_or(t.schema + "_" + t.name);
   check_identifier(name, "capture instance", 100);
   if (auto other = find_instance(*db_, name)) {
-    throw Error(ErrorKind::EmuSchema, "capture instance name '" + name + "' is already used in " + db_->path().string() +
-                                          "; pass another capture_instance");
+    throw Error(ErrorKind::EmuSchema, "capture instance name '" + name + "' is already used in " +
+                                          db_->path().string() + "; pass another capture_instance");
   }
   const auto existing = instances_of(*db_, t.object_id);
   if (existing.size() >= 2) {
-    throw Error(ErrorKind::EmuInstanceLimit, t.full_name() + " already has two capture instances (" + existing[0].name +
-                                                 ", " + existing[1].name + "); disable one first", 22963);
+    throw Error(ErrorKind::EmuInstanceLimit,
+                t.full_name() + " already has two capture instances (" + existing[0].name + ", " + existing[1].name +
+                    "); disable one first",
+                22963);
   }
   std::vector<const Column*> cols;
   if (captured_columns) {
     for (const auto& n : *captured_columns) {
       const Column* c = t.find(n);
       if (c == nullptr) {
-        throw Error(ErrorKind::EmuUnknownObject, t.full_name() + ": no column " + n + " to capture (columns: " +
-                                                     t.column_list() + ")", 207);
+        throw Error(ErrorKind::EmuUnknownObject,
+                    t.full_name() + ": no column " + n + " to capture (columns: " + t.column_list() + ")", 207);
       }
       if (std::find(cols.begin(), cols.end(), c) == cols.end()) cols.push_back(c);
     }
@@ -140,7 +158,8 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
     for (const auto& c : t.columns) cols.push_back(&c);
   }
   for (const Column* c : cols) {
-    if (c->name.starts_with("__$")) throw Error(ErrorKind::EmuSchema, t.full_name() + ": column " + c->name + " cannot be captured");
+    if (c->name.starts_with("__$"))
+      throw Error(ErrorKind::EmuSchema, t.full_name() + ": column " + c->name + " cannot be captured");
   }
   WriteState s = load_state();
   const Lsn begin = s.cursor.take();
@@ -152,9 +171,16 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
   db_->prepare(
          "INSERT INTO \"cdc.change_tables\" (object_id, capture_instance, source_object_id, start_lsn, create_lsn, "
          "index_name, create_date, create_date_utc, has_command_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(1, id).bind(2, std::string_view(name)).bind(3, t.object_id).bind_blob(4, lsn_blob(lsn)).bind_blob(5, lsn_blob(lsn))
-      .bind(6, std::string_view(t.heap ? std::string() : "PK_" + t.name)).bind(7, zone().to_local(s.last_time)).bind(8, s.last_time)
-      .bind(9, std::int64_t{command_id}).run();
+      .bind(1, id)
+      .bind(2, std::string_view(name))
+      .bind(3, t.object_id)
+      .bind_blob(4, lsn_blob(lsn))
+      .bind_blob(5, lsn_blob(lsn))
+      .bind(6, std::string_view(t.heap ? std::string() : "PK_" + t.name))
+      .bind(7, zone().to_local(s.last_time))
+      .bind(8, s.last_time)
+      .bind(9, std::int64_t{command_id})
+      .run();
   if (t.heap) db_->prepare("UPDATE \"cdc.change_tables\" SET index_name = NULL WHERE object_id = ?").bind(1, id).run();
   std::string ddl = "CREATE TABLE " + quote_ident("cdc." + name + "_CT") +
                     " (\"__$start_lsn\" BLOB NOT NULL, \"__$end_lsn\" BLOB, \"__$seqval\" BLOB NOT NULL, "
@@ -163,18 +189,28 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
     db_->prepare(
            "INSERT INTO \"cdc.captured_columns\" (object_id, column_name, column_id, column_type, column_ordinal) "
            "VALUES (?, ?, ?, ?, ?)")
-        .bind(1, id).bind(2, std::string_view(cols[i]->name)).bind(3, cols[i]->column_id)
+        .bind(1, id)
+        .bind(2, std::string_view(cols[i]->name))
+        .bind(3, cols[i]->column_id)
         .bind(4, std::string_view(cols[i]->type.base == Base::RowVersion ? "binary(8)" : cols[i]->type.canonical()))
-        .bind(5, static_cast<std::int64_t>(i + 1)).run();
+        .bind(5, static_cast<std::int64_t>(i + 1))
+        .run();
     ddl += ", " + quote_ident(cols[i]->name);
   }
   const auto key = t.key();
   for (std::size_t k = 0; k < key.size(); ++k) {
-    db_->prepare("INSERT INTO \"cdc.index_columns\" (object_id, column_name, index_ordinal, column_id) VALUES (?, ?, ?, ?)")
-        .bind(1, id).bind(2, std::string_view(key[k]->name)).bind(3, static_cast<std::int64_t>(k + 1)).bind(4, key[k]->column_id).run();
+    db_->prepare(
+           "INSERT INTO \"cdc.index_columns\" (object_id, column_name, index_ordinal, column_id) VALUES (?, ?, ?, ?)")
+        .bind(1, id)
+        .bind(2, std::string_view(key[k]->name))
+        .bind(3, static_cast<std::int64_t>(k + 1))
+        .bind(4, key[k]->column_id)
+        .run();
   }
   if (command_id) {
-    ddl += ", \"__$command_id\" INTEGER NOT NULL, PRIMARY KEY (\"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\"))";
+    ddl +=
+        ", \"__$command_id\" INTEGER NOT NULL, PRIMARY KEY (\"__$start_lsn\", \"__$command_id\", \"__$seqval\", "
+        "\"__$operation\"))";
   } else {
     ddl += ", PRIMARY KEY (\"__$start_lsn\", \"__$seqval\", \"__$operation\"))";
   }
@@ -190,13 +226,15 @@ void Engine::disable_cdc(std::string_view capture_instance) {
   Txn txn(*this);
   const Instance in = load_instance(*db_, capture_instance);
   db_->exec("DROP TABLE " + in.change_table());
-  for (const char* t : {"\"cdc.change_tables\"", "\"cdc.captured_columns\"", "\"cdc.index_columns\"", "\"cdc.ddl_history\""}) {
+  for (const char* t :
+       {"\"cdc.change_tables\"", "\"cdc.captured_columns\"", "\"cdc.index_columns\"", "\"cdc.ddl_history\""}) {
     db_->prepare(std::string("DELETE FROM ") + t + " WHERE object_id = ?").bind(1, in.object_id).run();
   }
   db_->prepare(
          "UPDATE \"sys.tables\" SET is_tracked_by_cdc = EXISTS (SELECT 1 FROM \"cdc.change_tables\" c "
          "WHERE c.source_object_id = \"sys.tables\".object_id) WHERE object_id = ?")
-      .bind(1, in.source_object_id).run();
+      .bind(1, in.source_object_id)
+      .run();
   bump_catalog(*db_);
   txn.commit();
 }
@@ -214,8 +252,11 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
   const std::string bracket = "[" + t.schema + "].[" + t.name + "]";
   if (kind == "add") {
     check_identifier(column, t.full_name() + ": column");
-    if (t.find(column)) throw Error(ErrorKind::EmuSchema, t.full_name() + ": column " + std::string(column) + " already exists (error 2705)", 2705);
-    if (t.columns.size() >= 1024) throw Error(ErrorKind::EmuSchema, t.full_name() + ": a table takes at most 1024 columns");
+    if (t.find(column))
+      throw Error(ErrorKind::EmuSchema,
+                  t.full_name() + ": column " + std::string(column) + " already exists (error 2705)", 2705);
+    if (t.columns.size() >= 1024)
+      throw Error(ErrorKind::EmuSchema, t.full_name() + ": a table takes at most 1024 columns");
     SqlType type;
     try {
       type = SqlType::parse(sql_type);
@@ -233,8 +274,13 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
       if (stored && std::stoll(*stored) >= id) id = std::stoll(*stored) + 1;
     }
     meta_set(*db_, "max_column_id." + std::to_string(t.object_id), std::to_string(id));
-    db_->prepare("INSERT INTO \"sys.columns\" (object_id, column_id, name, sql_type, key_ordinal) VALUES (?, ?, ?, ?, 0)")
-        .bind(1, t.object_id).bind(2, id).bind(3, column).bind(4, std::string_view(type.canonical())).run();
+    db_->prepare(
+           "INSERT INTO \"sys.columns\" (object_id, column_id, name, sql_type, key_ordinal) VALUES (?, ?, ?, ?, 0)")
+        .bind(1, t.object_id)
+        .bind(2, id)
+        .bind(3, column)
+        .bind(4, std::string_view(type.canonical()))
+        .run();
     db_->exec("ALTER TABLE " + t.storage() + " ADD COLUMN " + quote_ident(column));
     if (type.base == Base::RowVersion) {
       Column added;
@@ -250,24 +296,35 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
   } else {
     const Column* c = t.find(column);
     if (c == nullptr) {
-      throw Error(ErrorKind::EmuUnknownObject, t.full_name() + ": no column " + std::string(column) + " (error 207); columns: " + t.column_list(), 207);
+      throw Error(ErrorKind::EmuUnknownObject,
+                  t.full_name() + ": no column " + std::string(column) + " (error 207); columns: " + t.column_list(),
+                  207);
     }
     rec.column = c->name;
     rec.column_id = c->column_id;
     if (kind == "drop") {
       if (c->key_ordinal > 0) {
-        throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot drop column " + c->name + ", it is part of the primary key (error 5074)", 5074);
+        throw Error(ErrorKind::EmuSchema,
+                    t.full_name() + ": cannot drop column " + c->name + ", it is part of the primary key (error 5074)",
+                    5074);
       }
-      if (t.columns.size() == 1) throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot drop the last column " + c->name, 5074);
+      if (t.columns.size() == 1)
+        throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot drop the last column " + c->name, 5074);
       const auto stored = meta_get(*db_, "max_column_id." + std::to_string(t.object_id));
       const std::int64_t max_id = t.columns.back().column_id;
-      if (!stored || std::stoll(*stored) < max_id) meta_set(*db_, "max_column_id." + std::to_string(t.object_id), std::to_string(max_id));
-      db_->prepare("DELETE FROM \"sys.columns\" WHERE object_id = ? AND column_id = ?").bind(1, t.object_id).bind(2, c->column_id).run();
+      if (!stored || std::stoll(*stored) < max_id)
+        meta_set(*db_, "max_column_id." + std::to_string(t.object_id), std::to_string(max_id));
+      db_->prepare("DELETE FROM \"sys.columns\" WHERE object_id = ? AND column_id = ?")
+          .bind(1, t.object_id)
+          .bind(2, c->column_id)
+          .run();
       db_->exec("ALTER TABLE " + t.storage() + " DROP COLUMN " + quote_ident(c->name));
       rec.ddl_command = "ALTER TABLE " + bracket + " DROP COLUMN [" + c->name + "]";
     } else {
       if (c->key_ordinal > 0) {
-        throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot alter column " + c->name + ", it is part of the primary key (error 5074)", 5074);
+        throw Error(ErrorKind::EmuSchema,
+                    t.full_name() + ": cannot alter column " + c->name + ", it is part of the primary key (error 5074)",
+                    5074);
       }
       SqlType type;
       try {
@@ -276,14 +333,19 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
         throw Error(ErrorKind::EmuSchema, t.full_name() + "." + c->name + ": " + e.what());
       }
       if (type.family() != c->type.family() || type.family() == Family::RowVersion || type.family() == Family::Guid) {
-        throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot alter column " + c->name + " from " + c->type.canonical() +
-                                              " to " + type.canonical() + "; only changes within a type family are supported");
+        throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot alter column " + c->name + " from " +
+                                              c->type.canonical() + " to " + type.canonical() +
+                                              "; only changes within a type family are supported");
       }
       // Every stored value converts before any is written: a value that does not fit
       // (2628, 8115) changes nothing.
-      for_each_row(*db_, t, *c, [&](const Cell& old) { return convert(old, c->type, type, t.full_name() + "." + c->name); });
+      for_each_row(*db_, t, *c,
+                   [&](const Cell& old) { return convert(old, c->type, type, t.full_name() + "." + c->name); });
       db_->prepare("UPDATE \"sys.columns\" SET sql_type = ? WHERE object_id = ? AND column_id = ?")
-          .bind(1, std::string_view(type.canonical())).bind(2, t.object_id).bind(3, c->column_id).run();
+          .bind(1, std::string_view(type.canonical()))
+          .bind(2, t.object_id)
+          .bind(3, c->column_id)
+          .run();
       rec.new_type = type.canonical();
       rec.ddl_command = "ALTER TABLE " + bracket + " ALTER COLUMN [" + c->name + "] " + type.canonical();
     }
@@ -300,7 +362,8 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
   out = rec.commit_lsn;
 }
 
-Lsn Engine::add_column(std::string_view table, std::string_view column, std::string_view sql_type, std::optional<Micros> at) {
+Lsn Engine::add_column(std::string_view table, std::string_view column, std::string_view sql_type,
+                       std::optional<Micros> at) {
   Lsn out;
   ddl(table, "add", column, sql_type, at, out);
   return out;
@@ -312,7 +375,8 @@ Lsn Engine::drop_column(std::string_view table, std::string_view column, std::op
   return out;
 }
 
-Lsn Engine::alter_column(std::string_view table, std::string_view column, std::string_view sql_type, std::optional<Micros> at) {
+Lsn Engine::alter_column(std::string_view table, std::string_view column, std::string_view sql_type,
+                         std::optional<Micros> at) {
   Lsn out;
   ddl(table, "alter", column, sql_type, at, out);
   return out;

@@ -50,8 +50,8 @@ Stmt& Stmt::bind(int index, std::string_view text) {
 Stmt& Stmt::bind_blob(int index, std::string_view bytes) {
   // A zero-length blob must stay a blob, not NULL: SQLite needs a non-null pointer for that.
   static const char kEmpty = 0;
-  sqlite3_bind_blob(stmt_, index, bytes.empty() ? &kEmpty : bytes.data(),
-                    static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_blob(stmt_, index, bytes.empty() ? &kEmpty : bytes.data(), static_cast<int>(bytes.size()),
+                    SQLITE_TRANSIENT);
   return *this;
 }
 
@@ -68,8 +68,7 @@ bool Stmt::step() {
 }
 
 void Stmt::run() {
-  while (step()) {
-  }
+  while (step()) {}
 }
 
 Cell Stmt::cell(int column) const {
@@ -114,8 +113,8 @@ Stmt Db::prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it == cache_.end()) {
     sqlite3_stmt* stmt = nullptr;
-    const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
-                                      SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    const int rc =
+        sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
     if (rc != SQLITE_OK) fail(rc, sql);
     it = cache_.emplace(sql, stmt).first;
   }
@@ -133,16 +132,16 @@ void Db::fail(int rc, std::string_view what) const {
   const int primary = rc & 0xFF;
   const std::string msg = sqlite3_errmsg(db_);
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
-    throw Error(ErrorKind::EmuBusy, path_.string() + ": the emulator file stayed locked past the busy timeout (" +
-                                        msg + "); retry, or raise MSSQL_CDC_EMULATOR_BUSY_MS");
+    throw Error(ErrorKind::EmuBusy, path_.string() + ": the emulator file stayed locked past the busy timeout (" + msg +
+                                        "); retry, or raise MSSQL_CDC_EMULATOR_BUSY_MS");
   }
   if (primary == SQLITE_NOTADB) {
     throw Error(ErrorKind::EmuFileFormat, path_.string() +
                                               " is not an mssql-cdc emulator file; create one with Emulator.create "
                                               "or 'mssql-cdc emulator create'");
   }
-  throw Error(ErrorKind::Io, path_.string() + ": SQLite error " + std::to_string(rc) + " (" + msg + ") in: " +
-                                 std::string(what.substr(0, 200)));
+  throw Error(ErrorKind::Io, path_.string() + ": SQLite error " + std::to_string(rc) + " (" + msg +
+                                 ") in: " + std::string(what.substr(0, 200)));
 }
 
 // BEGIN and COMMIT run as cached statements: sqlite3_exec would parse them on every call, and a

@@ -20,15 +20,36 @@ struct Named {
 };
 
 constexpr std::array<Named, 30> kNames{{
-    {"bit", Base::Bit}, {"tinyint", Base::TinyInt}, {"smallint", Base::SmallInt}, {"int", Base::Int},
-    {"bigint", Base::BigInt}, {"decimal", Base::Decimal}, {"numeric", Base::Numeric}, {"money", Base::Money},
-    {"smallmoney", Base::SmallMoney}, {"real", Base::Real}, {"float", Base::Float}, {"date", Base::Date},
-    {"time", Base::Time}, {"datetime", Base::DateTime}, {"smalldatetime", Base::SmallDateTime},
-    {"datetime2", Base::DateTime2}, {"datetimeoffset", Base::DateTimeOffset}, {"char", Base::Char},
-    {"varchar", Base::VarChar}, {"nchar", Base::NChar}, {"nvarchar", Base::NVarChar}, {"text", Base::Text},
-    {"ntext", Base::NText}, {"uniqueidentifier", Base::UniqueIdentifier}, {"binary", Base::Binary},
-    {"varbinary", Base::VarBinary}, {"image", Base::Image}, {"rowversion", Base::RowVersion},
-    {"timestamp", Base::RowVersion}, {"integer", Base::Int},
+    {"bit", Base::Bit},
+    {"tinyint", Base::TinyInt},
+    {"smallint", Base::SmallInt},
+    {"int", Base::Int},
+    {"bigint", Base::BigInt},
+    {"decimal", Base::Decimal},
+    {"numeric", Base::Numeric},
+    {"money", Base::Money},
+    {"smallmoney", Base::SmallMoney},
+    {"real", Base::Real},
+    {"float", Base::Float},
+    {"date", Base::Date},
+    {"time", Base::Time},
+    {"datetime", Base::DateTime},
+    {"smalldatetime", Base::SmallDateTime},
+    {"datetime2", Base::DateTime2},
+    {"datetimeoffset", Base::DateTimeOffset},
+    {"char", Base::Char},
+    {"varchar", Base::VarChar},
+    {"nchar", Base::NChar},
+    {"nvarchar", Base::NVarChar},
+    {"text", Base::Text},
+    {"ntext", Base::NText},
+    {"uniqueidentifier", Base::UniqueIdentifier},
+    {"binary", Base::Binary},
+    {"varbinary", Base::VarBinary},
+    {"image", Base::Image},
+    {"rowversion", Base::RowVersion},
+    {"timestamp", Base::RowVersion},
+    {"integer", Base::Int},
 }};
 
 std::string_view base_name(Base b) {
@@ -48,7 +69,8 @@ std::string_view base_name(Base b) {
 SqlType SqlType::parse(std::string_view text) {
   std::string t;
   for (char c : text) {
-    if (!std::isspace(static_cast<unsigned char>(c))) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   const auto paren = t.find('(');
   const std::string name = t.substr(0, paren);
@@ -60,7 +82,8 @@ SqlType SqlType::parse(std::string_view text) {
   }
   const auto it = std::find_if(kNames.begin(), kNames.end(), [&](const Named& n) { return n.name == name; });
   if (it == kNames.end()) {
-    bad_type(text, "unknown or unsupported type name '" + name + "' (xml, sql_variant, spatial and user types are not supported)");
+    bad_type(text, "unknown or unsupported type name '" + name +
+                       "' (xml, sql_variant, spatial and user types are not supported)");
   }
   SqlType st;
   st.base = it->base;
@@ -71,7 +94,11 @@ SqlType SqlType::parse(std::string_view text) {
     return std::stoi(s);
   };
   switch (st.base) {
-    case Base::Char: case Base::VarChar: case Base::NChar: case Base::NVarChar: case Base::Binary:
+    case Base::Char:
+    case Base::VarChar:
+    case Base::NChar:
+    case Base::NVarChar:
+    case Base::Binary:
     case Base::VarBinary: {
       const bool national = st.base == Base::NChar || st.base == Base::NVarChar;
       const bool var = st.base == Base::VarChar || st.base == Base::NVarChar || st.base == Base::VarBinary;
@@ -83,11 +110,13 @@ SqlType SqlType::parse(std::string_view text) {
       } else {
         st.length = number(args);
         const int limit = national ? 4000 : 8000;
-        if (st.length < 1 || st.length > limit) bad_type(text, "length must be 1.." + std::to_string(limit) + " or max");
+        if (st.length < 1 || st.length > limit)
+          bad_type(text, "length must be 1.." + std::to_string(limit) + " or max");
       }
       break;
     }
-    case Base::Decimal: case Base::Numeric: {
+    case Base::Decimal:
+    case Base::Numeric: {
       st.precision = 18;
       if (!args.empty()) {
         const auto comma = args.find(',');
@@ -104,7 +133,9 @@ SqlType SqlType::parse(std::string_view text) {
       if (n <= 24) st.base = Base::Real;
       break;
     }
-    case Base::Time: case Base::DateTime2: case Base::DateTimeOffset: {
+    case Base::Time:
+    case Base::DateTime2:
+    case Base::DateTimeOffset: {
       st.precision = args.empty() ? 7 : number(args);
       if (st.precision > 7) bad_type(text, "fractional seconds precision must be 0..7");
       break;
@@ -120,30 +151,50 @@ SqlType SqlType::parse(std::string_view text) {
 std::string SqlType::canonical() const {
   std::string name(base_name(base));
   switch (base) {
-    case Base::Char: case Base::VarChar: case Base::NChar: case Base::NVarChar: case Base::Binary:
-    case Base::VarBinary:
-      return name + "(" + (length < 0 ? std::string("max") : std::to_string(length)) + ")";
-    case Base::Decimal: case Base::Numeric:
-      return name + "(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
-    case Base::Time: case Base::DateTime2: case Base::DateTimeOffset:
-      return name + "(" + std::to_string(precision) + ")";
-    default:
-      return name;
+    case Base::Char:
+    case Base::VarChar:
+    case Base::NChar:
+    case Base::NVarChar:
+    case Base::Binary:
+    case Base::VarBinary: return name + "(" + (length < 0 ? std::string("max") : std::to_string(length)) + ")";
+    case Base::Decimal:
+    case Base::Numeric: return name + "(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
+    case Base::Time:
+    case Base::DateTime2:
+    case Base::DateTimeOffset: return name + "(" + std::to_string(precision) + ")";
+    default: return name;
   }
 }
 
 Family SqlType::family() const {
   switch (base) {
     case Base::Bit: return Family::Bit;
-    case Base::TinyInt: case Base::SmallInt: case Base::Int: case Base::BigInt: return Family::Integer;
-    case Base::Decimal: case Base::Numeric: case Base::Money: case Base::SmallMoney: return Family::Exact;
-    case Base::Real: case Base::Float: return Family::Approximate;
-    case Base::Date: case Base::Time: case Base::DateTime: case Base::SmallDateTime: case Base::DateTime2:
+    case Base::TinyInt:
+    case Base::SmallInt:
+    case Base::Int:
+    case Base::BigInt: return Family::Integer;
+    case Base::Decimal:
+    case Base::Numeric:
+    case Base::Money:
+    case Base::SmallMoney: return Family::Exact;
+    case Base::Real:
+    case Base::Float: return Family::Approximate;
+    case Base::Date:
+    case Base::Time:
+    case Base::DateTime:
+    case Base::SmallDateTime:
+    case Base::DateTime2:
     case Base::DateTimeOffset: return Family::Temporal;
-    case Base::Char: case Base::VarChar: case Base::NChar: case Base::NVarChar: case Base::Text:
+    case Base::Char:
+    case Base::VarChar:
+    case Base::NChar:
+    case Base::NVarChar:
+    case Base::Text:
     case Base::NText: return Family::Character;
     case Base::UniqueIdentifier: return Family::Guid;
-    case Base::Binary: case Base::VarBinary: case Base::Image: return Family::Binary;
+    case Base::Binary:
+    case Base::VarBinary:
+    case Base::Image: return Family::Binary;
     case Base::RowVersion: return Family::RowVersion;
   }
   return Family::Binary;
@@ -155,18 +206,26 @@ bool SqlType::is_lob() const { return is_old_lob() || length == -1; }
 std::string SqlType::arrow_format() const {
   switch (base) {
     case Base::Bit: return "b";
-    case Base::TinyInt: case Base::SmallInt: return "s";
+    case Base::TinyInt:
+    case Base::SmallInt: return "s";
     case Base::Int: return "i";
     case Base::BigInt: return "l";
-    case Base::Decimal: case Base::Numeric: case Base::Money: case Base::SmallMoney:
-      return "d:" + std::to_string(precision) + "," + std::to_string(scale);
+    case Base::Decimal:
+    case Base::Numeric:
+    case Base::Money:
+    case Base::SmallMoney: return "d:" + std::to_string(precision) + "," + std::to_string(scale);
     case Base::Real: return "f";
     case Base::Float: return "g";
     case Base::Date: return "tdD";
     case Base::Time: return "ttu";
-    case Base::DateTime: case Base::SmallDateTime: case Base::DateTime2: return "tsu:";
+    case Base::DateTime:
+    case Base::SmallDateTime:
+    case Base::DateTime2: return "tsu:";
     case Base::DateTimeOffset: return "tsu:UTC";
-    case Base::Binary: case Base::VarBinary: case Base::Image: case Base::RowVersion: return "z";
+    case Base::Binary:
+    case Base::VarBinary:
+    case Base::Image:
+    case Base::RowVersion: return "z";
     default: return "u";
   }
 }
@@ -174,18 +233,26 @@ std::string SqlType::arrow_format() const {
 std::string SqlType::arrow_name() const {
   switch (base) {
     case Base::Bit: return "bool";
-    case Base::TinyInt: case Base::SmallInt: return "int16";
+    case Base::TinyInt:
+    case Base::SmallInt: return "int16";
     case Base::Int: return "int32";
     case Base::BigInt: return "int64";
-    case Base::Decimal: case Base::Numeric: case Base::Money: case Base::SmallMoney:
-      return "decimal128(" + std::to_string(precision) + ", " + std::to_string(scale) + ")";
+    case Base::Decimal:
+    case Base::Numeric:
+    case Base::Money:
+    case Base::SmallMoney: return "decimal128(" + std::to_string(precision) + ", " + std::to_string(scale) + ")";
     case Base::Real: return "float";
     case Base::Float: return "double";
     case Base::Date: return "date32[day]";
     case Base::Time: return "time64[us]";
-    case Base::DateTime: case Base::SmallDateTime: case Base::DateTime2: return "timestamp[us]";
+    case Base::DateTime:
+    case Base::SmallDateTime:
+    case Base::DateTime2: return "timestamp[us]";
     case Base::DateTimeOffset: return "timestamp[us, tz=UTC]";
-    case Base::Binary: case Base::VarBinary: case Base::Image: case Base::RowVersion: return "binary";
+    case Base::Binary:
+    case Base::VarBinary:
+    case Base::Image:
+    case Base::RowVersion: return "binary";
     default: return "string";
   }
 }

@@ -45,7 +45,8 @@ std::string_view kind_name(Value::Kind k) {
 }
 
 // 10^38: past 38 digits no decimal can hold a value, and stopping there keeps 128 bits exact.
-constexpr __int128 kDecimalLimit = static_cast<__int128>(1'000'000'000'000'000'000LL) * 100'000'000'000'000'000LL * 1000;
+constexpr __int128 kDecimalLimit =
+    static_cast<__int128>(1'000'000'000'000'000'000LL) * 100'000'000'000'000'000LL * 1000;
 
 // Parses "[-]digits[.digits]" and rounds half away from zero to `scale`; nullopt past 38 digits.
 std::optional<__int128> parse_scaled(std::string_view text, int scale) {
@@ -146,7 +147,7 @@ std::string guid_from_text(std::string_view text, std::string_view what) {
   std::array<std::uint8_t, 16> be{};
   for (int i = 0; i < 16; ++i) be[i] = static_cast<std::uint8_t>(std::stoi(hex.substr(i * 2, 2), nullptr, 16));
   // SQL Server's binary form: the first three groups little-endian.
-  const std::array<std::uint8_t, 16> bin{be[3], be[2], be[1], be[0], be[5], be[4], be[7], be[6],
+  const std::array<std::uint8_t, 16> bin{be[3], be[2], be[1],  be[0],  be[5],  be[4],  be[7],  be[6],
                                          be[8], be[9], be[10], be[11], be[12], be[13], be[14], be[15]};
   static constexpr std::array<int, 16> kOrder{10, 11, 12, 13, 14, 15, 8, 9, 6, 7, 4, 5, 0, 1, 2, 3};
   std::string out(16, '\0');
@@ -201,8 +202,9 @@ std::string decimal_text(std::string_view stored, int scale) { return scaled_to_
 std::string guid_to_text(std::string_view stored) {
   static constexpr std::array<int, 16> kOrder{10, 11, 12, 13, 14, 15, 8, 9, 6, 7, 4, 5, 0, 1, 2, 3};
   std::array<std::uint8_t, 16> bin{};
-  for (int i = 0; i < 16 && i < static_cast<int>(stored.size()); ++i) bin[kOrder[i]] = static_cast<std::uint8_t>(stored[i]);
-  const std::array<std::uint8_t, 16> be{bin[3], bin[2], bin[1], bin[0], bin[5], bin[4], bin[7], bin[6],
+  for (int i = 0; i < 16 && i < static_cast<int>(stored.size()); ++i)
+    bin[kOrder[i]] = static_cast<std::uint8_t>(stored[i]);
+  const std::array<std::uint8_t, 16> be{bin[3], bin[2], bin[1],  bin[0],  bin[5],  bin[4],  bin[7],  bin[6],
                                         bin[8], bin[9], bin[10], bin[11], bin[12], bin[13], bin[14], bin[15]};
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
@@ -229,17 +231,24 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
         return Cell::integer(v.i);
       }
       wrong_type(what, type, kind_name(v.kind));
-    case Base::TinyInt: case Base::SmallInt: case Base::Int: case Base::BigInt: {
+    case Base::TinyInt:
+    case Base::SmallInt:
+    case Base::Int:
+    case Base::BigInt: {
       if (v.kind != Value::Kind::Int) wrong_type(what, type, kind_name(v.kind));
       std::int64_t lo = std::numeric_limits<std::int64_t>::min();
       std::int64_t hi = std::numeric_limits<std::int64_t>::max();
       if (t.base == Base::TinyInt) lo = 0, hi = 255;
       if (t.base == Base::SmallInt) lo = -32768, hi = 32767;
-      if (t.base == Base::Int) lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
+      if (t.base == Base::Int)
+        lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
       if (v.i < lo || v.i > hi) out_of_range(std::to_string(v.i));
       return Cell::integer(v.i);
     }
-    case Base::Decimal: case Base::Numeric: case Base::Money: case Base::SmallMoney: {
+    case Base::Decimal:
+    case Base::Numeric:
+    case Base::Money:
+    case Base::SmallMoney: {
       std::string text;
       if (v.kind == Value::Kind::Int) text = std::to_string(v.i);
       else if (v.kind == Value::Kind::Decimal || v.kind == Value::Kind::Text) text = v.s;
@@ -256,7 +265,8 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
       if (*scaled >= limit || *scaled <= -limit) out_of_range(text);
       return Cell::blob(decimal_encode(*scaled));
     }
-    case Base::Real: case Base::Float: {
+    case Base::Real:
+    case Base::Float: {
       double d = 0;
       if (v.kind == Value::Kind::Float) d = v.f;
       else if (v.kind == Value::Kind::Int) d = static_cast<double>(v.i);
@@ -276,24 +286,33 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
       const std::int64_t r = round_fraction(v.i, t.precision);
       return Cell::integer(r >= kMicrosPerDay ? kMicrosPerDay - 1 : r);
     }
-    case Base::DateTime: case Base::SmallDateTime: case Base::DateTime2: {
+    case Base::DateTime:
+    case Base::SmallDateTime:
+    case Base::DateTime2: {
       if (v.kind != Value::Kind::DateTime) wrong_type(what, type, kind_name(v.kind));
       if (t.base == Base::DateTime) return Cell::integer(round_to_tick(v.i));
       if (t.base == Base::SmallDateTime) return Cell::integer(round_to_unit(v.i, 60 * kMicrosPerSecond));
       return Cell::integer(round_fraction(v.i, t.precision));
     }
     case Base::DateTimeOffset:
-      if (v.kind != Value::Kind::DateTimeTz && v.kind != Value::Kind::DateTime) wrong_type(what, type, kind_name(v.kind));
+      if (v.kind != Value::Kind::DateTimeTz && v.kind != Value::Kind::DateTime)
+        wrong_type(what, type, kind_name(v.kind));
       return Cell::integer(round_fraction(v.i, t.precision));
-    case Base::Char: case Base::VarChar: case Base::NChar: case Base::NVarChar: case Base::Text: case Base::NText: {
+    case Base::Char:
+    case Base::VarChar:
+    case Base::NChar:
+    case Base::NVarChar:
+    case Base::Text:
+    case Base::NText: {
       if (v.kind != Value::Kind::Text) wrong_type(what, type, kind_name(v.kind));
       if (t.length > 0) {
         const auto [points, units] = text_length(v.s);
         const bool national = t.base == Base::NChar || t.base == Base::NVarChar;
         const std::size_t n = national ? units : points;
         if (n > static_cast<std::size_t>(t.length)) {
-          constraint(2628, std::string(what) + ": a value of " + std::to_string(n) + " characters does not fit " +
-                               type + " (error 2628, string or binary data would be truncated); shorten it or widen the column");
+          constraint(2628,
+                     std::string(what) + ": a value of " + std::to_string(n) + " characters does not fit " + type +
+                         " (error 2628, string or binary data would be truncated); shorten it or widen the column");
         }
         if (t.base == Base::Char || t.base == Base::NChar) {
           return Cell::text(v.s + std::string(static_cast<std::size_t>(t.length) - n, ' '));
@@ -304,18 +323,23 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
     case Base::UniqueIdentifier:
       if (v.kind != Value::Kind::Text) wrong_type(what, type, kind_name(v.kind));
       return Cell::blob(guid_from_text(v.s, what));
-    case Base::Binary: case Base::VarBinary: case Base::Image: {
+    case Base::Binary:
+    case Base::VarBinary:
+    case Base::Image: {
       if (v.kind != Value::Kind::Bytes) wrong_type(what, type, kind_name(v.kind));
       if (t.length > 0 && v.s.size() > static_cast<std::size_t>(t.length)) {
         constraint(2628, std::string(what) + ": a value of " + std::to_string(v.s.size()) + " bytes does not fit " +
-                             type + " (error 2628, string or binary data would be truncated); shorten it or widen the column");
+                             type +
+                             " (error 2628, string or binary data would be truncated); shorten it or widen the column");
       }
-      if (t.base == Base::Binary) return Cell::blob(v.s + std::string(static_cast<std::size_t>(t.length) - v.s.size(), '\0'));
+      if (t.base == Base::Binary)
+        return Cell::blob(v.s + std::string(static_cast<std::size_t>(t.length) - v.s.size(), '\0'));
       return Cell::blob(v.s);
     }
     case Base::RowVersion:
-      constraint(273, std::string(what) + ": cannot insert an explicit value into a rowversion column (error 273); "
-                                          "leave it out, the emulator fills it");
+      constraint(273, std::string(what) +
+                          ": cannot insert an explicit value into a rowversion column (error 273); "
+                          "leave it out, the emulator fills it");
   }
   wrong_type(what, type, kind_name(v.kind));
 }
@@ -324,12 +348,23 @@ Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::st
   if (stored.is_null()) return stored;
   Value v;
   switch (from.family()) {
-    case Family::Integer: v.kind = Value::Kind::Int; v.i = stored.i; break;
-    case Family::Exact: v.kind = Value::Kind::Decimal; v.s = scaled_to_text(decimal_decode(stored.s), from.scale); break;
-    case Family::Approximate: v.kind = Value::Kind::Float; v.f = stored.d; break;
+    case Family::Integer:
+      v.kind = Value::Kind::Int;
+      v.i = stored.i;
+      break;
+    case Family::Exact:
+      v.kind = Value::Kind::Decimal;
+      v.s = scaled_to_text(decimal_decode(stored.s), from.scale);
+      break;
+    case Family::Approximate:
+      v.kind = Value::Kind::Float;
+      v.f = stored.d;
+      break;
     case Family::Temporal:
       v.i = stored.i;
-      v.kind = to.base == Base::Date ? Value::Kind::Date : to.base == Base::Time ? Value::Kind::Time : Value::Kind::DateTime;
+      v.kind = to.base == Base::Date   ? Value::Kind::Date
+               : to.base == Base::Time ? Value::Kind::Time
+                                       : Value::Kind::DateTime;
       if (from.base == Base::Date && to.base != Base::Date) v.i = stored.i * kMicrosPerDay;
       if (from.base != Base::Date && to.base == Base::Date) v.i = floor_div(stored.i, kMicrosPerDay);
       break;
@@ -342,7 +377,10 @@ Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::st
       }
       break;
     }
-    case Family::Binary: v.kind = Value::Kind::Bytes; v.s = stored.s; break;
+    case Family::Binary:
+      v.kind = Value::Kind::Bytes;
+      v.s = stored.s;
+      break;
     default: return stored;
   }
   return coerce(v, to, what);

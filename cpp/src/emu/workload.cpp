@@ -25,14 +25,27 @@ constexpr Micros kSecond = 1'000'000;
 Value random_value(Xoshiro256& rng, const SqlType& t, bool key, Micros now) {
   Value v;
   switch (t.base) {
-    case Base::Bit: v.kind = Value::Kind::Bool; v.i = static_cast<std::int64_t>(rng.below(2)); return v;
-    case Base::TinyInt: v.kind = Value::Kind::Int; v.i = static_cast<std::int64_t>(rng.below(256)); return v;
-    case Base::SmallInt: v.kind = Value::Kind::Int; v.i = static_cast<std::int64_t>(rng.below(32768)); return v;
-    case Base::Int: case Base::BigInt:
+    case Base::Bit:
+      v.kind = Value::Kind::Bool;
+      v.i = static_cast<std::int64_t>(rng.below(2));
+      return v;
+    case Base::TinyInt:
+      v.kind = Value::Kind::Int;
+      v.i = static_cast<std::int64_t>(rng.below(256));
+      return v;
+    case Base::SmallInt:
+      v.kind = Value::Kind::Int;
+      v.i = static_cast<std::int64_t>(rng.below(32768));
+      return v;
+    case Base::Int:
+    case Base::BigInt:
       v.kind = Value::Kind::Int;
       v.i = static_cast<std::int64_t>(rng.below(key ? 2'000'000'000ULL : 1'000'000ULL));
       return v;
-    case Base::Decimal: case Base::Numeric: case Base::Money: case Base::SmallMoney: {
+    case Base::Decimal:
+    case Base::Numeric:
+    case Base::Money:
+    case Base::SmallMoney: {
       const int whole = std::min(t.precision - t.scale, 6);
       std::uint64_t limit = 1;
       for (int i = 0; i < whole; ++i) limit *= 10;
@@ -46,10 +59,22 @@ Value random_value(Xoshiro256& rng, const SqlType& t, bool key, Micros now) {
       v.s = s;
       return v;
     }
-    case Base::Real: case Base::Float: v.kind = Value::Kind::Float; v.f = std::floor(rng.unit() * 1e6) / 100; return v;
-    case Base::Date: v.kind = Value::Kind::Date; v.i = 20454 + static_cast<std::int64_t>(rng.below(365)); return v;
-    case Base::Time: v.kind = Value::Kind::Time; v.i = static_cast<std::int64_t>(rng.below(86'400ULL)) * kSecond; return v;
-    case Base::DateTime: case Base::SmallDateTime: case Base::DateTime2:
+    case Base::Real:
+    case Base::Float:
+      v.kind = Value::Kind::Float;
+      v.f = std::floor(rng.unit() * 1e6) / 100;
+      return v;
+    case Base::Date:
+      v.kind = Value::Kind::Date;
+      v.i = 20454 + static_cast<std::int64_t>(rng.below(365));
+      return v;
+    case Base::Time:
+      v.kind = Value::Kind::Time;
+      v.i = static_cast<std::int64_t>(rng.below(86'400ULL)) * kSecond;
+      return v;
+    case Base::DateTime:
+    case Base::SmallDateTime:
+    case Base::DateTime2:
       v.kind = Value::Kind::DateTime;
       v.i = now - static_cast<std::int64_t>(rng.below(86'400ULL)) * kSecond;
       return v;
@@ -68,7 +93,9 @@ Value random_value(Xoshiro256& rng, const SqlType& t, bool key, Micros now) {
       v.s = s;
       return v;
     }
-    case Base::Binary: case Base::VarBinary: case Base::Image: {
+    case Base::Binary:
+    case Base::VarBinary:
+    case Base::Image: {
       const std::uint64_t cap = t.length > 0 ? std::min<std::uint64_t>(static_cast<std::uint64_t>(t.length), 16) : 16;
       v.kind = Value::Kind::Bytes;
       for (std::uint64_t i = 0, n = 1 + rng.below(cap); i < n; ++i) v.s += static_cast<char>(rng.below(256));
@@ -86,7 +113,8 @@ Value random_value(Xoshiro256& rng, const SqlType& t, bool key, Micros now) {
 
 std::string key_text(const Row& key) {
   std::string s;
-  for (const auto& [n, v] : key) s += std::to_string(static_cast<int>(v.kind)) + ":" + std::to_string(v.i) + ":" + v.s + "|";
+  for (const auto& [n, v] : key)
+    s += std::to_string(static_cast<int>(v.kind)) + ":" + std::to_string(v.i) + ":" + v.s + "|";
   return s;
 }
 
@@ -119,9 +147,12 @@ std::uint64_t Xoshiro256::below(std::uint64_t n) {
 double Xoshiro256::unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 WorkloadResult run_workload(Engine& engine, const WorkloadOptions& o) {
-  if (!(o.rate > 0) || !(o.duration_seconds > 0)) throw Error(ErrorKind::InvalidArgument, "workload: rate and duration must be positive");
-  if (o.min_rows < 1 || o.max_rows < o.min_rows) throw Error(ErrorKind::InvalidArgument, "workload: rows per commit must be 1 <= min <= max");
-  if (o.insert_weight < 0 || o.update_weight < 0 || o.delete_weight < 0 || o.insert_weight + o.update_weight + o.delete_weight == 0) {
+  if (!(o.rate > 0) || !(o.duration_seconds > 0))
+    throw Error(ErrorKind::InvalidArgument, "workload: rate and duration must be positive");
+  if (o.min_rows < 1 || o.max_rows < o.min_rows)
+    throw Error(ErrorKind::InvalidArgument, "workload: rows per commit must be 1 <= min <= max");
+  if (o.insert_weight < 0 || o.update_weight < 0 || o.delete_weight < 0 ||
+      o.insert_weight + o.update_weight + o.delete_weight == 0) {
     throw Error(ErrorKind::InvalidArgument, "workload: the mix needs non-negative weights with a positive sum");
   }
   Table table;
@@ -131,13 +162,15 @@ WorkloadResult run_workload(Engine& engine, const WorkloadOptions& o) {
     ReadTxn r(engine.db());
     table = load_table(engine.db(), o.table);
     const auto key = table.key();
-    if (key.empty()) throw Error(ErrorKind::InvalidArgument, table.full_name() + " is a heap; the workload needs a primary key");
+    if (key.empty())
+      throw Error(ErrorKind::InvalidArgument, table.full_name() + " is a heap; the workload needs a primary key");
     std::string sql = "SELECT ";
     for (std::size_t i = 0; i < key.size(); ++i) sql += (i ? ", " : "") + quote_ident(key[i]->name);
     auto st = engine.db().prepare(sql + " FROM " + table.storage() + " ORDER BY 1");
     while (st.step()) {
       Row k;
-      for (std::size_t i = 0; i < key.size(); ++i) k.emplace_back(key[i]->name, Reader::to_value(st.cell(static_cast<int>(i)), key[i]->type));
+      for (std::size_t i = 0; i < key.size(); ++i)
+        k.emplace_back(key[i]->name, Reader::to_value(st.cell(static_cast<int>(i)), key[i]->type));
       live_set.insert(key_text(k));
       live.push_back(std::move(k));
     }
@@ -148,7 +181,8 @@ WorkloadResult run_workload(Engine& engine, const WorkloadOptions& o) {
   Micros now = o.start ? *o.start : engine.last_time() + 1000;
   const Micros end = now + static_cast<Micros>(o.duration_seconds * 1e6);
   Micros last_event = now;
-  Micros next_cleanup = o.cleanup_every_seconds > 0 ? now + static_cast<Micros>(o.cleanup_every_seconds * 1e6) : INT64_MAX;
+  Micros next_cleanup =
+      o.cleanup_every_seconds > 0 ? now + static_cast<Micros>(o.cleanup_every_seconds * 1e6) : INT64_MAX;
   const Micros idle_gap = o.idle_every_seconds > 0 ? static_cast<Micros>(o.idle_every_seconds * 1e6) : 0;
   std::vector<std::vector<Change>> chunk;
   std::vector<std::optional<Micros>> times;
@@ -193,7 +227,8 @@ WorkloadResult run_workload(Engine& engine, const WorkloadOptions& o) {
         if (live_set.count(key_text(k)) != 0) continue;
         Row row = k;
         for (const auto& c : table.columns) {
-          if (c.key_ordinal == 0 && c.type.base != Base::RowVersion) row.emplace_back(c.name, random_value(rng, c.type, false, now));
+          if (c.key_ordinal == 0 && c.type.base != Base::RowVersion)
+            row.emplace_back(c.name, random_value(rng, c.type, false, now));
         }
         txn.push_back(Change{Change::Kind::Insert, table.full_name(), std::move(row), std::nullopt});
         live_set.insert(key_text(k));

@@ -86,8 +86,9 @@ void Engine::check_no_open_txn(std::int64_t table_id, std::string_view what) {
   for (const auto& [id, t] : open_) {
     for (const auto& key : t.keys) {
       if (key.first == table_id) {
-        throw Error(ErrorKind::InvalidArgument, std::string(what) + " while an open Transaction of this Emulator has "
-                                                                     "changes on the table; commit or roll it back first");
+        throw Error(ErrorKind::InvalidArgument, std::string(what) +
+                                                    " while an open Transaction of this Emulator has "
+                                                    "changes on the table; commit or roll it back first");
       }
     }
   }
@@ -112,9 +113,17 @@ void Engine::emit(const LogRecord& rec) {
     return;
   }
   const char* kind = rec.kind == LogRecord::Kind::Txn ? "txn" : rec.kind == LogRecord::Kind::Ddl ? "ddl" : "idle";
-  db_->prepare("INSERT INTO emu_log (commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .bind_blob(1, lsn_blob(rec.commit_lsn)).bind(2, std::string_view(kind)).bind_blob(3, lsn_blob(rec.begin_lsn))
-      .bind_blob(4, rec.tran_id).bind(5, rec.begin_time).bind(6, rec.end_time).bind_blob(7, rec.payload()).run();
+  db_->prepare(
+         "INSERT INTO emu_log (commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload) VALUES (?, ?, ?, "
+         "?, ?, ?, ?)")
+      .bind_blob(1, lsn_blob(rec.commit_lsn))
+      .bind(2, std::string_view(kind))
+      .bind_blob(3, lsn_blob(rec.begin_lsn))
+      .bind_blob(4, rec.tran_id)
+      .bind(5, rec.begin_time)
+      .bind(6, rec.end_time)
+      .bind_blob(7, rec.payload())
+      .run();
 }
 
 Lsn Engine::commit(const std::vector<Change>& changes, std::optional<Micros> at) {
@@ -216,7 +225,8 @@ Lsn Engine::commit_open(std::int64_t id, std::optional<Micros> at) {
   OpenTxn t = std::move(it->second);
   open_.erase(it);
   if (t.changes.empty()) {
-    throw Error(ErrorKind::InvalidArgument, "this Transaction has no changes; execute some before commit (it is now rolled back)");
+    throw Error(ErrorKind::InvalidArgument,
+                "this Transaction has no changes; execute some before commit (it is now rolled back)");
   }
   Txn txn(*this);
   WriteState s = load_state();
@@ -238,7 +248,11 @@ void Engine::add_hook(const std::string& kind, const std::string& read_kind, con
   Txn txn(*this);
   const Micros now = WriteState::load(*db_).last_time;
   db_->prepare("INSERT INTO emu_hooks (kind, read_kind, payload, registered_at) VALUES (?, ?, ?, ?)")
-      .bind(1, std::string_view(kind)).bind(2, std::string_view(read_kind)).bind_blob(3, payload).bind(4, now).run();
+      .bind(1, std::string_view(kind))
+      .bind(2, std::string_view(read_kind))
+      .bind_blob(3, payload)
+      .bind(4, now)
+      .run();
   txn.commit();
 }
 

@@ -27,7 +27,9 @@ int year_of_day(std::int64_t day) {
 
 bool is_leap(int y) { return std::chrono::year{y}.is_leap(); }
 
-std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+}
 
 class RuleParser {
  public:
@@ -142,7 +144,8 @@ std::int64_t day_of(const PosixRule::Date& d, int y) {
     case PosixRule::Date::Kind::MonthWeekDay: break;
   }
   const std::int64_t first = days_from_civil(y, static_cast<unsigned>(d.month), 1);
-  const std::int64_t next = d.month == 12 ? days_from_civil(y + 1, 1, 1) : days_from_civil(y, static_cast<unsigned>(d.month + 1), 1);
+  const std::int64_t next =
+      d.month == 12 ? days_from_civil(y + 1, 1, 1) : days_from_civil(y, static_cast<unsigned>(d.month + 1), 1);
   const std::int64_t first_weekday = (first % 7 + 11) % 7;  // 1970-01-01 was a Thursday (4)
   std::int64_t day = first + (d.day - first_weekday + 7) % 7 + (d.week - 1) * 7;
   while (day >= next) day -= 7;  // week 5: the last such weekday of the month
@@ -163,8 +166,8 @@ std::int64_t be64(const std::string& b, std::size_t at) {
 bool valid_name(std::string_view name) {
   if (name.empty() || name.size() > 255 || name.front() == '/' || name.back() == '/') return false;
   for (const char c : name) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-                    c == '+' || c == '/' || c == '.';
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '+' || c == '/' || c == '.';
     if (!ok) return false;
   }
   std::size_t from = 0;
@@ -207,14 +210,16 @@ TimeZone TimeZone::load(std::string_view name) {
   if (!in) throw Error(ErrorKind::InvalidArgument, unknown);
   const std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (b.size() < 44 || b.compare(0, 4, "TZif") != 0) throw Error(ErrorKind::InvalidArgument, unknown);
-  const auto bad = [&]() { return Error(ErrorKind::InvalidArgument, folder + "/" + std::string(name) + " is not a valid TZif file"); };
+  const auto bad = [&]() {
+    return Error(ErrorKind::InvalidArgument, folder + "/" + std::string(name) + " is not a valid TZif file");
+  };
 
   std::size_t at = 0;
   const bool v2 = b[4] != '\0';
   for (int pass = 0; pass < (v2 ? 2 : 1); ++pass) {
     if (b.size() < at + 44) throw bad();
-    const std::size_t isut = be32(b, at + 20), isstd = be32(b, at + 24), leap = be32(b, at + 28), timecnt = be32(b, at + 32),
-                      typecnt = be32(b, at + 36), charcnt = be32(b, at + 40);
+    const std::size_t isut = be32(b, at + 20), isstd = be32(b, at + 24), leap = be32(b, at + 28),
+                      timecnt = be32(b, at + 32), typecnt = be32(b, at + 36), charcnt = be32(b, at + 40);
     const std::size_t tsize = pass == 0 ? 4 : 8;
     const std::size_t body = timecnt * tsize + timecnt + typecnt * 6 + charcnt + leap * (tsize + 4) + isstd + isut;
     at += 44;

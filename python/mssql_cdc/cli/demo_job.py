@@ -52,6 +52,7 @@ def latest_image(bronze_rows: list[dict[str, Any]], key: str) -> dict[Any, dict[
     (_start_lsn, _command_id, _seqval, _operation) order, NULLs first; a delete removes the
     key. (A table emptied before its re-snapshot has no op-0 rows; the demo's table never is.)
     """
+    # An oracle: SQL Server's documented __$operation codes, not the library's Operation enum.
     snapshots = [r["_snapshot"] or r["_start_lsn"] for r in bronze_rows if r["_operation"] == 0]
     point = max(snapshots, default=None)
     rows = [

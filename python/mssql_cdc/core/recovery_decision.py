@@ -28,6 +28,7 @@ __all__ = [
     "DecideInputs",
     "Decision",
     "DurationGuard",
+    "ErrorKind",
     "Estimate",
     "Instance",
     "Loss",
@@ -39,6 +40,7 @@ __all__ = [
     "StartInputs",
     "StartResult",
     "StartSource",
+    "Step",
     "conclude",
     "decide",
     "error_from",
@@ -54,6 +56,11 @@ Action = Literal["none", "resnapshot", "blocked"]
 ReuseKind = Literal["none", "completion", "open", "target"]
 StartSource = Literal["recovering", "checkpoint", "state", "bootstrap", "starting_lsn", "none"]
 DurationGuard = Literal["warn", "refuse", "off"]
+ErrorKind = Literal["none", "data_loss", "invalid_argument"]
+# The durable steps of a decision, acted on in the order Decision.steps lists them.
+Step = Literal[
+    "write_full_open", "take_snapshot", "open_chunked", "write_event", "clear_recovering"
+]
 
 
 def _plain(value: Any) -> Any:
@@ -180,7 +187,7 @@ class Decision:
 
     action: Action
     reason: str
-    error_type: Literal["", "DataLossError", "ValueError"]
+    error_kind: ErrorKind
     error_message: str
     target: str
     app_id: str
@@ -193,11 +200,7 @@ class Decision:
     reuse: Reuse
     mode: Mode
     interval_ok: bool
-    write_full_open: bool
-    take_snapshot: bool
-    open_chunked: bool
-    write_event: bool
-    clear_recovering: bool
+    steps: tuple[Step, ...]
     warning: str
 
     @classmethod
@@ -206,7 +209,7 @@ class Decision:
         return cls(
             action=d["action"],
             reason=d["reason"],
-            error_type=d["error_type"],
+            error_kind=d["error_kind"],
             error_message=d["error_message"],
             target=d["target"],
             app_id=d["app_id"],
@@ -219,11 +222,7 @@ class Decision:
             reuse=Reuse(r["kind"], _from_offset(r["offset"]), r["generation"]),
             mode=d["mode"],
             interval_ok=d["interval_ok"],
-            write_full_open=d["write_full_open"],
-            take_snapshot=d["take_snapshot"],
-            open_chunked=d["open_chunked"],
-            write_event=d["write_event"],
-            clear_recovering=d["clear_recovering"],
+            steps=tuple(d["steps"]),
             warning=d["warning"],
         )
 
@@ -333,7 +332,7 @@ def error_from(decision: Decision) -> MssqlCdcError:
     """
     if decision.action != "blocked":
         raise ValueError(f"decision is {decision.action!r}, not 'blocked': nothing to raise")
-    if decision.error_type == "DataLossError":
+    if decision.error_kind == "data_loss":
         low = decision.low
         return DataLossError(
             decision.error_message,

@@ -248,7 +248,7 @@ def decide_now(
     if decision.low is not None:  # a loss: the target's newest snapshot may be reused
         inputs = dataclasses.replace(inputs, newest_whole=reads.newest_whole())
         decision = decide(inputs)
-    if not (decision.take_snapshot and request.duration_guard != "off"):
+    if not ("take_snapshot" in decision.steps and request.duration_guard != "off"):
         return decision, None
     # The estimate costs a metadata read and a facts query: only for a full read to be taken.
     retention = observed_retention_hours(reads.batch_samples(), now=_clock.now())
@@ -277,7 +277,7 @@ def recover(
         raise error_from(decision)
     state = gathered.state
     if decision.action == "none":
-        if decision.clear_recovering:
+        if "clear_recovering" in decision.steps:
             state = dataclasses.replace(state, recovering=None)
             write_state(request.checkpoint, state)
         return state
@@ -296,9 +296,10 @@ def _resnapshot(
     recovering = dataclasses.replace(state, recovering=decision.start)
     write_state(request.checkpoint, recovering)  # a crash from here on resumes at this start
     failpoint("recovery.after_recovering")
-    if decision.take_snapshot:
+    # take_full writes the 'snapshot_open' row of write_full_open before it reads the table.
+    if "take_snapshot" in decision.steps:
         snapshot = writes.take_full(g, decision.lost_from_ts, decision.lost_to_ts)
-    elif decision.open_chunked:
+    elif "open_chunked" in decision.steps:
         snapshot = Taken(writes.open_chunked(g, decision.lost_from_ts, decision.lost_to_ts))
     else:
         reused = decision.reuse.offset
@@ -324,7 +325,7 @@ def _resnapshot(
             decision.lost_to_ts,
             first_lsn=lsn.increment(snapshot.offset.lsn),
         )
-    if decision.write_event:
+    if "write_event" in decision.steps:
         writes.write_event(g, snapshot, decision.lost_from_ts, decision.lost_to_ts)
         failpoint("recovery.after_event")
     write_state(request.checkpoint, verdict.state_to_write)  # the commit point

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
+from mssql_cdc.core.operation import Operation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.finalization import ControlRow, control_rows, record_position
 from mssql_cdc.silver.checks import check_arguments, check_capture_instance, check_keys
@@ -192,7 +193,7 @@ def _survey(
     wanted = newer | col("_chunk").isNotNull() if chunks else newer
     whole = col("_chunk").isNull() & newer
     row = (
-        rows.where((col("_operation") == 0) & wanted)
+        rows.where((col("_operation") == Operation.SNAPSHOT) & wanted)
         .agg(
             F.collect_set(F.when(whole, snapshot_of(shape))).alias("wholes"),
             F.max(col("_chunk").isNotNull()).alias("chunked"),

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mssql_cdc.core.operation import Operation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.tables.definitions import library_columns
 from mssql_cdc.tables.migrations import quote_identifier
@@ -134,6 +135,6 @@ def latest_images(
         *[col(n) for n in shape.captured_names],
         col("_start_lsn"),
         col("_commit_ts"),
-        col("_operation").isin(1, 3).alias(DELETE_FLAG),
-        F.when(col("_operation") != 0, col("_start_lsn")).alias(HIGH),
+        col("_operation").isin(Operation.DELETE, Operation.UPDATE_BEFORE).alias(DELETE_FLAG),
+        F.when(col("_operation") != Operation.SNAPSHOT, col("_start_lsn")).alias(HIGH),
     )

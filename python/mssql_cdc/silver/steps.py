@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from mssql_cdc.core.operation import Operation
 from mssql_cdc.silver.facts_view import SnapshotFacts
 from mssql_cdc.silver.images import (
     DELETE_FLAG,
@@ -61,13 +62,15 @@ class Steps:
         self.spark, self.target, self.rows, self.shape = spark, target, rows, shape
         self.keys, self.bronze = keys, bronze
         self.names = [*shape.captured_names, "_start_lsn", "_commit_ts"]
-        self.changes = rows.where(col("_operation") != 0)
+        self.changes = rows.where(col("_operation") != Operation.SNAPSHOT)
         self.empty = empty  # silver held no data file when this call looked at it
         self.written = False
 
     def rebuild(self, snapshot: str) -> Position:
         """Make silver the rows of `snapshot` and every change after it; no other key stays."""
-        op0 = self.rows.where((col("_operation") == 0) & (snapshot_of(self.shape) == snapshot))
+        op0 = self.rows.where(
+            (col("_operation") == Operation.SNAPSHOT) & (snapshot_of(self.shape) == snapshot)
+        )
         after = self.changes.where(col("_start_lsn") > snapshot)
         high = self._merge(op0.unionByName(after), rebuild=True)
         return Position(max(snapshot, high or snapshot), snapshot, None, None)
@@ -96,7 +99,9 @@ class Steps:
             return replace(position, open_snapshot_lsn=snapshot, snapshot_wave=done)
         chunks = sorted({c for numbers in waves.values() for c in numbers})
         chunk_rows = self.rows.where(
-            (col("_operation") == 0) & (col("_snapshot") == snapshot) & col("_chunk").isin(chunks)
+            (col("_operation") == Operation.SNAPSHOT)
+            & (col("_snapshot") == snapshot)
+            & col("_chunk").isin(chunks)
         )
         chunk_keys = chunk_rows.select(*[col(k).alias(f"__k{i}") for i, k in enumerate(self.keys)])
         on = [col(k).eqNullSafe(F.col(f"__k{i}")) for i, k in enumerate(self.keys)]
@@ -150,7 +155,7 @@ class Steps:
         if skips_empty != "true" and not source.select(col("_operation")).limit(1).collect():
             return None
         seen = Observation()
-        change = F.when(col("_operation") != 0, col("_start_lsn"))
+        change = F.when(col("_operation") != Operation.SNAPSHOT, col("_start_lsn"))
         observed = source.observe(seen, F.max(change).alias("high"), F.count(F.lit(1)).alias("n"))
         images = latest_images(observed, self.keys, self.shape, ref=self.bronze)
         kept = images.where(~F.col(DELETE_FLAG)).select(*[col(n) for n in self.names])

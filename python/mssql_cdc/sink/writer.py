@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.events import EventRecord
+from mssql_cdc.core.operation import Operation
 from mssql_cdc.errors import ConfigError, MssqlCdcError
 from mssql_cdc.facts import rows as facts
 from mssql_cdc.facts.keys import batch_key, facts_key, sink_id, validate_app_id
@@ -123,9 +124,9 @@ def aggregate(df: DataFrame) -> BatchAggregates:
         F.max("_start_lsn").alias("max_lsn"),
         F.min("_commit_ts").alias("min_commit_ts"),
         F.max("_commit_ts").alias("max_commit_ts"),
-        F.count(F.when(op == 1, 1)).alias("deletes"),
-        F.count(F.when(op == 2, 1)).alias("inserts"),
-        F.count(F.when(op == 4, 1)).alias("updates"),
+        F.count(F.when(op == Operation.DELETE, 1)).alias("deletes"),
+        F.count(F.when(op == Operation.INSERT, 1)).alias("inserts"),
+        F.count(F.when(op == Operation.UPDATE_AFTER, 1)).alias("updates"),
     ).collect()[0]
     return BatchAggregates(
         rows=int(row["rows"]),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.operation import Operation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import family
 from mssql_cdc.facts.details import parse_time
@@ -179,7 +180,7 @@ def facts_of_stored_wave(
         return
     bronze = spark.table(tables.table_ref(snap.target).sql)
     counted = (
-        bronze.where((F.col("_operation") == 0) & (F.col("_snapshot") == snap.s))
+        bronze.where((F.col("_operation") == Operation.SNAPSHOT) & (F.col("_snapshot") == snap.s))
         .where(F.col("_chunk").isNotNull() & ~F.col("_chunk").isin(sorted(done) or [-1]))
         .groupBy("_chunk", "_start_lsn")
         .count()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core.offsets import StreamOffset, format_commit_ts
+from mssql_cdc.core.operation import Operation
 from mssql_cdc.facts import family
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.snapshot.probe import SourceProbe
@@ -50,7 +51,9 @@ def _snapshot_rows(
         return None
     frame = spark.table(handle.ref.sql)
     names = _instance_names(probe, config)
-    rows = frame.where((F.col("_operation") == 0) & F.lower("_capture_instance").isin(names))
+    rows = frame.where(
+        (F.col("_operation") == Operation.SNAPSHOT) & F.lower("_capture_instance").isin(names)
+    )
     snapshot = F.col("_snapshot") if "_snapshot" in frame.columns else F.lit(None)
     chunk = F.col("_chunk") if "_chunk" in frame.columns else F.lit(None).cast("int")
     return rows.select(

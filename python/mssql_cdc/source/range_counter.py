@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core.operation import Operation
 from mssql_cdc.core.range_counts import RangeCounts
 
 if TYPE_CHECKING:
@@ -18,8 +19,12 @@ if TYPE_CHECKING:
 
 __all__ = ["RangeCounter"]
 
-# the _operation codes the facts count; 3 (an update's before-image) counts only in rows
-_OPERATIONS = {1: "deletes", 2: "inserts", 4: "updates"}
+# the operations the facts count; an update's before-image counts only in rows
+_OPERATIONS = {
+    Operation.DELETE: "deletes",
+    Operation.INSERT: "inserts",
+    Operation.UPDATE_AFTER: "updates",
+}
 
 
 class RangeCounter:

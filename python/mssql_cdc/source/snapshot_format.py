@@ -18,6 +18,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from mssql_cdc.core.metrics_files import chunk_file_name, write_json_atomic
 from mssql_cdc.core.offsets import format_commit_ts, initial_lsn
+from mssql_cdc.core.operation import Operation
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import KeyBound
 from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
@@ -198,7 +199,7 @@ def _with_metadata(
         pa.array([part.capture_instance] * n, pa.string()),
         pa.array([part.stamp_lsn] * n, pa.string()),
         pa.nulls(n, pa.string()),
-        pa.array([0] * n, pa.int32()),
+        pa.array([int(Operation.SNAPSHOT)] * n, pa.int32()),
     ]
     names = ["_capture_instance", "_start_lsn", "_seqval", "_operation"]
     if include_command_id:

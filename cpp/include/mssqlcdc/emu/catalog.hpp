@@ -30,7 +30,7 @@ struct Table {
 
   [[nodiscard]] std::string full_name() const { return schema + "." + name; }  // dbo.orders
   [[nodiscard]] std::string storage() const { return quote_ident(full_name()); }
-  [[nodiscard]] std::vector<const Column*> key() const;  // in key order
+  [[nodiscard]] std::vector<const Column*> key() const;             // in key order
   [[nodiscard]] const Column* find(std::string_view column) const;  // case-insensitive
   [[nodiscard]] const Column* by_id(std::int64_t column_id) const;
   [[nodiscard]] std::string column_list() const;  // for messages
@@ -44,13 +44,16 @@ struct CapturedColumn {
   bool present = true;
 };
 
+// A change row's __$operation, stored as the integer SQL Server stores.
+enum class Operation : std::int32_t { Delete = 1, Insert = 2, UpdateBefore = 3, UpdateAfter = 4 };
+
 struct Instance {
   std::int64_t object_id = 0;
   std::string name;
   std::int64_t source_object_id = 0;
   Lsn start_lsn;
   Lsn create_lsn;
-  std::int64_t create_date = 0;      // server-local
+  std::int64_t create_date = 0;  // server-local
   std::int64_t create_date_utc = 0;
   bool has_command_id = true;
   std::vector<CapturedColumn> columns;  // by ordinal
@@ -72,7 +75,7 @@ Table load_table_by_id(Db& db, std::int64_t object_id);
 std::vector<std::string> table_names(Db& db);
 
 std::optional<Instance> find_instance(Db& db, std::string_view name);
-Instance load_instance(Db& db, std::string_view name);  // EmuUnknownObject (208)
+Instance load_instance(Db& db, std::string_view name);              // EmuUnknownObject (208)
 std::vector<Instance> instances_of(Db& db, std::int64_t table_id);  // oldest first
 
 }  // namespace mssqlcdc::emu

@@ -32,8 +32,8 @@ struct Change {
   enum class Kind : std::uint8_t { Insert, Update, Delete };
   Kind kind = Kind::Insert;
   std::string table;
-  Row row;                      // insert: the row; update: key and SET values; delete: the key or filter
-  std::optional<Row> old_key;   // update of a key (or a heap's filter)
+  Row row;                     // insert: the row; update: key and SET values; delete: the key or filter
+  std::optional<Row> old_key;  // update of a key (or a heap's filter)
 };
 
 // Capture looks instances up through this, so an Engine can serve them from its cache.
@@ -61,7 +61,8 @@ class Engine : private InstanceSource {
   void disable_cdc(std::string_view capture_instance);
   Lsn add_column(std::string_view table, std::string_view column, std::string_view sql_type, std::optional<Micros> at);
   Lsn drop_column(std::string_view table, std::string_view column, std::optional<Micros> at);
-  Lsn alter_column(std::string_view table, std::string_view column, std::string_view sql_type, std::optional<Micros> at);
+  Lsn alter_column(std::string_view table, std::string_view column, std::string_view sql_type,
+                   std::optional<Micros> at);
 
   Lsn commit(const std::vector<Change>& changes, std::optional<Micros> at);
   std::vector<Lsn> commit_many(const std::vector<std::vector<Change>>& transactions,
@@ -117,7 +118,7 @@ class Engine : private InstanceSource {
     Lsn begin_lsn;
     Micros begin_time = 0;
     std::vector<Change> changes;
-    std::vector<Lsn> seqvals;                          // one per row operation, taken by execute
+    std::vector<Lsn> seqvals;                             // one per row operation, taken by execute
     std::set<std::pair<std::int64_t, std::string>> keys;  // (table, encoded key) this one touched
   };
 
@@ -138,7 +139,7 @@ class Engine : private InstanceSource {
   const Table& cached_table(const std::string& name);
   const std::vector<Instance>& instances(std::int64_t table_id) override;
   const std::string& cached_setting(const std::string& name);
-  const TimeZone& zone();  // the server zone of the time_zone setting, loaded once per name
+  const TimeZone& zone();           // the server zone of the time_zone setting, loaded once per name
   void emit(const LogRecord& rec);  // capture now (immediate) or queue in emu_log (manual)
   std::int64_t next_object_id();
 

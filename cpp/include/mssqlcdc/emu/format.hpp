@@ -42,8 +42,8 @@ void bump_catalog(Db& db);
 // Settings (spec 40, section 3.1), stored as text; set_setting validates name and value.
 std::string get_setting(Db& db, const std::string& name);
 void set_setting(Db& db, const std::string& name, const std::string& value);
-inline const char* const kSettingNames[] = {"capture", "maxtrans", "idle_interval_seconds", "retention_minutes",
-                                            "cleanup_threshold", "cleanup_job_rule", "max_text_repl_size",
-                                            "command_id_column", "time_zone"};
+inline const char* const kSettingNames[] = {
+    "capture",          "maxtrans",           "idle_interval_seconds", "retention_minutes", "cleanup_threshold",
+    "cleanup_job_rule", "max_text_repl_size", "command_id_column",     "time_zone"};
 
 }  // namespace mssqlcdc::emu

@@ -16,7 +16,7 @@ namespace mssqlcdc::emu {
 
 struct Hook {
   std::int64_t id = 0;
-  std::string kind;       // commit_before_read, cleanup_before_read, cleanup_during_read, cleanup_mid_read, inject_null_row
+  std::string kind;  // commit_before_read, cleanup_before_read, cleanup_during_read, cleanup_mid_read, inject_null_row
   std::string read_kind;  // changes, table
   // cleanup hooks
   std::string capture_instance;

@@ -20,8 +20,8 @@ class LsnCursor {
   [[nodiscard]] const Lsn& next() const { return next_; }
   [[nodiscard]] std::int64_t records() const { return records_; }
 
-  Lsn take();   // the next record's LSN
-  void flush(); // after a commit or idle record: the next block, slot 1
+  Lsn take();    // the next record's LSN
+  void flush();  // after a commit or idle record: the next block, slot 1
 
  private:
   Lsn next_ = initial();
@@ -73,14 +73,16 @@ struct LogRecord {
   std::string ddl_command;
 
   [[nodiscard]] std::string payload() const;  // the serialized ops or DDL
-  static LogRecord from_row(Stmt& row);      // an emu_log row: commit_lsn, kind, begin_lsn, tran_id, times, payload
+  static LogRecord from_row(Stmt& row);       // an emu_log row: commit_lsn, kind, begin_lsn, tran_id, times, payload
 };
 
 // "0x" + 2..20 hex digits (even count, either case) right-padded with zero bytes as SQL Server
 // pads binary(10); throws InvalidArgument naming `what`.
 Lsn parse_lsn_arg(std::string_view text, std::string_view what);
 
-inline std::string lsn_blob(const Lsn& l) { return std::string(reinterpret_cast<const char*>(l.bytes().data()), Lsn::kBytes); }
+inline std::string lsn_blob(const Lsn& l) {
+  return std::string(reinterpret_cast<const char*>(l.bytes().data()), Lsn::kBytes);
+}
 Lsn lsn_from_blob(std::string_view blob);
 
 // A 10-byte tran_id: four zero bytes and a 6-byte big-endian counter; zeros for an idle entry.

@@ -42,8 +42,8 @@ struct ChangeReadOptions {
   std::int64_t batch_rows = 65536;
   std::int64_t batch_bytes = 64LL << 20;
   bool binary_lsn = false;
-  bool fire_hooks = true;      // false for inspection (change_rows), which never fires hooks
-  bool raw_names = false;      // change_rows: every change-table column under its SQL Server name
+  bool fire_hooks = true;  // false for inspection (change_rows), which never fires hooks
+  bool raw_names = false;  // change_rows: every change-table column under its SQL Server name
 };
 
 using Key = std::vector<Value>;  // one value per key column, in key order
@@ -137,28 +137,31 @@ class Reader {
   std::optional<Lsn> max_lsn();
   std::optional<Lsn> max_commit_lsn();
   MinLsn min_lsn(std::string_view ci);
-  std::optional<Micros> lsn_to_time(const Lsn& lsn);                 // that entry's local time
-  std::optional<Micros> lsn_to_utc(const Lsn& lsn);                  // the same entry's UTC time
+  std::optional<Micros> lsn_to_time(const Lsn& lsn);  // that entry's local time
+  std::optional<Micros> lsn_to_utc(const Lsn& lsn);   // the same entry's UTC time
   // The commit time of an LSN as the library defines it (10-source.md): the local time of the
   // newest entry at or below `lsn` (idle entries count), or nothing when there is none.
   std::optional<Micros> time_at_or_below(const Lsn& lsn);
   std::optional<Lsn> time_to_lsn(Relation rel, Micros t);
   std::optional<Lsn> nth_commit_after(const Lsn& after, std::int64_t n, std::optional<std::string> ci);
   std::vector<Tile> split_points(std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to, int n);
-  void read_changes(std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to, const ChangeReadOptions& options,
-                    ArrowArrayStream* out);
+  void read_changes(std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to,
+                    const ChangeReadOptions& options, ArrowArrayStream* out);
   std::vector<ColumnInfo> captured_columns(std::string_view ci);
   std::vector<DdlEntry> ddl_history(std::string_view ci, const Lsn& after, const Lsn& upto);
   std::vector<InstanceInfo> capture_instances(std::string_view table);
   InstanceInfo resolve_instance(std::string_view ci);
   TableInfo table_info(std::string_view table);
-  std::optional<KeyExtent> key_extent(std::string_view table, const std::optional<std::vector<std::string>>& key_columns);
+  std::optional<KeyExtent> key_extent(std::string_view table,
+                                      const std::optional<std::vector<std::string>>& key_columns);
   std::vector<Key> key_tiles(std::string_view table, std::int64_t n, std::int64_t rows_per_tile,
                              const std::optional<std::vector<std::string>>& key_columns);
-  std::optional<Key> next_key(std::string_view table, const Key& after, const std::optional<std::vector<std::string>>& key_columns);
+  std::optional<Key> next_key(std::string_view table, const Key& after,
+                              const std::optional<std::vector<std::string>>& key_columns);
   std::vector<Bucket> key_buckets(std::string_view table, int n, std::optional<__int128> lo, std::optional<__int128> hi,
                                   const std::optional<std::vector<std::string>>& key_columns);
-  void read_table(std::string_view table, const KeyRange& range, const TableReadOptions& options, ArrowArrayStream* out);
+  void read_table(std::string_view table, const KeyRange& range, const TableReadOptions& options,
+                  ArrowArrayStream* out);
   std::vector<Entry> lsn_time_mapping();
   std::string server_time_zone();  // the IANA name of the time_zone setting, e.g. "UTC"
   std::vector<std::string> tables();

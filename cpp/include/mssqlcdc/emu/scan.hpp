@@ -23,22 +23,24 @@ void check_change_range(Db& db, const Instance& in, const std::optional<Lsn>& fr
 
 // The key columns of a table: its primary key, or the present columns named (snapshotKeys).
 std::vector<const Column*> key_columns_of(const Table& t, const std::optional<std::vector<std::string>>& names);
-std::string key_select(const std::vector<const Column*>& key);             // "a", "b"
+std::string key_select(const std::vector<const Column*>& key);            // "a", "b"
 std::string key_order(const std::vector<const Column*>& key, bool desc);  // "a" DESC, "b" DESC
 std::string placeholders(std::size_t n);
 // "key OP (?first, ?first+1, ...)" in key order, OP one of ">=", "<", ">", with NULL below every
 // value as SQL Server sorts it: row values for NOT NULL primary keys (so the index serves the
 // range), an expanded comparison when a key column may hold NULL.
 std::string key_compare(const std::vector<const Column*>& key, const std::string& op, int first);
-std::vector<Cell> key_cells(const Table& t, const std::vector<const Column*>& key, const Key& key_values, std::string_view what);
+std::vector<Cell> key_cells(const Table& t, const std::vector<const Column*>& key, const Key& key_values,
+                            std::string_view what);
 
 // A column builder for a SQL Server type, and the append of one stored SQLite value to it.
 ColumnBuilder make_builder(const std::string& name, const SqlType& type);
 void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType& type);
 
-std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path, std::string_view ci, std::optional<Lsn> from,
-                                              std::optional<Lsn> to, const ChangeReadOptions& options);
-std::unique_ptr<BatchSource> open_table_scan(const std::filesystem::path& path, std::string_view table, const KeyRange& range,
-                                             const TableReadOptions& options);
+std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path, std::string_view ci,
+                                              std::optional<Lsn> from, std::optional<Lsn> to,
+                                              const ChangeReadOptions& options);
+std::unique_ptr<BatchSource> open_table_scan(const std::filesystem::path& path, std::string_view table,
+                                             const KeyRange& range, const TableReadOptions& options);
 
 }  // namespace mssqlcdc::emu

@@ -27,10 +27,30 @@ struct Cell {
   std::string s;  // text, or blob bytes
 
   static Cell null() { return {}; }
-  static Cell integer(std::int64_t v) { Cell c; c.type = Type::Int; c.i = v; return c; }
-  static Cell real(double v) { Cell c; c.type = Type::Real; c.d = v; return c; }
-  static Cell text(std::string v) { Cell c; c.type = Type::Text; c.s = std::move(v); return c; }
-  static Cell blob(std::string v) { Cell c; c.type = Type::Blob; c.s = std::move(v); return c; }
+  static Cell integer(std::int64_t v) {
+    Cell c;
+    c.type = Type::Int;
+    c.i = v;
+    return c;
+  }
+  static Cell real(double v) {
+    Cell c;
+    c.type = Type::Real;
+    c.d = v;
+    return c;
+  }
+  static Cell text(std::string v) {
+    Cell c;
+    c.type = Type::Text;
+    c.s = std::move(v);
+    return c;
+  }
+  static Cell blob(std::string v) {
+    Cell c;
+    c.type = Type::Blob;
+    c.s = std::move(v);
+    return c;
+  }
   [[nodiscard]] bool is_null() const { return type == Type::Null; }
   bool operator==(const Cell&) const = default;
 };
@@ -52,8 +72,8 @@ class Stmt {
   Stmt& bind_blob(int index, std::string_view bytes);
   Stmt& bind_null(int index);
 
-  bool step();   // true while a row is available
-  void run();    // step to completion, ignoring rows
+  bool step();                                // true while a row is available
+  void run();                                 // step to completion, ignoring rows
   [[nodiscard]] Cell cell(int column) const;  // 0-based
   [[nodiscard]] std::int64_t i64(int column) const { return sqlite3_column_int64(stmt_, column); }
   [[nodiscard]] std::string text(int column) const;

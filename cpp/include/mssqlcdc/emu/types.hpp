@@ -12,9 +12,34 @@
 namespace mssqlcdc::emu {
 
 enum class Base : std::uint8_t {
-  Bit, TinyInt, SmallInt, Int, BigInt, Decimal, Numeric, Money, SmallMoney, Real, Float,
-  Date, Time, DateTime, SmallDateTime, DateTime2, DateTimeOffset,
-  Char, VarChar, NChar, NVarChar, Text, NText, UniqueIdentifier, Binary, VarBinary, Image, RowVersion,
+  Bit,
+  TinyInt,
+  SmallInt,
+  Int,
+  BigInt,
+  Decimal,
+  Numeric,
+  Money,
+  SmallMoney,
+  Real,
+  Float,
+  Date,
+  Time,
+  DateTime,
+  SmallDateTime,
+  DateTime2,
+  DateTimeOffset,
+  Char,
+  VarChar,
+  NChar,
+  NVarChar,
+  Text,
+  NText,
+  UniqueIdentifier,
+  Binary,
+  VarBinary,
+  Image,
+  RowVersion,
 };
 
 // Families within which alter_column may change a type.
@@ -30,8 +55,8 @@ struct SqlType {
   static SqlType parse(std::string_view text);
   [[nodiscard]] std::string canonical() const;  // lower-case, e.g. decimal(18,2), nvarchar(max)
   [[nodiscard]] Family family() const;
-  [[nodiscard]] bool is_lob() const;            // text, ntext, image and the (max) types
-  [[nodiscard]] bool is_old_lob() const;        // text, ntext, image
+  [[nodiscard]] bool is_lob() const;      // text, ntext, image and the (max) types
+  [[nodiscard]] bool is_old_lob() const;  // text, ntext, image
   [[nodiscard]] bool is_max() const { return length == -1; }
   [[nodiscard]] std::string arrow_format() const;  // Arrow C Data Interface format string
   [[nodiscard]] std::string arrow_name() const;    // pyarrow's name of that type
@@ -44,7 +69,7 @@ struct Value {
   Kind kind = Kind::Null;
   std::int64_t i = 0;  // Bool, Int; Date days; Time/DateTime/DateTimeTz microseconds
   double f = 0;
-  std::string s;       // Text, Bytes, Decimal as plain "[-]digits[.digits]"
+  std::string s;  // Text, Bytes, Decimal as plain "[-]digits[.digits]"
 };
 
 // Converts `value` for a column of type `type` into its storage cell. `what` names the column

@@ -24,15 +24,15 @@ class Xoshiro256 {
 
 struct WorkloadOptions {
   std::string table;
-  double rate = 10;                 // commits per simulated second
+  double rate = 10;  // commits per simulated second
   double duration_seconds = 60;
-  std::optional<Micros> start;      // default: just after the emulator's last time
+  std::optional<Micros> start;  // default: just after the emulator's last time
   std::uint64_t seed = 1;
   int insert_weight = 50, update_weight = 40, delete_weight = 10;
-  int min_rows = 1, max_rows = 5;   // operations per commit
-  double idle_every_seconds = 0;    // 0: no idle entries
-  double cleanup_every_seconds = 0; // 0: no cleanup job runs
-  int chunk = 1000;                 // transactions per commit_many
+  int min_rows = 1, max_rows = 5;    // operations per commit
+  double idle_every_seconds = 0;     // 0: no idle entries
+  double cleanup_every_seconds = 0;  // 0: no cleanup job runs
+  int chunk = 1000;                  // transactions per commit_many
 };
 
 struct WorkloadResult {

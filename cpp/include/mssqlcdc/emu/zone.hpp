@@ -21,9 +21,9 @@ struct PosixRule {
   struct Date {
     enum class Kind : std::uint8_t { Julian1, Julian0, MonthWeekDay };  // Jn, n, Mm.w.d
     Kind kind = Kind::MonthWeekDay;
-    int day = 0;     // Jn: 1..365; n: 0..365; M: weekday 0 (Sunday)..6
-    int month = 0;   // M only
-    int week = 0;    // M only, 1..5 (5 = last)
+    int day = 0;               // Jn: 1..365; n: 0..365; M: weekday 0 (Sunday)..6
+    int month = 0;             // M only
+    int week = 0;              // M only, 1..5 (5 = last)
     std::int64_t time = 7200;  // seconds after local midnight (may be negative or over 24 h)
   };
   std::int64_t std_offset = 0;
@@ -55,7 +55,7 @@ class TimeZone {
   std::vector<std::uint8_t> type_of_;      // local time type from each transition on
   std::vector<std::int64_t> offsets_;      // per local time type
   bool has_rule_ = false;
-  PosixRule rule_;                         // past the last transition
+  PosixRule rule_;  // past the last transition
 };
 
 }  // namespace mssqlcdc::emu
