@@ -37,20 +37,6 @@ def test_on_data_loss_and_snapshot_are_typed_with_their_literals() -> None:
     assert choices(CdcStream.plan_recovery, "snapshot") == ("full", "chunked")
 
 
-def test_a_mode_outside_its_literal_is_still_refused_at_run_time(tmp_path: Path) -> None:
-    db = tmp_path / "e.db"
-    db.write_bytes(b"")
-    cdc = stream(
-        NoSpark(),  # type: ignore[arg-type]
-        {"backend": "emulator", "emulatorPath": str(db), "captureInstance": "dbo_orders"},
-    )
-    ckpt = str(tmp_path / "ckpt")
-    with pytest.raises(ConfigError, match="on_data_loss='skip': pass 'fail' or 'resnapshot'"):
-        cdc.to_delta("bronze.orders", "a", ckpt, "ops.facts", on_data_loss="skip")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="snapshot='fast': pass 'full' or 'chunked'"):
-        cdc.plan_recovery("bronze.orders", "a", ckpt, "ops.facts", snapshot="fast")  # type: ignore[arg-type]
-
-
 def test_the_package_exports_stream_and_its_results() -> None:
     for name in ("stream", "CdcStream", "RecoveryPlan", "Offset"):
         assert name in mssql_cdc.__all__, name
@@ -77,6 +63,24 @@ def test_an_invalid_call_fails_before_touching_spark_or_the_checkpoint(tmp_path:
     with pytest.raises(ConfigError, match="must be a local path or a Volume"):
         cdc.plan_recovery("bronze.orders", "a", "dbfs:/ckpt", "ops.facts")
     assert not ckpt.exists()
+
+
+@pytest.fixture
+def offline(tmp_path: Path) -> CdcStream:
+    """A stream over an empty emulator file, with a Spark session that refuses every use."""
+    (tmp_path / "e.db").write_bytes(b"")
+    options = {"backend": "emulator", "emulatorPath": str(tmp_path / "e.db")}
+    return stream(NoSpark(), {**options, "captureInstance": "dbo_orders"})  # type: ignore[arg-type]
+
+
+def test_a_mode_outside_its_literal_is_still_refused_at_run_time(
+    offline: CdcStream, tmp_path: Path
+) -> None:
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(ConfigError, match="on_data_loss='skip': pass 'fail' or 'resnapshot'"):
+        offline.to_delta("bronze.orders", "a", ckpt, "ops.facts", on_data_loss="skip")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="snapshot='fast': pass 'full' or 'chunked'"):
+        offline.plan_recovery("bronze.orders", "a", ckpt, "ops.facts", snapshot="fast")  # type: ignore[arg-type]
 
 
 def test_unknown_option_names_are_warned_once(
