@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 import mssql_cdc
 from mssql_cdc import CdcStream, stream
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.pipeline import cdc_stream
 
 
 def test_the_modes_of_to_delta_are_keyword_only_with_the_seeds_defaults() -> None:
@@ -22,6 +24,17 @@ def test_the_modes_of_to_delta_are_keyword_only_with_the_seeds_defaults() -> Non
     assert params["snapshot"].default == "full"
     assert params["resnapshot_interval_days"].default == 7.0
     assert params["bootstrap"].default is False
+
+
+def test_on_data_loss_and_snapshot_are_typed_with_their_literals() -> None:
+    def choices(method: Any, name: str) -> tuple[object, ...]:
+        # annotations are postponed strings; the module's names resolve them
+        annotation = inspect.signature(method).parameters[name].annotation
+        return typing.get_args(eval(annotation, vars(cdc_stream)))
+
+    assert choices(CdcStream.to_delta, "on_data_loss") == ("fail", "resnapshot")
+    assert choices(CdcStream.to_delta, "snapshot") == ("full", "chunked")
+    assert choices(CdcStream.plan_recovery, "snapshot") == ("full", "chunked")
 
 
 def test_the_package_exports_stream_and_its_results() -> None:
@@ -50,6 +63,24 @@ def test_an_invalid_call_fails_before_touching_spark_or_the_checkpoint(tmp_path:
     with pytest.raises(ConfigError, match="must be a local path or a Volume"):
         cdc.plan_recovery("bronze.orders", "a", "dbfs:/ckpt", "ops.facts")
     assert not ckpt.exists()
+
+
+@pytest.fixture
+def offline(tmp_path: Path) -> CdcStream:
+    """A stream over an empty emulator file, with a Spark session that refuses every use."""
+    (tmp_path / "e.db").write_bytes(b"")
+    options = {"backend": "emulator", "emulatorPath": str(tmp_path / "e.db")}
+    return stream(NoSpark(), {**options, "captureInstance": "dbo_orders"})  # type: ignore[arg-type]
+
+
+def test_a_mode_outside_its_literal_is_still_refused_at_run_time(
+    offline: CdcStream, tmp_path: Path
+) -> None:
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(ConfigError, match="on_data_loss='skip': pass 'fail' or 'resnapshot'"):
+        offline.to_delta("bronze.orders", "a", ckpt, "ops.facts", on_data_loss="skip")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="snapshot='fast': pass 'full' or 'chunked'"):
+        offline.plan_recovery("bronze.orders", "a", ckpt, "ops.facts", snapshot="fast")  # type: ignore[arg-type]
 
 
 def test_unknown_option_names_are_warned_once(

@@ -1,4 +1,4 @@
-"""Conversions at the emulator's Python face: times, LSN arguments and Arrow streams."""
+"""Conversions at the emulator's Python face: times, LSN arguments, settings and Arrow streams."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ Time = datetime | str
 
 _EPOCH = datetime(1970, 1, 1)
 _ZERO_LSN = "0x" + "0" * 20
+_INT_SETTINGS = ("maxtrans", "retention_minutes", "cleanup_threshold", "max_text_repl_size")
 
 
 def to_micros(value: Time) -> int:
@@ -93,3 +94,31 @@ def zero_lsn() -> str:
 def to_pylist(reader: pa.RecordBatchReader) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = reader.read_all().to_pylist()
     return rows
+
+
+def setting_text(name: str, value: object) -> str:
+    """A setting's value as the engine stores it: text, "null" for None.
+
+    Raises:
+        ValueError: the value has no text form for this setting.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        if name != "command_id_column":
+            raise ValueError(f"emulator setting {name}={value!r} is not valid; it is not a flag")
+        return "true" if value else "false"
+    if isinstance(value, int | str):
+        return str(value)
+    raise ValueError(f"emulator setting {name}={value!r} is not valid")
+
+
+def setting_value(name: str, text: str) -> object:
+    """A stored setting's text as its Python value: int, bool, str or None."""
+    if text == "null":
+        return None
+    if name == "command_id_column":
+        return text == "true"
+    if name in _INT_SETTINGS or name == "idle_interval_seconds":
+        return int(text)
+    return text

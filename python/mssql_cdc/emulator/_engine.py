@@ -20,6 +20,8 @@ from mssql_cdc.emulator._convert import (
     lsn_arg,
     opt_micros,
     record_batch_reader,
+    setting_text,
+    setting_value,
     to_micros,
     to_pylist,
     zero_lsn,
@@ -31,35 +33,11 @@ Row = Mapping[str, object]
 Change = tuple[str, str, Row] | tuple[str, str, Row, Row]
 ReadKind = Literal["changes", "table"]
 
-_INT_SETTINGS = ("maxtrans", "retention_minutes", "cleanup_threshold", "max_text_repl_size")
-
 
 def _changes(changes: Sequence[Change]) -> list[Change]:
     if isinstance(changes, str | bytes) or not isinstance(changes, Sequence):
         raise TypeError("changes must be a list of (kind, table, row[, old_key]) tuples")
     return changes if isinstance(changes, list) else list(changes)
-
-
-def _setting_text(name: str, value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        if name != "command_id_column":
-            raise ValueError(f"emulator setting {name}={value!r} is not valid; it is not a flag")
-        return "true" if value else "false"
-    if isinstance(value, int | str):
-        return str(value)
-    raise ValueError(f"emulator setting {name}={value!r} is not valid")
-
-
-def _setting_value(name: str, text: str) -> object:
-    if text == "null":
-        return None
-    if name == "command_id_column":
-        return text == "true"
-    if name in _INT_SETTINGS or name == "idle_interval_seconds":
-        return int(text)
-    return text
 
 
 class Emulator:
@@ -126,7 +104,7 @@ class Emulator:
     def configure(self, **settings: object) -> None:
         """Stores settings (docs/emulator.md, 'Settings'); unknown names, bad values: ValueError."""
         for name, value in settings.items():
-            self._e.configure(name, _setting_text(name, value))
+            self._e.configure(name, setting_text(name, value))
 
     def settings(self) -> dict[str, object]:
         names = (
@@ -140,7 +118,7 @@ class Emulator:
             "command_id_column",
             "time_zone",
         )
-        return {n: _setting_value(n, self._e.setting(n)) for n in names}
+        return {n: setting_value(n, self._e.setting(n)) for n in names}
 
     def create_table(
         self,

@@ -34,7 +34,9 @@ __all__ = [
     "Backend",
     "DurationGuard",
     "IsolationLevel",
+    "OnDataLoss",
     "SchemaChangePolicy",
+    "SnapshotMode",
     "SourceConfig",
     "StartingPosition",
 ]
@@ -44,6 +46,9 @@ StartingPosition = Literal["earliest", "latest"]
 SchemaChangePolicy = Literal["classify", "fail"]
 IsolationLevel = Literal["readCommitted", "snapshot"]
 DurationGuard = Literal["warn", "refuse", "off"]
+# The modes of to_delta's arguments, beside the options' modes: the one definition of each.
+OnDataLoss = Literal["fail", "resnapshot"]
+SnapshotMode = Literal["full", "chunked"]
 
 BACKENDS: tuple[Backend, ...] = ("mssql-python", "pymssql", "emulator")
 _POLICIES: tuple[SchemaChangePolicy, ...] = ("classify", "fail")

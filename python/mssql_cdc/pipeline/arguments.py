@@ -11,24 +11,19 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from mssql_cdc.core.checkpoint import check_checkpoint_path, is_uri
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.keys import validate_app_id
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.tables import refs as tables
 
 __all__ = [
-    "OnDataLoss",
-    "SnapshotMode",
     "ToDeltaArgs",
     "check_to_delta",
     "given_option",
 ]
-
-OnDataLoss = Literal["fail", "resnapshot"]
-SnapshotMode = Literal["full", "chunked"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,42 +1,34 @@
 """`stream(spark, options) -> CdcStream`: the one call that streams a table into Delta.
 
-`CdcStream` holds the parsed options and calls plain functions in a fixed order (decision 0503):
-check the arguments, register the formats, check the mode lock, read the state file, recover
-(with `on_data_loss="resnapshot"`), find or take the generation's start, start the query. It
-has no logic of its own beyond that order. `to_delta` returns the running StreamingQuery at
-once.
+`CdcStream` holds the parsed options and calls the steps of the stages in their order: check
+the arguments, check the snapshot mode lock, settle the live generation (the recovery), find
+or take its start (the bootstrap snapshot), start the query. It decides nothing itself.
+`to_delta` returns the running StreamingQuery at once.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import lsn
-from mssql_cdc.core.checkpoint import GenerationPaths, GenerationState, live_paths, read_state
+from mssql_cdc.core.checkpoint import GenerationPaths
 from mssql_cdc.core.offsets import Offset
-from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.family import SnapshotFacts
 from mssql_cdc.facts.keys import sink_id
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
-from mssql_cdc.recovery.observer import open_observer
-from mssql_cdc.recovery.plan import RecoveryPlan, plan_recovery
-from mssql_cdc.recovery.preflight import RecoveryRequest, recover
-from mssql_cdc.recovery.spark_steps import SparkRecoveryReads, SparkRecoveryWrites
+from mssql_cdc.recovery.entry import live_generation, plan_on_spark, recovery_request
+from mssql_cdc.recovery.plan import RecoveryPlan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
+    from mssql_cdc.recovery.preflight import RecoveryRequest
     from mssql_cdc.snapshot.backfill import BackfillStatus
 
 __all__ = ["CdcStream", "stream"]
-
-log = logging.getLogger("mssql_cdc.pipeline.cdc_stream")
-recovery_log = logging.getLogger("mssql_cdc.recovery.preflight")
 
 
 def stream(spark: SparkSession, options: Mapping[str, object]) -> CdcStream:
@@ -48,19 +40,6 @@ def stream(spark: SparkSession, options: Mapping[str, object]) -> CdcStream:
         ConfigError (a ValueError): an option is missing or invalid; the message names it.
     """
     return CdcStream(spark, SourceConfig.from_options(options), dict(options))
-
-
-def _uri_paths(args: ToDeltaArgs, config: SourceConfig) -> GenerationPaths:
-    """A URI checkpoint (on_data_loss='fail' only) is generation 0 with no state file."""
-    metrics = None if config.metrics_path is None else f"{config.metrics_path}/{args.app_id}"
-    if metrics is None:
-        log.warning(
-            "%s: checkpoint %s is a URI, so there is no default metrics folder; the stream runs "
-            "without metrics and event files (set metricsPath to a local or Volume path)",
-            args.target,
-            args.checkpoint,
-        )
-    return GenerationPaths(0, args.checkpoint, args.app_id, metrics or "", "")
 
 
 class CdcStream:
@@ -76,30 +55,16 @@ class CdcStream:
     def __repr__(self) -> str:
         return f"CdcStream(capture_instance={self.config.capture_instance!r})"
 
-    def _world(
-        self, args: ToDeltaArgs, facts_rows: SnapshotFacts | None = None
-    ) -> tuple[RecoveryRequest, SparkRecoveryReads, SparkRecoveryWrites]:
-        request = RecoveryRequest(
+    def _request(self, args: ToDeltaArgs) -> RecoveryRequest:
+        return recovery_request(
+            self.config,
             target=args.target,
             app_id=args.app_id,
             checkpoint=args.checkpoint,
             mode=args.mode,
             bootstrap=args.bootstrap,
-            starting_lsn=self._explicit_start(),
             interval_days=args.interval_days,
-            duration_guard=self.config.snapshot_duration_guard,
-            metrics_path=self.config.metrics_path,
         )
-        facts = args.facts_table or ""
-        reads = SparkRecoveryReads(
-            self._spark, self.config, args.target, args.app_id, facts, snapshot_facts=facts_rows
-        )
-        writes = SparkRecoveryWrites(self._spark, self.config, args.target, args.app_id, facts)
-        return request, reads, writes
-
-    def _explicit_start(self) -> str | None:
-        start = self.config.starting_lsn
-        return None if start in ("earliest", "latest") else str(start)
 
     def to_delta(
         self,
@@ -111,22 +76,53 @@ class CdcStream:
         trigger: Mapping[str, Any] | None = None,
         query_name: str | None = None,
         bootstrap: bool = False,
-        on_data_loss: str = "fail",
+        on_data_loss: OnDataLoss = "fail",
         resnapshot_interval_days: float = 7.0,
-        snapshot: str = "full",
+        snapshot: SnapshotMode = "full",
     ) -> StreamingQuery:
         """Start streaming the capture instance into the Delta table `target`.
 
-        With on_data_loss="resnapshot", a purged range found before the query starts is
+        Every argument is checked before anything is read, written or started. With
+        on_data_loss="resnapshot", a purged range found before the query starts is
         re-snapshotted into a new checkpoint generation first (docs/data-loss.md).
 
+        Args:
+            target: the bronze Delta table, a catalog name or a path (holding `/` or `:`).
+            app_id: names the stream: the Delta transaction id of its batches and the key of
+                its facts rows; keep it for the life of the checkpoint.
+            checkpoint: Spark's checkpoint folder. A URI is accepted only with
+                on_data_loss="fail" (decision 0502); "resnapshot" needs a local path or a
+                Volume, which holds the generations and their state file.
+            facts_table: the Delta table of facts and event rows (docs/tables.md); None
+                writes none. Needed by on_data_loss="resnapshot" and snapshot="chunked".
+            trigger: the keyword arguments of `DataStreamWriter.trigger`, such as
+                {"availableNow": True}; None keeps Spark's default.
+            query_name: the query's name; None names it after the sink id (`app_id`, or
+                `app_id.g<n>` in generation n).
+            bootstrap: in generation 0, start from a snapshot of the table, taken now unless
+                the target or the facts hold one already (docs/snapshots.md); excludes the
+                startingLsn option.
+            on_data_loss: "fail" stops the query with DataLossError when CDC cleanup purged
+                changes it had not read; "resnapshot" checks before the query starts and
+                re-snapshots into a new generation (docs/data-loss.md).
+            resnapshot_interval_days: the anti-loop guard: at most one automatic re-snapshot
+                within this many days (>= 0; 0 re-snapshots now).
+            snapshot: how a bootstrap or re-snapshot reads the table: "full" in one read
+                before the query starts, "chunked" by `backfill()` beside the running stream.
         Returns:
-            The running StreamingQuery, at once.
+            The running StreamingQuery, at once. Errors of the running query fail it rather
+            than this call: DataLossError when changes are purged before it reads them (with
+            on_data_loss="fail"), SchemaChangedError when the captured columns change in a way
+            the source or bronze refuses (docs/source.md, docs/sink.md).
         Raises:
-            ConfigError (a ValueError): invalid arguments, checkpoint, state file or offset
-                log, or a snapshot of the other mode still open; nothing written or started.
-            DataLossError: the anti-loop guard refused a second re-snapshot, or the snapshot
-                was purged during its own read.
+            ConfigError (a ValueError): an invalid argument (a wrong on_data_loss or snapshot
+                among them), checkpoint, state file or offset log, or a snapshot of the other
+                mode still open (docs/snapshots.md); raised before anything is written or
+                started.
+            ValueError: a snapshot is due but the capture instance has no LSN to stamp it
+                with yet; retry once the capture job has run.
+            DataLossError: with on_data_loss="resnapshot", the anti-loop or duration guard
+                refused a re-snapshot, or the new snapshot was purged during its own read.
         """
         args = check_to_delta(
             self.config,
@@ -142,109 +138,40 @@ class CdcStream:
             trigger=trigger,
             query_name=query_name,
         )
-        from mssql_cdc.facts import family_cache
-        from mssql_cdc.snapshot import full as snapshots
+        from mssql_cdc.snapshot.bootstrap import checked_family, generation_start
         from mssql_cdc.source.formats import register
 
         register(self._spark)
-        facts_rows = None
-        if args.facts_table is not None and (args.bootstrap or args.on_data_loss == "resnapshot"):
-            # One read of the family's snapshot rows serves the lock and the pre-flight; while
-            # only micro-batches committed facts since the last call, it needs no Spark job.
-            facts_rows = family_cache.preflight_facts(
-                self._spark,
-                args.facts_table,
-                args.app_id,
-                checkpoint=None if args.checkpoint_is_uri else args.checkpoint,
-            )
-            snapshots.check_mode_lock(
-                self._spark,
-                self.config,
-                args.target,
-                mode=args.mode,
-                app_id=args.app_id,
-                facts_table=args.facts_table,
-                facts=facts_rows,
-            )
-        state = None if args.checkpoint_is_uri else read_state(args.checkpoint)
-        if args.on_data_loss == "fail" and state and (state.recovering or state.failed_at):
-            recovery_log.warning(
-                "a recovery of %s is pending; run with on_data_loss='resnapshot' to finish it",
-                args.target,
-            )
-        if args.on_data_loss == "resnapshot":
-            request, reads, writes = self._world(args, facts_rows)
-            observer = open_observer(self.config)
-            try:
-                state = recover(request, reads, writes, observer)
-            finally:
-                observer.close()
-        paths = (
-            _uri_paths(args, self.config)
-            if args.checkpoint_is_uri
-            else live_paths(
-                args.checkpoint, args.app_id, state, metrics_path=self.config.metrics_path
-            )
-        )
-        start = self._start(args, state or GenerationState())
-        return self._start_query(args, paths, start)
-
-    def _start(self, args: ToDeltaArgs, state: GenerationState) -> str | None:
-        """The generation's start, taking the bootstrap snapshot in generation 0."""
-        if state.generation > 0:
-            if state.snapshot is None:  # read_state refuses such a file
-                raise RuntimeError(f"{args.target}: generation {state.generation} has no snapshot")
-            return str(state.snapshot.lsn)
-        if not args.bootstrap:
-            return None
-        from mssql_cdc.snapshot import chunked_open as chunked
-        from mssql_cdc.snapshot import full as snapshots
-
-        if args.mode == "chunked":
-            if args.facts_table is None:  # check_to_delta refused this already
-                raise ConfigError("snapshot='chunked' needs a facts_table")
-            # Start from the newest known snapshot (a full bootstrap's included), or a second
-            # bootstrap would open and lock out full runs again (docs/snapshots.md).
-            known = snapshots.newest_known_snapshot(
-                self._spark,
-                self.config,
-                args.target,
-                app_id=args.app_id,
-                facts_table=args.facts_table,
-            )
-            if known is not None:
-                return str(known.lsn)
-            opened = chunked.open_chunked(
-                self._spark,
-                self.config,
-                args.target,
-                kind="bootstrap",
-                generation=0,
-                app_id=args.app_id,
-                facts_table=args.facts_table,
-            )
-            return str(opened.lsn)
-        taken = snapshots.take_full(
+        facts_rows = checked_family(
             self._spark,
             self.config,
             args.target,
-            kind="bootstrap",
-            generation=0,
-            new=False,
             app_id=args.app_id,
             facts_table=args.facts_table,
+            checkpoint=None if args.checkpoint_is_uri else args.checkpoint,
+            mode=args.mode,
+            bootstrap=args.bootstrap,
+            resnapshot=args.on_data_loss == "resnapshot",
         )
-        if args.facts_table is not None:
-            snapshots.write_completion(
-                self._spark,
-                args.facts_table,
-                app_id=args.app_id,
-                generation=0,
-                kind="bootstrap",
-                target=args.target,
-                snapshot=taken,
-            )
-        return str(taken.offset.lsn)
+        state, paths = live_generation(
+            self._spark,
+            self.config,
+            self._request(args),
+            on_data_loss=args.on_data_loss,
+            facts_table=args.facts_table,
+            snapshot_facts=facts_rows,
+        )
+        start = generation_start(
+            self._spark,
+            self.config,
+            args.target,
+            state=state,
+            app_id=args.app_id,
+            facts_table=args.facts_table,
+            bootstrap=args.bootstrap,
+            mode=args.mode,
+        )
+        return self._start_query(args, paths, start)
 
     def _start_query(
         self, args: ToDeltaArgs, paths: GenerationPaths, start: str | None
@@ -288,13 +215,23 @@ class CdcStream:
     ) -> Offset:
         """Take a full snapshot of the table into `target`, or find the newest one.
 
-        Without `resnapshot`, an existing snapshot of `target` is returned and nothing is
-        read. With `app_id` and `facts_table` the mode lock is checked first.
+        The rows are appended to `target` in one Delta commit, stamped with the LSN recorded
+        before the read (docs/snapshots.md). No facts row is written.
 
+        Args:
+            target: the bronze Delta table, a catalog name or a path.
+            resnapshot: take a new snapshot even when `target` holds one; False returns the
+                newest known snapshot and reads nothing when there is one.
+            app_id: with `facts_table`, the stream whose snapshot mode lock is checked first;
+                pass both or neither.
+            facts_table: with `app_id`, the facts table that holds the stream's snapshots.
         Returns:
-            The snapshot's offset: its LSN and commit time.
+            The snapshot's offset: its LSN and its commit time ("" when unknown).
         Raises:
-            ConfigError (a ValueError): invalid arguments, or a chunked snapshot still open.
+            ConfigError (a ValueError): an invalid argument, app_id without facts_table or
+                the reverse, or a chunked snapshot of the stream still open (the mode lock).
+            ValueError: the capture instance has no LSN to stamp the snapshot with yet; retry
+                once the capture job has run.
         """
         from mssql_cdc.snapshot import full as snapshots
 
@@ -321,7 +258,32 @@ class CdcStream:
         max_seconds: float | None = None,
         min_headroom_hours: float | None = None,
     ) -> BackfillStatus:
-        """Read the waves of the newest open chunked snapshot (see mssql_cdc.snapshot.backfill)."""
+        """Read waves of the stream's newest open chunked snapshot into `target`, and complete
+        it after its last chunk (docs/snapshots.md).
+
+        Each wave reads the next chunks at a new stamp and appends them in one commit; call
+        again while the state is "running", beside the running stream.
+
+        Args:
+            target: the bronze Delta table the chunked snapshot belongs to.
+            app_id: the stream whose snapshot is read (the to_delta `app_id`).
+            facts_table: the stream's facts table, which holds the open, the plan and the
+                chunks.
+            chunk_rows: the rows of a chunk when the first call plans them (None: 1,000,000);
+                later calls keep the stored plan and warn about another value.
+            max_waves: stop after this many waves (>= 1); None for no limit.
+            max_seconds: start no further wave once this many seconds have passed (> 0);
+                None for no limit. At least one wave runs.
+            min_headroom_hours: pause while the stream's retention headroom is below this
+                many hours (>= 0); None never pauses.
+        Returns:
+            The status: `state` "done", "running" (call again), "waiting_headroom",
+            "waiting_metrics" or "no_snapshot", with the chunks done and in all.
+        Raises:
+            ConfigError (a ValueError): an invalid argument, a full snapshot of the stream
+                still open (the mode lock), the newest chunked snapshot belongs to another
+                target, or a stamp below the snapshot's LSN (a secondary behind the primary).
+        """
         from mssql_cdc.snapshot.backfill import backfill
 
         return backfill(
@@ -344,15 +306,16 @@ class CdcStream:
         facts_table: str,
         *,
         resnapshot_interval_days: float = 7.0,
-        snapshot: str = "full",
+        snapshot: SnapshotMode = "full",
         bootstrap: bool = False,
     ) -> RecoveryPlan:
         """What to_delta(..., on_data_loss="resnapshot") with these arguments would do now.
 
-        Writes nothing, reads no table rows and starts no query.
+        Writes nothing, reads no table rows and starts no query (docs/data-loss.md).
 
         Raises:
-            ConfigError (a ValueError): what to_delta would raise before deciding.
+            ConfigError (a ValueError): what to_delta would raise before deciding (a wrong
+                snapshot mode among them).
         """
         args = check_to_delta(
             self.config,
@@ -366,12 +329,9 @@ class CdcStream:
             interval_days=resnapshot_interval_days,
             mode=snapshot,
         )
-        request, reads, _ = self._world(args)
-        observer = open_observer(self.config)
-        try:
-            return plan_recovery(request, reads, observer)
-        finally:
-            observer.close()
+        return plan_on_spark(
+            self._spark, self.config, self._request(args), facts_table=args.facts_table
+        )
 
 
 def _answerable(sink: Callable[[DataFrame, int], None]) -> Callable[[DataFrame, int], None]:

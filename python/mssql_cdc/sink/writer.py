@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.events import EventRecord
-from mssql_cdc.core.operation import Operation
-from mssql_cdc.errors import ConfigError, MssqlCdcError
+from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import rows as facts
 from mssql_cdc.facts.keys import batch_key, facts_key, sink_id, validate_app_id
 from mssql_cdc.facts.metrics import FoldedMetrics, fold_metrics
@@ -27,6 +26,7 @@ from mssql_cdc.options.reader import is_uri
 from mssql_cdc.sink import metrics_dir as sink_files
 from mssql_cdc.sink.bronze import append_batch
 from mssql_cdc.sink.counts import aggregates_from_counts
+from mssql_cdc.sink.micro_batch import aggregate, check_columns, partitions, persist
 from mssql_cdc.sink.state import LastBatch, already_recorded, rewound_error
 from mssql_cdc.sink.warm import StateWarmer
 from mssql_cdc.tables import refs as tables
@@ -35,12 +35,9 @@ from mssql_cdc.testing.failpoints import failpoint
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["DeltaSink", "aggregate", "delta_sink"]
+__all__ = ["DeltaSink", "delta_sink"]
 
 log = logging.getLogger("mssql_cdc.sink.writer")
-
-_REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
-_ADDED = ("_batch_id", "_snapshot")
 
 
 def delta_sink(
@@ -113,33 +110,6 @@ def _utc_now() -> datetime:
     return _clock.now().astimezone(UTC).replace(tzinfo=None)
 
 
-def aggregate(df: DataFrame) -> BatchAggregates:
-    """Step 5: rows, LSN and commit-time ranges and operation counts, in one Spark job."""
-    from pyspark.sql import functions as F
-
-    op = F.col("_operation")
-    row = df.agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.min("_start_lsn").alias("min_lsn"),
-        F.max("_start_lsn").alias("max_lsn"),
-        F.min("_commit_ts").alias("min_commit_ts"),
-        F.max("_commit_ts").alias("max_commit_ts"),
-        F.count(F.when(op == Operation.DELETE, 1)).alias("deletes"),
-        F.count(F.when(op == Operation.INSERT, 1)).alias("inserts"),
-        F.count(F.when(op == Operation.UPDATE_AFTER, 1)).alias("updates"),
-    ).collect()[0]
-    return BatchAggregates(
-        rows=int(row["rows"]),
-        min_lsn=row["min_lsn"],
-        max_lsn=row["max_lsn"],
-        min_commit_ts=row["min_commit_ts"],
-        max_commit_ts=row["max_commit_ts"],
-        deletes=int(row["deletes"]),
-        inserts=int(row["inserts"]),
-        updates=int(row["updates"]),
-    )
-
-
 class DeltaSink:
     """The `foreachBatch` function `delta_sink` returns; one object per running query.
 
@@ -179,13 +149,13 @@ class DeltaSink:
         started_at = _utc_now()
         if isinstance(batch_id, bool) or not isinstance(batch_id, int) or batch_id < 0:
             raise ConfigError(f"{self!r}: batch_id={batch_id!r} must be an integer >= 0")
-        _check_columns(df, self.target)
+        check_columns(df, self.target)
         spark = df.sparkSession
         self._enter(spark)
         self._check_rewind(batch_id)
         if self.metrics_path is not None:
             sink_files.clear_dead_attempts(self.metrics_path)
-        cached = _persist(df, self.target)
+        cached = persist(df, self.target)
         try:
             self._write(spark, cached, batch_id, started_at)
         finally:
@@ -268,7 +238,7 @@ class DeltaSink:
             return aggregate(cached)
         cached.write.format("noop").mode("overwrite").save()
         counted = aggregates_from_counts(
-            sink_files.scan(self.metrics_path).ranges, _partitions(cached)
+            sink_files.scan(self.metrics_path).ranges, partitions(cached)
         )
         if counted is None:
             self._warn_once(
@@ -359,44 +329,6 @@ class DeltaSink:
         if topic not in self._warned:
             self._warned.add(topic)
             log.warning(message)
-
-
-def _check_columns(df: DataFrame, target: tables.TableRef) -> None:
-    names = {name.lower() for name in df.columns}
-    missing = [name for name in _REQUIRED if name not in names]
-    if missing:
-        raise ConfigError(
-            f"{target}: the micro-batch lacks the stream's column(s) {', '.join(missing)}; "
-            "foreachBatch(delta_sink(...)) expects the output of the mssql_cdc source"
-        )
-    clashing = [name for name in _ADDED if name in names]
-    if clashing:
-        raise ConfigError(
-            f"{target}: the micro-batch already has the column(s) {', '.join(clashing)}, which "
-            "the sink adds; drop or rename them before the sink"
-        )
-
-
-def _persist(df: DataFrame, target: tables.TableRef) -> DataFrame:
-    """Step 4: cache the batch once, so the aggregate job and the append read it once."""
-    from pyspark.storagelevel import StorageLevel
-
-    try:
-        return df.persist(StorageLevel.MEMORY_AND_DISK)
-    except Exception as exc:  # any refusal means the same thing; re-raised with the remedy
-        raise MssqlCdcError(
-            f"{target}: this platform refuses to cache the micro-batch (persist failed: {exc}); "
-            "the sink reads each batch from its cache and cannot run here. Run the stream on "
-            "a cluster that allows caching"
-        ) from exc
-
-
-def _partitions(df: DataFrame) -> int:
-    """The batch's partition count; -1 where the platform hides it (never matches)."""
-    try:
-        return int(df.rdd.getNumPartitions())
-    except Exception:  # noqa: BLE001 - Spark Connect has no RDDs; the sink then counts itself
-        return -1
 
 
 def _millis(delta: timedelta) -> int:

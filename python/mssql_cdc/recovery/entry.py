@@ -1,0 +1,149 @@
+"""The recovery as a stream calls it: the pre-flight's request, the live generation a
+`to_delta` run continues, and the plan of `plan_recovery()`, each wired to Spark and the source.
+
+With on_data_loss="fail" the state file is only read, and a pending recovery is warned about;
+with "resnapshot" the pre-flight runs first (docs/data-loss.md). A URI checkpoint has neither a
+state file nor generations (decision 0502).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from mssql_cdc.core.checkpoint import (
+    GenerationPaths,
+    GenerationState,
+    is_uri,
+    live_paths,
+    read_state,
+)
+from mssql_cdc.facts.family import SnapshotFacts
+from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
+from mssql_cdc.recovery.observer import open_observer
+from mssql_cdc.recovery.plan import RecoveryPlan, plan_recovery
+from mssql_cdc.recovery.preflight import RecoveryRequest, recover
+from mssql_cdc.recovery.spark_steps import SparkRecoveryReads, SparkRecoveryWrites
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["live_generation", "plan_on_spark", "recovery_request"]
+
+# The pre-flight's warnings share its logger, whichever module gives them.
+log = logging.getLogger("mssql_cdc.recovery.preflight")
+# The URI warning keeps the logger it had when CdcStream gave it, which log filters may name.
+stream_log = logging.getLogger("mssql_cdc.pipeline.cdc_stream")
+
+
+def recovery_request(
+    config: SourceConfig,
+    *,
+    target: str,
+    app_id: str,
+    checkpoint: str,
+    mode: SnapshotMode,
+    bootstrap: bool,
+    interval_days: float,
+) -> RecoveryRequest:
+    """The pre-flight's request for checked to_delta arguments; of the startingLsn option only
+    an LSN is an explicit start (earliest and latest leave the start to the decision)."""
+    start = config.starting_lsn
+    return RecoveryRequest(
+        target=target,
+        app_id=app_id,
+        checkpoint=checkpoint,
+        mode=mode,
+        bootstrap=bootstrap,
+        starting_lsn=None if start in ("earliest", "latest") else str(start),
+        interval_days=interval_days,
+        duration_guard=config.snapshot_duration_guard,
+        metrics_path=config.metrics_path,
+    )
+
+
+def live_generation(
+    spark: SparkSession,
+    config: SourceConfig,
+    request: RecoveryRequest,
+    *,
+    on_data_loss: OnDataLoss,
+    facts_table: str | None,
+    snapshot_facts: SnapshotFacts | None,
+) -> tuple[GenerationState, GenerationPaths]:
+    """The generation a to_delta run continues: after the pre-flight with "resnapshot".
+
+    `snapshot_facts`, when given, are the family's snapshot rows the mode lock has just read.
+
+    Returns:
+        Its state (generation 0 with no fields without a state file) and its paths.
+    Raises:
+        DataLossError: ("resnapshot") the anti-loop or duration guard refused, or the new
+            snapshot was purged during its own read (the state then records failed_at).
+        ValueError: an invalid state file or offset log (StateFileError, ConfigError), or
+            the path-sanity guard.
+    """
+    uri = is_uri(request.checkpoint)
+    state = None if uri else read_state(request.checkpoint)
+    if on_data_loss == "fail" and state and (state.recovering or state.failed_at):
+        log.warning(
+            "a recovery of %s is pending; run with on_data_loss='resnapshot' to finish it",
+            request.target,
+        )
+    if on_data_loss == "resnapshot":
+        state = _recover(spark, config, request, facts_table or "", snapshot_facts)
+    if uri:
+        paths = _uri_paths(request, config)
+    else:
+        paths = live_paths(
+            request.checkpoint, request.app_id, state, metrics_path=config.metrics_path
+        )
+    return state or GenerationState(), paths
+
+
+def _recover(
+    spark: SparkSession,
+    config: SourceConfig,
+    request: RecoveryRequest,
+    facts: str,
+    snapshot_facts: SnapshotFacts | None,
+) -> GenerationState:
+    reads = SparkRecoveryReads(
+        spark, config, request.target, request.app_id, facts, snapshot_facts=snapshot_facts
+    )
+    writes = SparkRecoveryWrites(spark, config, request.target, request.app_id, facts)
+    observer = open_observer(config)
+    try:
+        return recover(request, reads, writes, observer)
+    finally:
+        observer.close()
+
+
+def _uri_paths(request: RecoveryRequest, config: SourceConfig) -> GenerationPaths:
+    """A URI checkpoint (on_data_loss='fail' only) is generation 0 with no state file."""
+    metrics = None if config.metrics_path is None else f"{config.metrics_path}/{request.app_id}"
+    if metrics is None:
+        stream_log.warning(
+            "%s: checkpoint %s is a URI, so there is no default metrics folder; the stream runs "
+            "without metrics and event files (set metricsPath to a local or Volume path)",
+            request.target,
+            request.checkpoint,
+        )
+    return GenerationPaths(0, request.checkpoint, request.app_id, metrics or "", "")
+
+
+def plan_on_spark(
+    spark: SparkSession, config: SourceConfig, request: RecoveryRequest, *, facts_table: str | None
+) -> RecoveryPlan:
+    """What the pre-flight would do now for `request`; writes nothing, reads no table rows.
+
+    Raises:
+        ValueError: what the pre-flight raises before deciding (state file, offset log,
+            path-sanity guard).
+    """
+    reads = SparkRecoveryReads(spark, config, request.target, request.app_id, facts_table or "")
+    observer = open_observer(config)
+    try:
+        return plan_recovery(request, reads, observer)
+    finally:
+        observer.close()

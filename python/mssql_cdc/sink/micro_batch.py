@@ -1,0 +1,90 @@
+"""The micro-batch as the sink receives it: its columns checked, cached once, counted by one
+Spark job when the reader's counts do not cover it (docs/sink.md, decision 0380).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mssql_cdc.core.operation import Operation
+from mssql_cdc.errors import ConfigError, MssqlCdcError
+from mssql_cdc.facts.rows import BatchAggregates
+from mssql_cdc.tables import refs as tables
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["aggregate", "check_columns", "partitions", "persist"]
+
+_REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
+_ADDED = ("_batch_id", "_snapshot")
+
+
+def aggregate(df: DataFrame) -> BatchAggregates:
+    """Step 5: rows, LSN and commit-time ranges and operation counts, in one Spark job."""
+    from pyspark.sql import functions as F
+
+    op = F.col("_operation")
+    row = df.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.min("_start_lsn").alias("min_lsn"),
+        F.max("_start_lsn").alias("max_lsn"),
+        F.min("_commit_ts").alias("min_commit_ts"),
+        F.max("_commit_ts").alias("max_commit_ts"),
+        F.count(F.when(op == Operation.DELETE, 1)).alias("deletes"),
+        F.count(F.when(op == Operation.INSERT, 1)).alias("inserts"),
+        F.count(F.when(op == Operation.UPDATE_AFTER, 1)).alias("updates"),
+    ).collect()[0]
+    return BatchAggregates(
+        rows=int(row["rows"]),
+        min_lsn=row["min_lsn"],
+        max_lsn=row["max_lsn"],
+        min_commit_ts=row["min_commit_ts"],
+        max_commit_ts=row["max_commit_ts"],
+        deletes=int(row["deletes"]),
+        inserts=int(row["inserts"]),
+        updates=int(row["updates"]),
+    )
+
+
+def check_columns(df: DataFrame, target: tables.TableRef) -> None:
+    """Before step 1: the batch holds the stream's columns and none of those the sink adds.
+
+    Raises:
+        ConfigError (a ValueError): naming the missing or clashing columns.
+    """
+    names = {name.lower() for name in df.columns}
+    missing = [name for name in _REQUIRED if name not in names]
+    if missing:
+        raise ConfigError(
+            f"{target}: the micro-batch lacks the stream's column(s) {', '.join(missing)}; "
+            "foreachBatch(delta_sink(...)) expects the output of the mssql_cdc source"
+        )
+    clashing = [name for name in _ADDED if name in names]
+    if clashing:
+        raise ConfigError(
+            f"{target}: the micro-batch already has the column(s) {', '.join(clashing)}, which "
+            "the sink adds; drop or rename them before the sink"
+        )
+
+
+def persist(df: DataFrame, target: tables.TableRef) -> DataFrame:
+    """Step 4: cache the batch once, so the aggregate job and the append read it once."""
+    from pyspark.storagelevel import StorageLevel
+
+    try:
+        return df.persist(StorageLevel.MEMORY_AND_DISK)
+    except Exception as exc:  # any refusal means the same thing; re-raised with the remedy
+        raise MssqlCdcError(
+            f"{target}: this platform refuses to cache the micro-batch (persist failed: {exc}); "
+            "the sink reads each batch from its cache and cannot run here. Run the stream on "
+            "a cluster that allows caching"
+        ) from exc
+
+
+def partitions(df: DataFrame) -> int:
+    """The batch's partition count; -1 where the platform hides it (never matches)."""
+    try:
+        return int(df.rdd.getNumPartitions())
+    except Exception:  # noqa: BLE001 - Spark Connect has no RDDs; the sink then counts itself
+        return -1
