@@ -1,4 +1,5 @@
-"""Checked by mypy --strict (tests/unit/test_backend_typing.py): each backend is its Protocol."""
+"""Checked by mypy --strict (tests/unit/sqlserver/test_backend_typing.py): each backend is
+its Protocol."""
 
 from __future__ import annotations
 
