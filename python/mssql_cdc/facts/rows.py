@@ -1,7 +1,7 @@
 """Facts rows as typed values, their Spark rows, and their idempotent append.
 
 A `FactsRow` holds every facts column in creation order; the builders below (micro-batch and
-source events) and in `facts_snapshots` (snapshot events) fill exactly the columns each kind of
+source events) and in `facts.snapshot_rows` (snapshot events) fill exactly the columns each kind of
 row has (docs/tables.md, 'Rows as values'). `append_facts` writes a list of rows in one Delta
 commit under its transaction key (docs/tables.md, 'Idempotency keys'), so a repeat writes
 nothing.

@@ -61,7 +61,7 @@ def append_batch(
     only for a batch that retypes a column or adds one that needs column mapping.
 
     Raises:
-        SchemaChangedError: see `table_shapes.check_append_schema`; or Delta refused a widening.
+        SchemaChangedError: see `tables.shapes.check_append_schema`; or Delta refused a widening.
     """
     created = False
     if not exists:
