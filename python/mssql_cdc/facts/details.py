@@ -14,6 +14,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal, NotRequired, TypedDict
 
+from mssql_cdc.core.recovery_decision import Mode
+
 __all__ = [
     "BatchCommitMetadata",
     "BatchDetail",
@@ -59,7 +61,7 @@ class KeysetExtent(TypedDict):
 
 
 class SnapshotOpenDetail(TypedDict):
-    mode: Literal["full", "chunked"]
+    mode: Mode
     kind: Literal["bootstrap", "resnapshot"]
     generation: int
     lost_from_ts: str | None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Literal, TypeVar
 
 from mssql_cdc.core import lsn
+from mssql_cdc.core.recovery_decision import Mode
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.connection_string import PYMSSQL_KEYS, ConnectionString
 from mssql_cdc.options.declared_columns import (
@@ -48,7 +49,7 @@ IsolationLevel = Literal["readCommitted", "snapshot"]
 DurationGuard = Literal["warn", "refuse", "off"]
 # The modes of to_delta's arguments, beside the options' modes: the one definition of each.
 OnDataLoss = Literal["fail", "resnapshot"]
-SnapshotMode = Literal["full", "chunked"]
+SnapshotMode = Mode  # one definition, in core, which the recovery decision crosses C++ with
 
 BACKENDS: tuple[Backend, ...] = ("mssql-python", "pymssql", "emulator")
 _POLICIES: tuple[SchemaChangePolicy, ...] = ("classify", "fail")

@@ -14,7 +14,7 @@ from typing import Literal, TypedDict
 
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.offsets import Offset, StreamOffset
-from mssql_cdc.core.recovery_decision import Estimate
+from mssql_cdc.core.recovery_decision import Estimate, Mode
 from mssql_cdc.recovery.observer import SourceObserver
 from mssql_cdc.recovery.preflight import (
     BatchSample,
@@ -68,7 +68,7 @@ class RecoveryPlan(TypedDict):
     lost_from_ts: str | None
     lost_to_ts: str | None
     reuse: ReusePlan | None
-    mode: Literal["full", "chunked"]
+    mode: Mode
     interval_ok: bool
     reason: str
     estimate: EstimateDict | None

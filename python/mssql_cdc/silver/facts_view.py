@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core.recovery_decision import Mode
 from mssql_cdc.tables import refs as tables
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ class OpenRow:
     """A 'snapshot_open' row: its S (min_lsn) and its mode."""
 
     lsn: str
-    mode: Literal["full", "chunked"]
+    mode: Mode
 
 
 @dataclass(frozen=True, slots=True)
