@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
+
+from mssql_cdc.errors import ConfigError
 
 __all__ = ["add_parser", "run"]
 
@@ -14,14 +17,29 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         help="stream an emulated SQL Server into Delta, lose data to CDC cleanup, recover",
         description=__doc__.splitlines()[0] if __doc__ else None,
     )
-    parser.add_argument("--out", default="demo-output", help="folder for every file it makes")
+    parser.add_argument(
+        "--out",
+        default="demo-output",
+        help="folder for every file it makes, emptied first if an earlier run made it",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="empty --out even when the demo did not make it (never the filesystem root, "
+        "the home or working folder, or a parent of one)",
+    )
     parser.add_argument("--seed", type=int, default=18, help="seed of the workload")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when bronze's latest image equals the source table after the recovery, else 1."""
+    """Exit 0 when bronze's latest image equals the source table after the recovery, 1 when
+    it does not, 2 when --out is refused (nothing deleted)."""
     from mssql_cdc.cli.demo_job import run_demo
 
-    summary = run_demo(args.out, seed=args.seed)
+    try:
+        summary = run_demo(args.out, seed=args.seed, force=args.force)
+    except ConfigError as exc:
+        print(f"mssql-cdc demo: {exc}", file=sys.stderr)
+        return 2
     return 0 if summary.equal and summary.generation >= 1 else 1

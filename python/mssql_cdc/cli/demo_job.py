@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from mssql_cdc.cli.demo_output import prepare_out_dir
 from mssql_cdc.core import checkpoint
 from mssql_cdc.emulator import Emulator
 
@@ -122,16 +122,23 @@ class _Workload:
 
 
 def run_demo(
-    out_dir: str | Path = "demo-output", *, seed: int = 18, progress: Progress = print
+    out_dir: str | Path = "demo-output",
+    *,
+    seed: int = 18,
+    progress: Progress = print,
+    force: bool = False,
 ) -> DemoSummary:
-    """Run the whole demo in `out_dir` (recreated) and return what it found."""
+    """Run the whole demo in `out_dir` (emptied first) and return what it found.
+
+    Raises:
+        ConfigError: `out_dir` is not a folder the demo may empty (see
+            `demo_output.prepare_out_dir`; `force` allows a non-empty folder it did not make);
+            nothing was deleted or started.
+    """
     from mssql_cdc import stream
     from mssql_cdc.spark import local_session
 
-    out = Path(out_dir).resolve()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out = prepare_out_dir(out_dir, force=force)
     summary = DemoSummary(out_dir=out)
     paths = {name: str(out / name) for name in ("bronze", "facts", "checkpoint")}
 

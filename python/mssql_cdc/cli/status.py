@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from mssql_cdc.core import checkpoint
+from mssql_cdc.core.app_id import validate_app_id
 from mssql_cdc.core.checkpoint import GenerationState
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.errors import MssqlCdcError
@@ -41,6 +42,8 @@ def _offset(o: StreamOffset | None) -> dict[str, str | None] | None:
 def collect(root: str, app_id: str | None) -> dict[str, Any]:
     """The status as plain data; raises ValueError (ConfigError, StateFileError) or OSError."""
     root = checkpoint.check_checkpoint_path(root)
+    if app_id is not None:
+        validate_app_id(app_id)
     state = checkpoint.read_state(root)
     paths = checkpoint.live_paths(root, app_id or _PLACEHOLDER_APP_ID, state)
     last = checkpoint.last_processed_offset(paths.checkpoint)

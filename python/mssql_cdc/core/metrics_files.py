@@ -28,6 +28,7 @@ __all__ = [
     "encode_instance",
     "event_file_name",
     "is_event_file",
+    "is_written_file",
     "range_file_name",
     "write_json_atomic",
 ]
@@ -102,6 +103,14 @@ def event_file_name(kind: EventKind, capture_instance: str, lsn: str) -> str:
 def is_event_file(name: str) -> bool:
     """Whether a file name is an event file's, `event-*.json` (planning's, not a task's)."""
     return name.startswith("event-") and name.endswith(".json")
+
+
+def is_written_file(name: str) -> bool:
+    """Whether a file name is one `write_json_atomic` leaves: `<name>.json`, or the temporary
+    `.<name>.json.<hex>.tmp` of a write cut short."""
+    if name.startswith("."):
+        return name.endswith(".tmp") and ".json." in name
+    return name.endswith(".json")
 
 
 def range_file_name(from_lsn: str, to_lsn: str) -> str:

@@ -4,13 +4,15 @@ docs/tables.md, 'Idempotency keys', lists every write with its key.
 
 Delta skips a write whose txnVersion is at or below the version it recorded for the txnAppId,
 so each write below is stored once however often it is offered. `A` is always the caller's
-app_id, never a `.g<n>` form.
+app_id, never a `.g<n>` form; its grammar, `validate_app_id`, is `core.app_id`'s, kept in this
+module's names because every key below checks it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mssql_cdc.core.app_id import validate_app_id
 from mssql_cdc.errors import ConfigError
 
 __all__ = [
@@ -33,24 +35,6 @@ class TxnKey:
 
     app_id: str
     version: int
-
-
-def validate_app_id(app_id: object) -> str:
-    """Return `app_id` if it is a non-empty string without `#` or control characters.
-
-    Raises:
-        ConfigError: otherwise; the message quotes the value.
-    """
-    if not isinstance(app_id, str) or not app_id:
-        raise ConfigError(f"app_id={app_id!r}: pass a non-empty string naming the stream")
-    if "#" in app_id:
-        raise ConfigError(
-            f"app_id={app_id!r} contains '#', which separates the ids derived from it "
-            "(<app_id>#facts, <app_id>#events); choose an app_id without '#'"
-        )
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in app_id):
-        raise ConfigError(f"app_id={app_id!r} contains a control character; remove it")
-    return app_id
 
 
 def _generation(generation: int) -> int:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import lsn
 from mssql_cdc.core.checkpoint import GenerationPaths
+from mssql_cdc.core.folders import check_inside
 from mssql_cdc.core.offsets import Offset
 from mssql_cdc.facts.keys import sink_id
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
@@ -179,6 +180,11 @@ class CdcStream:
         from mssql_cdc.sink.writer import delta_sink
 
         metrics = paths.metrics_path or None
+        if metrics is not None:
+            # The sink cleans this folder: a symbolic link at <metricsPath>/<sink id> must not
+            # lead its cleaning elsewhere.
+            root = self.config.metrics_path or paths.checkpoint
+            check_inside(metrics, root, what="the generation's metrics folder")
         sink = delta_sink(
             args.target,
             args.app_id,

@@ -4,9 +4,10 @@ The reader writes partition metrics files (`range-*.json`) and event files (`eve
 the sink clears a dead attempt's partition files before the read, reads everything after it
 (through `core.batch_files`, the one reader of the folder) and removes what it read once the
 facts commit succeeded. Only plain files directly in the directory count: a subdirectory (such
-as backfill()'s `_backfill`) is never read or removed. A file or record that does not parse is
-not an error here: the sink logs it, skips it and removes it with the rest, so one torn file
-cannot stop a stream (decision 0350).
+as backfill()'s `_backfill`) and a symbolic link are never read or removed, and clearing a dead
+attempt removes only the names the reader writes, so another program's files survive. A file
+or record that does not parse is not an error here: the sink logs it, skips it and removes it
+with the rest, so one torn file cannot stop a stream (decision 0350).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mssql_cdc.core.batch_files import BatchFiles, plain_files, read_batch_files
-from mssql_cdc.core.metrics_files import is_event_file
+from mssql_cdc.core.metrics_files import is_event_file, is_written_file
 
 __all__ = ["clear_dead_attempts", "remove_files", "scan"]
 
@@ -25,14 +26,14 @@ log = logging.getLogger("mssql_cdc.sink.writer")
 
 
 def clear_dead_attempts(directory: str | os.PathLike[str]) -> int:
-    """Delete every plain file except event files; return how many were deleted.
+    """Delete the reader's plain files except event files; return how many were deleted.
 
     Called before the batch's read: partition files present now belong to a dead attempt,
     while event files were written by this batch's planning, which Spark finished first.
     """
     removed = 0
     for path in plain_files(directory):
-        if is_event_file(path.name):
+        if is_event_file(path.name) or not is_written_file(path.name):
             continue
         try:
             path.unlink()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.events import EventRecord
+from mssql_cdc.core.folders import check_cleanable_folder
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import rows as facts
 from mssql_cdc.facts.keys import batch_key, facts_key, sink_id, validate_app_id
@@ -58,6 +59,8 @@ def delta_sink(
         facts_table: where each batch leaves its facts row and event rows; None writes none.
         metrics_path: the exact directory the stream's reader writes its metrics and event
             files to (local or FUSE; Python's file calls must open it on driver and executors).
+            The sink deletes the reader's files there, so it keeps the path resolved and
+            refuses a file, the filesystem root, and the home or working folder or a parent.
         generation: the checkpoint generation (recovery builds the sink of generation n);
             a hand-wired sink keeps 0.
         counted_by_reader: each batch is the `mssql_cdc` source's output unchanged (no filter,
@@ -69,7 +72,8 @@ def delta_sink(
         nothing in Spark.
     Raises:
         ConfigError (a ValueError): a bad app_id or generation, an empty or non-string table,
-            facts_table equal to target, or a metrics_path that is a URI or not a path.
+            facts_table equal to target, or a metrics_path that is a URI, not a path, or a
+            folder the sink may not clean (see metrics_path).
     """
     validate_app_id(app_id)
     sink = sink_id(app_id, generation)  # checks the generation too
@@ -103,7 +107,7 @@ def _metrics_dir(value: str | os.PathLike[str] | None) -> Path | None:
             "/Volumes/<catalog>/<schema>/<volume>/...) that Python's file calls open on the "
             "driver and every executor"
         )
-    return Path(text)
+    return check_cleanable_folder(text, what="metrics_path")
 
 
 def _utc_now() -> datetime:

@@ -81,6 +81,8 @@ def _check_pair(app_id: str | None, facts_table: str | None) -> None:
             f"{given} was given without {missing}; pass both (to check the snapshot mode lock) "
             "or neither"
         )
+    if app_id is not None:
+        validate_app_id(app_id)
 
 
 def take_full(

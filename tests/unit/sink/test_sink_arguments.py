@@ -51,7 +51,7 @@ def test_a_uri_metrics_path_is_refused(path: str) -> None:
 
 def test_a_drive_letter_is_a_path_not_a_uri() -> None:
     sink = delta_sink("bronze.orders", "orders", metrics_path="C:/metrics")
-    assert sink.metrics_path == Path("C:/metrics")
+    assert sink.metrics_path == Path("C:/metrics").resolve()  # a path, kept resolved
 
 
 @pytest.mark.parametrize("path", ["", "   ", 42], ids=["empty", "blank", "number"])
@@ -75,3 +75,42 @@ def test_a_target_that_is_not_a_table_name_is_refused(target: object) -> None:
 def test_a_bad_generation_is_refused(generation: object) -> None:
     with pytest.raises(ConfigError, match="generation="):
         delta_sink("bronze.orders", "orders", generation=generation)  # type: ignore[arg-type]
+
+
+def test_the_filesystem_root_as_metrics_path_is_refused() -> None:
+    with pytest.raises(ConfigError, match="the filesystem root") as raised:
+        delta_sink("bronze.orders", "orders", "ops.facts", metrics_path="/")
+    assert "pass a folder of its own" in str(raised.value)
+
+
+@pytest.mark.parametrize("relative", [".", "..", "./a/../.."], ids=["dot", "parent", "dotted"])
+def test_the_working_folder_or_a_parent_as_metrics_path_is_refused(
+    relative: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    with pytest.raises(ConfigError, match="working folder"):
+        delta_sink("bronze.orders", "orders", "ops.facts", metrics_path=relative)
+
+
+def test_the_home_folder_as_metrics_path_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(ConfigError, match="the home folder"):
+        delta_sink("bronze.orders", "orders", "ops.facts", metrics_path=str(tmp_path))
+
+
+def test_a_file_as_metrics_path_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="is a file, not a folder"):
+        delta_sink("bronze.orders", "orders", "ops.facts", metrics_path=tmp_path / "notes.txt")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_a_metrics_path_is_kept_resolved(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    built = delta_sink("bronze.orders", "orders", metrics_path=tmp_path / "link" / ".." / "m")
+    assert built.metrics_path == tmp_path.resolve() / "m"

@@ -57,6 +57,29 @@ def test_clearing_keeps_event_files_and_subdirectories(tmp_path: Path) -> None:
     assert clear_dead_attempts(tmp_path / "missing") == 0
 
 
+def test_clearing_keeps_files_the_reader_did_not_write(tmp_path: Path) -> None:
+    write(tmp_path, "range-a-b.json", "{}")
+    write(tmp_path, "notes.txt", "someone's notes")
+    write(tmp_path, "run.log", "a log")
+
+    assert clear_dead_attempts(tmp_path) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "run.log"]
+
+
+def test_clearing_never_follows_a_symbolic_link_out_of_the_folder(tmp_path: Path) -> None:
+    outside = write(tmp_path / "elsewhere", "range-x-y.json", '{"keep": true}')
+    folder = tmp_path / "metrics"
+    folder.mkdir()
+    (folder / "range-x-y.json").symlink_to(outside)
+    (folder / "sub").symlink_to(outside.parent, target_is_directory=True)
+
+    clear_dead_attempts(folder)
+    remove_files(scan(folder).paths)
+
+    assert outside.read_text() == '{"keep": true}'
+    assert sorted(p.name for p in outside.parent.iterdir()) == ["range-x-y.json"]
+
+
 def test_scanning_skips_unreadable_files_but_returns_them_for_removal(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
