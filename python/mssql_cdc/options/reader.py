@@ -117,9 +117,7 @@ class OptionReader:
             "accepted: true, false, 1, 0, yes, no, y, n, in any case"
         )
 
-    def count(
-        self, name: str, *, default: int | None, maximum: int, hint: str = ""
-    ) -> int | None:
+    def count(self, name: str, *, default: int | None, maximum: int, hint: str = "") -> int | None:
         """A decimal integer from 1 to `maximum`; `hint` is added to the error (e.g. how to
         say 'none')."""
         value = self.get(name)

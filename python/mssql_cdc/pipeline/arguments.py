@@ -7,6 +7,7 @@ started. The raw source options are consulted only to tell whether the caller ga
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -63,16 +64,18 @@ MAX_INTERVAL_DAYS = 36_500
 
 
 def _interval(value: object) -> float:
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or not 0 <= value <= MAX_INTERVAL_DAYS:  # type: ignore[operator]
+    days = value if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+    if not 0 <= days <= MAX_INTERVAL_DAYS:  # NaN too
         raise ConfigError(
             f"resnapshot_interval_days={value!r}: pass a number of days from 0 to "
             f"{MAX_INTERVAL_DAYS:,} (0 re-snapshots now)"
         )
-    return float(value)
+    return float(days)
 
 
-_TRIGGER_HINT = "pass one of {'processingTime': '10 seconds'}, {'availableNow': True}, {'once': True}"
+_TRIGGER_HINT = (
+    "pass one of {'processingTime': '10 seconds'}, {'availableNow': True}, {'once': True}"
+)
 
 
 def _trigger(value: object) -> Mapping[str, Any] | None:

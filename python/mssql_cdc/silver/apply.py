@@ -79,8 +79,9 @@ def apply_changes(
         missing.
 
     Raises:
-        ValueError: a bad argument (ConfigError; `spark` not a SparkSession among them), a key column bronze lacks, a row of another capture
-            instance, or chunk rows in bronze without a facts table.
+        ValueError: a bad argument (a ConfigError; `spark` not a SparkSession among them), a
+            key column bronze lacks, a row of another capture instance, or chunk rows in
+            bronze without a facts table.
         SchemaChangedError: a column's type differs between bronze and silver.
     """
     key_list = check_arguments(bronze, target, keys, control_table, facts_table, capture_instance)

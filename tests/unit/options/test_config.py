@@ -87,7 +87,11 @@ def test_a_good_value_is_parsed_to_its_typed_form(
 
 BAD: list[tuple[str, str, str]] = [
     ("backend", "odbc", "option backend must be one of mssql-python, pymssql, emulator"),
-    ("connectTimeout", "0", "option connectTimeout must be a positive whole number at most 86,400 (got '0')"),
+    (
+        "connectTimeout",
+        "0",
+        "connectTimeout must be a positive whole number at most 86,400 (got '0')",
+    ),
     ("connectTimeout", "2.5", "option connectTimeout must be a positive whole number"),
     ("startingLsn", "oldest", "option startingLsn must be earliest, latest or an LSN"),
     ("startingLsn", "0x" + "1" * 21, "option startingLsn must be earliest, latest or an LSN"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -31,7 +32,7 @@ def oracle_accepts(entries: list[tuple[int | None, int | None]]) -> bool:
     if sum(lo is None for lo, _ in entries) > 1 or sum(hi is None for _, hi in entries) > 1:
         return False
     disjoint = all(not (a & b) for i, a in enumerate(sets) for b in sets[i + 1 :])
-    ordered = all(min(a) < min(b) for a, b in zip(sets, sets[1:], strict=False))
+    ordered = all(min(a) < min(b) for a, b in itertools.pairwise(sets))
     return disjoint and ordered
 
 

@@ -1,4 +1,4 @@
-"""to_delta's trigger and resnapshot_interval_days: what Spark and the guard can take, else refused."""
+"""to_delta's trigger and resnapshot_interval_days: what Spark and the guard take, else refused."""
 
 from __future__ import annotations
 
