@@ -32,6 +32,11 @@ from mssql_cdc.options.reader import OptionReader, parse_lsn, shown
 __all__ = [
     "BACKENDS",
     "KNOWN_OPTIONS",
+    "MAX_ARROW_BATCH_SIZE",
+    "MAX_COMMITS_PER_BATCH",
+    "MAX_CONNECT_TIMEOUT",
+    "MAX_LOCK_TIMEOUT_MS",
+    "MAX_PARTITIONS",
     "Backend",
     "DurationGuard",
     "IsolationLevel",
@@ -82,6 +87,13 @@ KNOWN_OPTIONS = (
 """Every option either format or `to_delta` reads; one dict feeds them all, so none is unknown."""
 
 _MAX_INSTANCE_NAME = 100
+# The upper bounds of the numeric options (decision 0621): far above any real setting, and
+# low enough that every value stays valid where it is used.
+MAX_CONNECT_TIMEOUT = 86_400  # a day; FreeTDS keeps the login timeout in milliseconds in an int
+MAX_COMMITS_PER_BATCH = 2**31 - 1  # an int everywhere: Spark's read limit, T-SQL's OFFSET
+MAX_PARTITIONS = 32_767  # SQL Server's most user connections; each partition opens one
+MAX_ARROW_BATCH_SIZE = 1_000_000  # the emulator's read streams take at most this many rows
+MAX_LOCK_TIMEOUT_MS = 2**31 - 1  # SET LOCK_TIMEOUT takes an int
 T = TypeVar("T")
 
 
@@ -128,16 +140,19 @@ class SourceConfig:
             backend=backend,
             connection_string=_connection_string(opts, backend),
             emulator_path=_emulator_path(opts, backend),
-            connect_timeout=_count(opts, "connectTimeout", 30),
+            connect_timeout=_count(opts, "connectTimeout", 30, MAX_CONNECT_TIMEOUT),
             starting_lsn=_starting_lsn(opts),
             max_commits_per_batch=opts.count(
-                "maxCommitsPerBatch", default=None, hint="omit it for no limit"
+                "maxCommitsPerBatch",
+                default=None,
+                maximum=MAX_COMMITS_PER_BATCH,
+                hint="omit it for no limit",
             ),
             num_partitions=_num_partitions(opts),
             fail_on_data_loss=opts.boolean("failOnDataLoss", default=True),
             metrics_path=opts.local_path("metricsPath"),
             include_command_id=opts.boolean("includeCommandId", default=True),
-            arrow_batch_size=_count(opts, "arrowBatchSize", 10000),
+            arrow_batch_size=_count(opts, "arrowBatchSize", 10000, MAX_ARROW_BATCH_SIZE),
             columns=_optional(opts, "columns", parse_columns),
             source_time_zone=_time_zone(opts),
             schema_change_policy=opts.choice("schemaChangePolicy", _POLICIES, default="classify"),
@@ -145,7 +160,7 @@ class SourceConfig:
             snapshot_chunks=_optional(opts, "snapshotChunks", parse_chunks),
             snapshot_keys=_optional(opts, "snapshotKeys", parse_keys),
             isolation_level=_isolation(opts),
-            lock_timeout_ms=opts.non_negative("lockTimeoutMs"),
+            lock_timeout_ms=opts.non_negative("lockTimeoutMs", maximum=MAX_LOCK_TIMEOUT_MS),
             snapshot_duration_guard=opts.choice("snapshotDurationGuard", _GUARDS, default="warn"),
         )
 
@@ -211,8 +226,8 @@ def _text(value: str | int | bool) -> str:
     return str(value)
 
 
-def _count(opts: OptionReader, name: str, default: int) -> int:
-    value = opts.count(name, default=default)
+def _count(opts: OptionReader, name: str, default: int, maximum: int) -> int:
+    value = opts.count(name, default=default, maximum=maximum)
     return default if value is None else value
 
 
@@ -285,7 +300,7 @@ def _num_partitions(opts: OptionReader) -> int | None:
     value = opts.get("numPartitions")
     if value is None or value.lower() == "auto":
         return None
-    return opts.count("numPartitions", default=None, hint="or auto")
+    return opts.count("numPartitions", default=None, maximum=MAX_PARTITIONS, hint="or auto")
 
 
 def _time_zone(opts: OptionReader) -> str:

@@ -5,6 +5,7 @@ A connection string carries the password, so every message here names keys and p
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from mssql_cdc.errors import ConfigError
@@ -15,6 +16,7 @@ PYMSSQL_KEYS = ("server", "database", "uid", "pwd", "app")
 """The keys a pymssql connection string may hold (FreeTDS takes no other ODBC keyword)."""
 
 _OPTION = "connectionString"
+_SECRET_KEY = re.compile(r"pwd|password|secret|token|key", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -70,13 +72,27 @@ class ConnectionString:
         return tuple(k for k, _ in self.pairs)
 
     def check_keys(self, allowed: tuple[str, ...], *, backend: str) -> None:
-        """Raise ConfigError naming the first key outside `allowed` (compared ignoring case)."""
+        """Raise ConfigError for the first key outside `allowed` (compared ignoring case).
+
+        A key that follows a secret's key (`PWD=ab;cd=...`) may be the rest of an unbraced
+        secret, so the message names the key before it instead of quoting it.
+        """
+        accepted = ", ".join(k.capitalize() for k in allowed)
+        before: str | None = None
         for key in self.keys():
             if key.lower() not in allowed:
+                if before is not None and _SECRET_KEY.search(before):
+                    raise ConfigError(
+                        f"option {_OPTION}: the key after {before} is not one backend "
+                        f"'{backend}' accepts ({accepted}); it is not shown, since it may be "
+                        f"the rest of {before}'s value. If it is, brace the value, which "
+                        f"holds ';': write {before}={{...}}, and '}}}}' for a '}}' inside it"
+                    )
                 raise ConfigError(
                     f"option {_OPTION}: key '{key}' is not supported with backend '{backend}'; "
-                    f"it accepts only {', '.join(k.capitalize() for k in allowed)}"
+                    f"it accepts only {accepted}"
                 )
+            before = key
 
     def __repr__(self) -> str:
         return f"ConnectionString(keys={list(self.keys())!r}, values hidden)"

@@ -7,13 +7,16 @@ Each `format_*` is the inverse of its `parse_*`: it writes the canonical text of
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.identifiers import check_identifier
+from mssql_cdc.options.key_order import Part, compare_keys, part_kind
 
 __all__ = [
+    "MAX_CHUNK",
     "METADATA_COLUMNS",
     "DeclaredColumn",
     "KeyBound",
@@ -38,6 +41,9 @@ METADATA_COLUMNS = (
     "_chunk",
 )
 """Names the output and bronze use for their own columns; a source column may not take one."""
+
+MAX_CHUNK = 2**31 - 1
+"""The largest chunk number: bronze's `_chunk` column is an INT."""
 
 _SIMPLE_TYPES = {
     "BOOLEAN": "BOOLEAN",
@@ -172,12 +178,7 @@ def _spark_type(name: str, text: str) -> str:
 
 def parse_keys(text: str) -> tuple[str, ...]:
     """Parse `snapshotKeys`: a JSON list of distinct, non-empty column names."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f'option snapshotKeys must be a JSON list of column names, like ["id"] ({exc.msg})'
-        ) from None
+    value = _load_json("snapshotKeys", text, 'a JSON list of column names, like ["id"]', depth=1)
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise ConfigError(
             'option snapshotKeys must be a non-empty JSON list of column names, like ["id"]'
@@ -197,13 +198,12 @@ def format_keys(keys: tuple[str, ...]) -> str:
 
 
 def parse_chunks(text: str) -> tuple[SnapshotChunk, ...]:
-    """Parse `snapshotChunks`: a JSON list of `[chunk, lo, hi]` (see docs/source-options.md)."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"option snapshotChunks must be a JSON list of [chunk, lo, hi] ({exc.msg})"
-        ) from None
+    """Parse `snapshotChunks`: a JSON list of `[chunk, lo, hi]` (see docs/source-options.md).
+
+    The chunks must be listed in key order and must not overlap; each `lo` is below its `hi`,
+    only the first may be open below and only the last open above (decision 0620).
+    """
+    value = _load_json("snapshotChunks", text, "a JSON list of [chunk, lo, hi]", depth=3)
     if not isinstance(value, list) or not value:
         raise ConfigError("option snapshotChunks must be a non-empty JSON list of [chunk, lo, hi]")
     chunks: list[SnapshotChunk] = []
@@ -216,6 +216,11 @@ def parse_chunks(text: str) -> tuple[SnapshotChunk, ...]:
         number, lo, hi = entry
         if isinstance(number, bool) or not isinstance(number, int) or number < 0:
             raise ConfigError(f"{where}: chunk must be an integer >= 0")
+        if number > MAX_CHUNK:
+            raise ConfigError(
+                f"{where}: chunk {number} is above {MAX_CHUNK}, the largest the INT column "
+                "_chunk holds; number the chunks from 0"
+            )
         if number in numbers:
             raise ConfigError(f"{where}: chunk {number} appears twice; chunk numbers are distinct")
         numbers.add(number)
@@ -230,6 +235,8 @@ def parse_chunks(text: str) -> tuple[SnapshotChunk, ...]:
                 )
             arity = width
         chunks.append(SnapshotChunk(number, bounds[0], bounds[1]))
+    _check_kinds(chunks)
+    _check_order(chunks)
     return tuple(chunks)
 
 
@@ -237,6 +244,123 @@ def format_chunks(chunks: tuple[SnapshotChunk, ...]) -> str:
     """The `snapshotChunks` text of `chunks`: a JSON list of `[chunk, lo, hi]`, composite bounds
     as lists."""
     return json.dumps([[c.chunk, c.lo, c.hi] for c in chunks])
+
+
+def _load_json(option: str, text: str, shape: str, *, depth: int) -> object:
+    """`text` as JSON; lists and objects nested deeper than `depth` are refused before the
+    decoder, whose recursion would otherwise raise RecursionError."""
+    level, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            level += 1
+            if level > depth:
+                raise ConfigError(
+                    f"option {option} nests lists deeper than {depth} level(s); it must be {shape}"
+                )
+        elif ch in "]}":
+            level -= 1
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"option {option} must be {shape} ({exc.msg})") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise ConfigError(
+            f"option {option} must be {shape} (a number in it has too many digits)"
+        ) from None
+
+
+def _parts(bound: KeyBound) -> tuple[Part, ...]:
+    return bound if isinstance(bound, tuple) else (bound,)
+
+
+def _shown_bound(bound: KeyBound) -> str:
+    text = json.dumps(list(bound) if isinstance(bound, tuple) else bound)
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def _check_kinds(chunks: list[SnapshotChunk]) -> None:
+    # Python cannot order a number against a string, nor can the server CAST both to one type.
+    first: dict[int, tuple[str, int]] = {}
+    for index, chunk in enumerate(chunks):
+        for bound in (chunk.lo, chunk.hi):
+            if bound is None:
+                continue
+            for position, part in enumerate(_parts(bound)):
+                kind = part_kind(part)
+                if kind == "null":
+                    continue
+                seen = first.setdefault(position, (kind, index))
+                if seen[0] != kind:
+                    raise ConfigError(
+                        f"option snapshotChunks: key part {position} is a {seen[0]} in entry "
+                        f"{seen[1]} and a {kind} in entry {index}; bounds of one key column "
+                        "cannot be ordered across types: write them all as numbers or all as "
+                        "strings"
+                    )
+
+
+def _check_order(chunks: list[SnapshotChunk]) -> None:
+    where = "option snapshotChunks: entry"
+    starts: dict[tuple[Part, ...], int] = {}
+    ends: dict[tuple[Part, ...], int] = {}
+    for index, chunk in enumerate(chunks):
+        if chunk.lo is None and index > 0:
+            raise ConfigError(
+                f"{where} {index} is open below (lo null), so it must be listed first; only one "
+                "chunk may be open below, and chunks are listed in key order"
+            )
+        if chunk.hi is None and index < len(chunks) - 1:
+            raise ConfigError(
+                f"{where} {index} is open above (hi null), so it must be listed last; only one "
+                "chunk may be open above, and chunks are listed in key order"
+            )
+        if chunk.lo is not None and chunk.hi is not None:
+            order = compare_keys(_parts(chunk.lo), _parts(chunk.hi))
+            if order is not None and order >= 0:
+                raise ConfigError(
+                    f"{where} {index}: lo {_shown_bound(chunk.lo)} is not below hi "
+                    f"{_shown_bound(chunk.hi)}; lo is inclusive and hi exclusive, so the chunk "
+                    "would read nothing"
+                )
+        for bound, seen, name in ((chunk.lo, starts, "lo"), (chunk.hi, ends, "hi")):
+            if bound is None:
+                continue
+            earlier = seen.setdefault(_parts(bound), index)
+            if earlier != index:
+                raise ConfigError(
+                    f"{where} {index} has the {name} {_shown_bound(bound)} of entry {earlier}, "
+                    "so the two overlap; each key must fall in one chunk at most"
+                )
+        if index > 0:
+            _check_after(chunks[index - 1], chunk, index)
+
+
+def _check_after(before: SnapshotChunk, chunk: SnapshotChunk, index: int) -> None:
+    if before.hi is None or chunk.lo is None:
+        return  # refused by the caller: only the last is open above, only the first below
+    # Where strings leave the order to the server, the starts and the ends still tell.
+    lo, hi = _parts(chunk.lo), _parts(before.hi)
+    wrong = compare_keys(lo, hi) == -1
+    if before.lo is not None:
+        wrong = wrong or compare_keys(lo, _parts(before.lo)) == -1
+    if chunk.hi is not None:
+        wrong = wrong or compare_keys(_parts(chunk.hi), hi) == -1
+    if wrong:
+        raise ConfigError(
+            f"option snapshotChunks: entry {index} [{_shown_bound(chunk.lo)}, "
+            f"{_shown_bound(chunk.hi)}) starts below the hi {_shown_bound(before.hi)} of entry "
+            f"{index - 1}: the chunks overlap or are out of order; list them in key order, "
+            "each lo at or above the hi before it"
+        )
 
 
 def _bound(where: str, which: str, value: object) -> KeyBound:
@@ -257,4 +381,6 @@ def _scalar(where: str, which: str, value: object, *, allow_null: bool) -> Scala
             f"{where}: {which} must be a number, a string, null or a list of them "
             f"(got {json.dumps(value)})"
         )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{where}: {which} must be a finite number (got {value})")
     return value

@@ -117,25 +117,33 @@ class OptionReader:
             "accepted: true, false, 1, 0, yes, no, y, n, in any case"
         )
 
-    def count(self, name: str, *, default: int | None, hint: str = "") -> int | None:
-        """A positive decimal integer; `hint` is added to the error (e.g. how to say 'none')."""
+    def count(self, name: str, *, default: int | None, maximum: int, hint: str = "") -> int | None:
+        """A decimal integer from 1 to `maximum`; `hint` is added to the error (e.g. how to
+        say 'none')."""
         value = self.get(name)
         if value is None:
             return default
-        if _COUNT.match(value) and int(value) > 0:
-            return int(value)
+        number = _whole(value, maximum)
+        if number is not None and number >= 1:
+            return number
         extra = f"; {hint}" if hint else ""
         raise ConfigError(
-            f"option {name} must be a positive whole number (got {shown(value)}){extra}"
+            f"option {name} must be a positive whole number at most {maximum:,} "
+            f"(got {shown(value)}){extra}"
         )
 
-    def non_negative(self, name: str) -> int | None:
+    def non_negative(self, name: str, *, maximum: int) -> int | None:
+        """A decimal integer from 0 to `maximum`, or None when absent."""
         value = self.get(name)
         if value is None:
             return None
-        if _COUNT.match(value):
-            return int(value)
-        raise ConfigError(f"option {name} must be a whole number >= 0 (got {shown(value)})")
+        number = _whole(value, maximum)
+        if number is not None:
+            return number
+        raise ConfigError(
+            f"option {name} must be a whole number >= 0 and at most {maximum:,} "
+            f"(got {shown(value)})"
+        )
 
     def choice(self, name: str, allowed: Iterable[T], *, default: T) -> T:
         """One of `allowed`, matched ignoring case, returned in its canonical spelling."""
@@ -173,6 +181,17 @@ class OptionReader:
                 f"not a URI (got {shown(value)}); Python's file calls cannot open a URI"
             )
         return value
+
+
+def _whole(value: str, maximum: int) -> int | None:
+    """`value` as a decimal integer within 0..maximum, else None."""
+    if not _COUNT.match(value):
+        return None
+    digits = value.lstrip("0") or "0"
+    # Compared by length first: Python refuses to convert an integer of over 4300 digits.
+    if len(digits) > len(str(maximum)) or int(digits) > maximum:
+        return None
+    return int(digits)
 
 
 def _as_text(name: str, value: object) -> str:

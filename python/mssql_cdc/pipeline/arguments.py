@@ -20,6 +20,7 @@ from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.tables import refs as tables
 
 __all__ = [
+    "MAX_INTERVAL_DAYS",
     "ToDeltaArgs",
     "check_to_delta",
     "given_option",
@@ -58,18 +59,60 @@ def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
     return value
 
 
+MAX_INTERVAL_DAYS = 36_500
+"""The longest anti-loop interval: a century, beyond any stream's life (decision 0621)."""
+
+
 def _interval(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    days = value if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+    if not 0 <= days <= MAX_INTERVAL_DAYS:  # NaN too
         raise ConfigError(
-            f"resnapshot_interval_days={value!r}: pass a finite number of days >= 0 "
-            "(0 re-snapshots now)"
+            f"resnapshot_interval_days={value!r}: pass a number of days from 0 to "
+            f"{MAX_INTERVAL_DAYS:,} (0 re-snapshots now)"
         )
-    if value < 0:
+    return float(days)
+
+
+_TRIGGER_HINT = (
+    "pass one of {'processingTime': '10 seconds'}, {'availableNow': True}, {'once': True}"
+)
+
+
+def _trigger(value: object) -> Mapping[str, Any] | None:
+    """The keyword arguments of DataStreamWriter.trigger: exactly one, of a type it takes."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"trigger={value!r}: {_TRIGGER_HINT}, or None for Spark's default")
+    if len(value) != 1:
         raise ConfigError(
-            f"resnapshot_interval_days={value!r}: pass a finite number of days >= 0 "
-            "(0 re-snapshots now)"
+            f"trigger={value!r} gives {len(value)} keys where Spark takes exactly one: "
+            f"{_TRIGGER_HINT}, or None for Spark's default"
         )
-    return float(value)
+    ((key, setting),) = value.items()
+    if key == "continuous":
+        raise ConfigError(
+            f"trigger={value!r}: continuous processing runs no foreachBatch sink, and to_delta "
+            "writes through one; use {'processingTime': ...} or {'availableNow': True}"
+        )
+    if key == "processingTime":
+        if not isinstance(setting, str) or not setting.strip():
+            raise ConfigError(
+                f"trigger={value!r}: processingTime takes a non-empty interval string, such "
+                "as '10 seconds' or '1 minute'"
+            )
+    elif key in ("once", "availableNow"):
+        if setting is not True:
+            raise ConfigError(
+                f"trigger={value!r}: {key} takes True only; pass None for Spark's default"
+            )
+    else:
+        raise ConfigError(
+            f"trigger={value!r}: {key!r} is not a keyword of DataStreamWriter.trigger "
+            "(processingTime, once, availableNow; continuous is not supported); "
+            f"{_TRIGGER_HINT}"
+        )
+    return {key: setting}
 
 
 def check_to_delta(
@@ -118,11 +161,7 @@ def check_to_delta(
         ckpt = check_checkpoint_path(ckpt)  # refuses URIs and /dbfs, makes it absolute
     if loss == "resnapshot" and not config.fail_on_data_loss:
         raise ConfigError("on_data_loss='resnapshot' needs failOnDataLoss true")
-    if trigger is not None and not isinstance(trigger, Mapping):
-        raise ConfigError(
-            f"trigger={trigger!r}: pass a dict such as {{'availableNow': True}} or "
-            "{'processingTime': '1 minute'}"
-        )
+    checked_trigger = _trigger(trigger)
     if query_name is not None and (not isinstance(query_name, str) or not query_name):
         raise ConfigError(f"query_name={query_name!r}: pass a non-empty string or None")
     checked_app_id = validate_app_id(app_id)
@@ -139,6 +178,6 @@ def check_to_delta(
         on_data_loss="resnapshot" if loss == "resnapshot" else "fail",
         interval_days=interval,
         mode="chunked" if snapshot == "chunked" else "full",
-        trigger=trigger,
+        trigger=checked_trigger,
         query_name=query_name,
     )

@@ -16,11 +16,13 @@ from mssql_cdc.core import lsn
 from mssql_cdc.core.checkpoint import GenerationPaths
 from mssql_cdc.core.folders import check_inside
 from mssql_cdc.core.offsets import Offset
+from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.keys import sink_id
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
 from mssql_cdc.recovery.entry import live_generation, plan_on_spark, recovery_request
 from mssql_cdc.recovery.plan import RecoveryPlan
+from mssql_cdc.tables.session import check_session
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -38,9 +40,20 @@ def stream(spark: SparkSession, options: Mapping[str, object]) -> CdcStream:
     Unknown option names are warned about once per process and otherwise ignored.
 
     Raises:
-        ConfigError (a ValueError): an option is missing or invalid; the message names it.
+        ConfigError (a ValueError): `spark` is not a SparkSession, `options` not a mapping, or
+            an option is missing or invalid; the message names it.
     """
-    return CdcStream(spark, SourceConfig.from_options(options), dict(options))
+    session = check_session(spark)
+    if not isinstance(options, Mapping):
+        raise ConfigError(
+            f"options must be a mapping of option names to values (got {_kind(options)}), "
+            "such as {'captureInstance': 'dbo_orders', 'connectionString': ...}"
+        )
+    return CdcStream(session, SourceConfig.from_options(options), dict(options))
+
+
+def _kind(value: object) -> str:
+    return "None" if value is None else f"a {type(value).__name__}"
 
 
 class CdcStream:
@@ -96,8 +109,9 @@ class CdcStream:
                 Volume, which holds the generations and their state file.
             facts_table: the Delta table of facts and event rows (docs/tables.md); None
                 writes none. Needed by on_data_loss="resnapshot" and snapshot="chunked".
-            trigger: the keyword arguments of `DataStreamWriter.trigger`, such as
-                {"availableNow": True}; None keeps Spark's default.
+            trigger: one keyword argument of `DataStreamWriter.trigger`:
+                {"processingTime": "10 seconds"}, {"availableNow": True} or {"once": True};
+                None keeps Spark's default. `continuous` runs no foreachBatch sink: refused.
             query_name: the query's name; None names it after the sink id (`app_id`, or
                 `app_id.g<n>` in generation n).
             bootstrap: in generation 0, start from a snapshot of the table, taken now unless
@@ -107,7 +121,7 @@ class CdcStream:
                 changes it had not read; "resnapshot" checks before the query starts and
                 re-snapshots into a new generation (docs/data-loss.md).
             resnapshot_interval_days: the anti-loop guard: at most one automatic re-snapshot
-                within this many days (>= 0; 0 re-snapshots now).
+                within this many days (0 to 36,500; 0 re-snapshots now).
             snapshot: how a bootstrap or re-snapshot reads the table: "full" in one read
                 before the query starts, "chunked" by `backfill()` beside the running stream.
         Returns:
@@ -275,13 +289,14 @@ class CdcStream:
             app_id: the stream whose snapshot is read (the to_delta `app_id`).
             facts_table: the stream's facts table, which holds the open, the plan and the
                 chunks.
-            chunk_rows: the rows of a chunk when the first call plans them (None: 1,000,000);
-                later calls keep the stored plan and warn about another value.
-            max_waves: stop after this many waves (>= 1); None for no limit.
-            max_seconds: start no further wave once this many seconds have passed (> 0);
-                None for no limit. At least one wave runs.
+            chunk_rows: the rows of a chunk when the first call plans them (None: 1,000,000;
+                at most 2,147,483,647); later calls keep the stored plan and warn about another
+                value.
+            max_waves: stop after this many waves (1 to 2,147,483,647); None for no limit.
+            max_seconds: start no further wave once this many seconds have passed (above 0,
+                at most a year: 31,536,000); None for no limit. At least one wave runs.
             min_headroom_hours: pause while the stream's retention headroom is below this
-                many hours (>= 0); None never pauses.
+                many hours (0 to 874,913, SQL Server's longest retention); None never pauses.
         Returns:
             The status: `state` "done", "running" (call again), "waiting_headroom",
             "waiting_metrics" or "no_snapshot", with the chunks done and in all.

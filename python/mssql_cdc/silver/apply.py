@@ -25,6 +25,7 @@ from mssql_cdc.silver.merge import ensure_silver
 from mssql_cdc.silver.steps import Position, Steps
 from mssql_cdc.silver.table_state import table_state
 from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.session import check_session
 from mssql_cdc.testing.failpoints import failpoint
 
 if TYPE_CHECKING:
@@ -78,11 +79,13 @@ def apply_changes(
         missing.
 
     Raises:
-        ValueError: a bad argument, a key column bronze lacks, a row of another capture
-            instance, or chunk rows in bronze without a facts table.
+        ValueError: a bad argument (a ConfigError; `spark` not a SparkSession among them), a
+            key column bronze lacks, a row of another capture instance, or chunk rows in
+            bronze without a facts table.
         SchemaChangedError: a column's type differs between bronze and silver.
     """
     key_list = check_arguments(bronze, target, keys, control_table, facts_table, capture_instance)
+    check_session(spark)
     if facts_table is None and target not in _warned_no_facts:
         _warned_no_facts.add(target)
         _log.warning(

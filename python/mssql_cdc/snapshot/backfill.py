@@ -61,18 +61,26 @@ def _status(
     }
 
 
+# Upper bounds of the numeric arguments (decision 0621): far above any real call.
+MAX_COUNT = 2**31 - 1  # chunk_rows and max_waves: an int, as T-SQL's TOP and Spark take it
+MAX_SECONDS = 31_536_000.0  # a year: one call's time budget
+MAX_HEADROOM_HOURS = 874_913.0  # SQL Server's longest CDC retention, 52,494,800 minutes
+
+
 def _count(name: str, value: object) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ConfigError(f"{name}={value!r}: pass None or an integer >= 1")
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        raise ConfigError(f"{name}={value!r}: pass None or an integer from 1 to {MAX_COUNT:,}")
 
 
-def _number(name: str, value: object, *, positive: bool) -> None:
+def _number(name: str, value: object, *, positive: bool, maximum: float) -> None:
     if value is None:
         return
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or (value <= 0 if positive else value < 0):  # type: ignore[operator]
-        bound = "> 0" if positive else ">= 0"
-        raise ConfigError(f"{name}={value!r}: pass None or a number {bound}")
+    if not ok or (value <= 0 if positive else value < 0) or value > maximum:  # type: ignore[operator]
+        low = "above 0" if positive else "from 0"
+        raise ConfigError(f"{name}={value!r}: pass None or a number {low} up to {maximum:,.0f}")
 
 
 def _check_arguments(
@@ -90,8 +98,8 @@ def _check_arguments(
     tables.require_distinct(target=target, facts_table=facts_table)
     _count("chunk_rows", chunk_rows)
     _count("max_waves", max_waves)
-    _number("max_seconds", max_seconds, positive=True)
-    _number("min_headroom_hours", min_headroom_hours, positive=False)
+    _number("max_seconds", max_seconds, positive=True, maximum=MAX_SECONDS)
+    _number("min_headroom_hours", min_headroom_hours, positive=False, maximum=MAX_HEADROOM_HOURS)
 
 
 def backfill(

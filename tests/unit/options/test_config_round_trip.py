@@ -15,7 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mssql_cdc.options.config import BACKENDS, KNOWN_OPTIONS, SourceConfig
+from mssql_cdc.options.config import (
+    BACKENDS,
+    KNOWN_OPTIONS,
+    MAX_ARROW_BATCH_SIZE,
+    MAX_CONNECT_TIMEOUT,
+    MAX_LOCK_TIMEOUT_MS,
+    MAX_PARTITIONS,
+    SourceConfig,
+)
 from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.options.declared_columns import METADATA_COLUMNS, DeclaredColumn, SnapshotChunk
 from mssql_cdc.snapshot.read import read_config
@@ -74,12 +82,16 @@ NAMES = st.text(NO_CONTROL, min_size=1, max_size=20).filter(
 )
 LSN_VALUES = st.integers(0, 2**80 - 1)
 CANONICAL_LSNS = LSN_VALUES.map(lambda n: f"0x{n:020X}")
-COUNTS = st.integers(1, 10**9)
+COUNTS = st.integers(1, 2**31 - 1)
+TIMEOUTS = st.integers(1, MAX_CONNECT_TIMEOUT)
+PARTITIONS = st.integers(1, MAX_PARTITIONS)
+BATCH_SIZES = st.integers(1, MAX_ARROW_BATCH_SIZE)
 PATH_STARTS = st.sampled_from(["/", "./", "C:\\", "C:/", "/Volumes/x y/"])
 LOCAL_PATHS = st.tuples(PATH_STARTS, st.just("") | trimmed(20)).map("".join)
 ZONE_NAMES = trimmed(128).filter(lambda z: z.lower() != "auto" and z.upper() != "UTC")
 TIME_ZONES = st.sampled_from(["auto", "UTC", "Europe/Paris"]) | ZONE_NAMES
-SCALARS = st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+NUMBERS = st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+TEXTS = st.text(max_size=8)
 DECIMALS = st.integers(1, 38).flatmap(lambda p: st.tuples(st.just(p), st.integers(0, p)))
 
 
@@ -127,17 +139,32 @@ def declared_columns() -> st.SearchStrategy[tuple[DeclaredColumn, ...]]:
     )
 
 
-def bounds(width: int) -> st.SearchStrategy[object]:
-    composite = st.tuples(*([st.none() | SCALARS] * width))
-    return st.none() | (SCALARS | composite if width == 1 else composite)
-
-
 def snapshot_chunks() -> st.SearchStrategy[tuple[SnapshotChunk, ...]]:
+    """Valid chunk lists: consecutive ranges between sorted distinct keys, open ends or not."""
+
+    def order(key: object) -> tuple[object, ...]:
+        parts = key if isinstance(key, tuple) else (key,)
+        return tuple((p is not None, p) for p in parts)  # NULL parts first, as SQL Server
+
     @st.composite
     def build(draw: st.DrawFn) -> tuple[SnapshotChunk, ...]:
         width = draw(st.integers(1, 3))
-        numbers = draw(st.lists(st.integers(0, 10**6), min_size=1, max_size=4, unique=True))
-        return tuple(SnapshotChunk(n, draw(bounds(width)), draw(bounds(width))) for n in numbers)
+        kinds = [draw(st.sampled_from([NUMBERS, TEXTS])) for _ in range(width)]
+        key: st.SearchStrategy[object] = (
+            kinds[0] if width == 1 else st.tuples(*(st.none() | k for k in kinds))
+        )
+        points: list[object] = sorted(
+            draw(st.lists(key, min_size=1, max_size=5, unique_by=order)), key=order
+        )
+        below, above = draw(st.booleans()), draw(st.booleans())
+        edges = [None] * below + points + [None] * (above or len(points) == 1)
+        numbers = draw(
+            st.lists(st.integers(0, 2**31 - 1), min_size=len(edges) - 1, max_size=len(edges) - 1,
+                     unique=True)
+        )  # fmt: skip
+        return tuple(
+            SnapshotChunk(n, lo, hi) for n, lo, hi in zip(numbers, edges, edges[1:], strict=False)
+        )
 
     return build()
 
@@ -161,14 +188,14 @@ def configs(draw: st.DrawFn, emulator_files: list[str]) -> SourceConfig:
         backend=backend,
         connection_string=connection,
         emulator_path=emulator_path,
-        connect_timeout=draw(COUNTS),
+        connect_timeout=draw(TIMEOUTS),
         starting_lsn=draw(st.sampled_from(["earliest", "latest"]) | CANONICAL_LSNS),
         max_commits_per_batch=draw(optional(COUNTS)),
-        num_partitions=draw(optional(COUNTS)),
+        num_partitions=draw(optional(PARTITIONS)),
         fail_on_data_loss=draw(st.booleans()),
         metrics_path=draw(optional(LOCAL_PATHS)),
         include_command_id=draw(st.booleans()),
-        arrow_batch_size=draw(COUNTS),
+        arrow_batch_size=draw(BATCH_SIZES),
         columns=draw(optional(declared_columns())),
         source_time_zone=draw(TIME_ZONES),
         schema_change_policy=draw(st.sampled_from(["classify", "fail"])),
@@ -176,14 +203,14 @@ def configs(draw: st.DrawFn, emulator_files: list[str]) -> SourceConfig:
         snapshot_chunks=draw(optional(snapshot_chunks())),
         snapshot_keys=keys,
         isolation_level=draw(st.sampled_from(["readCommitted", "snapshot"])),
-        lock_timeout_ms=draw(optional(st.integers(0, 10**9))),
+        lock_timeout_ms=draw(optional(st.integers(0, MAX_LOCK_TIMEOUT_MS))),
         snapshot_duration_guard=draw(st.sampled_from(["warn", "refuse", "off"])),
     )
 
 
-def count_text(low: int = 1) -> st.SearchStrategy[object]:
+def count_text(low: int = 1, high: int = 2**31 - 1) -> st.SearchStrategy[object]:
     """A count as a caller may write it: with leading zeros, or as a Python int."""
-    number = st.integers(low, 10**9)
+    number = st.integers(low, high)
     zeros = st.sampled_from(["", "0", "000"])
     return number | st.tuples(zeros, number.map(str)).map("".join)
 
@@ -251,14 +278,14 @@ def raw_options(draw: st.DrawFn, emulator_files: list[str]) -> dict[str, object]
     if backend == "emulator":
         given["emulatorPath"] = st.sampled_from(emulator_files)
     maybe: dict[str, st.SearchStrategy[object]] = {
-        "connectTimeout": count_text(),
+        "connectTimeout": count_text(high=MAX_CONNECT_TIMEOUT),
         "startingLsn": any_case("earliest") | any_case("latest") | lsn_text(),
         "maxCommitsPerBatch": count_text(),
-        "numPartitions": any_case("auto") | count_text(),
+        "numPartitions": any_case("auto") | count_text(high=MAX_PARTITIONS),
         "failOnDataLoss": boolean_text(),
         "metricsPath": LOCAL_PATHS,
         "includeCommandId": boolean_text(),
-        "arrowBatchSize": count_text(),
+        "arrowBatchSize": count_text(high=MAX_ARROW_BATCH_SIZE),
         "columns": columns_text(),
         "sourceTimeZone": any_case("auto") | any_case("utc") | TIME_ZONES,
         "schemaChangePolicy": any_case("classify") | any_case("fail"),

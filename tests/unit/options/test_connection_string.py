@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.connection_string import ConnectionString
 
 keys = (
@@ -57,3 +58,38 @@ def test_malformed_strings_are_refused_without_quoting_values(text: str, message
 def test_the_repr_shows_keys_only() -> None:
     parsed = ConnectionString.parse("Server=db;PWD={p@ss;word}")
     assert repr(parsed) == "ConnectionString(keys=['Server', 'PWD'], values hidden)"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret_key"),
+    [
+        ("Server=db;UID=u;PWD=ab;S3cret!=zz", "PWD"),
+        ("UID=u;PWD=a=b;S3cret!=zz;Database=d", "PWD"),
+        ("PWD=ab;S3cret!;x=zz", None),  # the key holds ';': refused by the parser, unquoted
+        ("pwd = ab ; S3cret! = zz", "pwd"),
+    ],
+)
+def test_with_pymssql_the_rest_of_an_unbraced_password_is_never_quoted(
+    text: str, secret_key: str | None
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        SourceConfig.from_options(
+            {"captureInstance": "dbo_orders", "backend": "pymssql", "connectionString": text}
+        )
+    message = str(caught.value)
+    assert "S3cret" not in message
+    assert "zz" not in message
+    if secret_key is not None:
+        assert f"the key after {secret_key} is not one backend 'pymssql' accepts" in message
+        assert f"write {secret_key}={{...}}, and '}}}}' for a '}}' inside it" in message
+
+
+def test_with_pymssql_a_misspelt_key_after_a_plain_value_is_named() -> None:
+    with pytest.raises(ConfigError, match="key 'Databse' is not supported with backend"):
+        SourceConfig.from_options(
+            {
+                "captureInstance": "dbo_orders",
+                "backend": "pymssql",
+                "connectionString": "Server=db;Databse=shop;PWD={ab;S3cret!=zz}",
+            }
+        )

@@ -112,3 +112,60 @@ def test_a_starting_lsn_counts_as_given_in_any_spelling_unless_none() -> None:
     assert given_option({"STARTINGLSN": "earliest"}, "startingLsn") is True
     assert given_option({"StartingLsn": None}, "startingLsn") is False
     assert given_option({"snapshotLsn": "0x1"}, "startingLsn") is False
+
+
+# The keywords of pyspark's DataStreamWriter.trigger, with values it accepts.
+TRIGGERS_SPARK_TAKES = [
+    None,
+    {"processingTime": "10 seconds"},
+    {"processingTime": "1 minute"},
+    {"once": True},
+    {"availableNow": True},
+]
+
+
+@pytest.mark.parametrize("trigger", TRIGGERS_SPARK_TAKES, ids=str)
+def test_a_trigger_spark_takes_is_passed_on_unchanged(
+    options: dict[str, object], tmp_path: Path, trigger: Any
+) -> None:
+    assert check(options, tmp_path, trigger=trigger).trigger == trigger
+
+
+BAD_TRIGGERS = [
+    ({"bogus": 1}, "'bogus' is not a keyword of DataStreamWriter.trigger"),
+    ({"processingtime": "1 second"}, "'processingtime' is not a keyword"),
+    ({}, "gives 0 keys where Spark takes exactly one"),
+    ({"once": True, "availableNow": True}, "gives 2 keys where Spark takes exactly one"),
+    ({"processingTime": ""}, "processingTime takes a non-empty interval string"),
+    ({"processingTime": "  "}, "processingTime takes a non-empty interval string"),
+    ({"processingTime": 10}, "processingTime takes a non-empty interval string"),
+    ({"once": False}, "once takes True only"),
+    ({"availableNow": 1}, "availableNow takes True only"),
+    ({"availableNow": "true"}, "availableNow takes True only"),
+    ({"continuous": "1 second"}, "continuous processing runs no foreachBatch sink"),
+    ("availableNow", "trigger='availableNow': pass one of"),
+    ([("once", True)], "trigger=[('once', True)]: pass one of"),
+]
+
+
+@pytest.mark.parametrize(("trigger", "message"), BAD_TRIGGERS, ids=[b[1] for b in BAD_TRIGGERS])
+def test_a_trigger_spark_would_refuse_or_foreach_batch_cannot_run_is_refused_first(
+    options: dict[str, object], tmp_path: Path, trigger: Any, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        check(options, tmp_path, trigger=trigger)
+    assert message in str(caught.value)
+    assert not (tmp_path / "ckpt").exists()
+
+
+def test_the_interval_takes_zero_to_a_century_of_days(
+    options: dict[str, object], tmp_path: Path
+) -> None:
+    assert check(options, tmp_path, interval_days=0).interval_days == 0.0
+    assert check(options, tmp_path, interval_days=36_500).interval_days == 36_500.0
+    for value in (36_500.5, 10**300, 1e308):
+        with pytest.raises(ConfigError) as caught:
+            check(options, tmp_path, interval_days=value)
+        assert f"resnapshot_interval_days={value!r}: pass a number of days from 0 to 36,500" in (
+            str(caught.value)
+        )

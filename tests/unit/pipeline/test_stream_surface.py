@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import SparkSession
 
 import mssql_cdc
 from mssql_cdc import CdcStream, stream
@@ -43,8 +44,12 @@ def test_the_package_exports_stream_and_its_results() -> None:
         assert getattr(mssql_cdc, name) is not None
 
 
-class NoSpark:
-    """Any attribute access is an I/O attempt the validation must not make."""
+class NoSpark(SparkSession):
+    """A session by type whose any attribute access is an I/O attempt the validation must not
+    make."""
+
+    def __init__(self) -> None:  # no JVM
+        pass
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"spark.{name} was used before validation finished")
@@ -54,7 +59,7 @@ def test_an_invalid_call_fails_before_touching_spark_or_the_checkpoint(tmp_path:
     db = tmp_path / "e.db"
     db.write_bytes(b"")
     cdc = stream(
-        NoSpark(),  # type: ignore[arg-type]
+        NoSpark(),
         {"backend": "emulator", "emulatorPath": str(db), "captureInstance": "dbo_orders"},
     )
     ckpt = tmp_path / "ckpt"
@@ -70,7 +75,7 @@ def offline(tmp_path: Path) -> CdcStream:
     """A stream over an empty emulator file, with a Spark session that refuses every use."""
     (tmp_path / "e.db").write_bytes(b"")
     options = {"backend": "emulator", "emulatorPath": str(tmp_path / "e.db")}
-    return stream(NoSpark(), {**options, "captureInstance": "dbo_orders"})  # type: ignore[arg-type]
+    return stream(NoSpark(), {**options, "captureInstance": "dbo_orders"})
 
 
 def test_a_mode_outside_its_literal_is_still_refused_at_run_time(
@@ -94,7 +99,7 @@ def test_unknown_option_names_are_warned_once(
         "captureInstance": "dbo_orders",
         "captureInstanse": "typo",
     }
-    stream(NoSpark(), options)  # type: ignore[arg-type]
-    stream(NoSpark(), options)  # type: ignore[arg-type]
+    stream(NoSpark(), options)
+    stream(NoSpark(), options)
     warned = [r for r in caplog.records if "captureInstanse" in r.getMessage()]
     assert len(warned) == 1
