@@ -2,56 +2,12 @@
 
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/login.hpp"
+#include "tds_test_util.hpp"
 
 namespace mssqlcdc::tds {
 namespace {
 
-// A LOGIN7 laid out as the specification's table: fixed part, then the variable data.
-Bytes login7(const std::string& user, const std::string& password, const std::string& database) {
-  struct Field {
-    Bytes data;
-    std::size_t chars;
-  };
-  const auto text = [](const std::string& s) {
-    Bytes b;
-    append_utf16le(b, s);
-    return Field{b, b.size() / 2};
-  };
-  const Bytes secret = obfuscate_password(password);
-  const Field fields[] = {text("host1"), text(user),        Field{secret, secret.size() / 2},
-                          text("app"),   text("127.0.0.1"), Field{{}, 0},
-                          text("lib"),   text(""),          text(database)};
-  Writer w;
-  w.u32le(0);  // patched below
-  w.u32le(0x74000004);
-  w.u32le(8192);
-  w.u32le(7);
-  w.u32le(1234);
-  w.u32le(0);
-  w.u8(0xE0);
-  w.u8(0x03);
-  w.u8(0);
-  w.u8(0);
-  w.u32le(0);
-  w.u32le(0x0409);
-  std::size_t offset = 94;
-  for (const Field& f : fields) {
-    w.u16le(static_cast<std::uint16_t>(offset));
-    w.u16le(static_cast<std::uint16_t>(f.chars));
-    offset += f.data.size();
-  }
-  w.bytes(Bytes(6, 0));  // ClientID
-  for (int k = 0; k < 3; ++k) {  // SSPI, AtchDBFile, ChangePassword: empty
-    w.u16le(static_cast<std::uint16_t>(offset));
-    w.u16le(0);
-  }
-  w.u32le(0);  // cbSSPILong
-  Bytes out = w.take();
-  for (const Field& f : fields) out.insert(out.end(), f.data.begin(), f.data.end());
-  const auto n = static_cast<std::uint32_t>(out.size());
-  for (int k = 0; k < 4; ++k) out[k] = static_cast<std::uint8_t>(n >> (8 * k));
-  return out;
-}
+using test::login7;
 
 TEST(TdsLogin, TheObfuscationIsANibbleSwapThenXorA5) {
   // "a" is 0x61 0x00 in UTF-16LE: swap -> 0x16 0x00, xor -> 0xB3 0xA5.

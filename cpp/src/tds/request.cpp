@@ -11,38 +11,22 @@ namespace {
 // ProcIDs of the system procedures a client may call by number (2.2.6.6).
 std::string procedure_by_id(std::uint16_t id) {
   switch (id) {
-    case 1:
-      return "sp_cursor";
-    case 2:
-      return "sp_cursoropen";
-    case 3:
-      return "sp_cursorprepare";
-    case 4:
-      return "sp_cursorexecute";
-    case 5:
-      return "sp_cursorprepexec";
-    case 6:
-      return "sp_cursorunprepare";
-    case 7:
-      return "sp_cursorfetch";
-    case 8:
-      return "sp_cursoroption";
-    case 9:
-      return "sp_cursorclose";
-    case 10:
-      return "sp_executesql";
-    case 11:
-      return "sp_prepare";
-    case 12:
-      return "sp_execute";
-    case 13:
-      return "sp_prepexec";
-    case 14:
-      return "sp_prepexecrpc";
-    case 15:
-      return "sp_unprepare";
-    default:
-      return "procedure id " + std::to_string(id);
+    case 1: return "sp_cursor";
+    case 2: return "sp_cursoropen";
+    case 3: return "sp_cursorprepare";
+    case 4: return "sp_cursorexecute";
+    case 5: return "sp_cursorprepexec";
+    case 6: return "sp_cursorunprepare";
+    case 7: return "sp_cursorfetch";
+    case 8: return "sp_cursoroption";
+    case 9: return "sp_cursorclose";
+    case 10: return "sp_executesql";
+    case 11: return "sp_prepare";
+    case 12: return "sp_execute";
+    case 13: return "sp_prepexec";
+    case 14: return "sp_prepexecrpc";
+    case 15: return "sp_unprepare";
+    default: return "procedure id " + std::to_string(id);
   }
 }
 

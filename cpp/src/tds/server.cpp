@@ -68,7 +68,9 @@ void serve(int fd, const ServerOptions& options, std::uint16_t spid) noexcept {
       const auto message = assembler.add(h, body);
       if (!message) continue;
       const Reply reply = session.handle(*message);
-      if (!send_all(fd, frame_message(PacketType::TabularResult, reply.payload, session.packet_size(), spid)) || reply.close) return;
+      if (!send_all(fd, frame_message(PacketType::TabularResult, reply.payload, session.packet_size(), spid)) ||
+          reply.close)
+        return;
     }
   } catch (const std::exception&) {
     // The connection ends; the server and its other connections go on.

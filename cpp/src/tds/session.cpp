@@ -30,8 +30,13 @@ void write_error(Writer& w, ServerMessage m, const std::string& procedure = "") 
   write_message(w, Token::Error, m);
 }
 
-void write_results(Writer& w, const std::vector<StatementResult>& results, Token done, const std::string& db) {
-  for (const StatementResult& r : results) {
+// Writes each statement's tokens. With `ends`, the last statement's DONE closes the message
+// (no MORE bit, as SQL Server ends a batch), so a client reading its last result set sees the
+// end and has nothing left to cancel; returns whether it did.
+bool write_results(Writer& w, const std::vector<StatementResult>& results, Token done, const std::string& db,
+                   bool ends) {
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const StatementResult& r = results[i];
     if (r.database) {
       write_envchange(w, EnvChange::Database, *r.database, db);
       ServerMessage info{5701, 2, 0, "Changed database context to '" + *r.database + "'.", kServerName, "", 1};
@@ -40,8 +45,11 @@ void write_results(Writer& w, const std::vector<StatementResult>& results, Token
     if (!r.rows) continue;
     write_colmetadata(w, r.rows->columns);
     for (const auto& row : r.rows->rows) write_row(w, r.rows->columns, row);
-    write_done(w, done, kDoneMore | kDoneCount, kCmdSelect, r.rows->rows.size());
+    const bool last = ends && i + 1 == results.size();
+    write_done(w, done, last ? kDoneCount : kDoneMore | kDoneCount, kCmdSelect, r.rows->rows.size());
+    if (last) return true;
   }
+  return false;
 }
 
 // Parameter names from an sp_executesql declaration "@P1 nvarchar(10), @P2 int", in order, for
@@ -87,12 +95,9 @@ Reply Session::handle(const Message& message) {
     return Reply{w.take(), true};
   }
   switch (message.type) {
-    case PacketType::SqlBatch:
-      return Reply{batch(message), false};
-    case PacketType::Rpc:
-      return Reply{rpc(message), false};
-    case PacketType::TransactionManager:
-      return Reply{transaction(message), false};
+    case PacketType::SqlBatch: return Reply{batch(message), false};
+    case PacketType::Rpc: return Reply{rpc(message), false};
+    case PacketType::TransactionManager: return Reply{transaction(message), false};
     case PacketType::Attention: {
       // Requests are answered whole before the next is read, so nothing is left to cancel.
       Writer w;
@@ -145,13 +150,12 @@ Bytes Session::batch(const Message& message) {
   try {
     database_->run(parse_sql_batch(message.payload), {}, done);
   } catch (const std::exception& e) {
-    write_results(w, done, Token::Done, database_name_);
+    write_results(w, done, Token::Done, database_name_, false);
     write_error(w, as_message(e));
     write_done(w, Token::Done, kDoneError, 0, 0);
     return w.take();
   }
-  write_results(w, done, Token::Done, database_name_);
-  write_done(w, Token::Done, kDoneFinal, 0, 0);
+  if (!write_results(w, done, Token::Done, database_name_, true)) write_done(w, Token::Done, kDoneFinal, 0, 0);
   return w.take();
 }
 
@@ -174,10 +178,11 @@ void Session::run_in_proc(Writer& w, const std::string& sql, const Params& param
   try {
     database_->run(sql, params, done);
   } catch (...) {
-    write_results(w, done, Token::DoneInProc, database_name_);
+    write_results(w, done, Token::DoneInProc, database_name_, false);
     throw;
   }
-  write_results(w, done, Token::DoneInProc, database_name_);
+  // DONEPROC ends the call, so every statement inside it keeps the MORE bit.
+  write_results(w, done, Token::DoneInProc, database_name_, false);
 }
 
 void Session::rpc_call(Writer& w, const RpcCall& call, bool last) {
@@ -199,10 +204,12 @@ void Session::rpc_call(Writer& w, const RpcCall& call, bool last) {
   try {
     std::optional<std::int32_t> handle;
     if (call.procedure == "sp_executesql") {
-      if (p.empty()) throw Error(ErrorKind::Sql, "Procedure expects parameter '@statement', which was not supplied.", 201);
+      if (p.empty())
+        throw Error(ErrorKind::Sql, "Procedure expects parameter '@statement', which was not supplied.", 201);
       run_in_proc(w, text_param(p[0], "@statement"), bind(p, 2, decl_at(1)));
     } else if (call.procedure == "sp_prepexec" || call.procedure == "sp_prepare") {
-      if (p.size() < 3) throw Error(ErrorKind::Sql, "Procedure expects parameter '@stmt', which was not supplied.", 201);
+      if (p.size() < 3)
+        throw Error(ErrorKind::Sql, "Procedure expects parameter '@stmt', which was not supplied.", 201);
       handle = next_handle_++;
       prepared_[*handle] = {decl_at(1), text_param(p[2], "@stmt")};
       if (call.procedure == "sp_prepexec") run_in_proc(w, prepared_[*handle].second, bind(p, 3, decl_at(1)));
@@ -210,8 +217,9 @@ void Session::rpc_call(Writer& w, const RpcCall& call, bool last) {
       const auto* h = p.empty() ? nullptr : std::get_if<std::int64_t>(&p[0].value);
       const auto it = h == nullptr ? prepared_.end() : prepared_.find(static_cast<std::int32_t>(*h));
       if (it == prepared_.end()) {
-        throw Error(ErrorKind::Sql, "Could not find prepared statement with handle " +
-                                        (h == nullptr ? std::string("NULL") : std::to_string(*h)) + ".",
+        throw Error(ErrorKind::Sql,
+                    "Could not find prepared statement with handle " +
+                        (h == nullptr ? std::string("NULL") : std::to_string(*h)) + ".",
                     8179);
       }
       run_in_proc(w, it->second.second, bind(p, 1, it->second.first));

@@ -94,15 +94,10 @@ class Evaluator {
         const auto n = static_cast<std::uint16_t>(std::max<std::size_t>(1, utf16_units(t->text)));
         return {text_type(t->kind == TokenKind::String ? SqlKind::VarChar : SqlKind::NVarChar, n), t->text};
       }
-      case TokenKind::Number:
-        c.next();
-        return number(*t);
-      case TokenKind::Variable:
-        c.next();
-        return variable(t->text);
+      case TokenKind::Number: c.next(); return number(*t);
+      case TokenKind::Variable: c.next(); return variable(t->text);
       case TokenKind::Word:
-      case TokenKind::QuotedName:
-        break;
+      case TokenKind::QuotedName: break;
       case TokenKind::Symbol:
         if (t->is_symbol('-') && c.peek(1) != nullptr && c.peek(1)->kind == TokenKind::Number) {
           c.next();
@@ -223,8 +218,8 @@ class Evaluator {
       sql_error(195, "'" + name + "' is not a recognized built-in function name.");
     }
     const std::string first = name.substr(0, name.find('.'));
-    sql_error(4121, "Cannot find either column \"" + first + "\" or the user-defined function or aggregate \"" +
-                        name + "\", or the name is ambiguous.");
+    sql_error(4121, "Cannot find either column \"" + first + "\" or the user-defined function or aggregate \"" + name +
+                        "\", or the name is ambiguous.");
   }
 
   emu::Reader& reader_;
@@ -248,9 +243,13 @@ std::optional<std::string> from_object(const std::vector<SqlToken>& tokens) {
 }
 
 bool is_keyword(const SqlToken& t) {
-  static const char* const kKeywords[] = {"SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "ALTER",
-                                          "DROP",   "IF",     "WHILE",  "DECLARE", "BEGIN", "COMMIT", "ROLLBACK",
-                                          "WITH",   "SET",    "USE",    "EXEC",    "EXECUTE", "PRINT", "RETURN"};
+  // Reserved words that start statements: a batch starting with any other word is a call.
+  static const char* const kKeywords[] = {
+      "SELECT",  "INSERT",  "UPDATE", "DELETE", "MERGE",      "CREATE",  "ALTER",    "DROP",    "IF",
+      "WHILE",   "DECLARE", "BEGIN",  "COMMIT", "ROLLBACK",   "WITH",    "SET",      "USE",     "EXEC",
+      "EXECUTE", "PRINT",   "RETURN", "GRANT",  "REVOKE",     "DENY",    "TRUNCATE", "WAITFOR", "RAISERROR",
+      "THROW",   "OPEN",    "CLOSE",  "FETCH",  "DEALLOCATE", "DBCC",    "KILL",     "BULK",    "CHECKPOINT",
+      "BACKUP",  "RESTORE", "SAVE",   "GOTO",   "BREAK",      "CONTINUE"};
   for (const char* k : kKeywords) {
     if (t.is(k)) return true;
   }
@@ -272,21 +271,14 @@ ServerMessage server_error(int number, const std::string& text) {
       m.severity = 15;
       m.state = number == 195 ? 10 : 1;
       break;
-    case 2812:
-      m.state = 62;
-      break;
+    case 2812: m.state = 62; break;
     case 137:
       m.severity = 15;
       m.state = 2;
       break;
-    case 18456:
-      m.severity = 14;
-      break;
-    case 4060:
-      m.severity = 11;
-      break;
-    default:
-      break;
+    case 18456: m.severity = 14; break;
+    case 4060: m.severity = 11; break;
+    default: break;
   }
   return m;
 }

@@ -81,8 +81,8 @@ void write_message(Writer& w, Token kind, const ServerMessage& m) {
 void write_loginack(Writer& w, std::uint32_t tds_version, const std::string& program,
                     const std::array<std::uint8_t, 4>& version) {
   with_length(w, Token::LoginAck, [&] {
-    w.u8(1);                 // interface: SQL_TSQL
-    w.u32be(tds_version);    // LOGINACK carries the version most significant byte first
+    w.u8(1);               // interface: SQL_TSQL
+    w.u32be(tds_version);  // LOGINACK carries the version most significant byte first
     w.b_varchar(program);
     w.bytes(version);
   });

@@ -43,14 +43,10 @@ constexpr std::uint16_t kShortNull = 0xFFFF;
 
 int int_bytes(SqlKind kind) {
   switch (kind) {
-    case SqlKind::TinyInt:
-      return 1;
-    case SqlKind::SmallInt:
-      return 2;
-    case SqlKind::Int:
-      return 4;
-    default:
-      return 8;
+    case SqlKind::TinyInt: return 1;
+    case SqlKind::SmallInt: return 2;
+    case SqlKind::Int: return 4;
+    default: return 8;
   }
 }
 
@@ -132,34 +128,20 @@ void write_plp(Writer& w, std::span<const std::uint8_t> data) {
 std::string type_name(const ColumnType& t) {
   const auto len = [&t](std::uint16_t n) { return t.length == kMax ? std::string("max") : std::to_string(n); };
   switch (t.kind) {
-    case SqlKind::TinyInt:
-      return "tinyint";
-    case SqlKind::SmallInt:
-      return "smallint";
-    case SqlKind::Int:
-      return "int";
-    case SqlKind::BigInt:
-      return "bigint";
-    case SqlKind::Bit:
-      return "bit";
-    case SqlKind::Float:
-      return "float";
-    case SqlKind::Decimal:
-      return "decimal(" + std::to_string(t.precision) + "," + std::to_string(t.scale) + ")";
-    case SqlKind::Binary:
-      return "binary(" + len(t.length) + ")";
-    case SqlKind::VarBinary:
-      return "varbinary(" + len(t.length) + ")";
-    case SqlKind::Char:
-      return "char(" + len(t.length) + ")";
-    case SqlKind::VarChar:
-      return "varchar(" + len(t.length) + ")";
-    case SqlKind::NChar:
-      return "nchar(" + len(t.length) + ")";
-    case SqlKind::NVarChar:
-      return "nvarchar(" + len(t.length) + ")";
-    case SqlKind::DateTime2:
-      return "datetime2(" + std::to_string(t.scale) + ")";
+    case SqlKind::TinyInt: return "tinyint";
+    case SqlKind::SmallInt: return "smallint";
+    case SqlKind::Int: return "int";
+    case SqlKind::BigInt: return "bigint";
+    case SqlKind::Bit: return "bit";
+    case SqlKind::Float: return "float";
+    case SqlKind::Decimal: return "decimal(" + std::to_string(t.precision) + "," + std::to_string(t.scale) + ")";
+    case SqlKind::Binary: return "binary(" + len(t.length) + ")";
+    case SqlKind::VarBinary: return "varbinary(" + len(t.length) + ")";
+    case SqlKind::Char: return "char(" + len(t.length) + ")";
+    case SqlKind::VarChar: return "varchar(" + len(t.length) + ")";
+    case SqlKind::NChar: return "nchar(" + len(t.length) + ")";
+    case SqlKind::NVarChar: return "nvarchar(" + len(t.length) + ")";
+    case SqlKind::DateTime2: return "datetime2(" + std::to_string(t.scale) + ")";
   }
   return "?";
 }
@@ -306,7 +288,10 @@ ColumnType read_type_info(Reader& r) {
     case kInt2:
     case kInt4:
     case kInt8:
-      t.kind = id == kInt1 ? SqlKind::TinyInt : id == kInt2 ? SqlKind::SmallInt : id == kInt4 ? SqlKind::Int : SqlKind::BigInt;
+      t.kind = id == kInt1   ? SqlKind::TinyInt
+               : id == kInt2 ? SqlKind::SmallInt
+               : id == kInt4 ? SqlKind::Int
+                             : SqlKind::BigInt;
       t.fixed = true;
       return t;
     case kBit:
@@ -343,26 +328,13 @@ ColumnType read_type_info(Reader& r) {
       t.kind = SqlKind::DateTime2;
       t.scale = r.u8();
       return t;
-    case kBigVarBinary:
-      sized(SqlKind::VarBinary, false, false);
-      return t;
-    case kBigBinary:
-      sized(SqlKind::Binary, false, false);
-      return t;
-    case kBigVarChar:
-      sized(SqlKind::VarChar, false, true);
-      return t;
-    case kBigChar:
-      sized(SqlKind::Char, false, true);
-      return t;
-    case kNVarChar:
-      sized(SqlKind::NVarChar, true, true);
-      return t;
-    case kNChar:
-      sized(SqlKind::NChar, true, true);
-      return t;
-    default:
-      break;
+    case kBigVarBinary: sized(SqlKind::VarBinary, false, false); return t;
+    case kBigBinary: sized(SqlKind::Binary, false, false); return t;
+    case kBigVarChar: sized(SqlKind::VarChar, false, true); return t;
+    case kBigChar: sized(SqlKind::Char, false, true); return t;
+    case kNVarChar: sized(SqlKind::NVarChar, true, true); return t;
+    case kNChar: sized(SqlKind::NChar, true, true); return t;
+    default: break;
   }
   char hex[8];
   std::snprintf(hex, sizeof hex, "0x%02X", id);
@@ -427,8 +399,7 @@ Value read_value(Reader& r, const ColumnType& t) {
       const auto days = static_cast<std::int32_t>(r.uint_le(3));
       return DateTime2{days, units * pow10(7 - t.scale)};
     }
-    default:
-      break;
+    default: break;
   }
   Bytes data;
   if (t.length == kMax) {

@@ -65,8 +65,8 @@ void append_utf8(std::string& out, char32_t cp) {
 }
 
 [[noreturn]] void truncated(std::size_t need, std::size_t have) {
-  throw Error(ErrorKind::InvalidArgument, "TDS message truncated: needs " + std::to_string(need) +
-                                              " more bytes, has " + std::to_string(have));
+  throw Error(ErrorKind::InvalidArgument,
+              "TDS message truncated: needs " + std::to_string(need) + " more bytes, has " + std::to_string(have));
 }
 
 }  // namespace
