@@ -105,6 +105,16 @@ TEST_F(TdsSession, AnUnknownProcedureIs2812AndTheConnectionGoesOn) {
   EXPECT_EQ(last_done(batch(s, "SELECT 1")).status, kDoneCount);
 }
 
+TEST_F(TdsSession, EveryPrefixOfAStatementIsAnsweredWithADone) {
+  // Truncated statements walk every error path of the recognizer; each must end in a DONE.
+  Session s = logged_in();
+  const std::string sql = "SELECT CONVERT(varchar(22), sys.fn_cdc_get_min_lsn(N'dbo_orders'), 1) AS m, @@SPID x";
+  for (std::size_t n = 1; n <= sql.size(); ++n) {
+    const Done d = last_done(batch(s, sql.substr(0, n)));
+    EXPECT_EQ(d.token, static_cast<std::uint8_t>(Token::Done)) << sql.substr(0, n);
+  }
+}
+
 TEST_F(TdsSession, SpExecuteSqlBindsANamedParameter) {
   Session s = logged_in();
   Writer w;

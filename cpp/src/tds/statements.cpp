@@ -160,14 +160,18 @@ class Evaluator {
     std::uint16_t length = 30;
     if (c.accept_symbol('(')) {
       const SqlToken* n = c.next();
-      if (n == nullptr) syntax_error_near(n);
+      if (n == nullptr || (n->kind != TokenKind::Number && !n->is("max"))) syntax_error_near(n);
       length = n->is("max") ? kMax : static_cast<std::uint16_t>(std::stoi(n->text));
       c.expect_symbol(')');
     }
     c.expect_symbol(',');
     const TypedValue v = expression(c);
     int style = 0;
-    if (c.accept_symbol(',')) style = static_cast<int>(std::get<std::int64_t>(number(*c.next()).value));
+    if (c.accept_symbol(',')) {
+      const SqlToken* s = c.next();
+      if (s == nullptr || s->kind != TokenKind::Number) syntax_error_near(s);
+      style = static_cast<int>(std::get<std::int64_t>(number(*s).value));
+    }
     c.expect_symbol(')');
     const SqlKind kind = target == "varchar"    ? SqlKind::VarChar
                          : target == "nvarchar" ? SqlKind::NVarChar
