@@ -11,5 +11,6 @@ void bind_lsn(nanobind::module_& m);
 void bind_checkpoint(nanobind::module_& m);
 void bind_recovery(nanobind::module_& m);
 void bind_emulator(nanobind::module_& m);
+void bind_tds(nanobind::module_& m);
 
 }  // namespace mssqlcdc::py

@@ -338,3 +338,21 @@ class _EmuModule(ModuleType):
     Reader: type[_EmuReader]
 
 emu: _EmuModule
+
+class _TdsServer:
+    def __init__(
+        self, path: str, host: str, port: int, database: str, max_connections: int
+    ) -> None: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def database(self) -> str: ...
+    def live_connections(self) -> int: ...
+    def stop(self) -> None: ...
+
+class _TdsModule(ModuleType):
+    Server: type[_TdsServer]
+
+tds: _TdsModule

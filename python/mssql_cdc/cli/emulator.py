@@ -1,4 +1,4 @@
-"""`mssql-cdc emulator create|workload|idle|capture|cleanup|status`.
+"""`mssql-cdc emulator create|workload|idle|capture|cleanup|status|serve`.
 
 docs/emulator.md, 'Command line', gives every verb's arguments and exit codes.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from mssql_cdc.emulator import Emulator, EmulatorError
 from mssql_cdc.emulator._convert import from_micros, to_micros
+from mssql_cdc.emulator.serve import serve
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -99,6 +101,12 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("path")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=_guarded(_status))
+
+    p = sub.add_parser("serve", help="answer SQL Server drivers over TDS until interrupted")
+    p.add_argument("path")
+    p.add_argument("--host", default="127.0.0.1", help="IPv4 address to listen on")
+    p.add_argument("--port", type=int, default=0, help="TCP port; 0 (default) picks a free one")
+    p.set_defaults(run=_guarded(_serve))
 
 
 def _guarded(verb: Any) -> Any:
@@ -262,4 +270,20 @@ def _status(args: argparse.Namespace) -> int:
             )
     print(f"max_lsn {info['max_lsn']} at {info['max_lsn_time']}; oldest {info['oldest_entry']}")
     print(f"pending capture {info['pending_capture']}, pending hooks {info['pending_hooks']}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    # SIGTERM ends the process like Ctrl-C: through the finally below, which stops the server.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    server = serve(args.path, host=args.host, port=args.port)
+    try:
+        print(f"serving {args.path} as database {server.database!r} on {server.host}:{server.port}")
+        print(f"  pymssql:      {server.connection_string('pymssql')}")
+        print(f"  mssql-python: {server.connection_string('mssql-python')}", flush=True)
+        signal.pause()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
     return 0

@@ -5,6 +5,7 @@ file, the embedded default source and the test double (docs/emulator.md).
 from mssql_cdc.emulator._convert import Time
 from mssql_cdc.emulator._engine import Change, Emulator, Row, Transaction
 from mssql_cdc.emulator._reader import EmulatorReader
+from mssql_cdc.emulator.serve import TdsServer
 from mssql_cdc.errors import (
     BusyError,
     CaptureError,
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidRangeError",
     "Row",
     "SchemaError",
+    "TdsServer",
     "Time",
     "Transaction",
     "UnknownObjectError",

@@ -27,6 +27,7 @@ from mssql_cdc.emulator._convert import (
     zero_lsn,
 )
 from mssql_cdc.emulator._reader import EmulatorReader
+from mssql_cdc.emulator.serve import DEFAULT_MAX_CONNECTIONS, TdsServer, serve
 from mssql_cdc.errors import UnknownObjectError
 
 Row = Mapping[str, object]
@@ -358,6 +359,23 @@ class Emulator:
 
     def reader(self) -> EmulatorReader:
         return EmulatorReader(self._path)
+
+    def serve(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        database: str | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    ) -> TdsServer:
+        """Serve this emulator's file over TDS; see `mssql_cdc.emulator.serve.serve`.
+
+        Returns:
+            The running server's handle: host, port, connection strings, `stop()`.
+        """
+        return serve(
+            self._path, host=host, port=port, database=database, max_connections=max_connections
+        )
 
 
 class Transaction:

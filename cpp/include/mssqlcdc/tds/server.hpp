@@ -1,0 +1,59 @@
+// server.hpp: the TDS listener over one emulator file. It binds a TCP socket (port 0 picks a
+// free one), accepts on its own thread and serves each connection on a thread of its own, so
+// a slow client stalls only itself; at `max_connections` live connections a new one is closed
+// at once. stop() (and the destructor) closes the listener, shuts every connection's socket
+// and joins all threads. No thread touches Python.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace mssqlcdc::tds {
+
+struct ServerOptions {
+  std::filesystem::path file;  // the emulator file every connection reads
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string database;  // the name clients see; empty: the file's stem
+  std::size_t max_connections = 64;
+};
+
+class Server {
+ public:
+  // Binds and starts accepting. Throws Error(Io) when the address cannot be bound and
+  // Error(FileNotFound) when the file does not exist.
+  explicit Server(ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  [[nodiscard]] const std::string& host() const { return options_.host; }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] const std::string& database() const { return options_.database; }
+  [[nodiscard]] std::size_t live_connections();
+
+  void stop();  // idempotent
+
+ private:
+  struct Connection;
+  void accept_loop();
+  void reap(bool all);
+
+  ServerOptions options_;
+  int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint16_t> next_spid_{51};
+  std::mutex mutex_;
+  std::list<std::unique_ptr<Connection>> connections_;
+  std::thread acceptor_;
+};
+
+}  // namespace mssqlcdc::tds

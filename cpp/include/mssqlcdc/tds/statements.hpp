@@ -1,0 +1,70 @@
+// statements.hpp: what the front end answers, over one emulator file. A Database runs one
+// connection's batches: SET options are accepted, USE names this database, and SELECT lists of
+// scalar expressions are evaluated (sys.fn_cdc_get_min_lsn, sys.fn_cdc_get_max_lsn, CONVERT to
+// text with style 1, the @@ globals drivers probe on connect, literals and parameters).
+// Anything else raises SQL Server's own error: 2812 for an unknown procedure, 208 for an
+// unknown object, 102 for a statement this server cannot read, 195/4121 for unknown functions.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mssqlcdc/tds/tokens.hpp"
+#include "mssqlcdc/tds/types.hpp"
+
+namespace mssqlcdc::emu {
+class Reader;
+}
+
+namespace mssqlcdc::tds {
+
+struct SqlToken;
+
+struct ResultSet {
+  std::vector<Column> columns;
+  std::vector<std::vector<Value>> rows;
+};
+
+// One statement's effect: rows, or a changed database, or nothing (a SET).
+struct StatementResult {
+  std::optional<ResultSet> rows;
+  std::optional<std::string> database;
+};
+
+struct TypedValue {
+  ColumnType type;
+  Value value;
+};
+
+using Params = std::map<std::string, TypedValue>;  // lower-case names with their '@'
+
+// SQL Server's severity and state for the error numbers this server raises.
+[[nodiscard]] ServerMessage server_error(int number, const std::string& text);
+
+class Database {
+ public:
+  // Opens a reader on the emulator file; `name` is the database name clients see.
+  Database(const std::filesystem::path& file, std::string name);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  [[nodiscard]] const std::string& name() const { return name_; }
+
+  // Runs a batch statement by statement. The first failing statement ends the batch with an
+  // Error(Sql, text, number); the results before it are in `done`, so the caller can send them.
+  void run(std::string_view sql, const Params& params, std::vector<StatementResult>& done);
+
+ private:
+  StatementResult run_statement(const std::vector<SqlToken>& tokens, const Params& params, bool first);
+  std::string name_;
+  std::unique_ptr<emu::Reader> reader_;
+};
+
+}  // namespace mssqlcdc::tds

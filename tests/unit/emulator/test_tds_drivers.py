@@ -1,0 +1,208 @@
+"""The emulator over TDS, through real SQL Server drivers: pymssql (FreeTDS) and python-tds.
+
+The oracle is the emulator's own Python API on the same file; the drivers only ever see the
+wire. Connections stay on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pymssql
+import pytds
+import pytest
+
+from mssql_cdc.emulator import Emulator, TdsServer
+from mssql_cdc.options.connection_string import ConnectionString
+from mssql_cdc.sqlserver.tsql import statements
+from mssql_cdc.sqlserver.tsql.drivers import open_session
+
+DRIVERS = ["pymssql", "python-tds"]
+
+
+@pytest.fixture
+def emulator(tmp_path: Path) -> Iterator[Emulator]:
+    emu = Emulator.create(tmp_path / "shop.db", start="2026-09-28T13:50:00")
+    emu.create_table(
+        "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
+    )
+    emu.enable_cdc("dbo.orders")
+    emu.commit([("insert", "dbo.orders", {"order_id": 1, "status": "new"})], at="2026-09-28T14:00")
+    emu.commit([("update", "dbo.orders", {"order_id": 1, "status": "paid"})], at="2026-09-28T14:01")
+    emu.idle(at="2026-09-28T14:05")
+    yield emu
+    emu.close()
+
+
+@pytest.fixture
+def server(emulator: Emulator) -> Iterator[TdsServer]:
+    with emulator.serve() as srv:
+        yield srv
+
+
+def connect(server: TdsServer, driver: str) -> Any:
+    if driver == "pymssql":
+        return pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
+    return pytds.connect(**server.connect_kwargs("python-tds"), timeout=10, login_timeout=10)
+
+
+def one(conn: Any, sql: str, params: tuple[Any, ...] | None = None) -> Any:
+    cursor = conn.cursor()
+    if params is None:
+        cursor.execute(sql)
+    else:
+        cursor.execute(sql, params)
+    rows = cursor.fetchall()
+    assert len(rows) == 1, rows
+    return rows[0][0]
+
+
+def server_error(exc: BaseException) -> tuple[int, str]:
+    """The SQL Server error number and message a driver's exception carries."""
+    if isinstance(exc, pymssql.Error):
+        number, raw = exc.args[0], exc.args[1]
+        return int(number), raw.decode().split("DB-Lib error")[0]
+    return int(exc.msg_no), str(exc.text)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_min_and_max_lsn_over_the_wire_equal_the_emulators(
+    driver: str, emulator: Emulator, server: TdsServer
+) -> None:
+    reader = emulator.reader()
+    conn = connect(server, driver)
+    try:
+        assert one(conn, "SELECT sys.fn_cdc_get_max_lsn()") == bytes.fromhex(
+            reader.max_lsn()[2:]  # type: ignore[index]
+        )
+        assert one(conn, "SELECT sys.fn_cdc_get_min_lsn('dbo_orders')") == bytes.fromhex(
+            reader.min_lsn("dbo_orders")[2:]  # type: ignore[index]
+        )
+        assert one(conn, "SELECT sys.fn_cdc_get_min_lsn('no_such_instance')") == bytes(10)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_the_backends_lsn_statements_get_the_emulators_text(
+    driver: str, emulator: Emulator, server: TdsServer
+) -> None:
+    # pymssql inlines the parameter as a literal; python-tds sends it to sp_executesql.
+    reader = emulator.reader()
+    conn = connect(server, driver)
+    try:
+        for statement, expected in [
+            (statements.max_lsn(), reader.max_lsn()),
+            (statements.min_lsn("dbo_orders"), reader.min_lsn("dbo_orders")),
+        ]:
+            text, params = statement.render("pyformat")
+            assert one(conn, text, params) == expected
+    finally:
+        conn.close()
+
+
+def test_the_pymssql_backend_session_reads_max_lsn_through_its_connection_string(
+    emulator: Emulator, server: TdsServer
+) -> None:
+    connection = ConnectionString.parse(server.connection_string("pymssql"))
+    session = open_session("pymssql", connection, connect_timeout=10)
+    try:
+        assert session.scalar(statements.max_lsn()) == emulator.reader().max_lsn()
+        assert session.scalar(statements.min_lsn("dbo_orders")) == emulator.min_lsn("dbo_orders")
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.parametrize(
+    ("sql", "number", "message"),
+    [
+        ("EXEC dbo.sp_nothing", 2812, "Could not find stored procedure 'dbo.sp_nothing'."),
+        ("SELECT order_id FROM dbo.no_such_table", 208, "Invalid object name 'dbo.no_such_table'."),
+        ("SELEKT 1", 2812, "Could not find stored procedure 'SELEKT'."),
+        ("SELECT 1 +", 102, "Incorrect syntax near '+'."),
+    ],
+    ids=["unknown procedure", "unknown table", "a misspelt keyword is a call", "syntax"],
+)
+def test_a_bad_statement_gets_sql_servers_error_and_the_connection_goes_on(
+    driver: str, sql: str, number: int, message: str, server: TdsServer
+) -> None:
+    conn = connect(server, driver)
+    try:
+        with pytest.raises((pymssql.Error, pytds.Error)) as caught:
+            conn.cursor().execute(sql)
+        assert server_error(caught.value) == (number, message)
+        assert one(conn, "SELECT 42") == 42
+    finally:
+        conn.close()
+
+
+def test_two_connections_at_once_are_served_side_by_side(
+    emulator: Emulator, server: TdsServer
+) -> None:
+    first = connect(server, "pymssql")
+    second = connect(server, "python-tds")
+    try:
+        assert server.live_connections() == 2
+        max_lsn = bytes.fromhex(emulator.reader().max_lsn()[2:])  # type: ignore[index]
+        for _ in range(3):  # interleaved on two open connections
+            assert one(first, "SELECT sys.fn_cdc_get_max_lsn()") == max_lsn
+            assert one(second, "SELECT sys.fn_cdc_get_max_lsn()") == max_lsn
+        emulator.idle(at="2026-09-28T14:10")
+        newer = bytes.fromhex(emulator.reader().max_lsn()[2:])  # type: ignore[index]
+        assert newer > max_lsn
+        assert one(second, "SELECT sys.fn_cdc_get_max_lsn()") == newer
+    finally:
+        first.close()
+        second.close()
+    deadline = time.monotonic() + 10
+    while server.live_connections() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.live_connections() == 0
+
+
+def test_a_login_naming_another_database_is_refused(server: TdsServer) -> None:
+    kwargs = {**server.connect_kwargs("python-tds"), "database": "elsewhere"}
+    with pytest.raises(pytds.Error) as caught:
+        pytds.connect(**kwargs, timeout=10, login_timeout=10)
+    # SQL Server sends 4060 (cannot open the database), then 18456; pytds raises the last.
+    assert server_error(caught.value) == (18456, "Login failed for user 'sa'.")
+
+
+def test_a_stopped_server_refuses_connections(emulator: Emulator) -> None:
+    server = emulator.serve()
+    conn = connect(server, "python-tds")
+    server.stop()
+    server.stop()  # idempotent
+    with pytest.raises(pytds.Error):
+        conn.cursor().execute("SELECT 1")
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((server.host, server.port), timeout=5)
+
+
+def test_the_cli_serves_until_terminated(emulator: Emulator) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mssql_cdc.cli", "emulator", "serve", str(emulator.path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # "serving PATH as database 'shop' on 127.0.0.1:PORT"
+        port = int(first.rsplit(":", 1)[1])
+        conn = pytds.connect(
+            dsn="127.0.0.1", port=port, user="sa", password="x", database="shop", autocommit=True
+        )
+        assert one(conn, "SELECT sys.fn_cdc_get_max_lsn()") == bytes.fromhex(
+            emulator.reader().max_lsn()[2:]  # type: ignore[index]
+        )
+        conn.close()
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
