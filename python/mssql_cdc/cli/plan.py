@@ -1,10 +1,10 @@
 """`mssql-cdc plan`: what to_delta(..., on_data_loss="resnapshot") would do now.
 
 Checks every argument and option first, then starts a local Spark session (or uses the active
-one), runs `plan_recovery()`, which writes nothing, and prints the plan: a short text, or with `--json` the RecoveryPlan as one JSON
-object. Exit codes: 0 action none, 10 resnapshot, 11 blocked, 2 an invalid argument, option,
-state file or offset log (argparse's usage errors exit 2 too), 1 any other error it reports
-(an unreadable source, say).
+one), runs `plan_recovery()`, which writes nothing, and prints the plan: a short text, or with
+`--json` the RecoveryPlan as one JSON object. Exit codes: 0 action none, 10 resnapshot, 11
+blocked, 2 an invalid argument, option, state file or offset log (argparse's usage errors exit
+2 too), 1 any other error it reports (an unreadable source, say).
 """
 
 from __future__ import annotations
