@@ -1,7 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "emu_test_util.hpp"
 #include "mssqlcdc/emu/workload.hpp"
+#include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu::test {
 namespace {
@@ -56,6 +63,43 @@ TEST(EmuWorkload, TheSameSeedAndArgumentsGiveIdenticalFiles) {
   auto e3 = orders_file(f3.path());
   run_workload(*e3, o);
   EXPECT_NE(dump(*e1), dump(*e3));
+}
+
+TEST(EmuWorkload, RatesDurationsAndIntervalsOutOfBoundsAreRefusedBeforeAnyCommit) {
+  TempFile f;
+  auto e = orders_file(f.path());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::pair<std::function<void(WorkloadOptions&)>, std::string>> cases = {
+      {[](WorkloadOptions& o) { o.rate = 0; }, "rate 0 commits"},
+      {[&](WorkloadOptions& o) { o.rate = nan; }, "rate nan commits"},
+      {[&](WorkloadOptions& o) { o.rate = inf; }, "rate inf commits"},
+      {[](WorkloadOptions& o) { o.rate = 1001; }, "rate 1001 commits"},
+      {[](WorkloadOptions& o) { o.duration_seconds = -1; }, "duration -1 s"},
+      {[&](WorkloadOptions& o) { o.duration_seconds = inf; }, "duration inf s"},
+      {[](WorkloadOptions& o) { o.duration_seconds = 1e12; }, "duration 1e+12 s"},
+      {[](WorkloadOptions& o) {
+         o.rate = 1000;
+         o.duration_seconds = 86400;
+       },
+       "about 8.64e+07 commits"},
+      {[&](WorkloadOptions& o) { o.idle_every_seconds = nan; }, "idle_every nan s"},
+      {[&](WorkloadOptions& o) { o.cleanup_every_seconds = inf; }, "cleanup_every inf s"},
+  };
+  for (const auto& [change, expected] : cases) {
+    WorkloadOptions o;
+    o.table = "dbo.orders";
+    change(o);
+    try {
+      run_workload(*e, o);
+      ADD_FAILURE() << "accepted: " << expected;
+    } catch (const Error& err) {
+      EXPECT_EQ(err.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(err.what()).find(expected), std::string::npos) << err.what();
+    }
+  }
+  TempFile fresh_file;
+  EXPECT_EQ(dump(*e), dump(*orders_file(fresh_file.path())));  // nothing was committed
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <set>
+#include <sstream>
+#include <utility>
 
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
@@ -20,6 +22,38 @@ std::uint64_t splitmix64(std::uint64_t& x) {
 std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 constexpr Micros kSecond = 1'000'000;
+
+// Commits are at least 1 ms apart, so a higher rate could not be honoured; a year of simulated
+// time and ten million commits (minutes of work, gigabytes of file) bound one run. NaN fails
+// every comparison below, so it is refused with the rest.
+constexpr double kMaxRate = 1000;
+constexpr double kMaxSpanSeconds = 366.0 * 86400;
+constexpr double kMaxCommits = 10'000'000;
+
+std::string number(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+void check_bounds(const WorkloadOptions& o) {
+  auto refuse = [](const std::string& message) { throw Error(ErrorKind::InvalidArgument, "workload: " + message); };
+  if (!(o.rate > 0 && o.rate <= kMaxRate))
+    refuse("rate " + number(o.rate) +
+           " commits per simulated second is out of range; pass a number above 0 "
+           "and at most 1000");
+  if (!(o.duration_seconds > 0 && o.duration_seconds <= kMaxSpanSeconds))
+    refuse("duration " + number(o.duration_seconds) + " s is out of range; pass a span above 0 and at most 366 days");
+  if (o.rate * o.duration_seconds > kMaxCommits)
+    refuse("rate " + number(o.rate) + " for " + number(o.duration_seconds) + " s asks for about " +
+           number(o.rate * o.duration_seconds) +
+           " commits, more than 10000000; run shorter workloads one after another");
+  for (const auto& [name, value] :
+       {std::pair{"idle_every", o.idle_every_seconds}, std::pair{"cleanup_every", o.cleanup_every_seconds}}) {
+    if (!(value >= 0 && value <= kMaxSpanSeconds))
+      refuse(std::string(name) + " " + number(value) + " s is out of range; pass 0 (never) up to 366 days");
+  }
+}
 
 // A random value for a column; keys draw from a wider range so inserts rarely collide.
 Value random_value(Xoshiro256& rng, const SqlType& t, bool key, Micros now) {
@@ -147,8 +181,7 @@ std::uint64_t Xoshiro256::below(std::uint64_t n) {
 double Xoshiro256::unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 WorkloadResult run_workload(Engine& engine, const WorkloadOptions& o) {
-  if (!(o.rate > 0) || !(o.duration_seconds > 0))
-    throw Error(ErrorKind::InvalidArgument, "workload: rate and duration must be positive");
+  check_bounds(o);
   if (o.min_rows < 1 || o.max_rows < o.min_rows)
     throw Error(ErrorKind::InvalidArgument, "workload: rows per commit must be 1 <= min <= max");
   if (o.insert_weight < 0 || o.update_weight < 0 || o.delete_weight < 0 ||

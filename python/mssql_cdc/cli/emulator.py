@@ -157,8 +157,6 @@ def _set_up(emu: Emulator, args: argparse.Namespace) -> None:
 
 
 def _workload(args: argparse.Namespace) -> int:
-    if args.rate <= 0 or args.duration <= 0:
-        raise ValueError("--rate and --duration must be positive")
     with Emulator.open(args.path) as emu:
         result = emu._e.workload(
             args.table,

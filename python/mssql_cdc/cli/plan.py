@@ -1,10 +1,10 @@
 """`mssql-cdc plan`: what to_delta(..., on_data_loss="resnapshot") would do now.
 
-Starts a local Spark session (or uses the active one), runs `plan_recovery()`, which writes
-nothing, and prints the plan: a short text, or with `--json` the RecoveryPlan as one JSON
-object. Exit codes: 0 action none, 10 resnapshot, 11 blocked, 2 an invalid argument, option,
-state file or offset log (argparse's usage errors exit 2 too), 1 any other error it reports
-(an unreadable source, say).
+Checks every argument and option first, then starts a local Spark session (or uses the active
+one), runs `plan_recovery()`, which writes nothing, and prints the plan: a short text, or with
+`--json` the RecoveryPlan as one JSON object. Exit codes: 0 action none, 10 resnapshot, 11
+blocked, 2 an invalid argument, option, state file or offset log (argparse's usage errors exit
+2 too), 1 any other error it reports (an unreadable source, say).
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mssql_cdc.errors import MssqlCdcError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["EXIT_CODES", "add_parser", "render", "run"]
 
@@ -27,6 +30,9 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "plan",
         help="show what a recovering to_delta would do now (writes nothing)",
         description=__doc__.splitlines()[0] if __doc__ else None,
+        epilog="exit codes: 0 action none, 10 resnapshot, 11 blocked; 2 an invalid argument, "
+        "option, state file or offset log (checked before Spark starts); 1 any other error "
+        "it reports (an unreadable source, say)",
     )
     parser.add_argument("--options", required=True, help="a JSON file of the source options")
     parser.add_argument("--target", required=True, help="the bronze table")
@@ -106,19 +112,39 @@ def render(plan: dict[str, Any]) -> str:
     return "\n".join(f"{k:<12}{v}" for k, v in rows)
 
 
+class _SessionOnFirstUse:
+    """Stands in for the SparkSession and starts it on first use.
+
+    `plan_recovery` checks the options and every argument before it touches the session, so a
+    bad one exits 2 without Spark ever starting (a JVM, seconds, a temporary warehouse).
+    """
+
+    def __init__(self) -> None:
+        self.session: SparkSession | None = None
+        self.started_here = False
+
+    def __getattr__(self, name: str) -> Any:
+        if self.session is None:
+            from pyspark.sql import SparkSession
+
+            from mssql_cdc.spark import local_session
+
+            self.started_here = SparkSession.getActiveSession() is None
+            self.session = local_session("mssql-cdc-plan")
+        return getattr(self.session, name)
+
+    def stop_if_started_here(self) -> None:
+        if self.session is not None and self.started_here:  # a session the caller had stays
+            self.session.stop()
+
+
 def run(args: argparse.Namespace) -> int:
-    from pyspark.sql import SparkSession
-
     from mssql_cdc import stream
-    from mssql_cdc.spark import local_session
 
-    started_here = False
+    spark = _SessionOnFirstUse()
     try:
-        options = _options(args.options)
-        started_here = SparkSession.getActiveSession() is None
-        spark = local_session("mssql-cdc-plan")
         try:
-            plan = stream(spark, options).plan_recovery(
+            plan = stream(cast("SparkSession", spark), _options(args.options)).plan_recovery(
                 args.target,
                 args.app_id,
                 args.checkpoint,
@@ -128,8 +154,7 @@ def run(args: argparse.Namespace) -> int:
                 bootstrap=args.bootstrap,
             )
         finally:
-            if started_here:  # a session the caller had stays theirs
-                spark.stop()
+            spark.stop_if_started_here()
     except ValueError as exc:
         print(f"mssql-cdc plan: {exc}", file=sys.stderr)
         return 2

@@ -2,13 +2,15 @@
 
 Needs neither Spark nor SQL Server: the generation state file, the live generation's Spark
 checkpoint and its last committed offset, and any pending recovery. Exit codes: 0 when the
-files are valid, 2 for a bad path, an invalid state file or an unreadable offset log.
+files are valid, 2 for a missing or refused checkpoint folder, an invalid state file or an
+unreadable offset log.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -16,7 +18,7 @@ from mssql_cdc.core import checkpoint
 from mssql_cdc.core.app_id import validate_app_id
 from mssql_cdc.core.checkpoint import GenerationState
 from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.errors import MssqlCdcError
+from mssql_cdc.errors import ConfigError, MssqlCdcError
 
 __all__ = ["add_parser", "run"]
 
@@ -28,6 +30,8 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "status",
         help="show a stream's generation, last committed offset and pending recovery",
         description=__doc__.splitlines()[0] if __doc__ else None,
+        epilog="exit codes: 0 the files are valid; 2 a missing or refused checkpoint folder, "
+        "an invalid state file or an unreadable offset log",
     )
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpoint given to to_delta")
     parser.add_argument("--app-id", help="the app_id given to to_delta, to show the sink app_id")
@@ -44,6 +48,13 @@ def collect(root: str, app_id: str | None) -> dict[str, Any]:
     root = checkpoint.check_checkpoint_path(root)
     if app_id is not None:
         validate_app_id(app_id)
+    if not os.path.isdir(root):
+        # A mistyped path would otherwise read as a stream that has not started yet.
+        what = "is not a folder" if os.path.exists(root) else "does not exist"
+        raise ConfigError(
+            f"checkpoint {root} {what}; pass the checkpoint folder given to to_delta "
+            "(it exists once the stream has run)"
+        )
     state = checkpoint.read_state(root)
     paths = checkpoint.live_paths(root, app_id or _PLACEHOLDER_APP_ID, state)
     last = checkpoint.last_processed_offset(paths.checkpoint)

@@ -77,10 +77,14 @@ class Emulator:
         return self._path
 
     def close(self) -> None:
-        """Rolls back this object's open Transactions; later calls raise ValueError."""
+        """Rolls back this object's open Transactions; later calls, reads too, raise ValueError.
+
+        Readers returned by `reader()` are independent and stay open.
+        """
         if self._engine is not None:
             self._engine.rollback_all()
         self._engine = None
+        self._reader.close()
 
     def __enter__(self) -> Emulator:
         return self
@@ -101,6 +105,13 @@ class Emulator:
         if self._engine is None:
             raise ValueError(f"the Emulator for {self._path} is closed; open it again")
         return self._engine
+
+    @property
+    def _r(self) -> EmulatorReader:
+        """This object's own reader, refused like every other call once it is closed."""
+        if self._engine is None:
+            raise ValueError(f"the Emulator for {self._path} is closed; open it again")
+        return self._reader
 
     def configure(self, **settings: object) -> None:
         """Stores settings (docs/emulator.md, 'Settings'); unknown names, bad values: ValueError."""
@@ -277,18 +288,18 @@ class Emulator:
 
     def rows(self, table: str) -> list[dict[str, object]]:
         """The committed rows, sorted by primary key (a heap's by all columns, NULLs first)."""
-        native = self._reader._reader()
+        native = self._r._reader()
         reader = record_batch_reader(
             lambda: native.read_table(table, None, None, None, None, 65_536, 64 << 20, True)
         )
         rows = to_pylist(reader)
-        if not self.reader().table_info(table)["key_columns"]:
+        if not self._r.table_info(table)["key_columns"]:
             rows.sort(key=lambda r: tuple((v is not None, v) for v in r.values()))
         return rows
 
     def change_rows(self, capture_instance: str) -> list[dict[str, object]]:
         """Every change-table column under its SQL Server name, in change-table order."""
-        native = self._reader._reader()
+        native = self._r._reader()
         reader = record_batch_reader(
             lambda: native.read_changes(
                 capture_instance,
@@ -311,37 +322,37 @@ class Emulator:
         if not capture_instance:
             return zero_lsn()
         try:
-            mark: str = self._reader.resolve_instance(capture_instance)["start_lsn"]
+            mark: str = self._r.resolve_instance(capture_instance)["start_lsn"]
         except UnknownObjectError:
             return zero_lsn()
         return mark
 
     def max_lsn(self) -> str | None:
-        return self._reader.max_lsn()
+        return self._r.max_lsn()
 
     def lsn_time(self, lsn: str | bytes) -> datetime | None:
         """UTC time of exactly that entry, None for any other LSN."""
-        micros: int | None = self._reader._reader().lsn_to_utc(lsn_arg(lsn))
+        micros: int | None = self._r._reader().lsn_to_utc(lsn_arg(lsn))
         return None if micros is None else from_micros(micros)
 
     def capture_instances(self, table: str) -> list[str]:
         """Names oldest first, [] if none."""
-        return [i["name"] for i in self._reader.capture_instances(table)]
+        return [i["name"] for i in self._r.capture_instances(table)]
 
     def lsn_time_mapping(self) -> list[dict[str, object]]:
         """Every entry in LSN order, with UTC times (the reader's are server-local)."""
-        entries: list[dict[str, Any]] = self._reader._reader().lsn_time_mapping()
+        entries: list[dict[str, Any]] = self._r._reader().lsn_time_mapping()
         for e in entries:
             e["tran_begin_time"] = from_micros(e.pop("tran_begin_utc"))
             e["tran_end_time"] = from_micros(e.pop("tran_end_utc"))
         return list(entries)
 
     def captured_columns(self, capture_instance: str) -> list[dict[str, Any]]:
-        return self._reader.captured_columns(capture_instance)
+        return self._r.captured_columns(capture_instance)
 
     def ddl_history(self, capture_instance: str) -> list[dict[str, Any]]:
         """Every DDL entry of the instance in LSN order, ddl_time in UTC."""
-        entries: list[dict[str, Any]] = self._reader._reader().ddl_history(
+        entries: list[dict[str, Any]] = self._r._reader().ddl_history(
             capture_instance, zero_lsn(), "0x" + "F" * 20
         )
         for entry in entries:
@@ -349,7 +360,7 @@ class Emulator:
         return entries
 
     def tables(self) -> list[str]:
-        return self._reader.tables()
+        return self._r.tables()
 
     def now(self) -> datetime:
         """The later of the wall clock and the emulator's last time, naive UTC."""
@@ -358,6 +369,8 @@ class Emulator:
         return max(last, wall)
 
     def reader(self) -> EmulatorReader:
+        """A new reader of this file, with its own connection and its own `close()`."""
+        _ = self._r  # a closed Emulator hands out nothing
         return EmulatorReader(self._path)
 
     def serve(

@@ -60,6 +60,7 @@ class EmulatorReader:
         self._path = Path(path)
         self._native: Any = None
         self._pid = -1
+        self._closed = False
 
     def __reduce__(self) -> tuple[type[EmulatorReader], tuple[str]]:
         return (EmulatorReader, (str(self._path),))
@@ -71,7 +72,14 @@ class EmulatorReader:
     def path(self) -> Path:
         return self._path
 
+    def close(self) -> None:
+        """Drop the connection; later calls raise ValueError. A stream already returned reads on."""
+        self._closed = True
+        self._native = None
+
     def _reader(self) -> Any:
+        if self._closed:
+            raise ValueError(f"the EmulatorReader for {self._path} is closed; open a new one")
         if self._native is None or self._pid != os.getpid():
             self._native = _native.emu.Reader(str(self._path))
             self._pid = os.getpid()

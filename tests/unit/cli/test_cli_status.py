@@ -92,6 +92,7 @@ def test_a_later_generation_reads_its_own_checkpoint_and_shows_a_pending_recover
 def test_a_fresh_checkpoint_has_no_commit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "new").mkdir()
     s = as_json(capsys, str(tmp_path / "new"))
     assert s["last_commit"] is None
     assert s["spark_started"] is False
@@ -126,3 +127,42 @@ def test_a_uri_checkpoint_exits_two_naming_it(capsys: pytest.CaptureFixture[str]
     code, _, err = status(capsys, "abfss://c@a.dfs.core.windows.net/ckpt")
     assert code == 2
     assert "abfss://c@a.dfs.core.windows.net/ckpt must be a local path or a Volume" in err
+
+
+@pytest.mark.parametrize("kind", ["missing", "a file"])
+def test_a_checkpoint_that_is_not_a_folder_exits_two_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    path = tmp_path / "nonexistent"
+    if kind == "a file":
+        path.write_text("not a checkpoint")
+    code, out, err = status(capsys, str(path))
+    assert (code, out) == (2, "")
+    reason = "does not exist" if kind == "missing" else "is not a folder"
+    assert err == (
+        f"mssql-cdc status: checkpoint {path} {reason}; pass the checkpoint folder given to "
+        "to_delta (it exists once the stream has run)\n"
+    )
+    assert not path.is_dir()  # status looked, and created nothing
+
+
+@pytest.mark.parametrize(
+    ("verb", "codes"),
+    [
+        ("status", ["0 the files are valid", "2 a missing or refused checkpoint folder"]),
+        (
+            "plan",
+            ["0 action none", "10 resnapshot", "11 blocked", "2 an invalid argument", "1 any"],
+        ),
+    ],
+)
+def test_the_help_of_status_and_plan_lists_their_exit_codes(
+    capsys: pytest.CaptureFixture[str], verb: str, codes: list[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([verb, "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps the epilog
+    assert "exit codes:" in text
+    for code in codes:
+        assert code in text

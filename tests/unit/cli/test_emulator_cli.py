@@ -103,3 +103,28 @@ def test_a_usage_error_exits_2(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as caught:
         run("emulator", "workload", str(tmp_path / "e.db"), "dbo.orders", "--rate", "x")
     assert caught.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--rate", "0", "rate 0 commits per simulated second is out of range"),
+        ("--rate", "nan", "rate nan commits per simulated second is out of range"),
+        ("--rate", "inf", "rate inf commits per simulated second is out of range"),
+        ("--rate", "1e9", "rate 1e+09 commits per simulated second is out of range"),
+        ("--duration", "0", "duration 0 s is out of range"),
+        ("--duration", "400d", "duration 3.456e+07 s is out of range"),
+        ("--cleanup-every", "1000d", "cleanup_every 8.64e+07 s is out of range"),
+    ],
+)
+def test_a_workload_rate_or_span_out_of_bounds_exits_1_and_commits_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str
+) -> None:
+    path = tmp_path / "e.db"
+    assert run("emulator", "create", str(path), "--demo") == 0
+    before = dump(path)
+    args = {"--rate": "10", "--duration": "10m", flag: value}
+    argv = [part for pair in args.items() for part in pair]
+    assert run("emulator", "workload", str(path), "dbo.orders", *argv) == 1
+    assert message in capsys.readouterr().err
+    assert dump(path) == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,6 +95,52 @@ def test_a_closed_emulator_refuses_further_calls(tmp_path: Path) -> None:
     emu.close()
     with pytest.raises(ValueError, match="closed"):
         emu.commit([("insert", "dbo.orders", {"order_id": 1})])
+
+
+READS_OF_AN_EMULATOR = {
+    "rows": lambda emu: emu.rows("dbo.orders"),
+    "change_rows": lambda emu: emu.change_rows("dbo_orders"),
+    "min_lsn": lambda emu: emu.min_lsn("dbo_orders"),
+    "max_lsn": lambda emu: emu.max_lsn(),
+    "lsn_time": lambda emu: emu.lsn_time("0x" + "0" * 20),
+    "capture_instances": lambda emu: emu.capture_instances("dbo.orders"),
+    "lsn_time_mapping": lambda emu: emu.lsn_time_mapping(),
+    "captured_columns": lambda emu: emu.captured_columns("dbo_orders"),
+    "ddl_history": lambda emu: emu.ddl_history("dbo_orders"),
+    "tables": lambda emu: emu.tables(),
+    "reader": lambda emu: emu.reader(),
+    "settings": lambda emu: emu.settings(),
+    "now": lambda emu: emu.now(),
+}
+
+
+@pytest.mark.parametrize("read", READS_OF_AN_EMULATOR.values(), ids=READS_OF_AN_EMULATOR.keys())
+def test_a_closed_emulator_refuses_reads_too(tmp_path: Path, read: Any) -> None:
+    emu = orders(tmp_path / "e.db")
+    emu.commit([("insert", "dbo.orders", {"order_id": 1})])
+    read(emu)  # answers while open
+    emu.close()
+    with pytest.raises(ValueError, match=r"e\.db is closed; open it again"):
+        read(emu)
+
+
+def test_a_closed_reader_refuses_reads_and_one_taken_before_the_close_still_reads(
+    tmp_path: Path,
+) -> None:
+    emu = orders(tmp_path / "e.db")
+    lsn = emu.commit([("insert", "dbo.orders", {"order_id": 1})])
+    kept = emu.reader()
+    closed = emu.reader()
+    closed.close()
+    emu.close()
+    for read in (
+        closed.max_lsn,
+        closed.tables,
+        lambda: closed.read_changes("dbo_orders", lsn, lsn),
+    ):
+        with pytest.raises(ValueError, match=r"EmulatorReader for .*e\.db is closed"):
+            read()
+    assert kept.max_lsn() == lsn  # an independent reader has its own life
 
 
 def test_settings_round_trip_and_unknown_names_are_value_errors(tmp_path: Path) -> None:

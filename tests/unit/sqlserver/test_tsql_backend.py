@@ -392,6 +392,7 @@ def test_pymssql_arguments_come_from_the_five_keys() -> None:
         "password": "p",
         "login_timeout": 15,
         "autocommit": True,
+        "tds_version": "7.4",
         "appname": "job",
     }
     plain = pymssql_arguments(ConnectionString.parse("Server=db"), 30)

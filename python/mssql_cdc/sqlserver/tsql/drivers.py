@@ -82,6 +82,9 @@ def pymssql_arguments(connection: ConnectionString, connect_timeout: int) -> dic
         "server": match.group(1),
         "login_timeout": connect_timeout,
         "autocommit": True,
+        # FreeTDS's "auto" version tries 7.4 down to 7.0, each waiting login_timeout: seven
+        # times connectTimeout. Every supported server speaks 7.4 (decision 0626).
+        "tds_version": "7.4",
     }
     if match.group(2):
         args["port"] = match.group(2)
@@ -172,19 +175,40 @@ _KNOWN_TEXTS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
         (r"was deadlocked on .*resources", 1205),
         (r"Snapshot isolation transaction failed", 3952),
         (r"Lock request time out period exceeded", 1222),
+        (r"is not currently available\. Please retry the connection later", 40613),
     )
 )
+
+
+_DB_LIB_MESSAGE = re.compile(r"DB-Lib error message (\d+)")
+
+
+def _pymssql_number(number: int, message: object) -> int:
+    """pymssql's number, unless its text shows the failure was DB-Library's own.
+
+    pymssql numbers an error with the last server message the process received, however old,
+    and appends DB-Library's messages to that message's text. Text before the first DB-Library
+    message is the server's, so the number is its; without it, the first DB-Library number is
+    the cause (a timeout after an old failed login would otherwise read as 18456).
+    """
+    text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+    server_text, _, _ = text.partition("DB-Lib error message")
+    found = _DB_LIB_MESSAGE.search(text)
+    return int(found.group(1)) if found and not server_text.strip() else number
 
 
 def error_number(exc: BaseException) -> int | None:
     """The SQL Server or DB-Library error number an exception carries, when it has one.
 
-    pymssql puts it first in `args`. mssql-python has only message text: a "(229)" after the
-    server's text when present, else one of a few known English server messages.
+    pymssql puts `(number, message)` first in `args` (connect() wraps the pair in one more
+    tuple). mssql-python has only message text: a "(229)" after the server's text when
+    present, else one of a few known English server messages.
     """
     args = getattr(exc, "args", ())
+    if args and isinstance(args[0], tuple) and args[0]:
+        args = args[0]  # connect() passes its (number, message) pair as one argument
     if args and isinstance(args[0], int) and not isinstance(args[0], bool):
-        return args[0]
+        return _pymssql_number(args[0], args[1]) if len(args) > 1 else args[0]
     text = getattr(exc, "ddbc_error", None) or str(exc)
     match = _NUMBER_IN_TEXT.search(text)
     if match:

@@ -46,8 +46,11 @@ _MSSQL_PYTHON_TRANSIENT = frozenset(
         "Connection timeout expired",
     }
 )
-_DEADLOCK = 1205
-_PYMSSQL_TRANSIENT = frozenset({_DEADLOCK, 20003, 20006, 20009, 20017, 20047})
+# Server errors that a new connection may not meet: a deadlock victim, and Azure SQL's
+# "database not currently available, retry the connection later" (decision 0625).
+_SERVER_TRANSIENT = frozenset({1205, 40613})
+# DB-Library's network errors: connection failed, timed out, unable to connect, read, write.
+_PYMSSQL_TRANSIENT = _SERVER_TRANSIENT | {20002, 20003, 20006, 20009, 20017, 20047}
 _LOGIN_FAILED = 18456
 _DECISIONS: tuple[type[BaseException], ...] = (
     DataLossError,
@@ -62,9 +65,10 @@ def is_transient(exc: BaseException) -> bool:
     """Tell whether `exc` is a transient connection error worth a retry on a new connection.
 
     Transient: SQLSTATE class 08, HYT00, HYT01, 40001 (mssql-python: its OperationalError
-    texts for those states, and error 1205); pymssql errors 1205, 20003, 20006, 20009, 20017,
-    20047; the emulator's BusyError. Never a login failure, a decision of this library
-    (DataLossError, SchemaChangedError, ValueError, PermissionError) or anything else.
+    texts for those states, and errors 1205 and 40613); pymssql errors 1205, 40613, 20002,
+    20003, 20006, 20009, 20017, 20047, from a statement or from connect(); the emulator's
+    BusyError. Never a login failure, a decision of this library (DataLossError,
+    SchemaChangedError, ValueError, PermissionError) or anything else.
     """
     if isinstance(exc, _DECISIONS) or not isinstance(exc, Exception):
         return False
@@ -75,7 +79,7 @@ def is_transient(exc: BaseException) -> bool:
         return True
     package = type(exc).__module__.split(".")[0]
     if package == "mssql_python":
-        if number == _DEADLOCK:
+        if number in _SERVER_TRANSIENT:
             return True
         is_operational = any(cls.__name__ == "OperationalError" for cls in type(exc).__mro__)
         return is_operational and getattr(exc, "driver_error", None) in _MSSQL_PYTHON_TRANSIENT
