@@ -24,6 +24,8 @@ __all__ = ["MAX_PARTS", "normalize_path", "parse_name", "quote_parts"]
 MAX_PARTS = 3
 _PLAIN = re.compile(r"[A-Za-z0-9_]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Plain text Spark's lexer reads as a number literal (123, 1e5, 10L, 2BD), never as a name.
+_NUMBER = re.compile(r"[0-9]+(?:e[0-9]+)?(?:l|s|y|d|f|bd)?", re.IGNORECASE)
 _SHOWN = 200  # a message quotes at most this much of a bad name
 # A scheme of two or more characters, then the authority when `//` follows: `s3://bucket`,
 # `dbfs:`, `abfss://c@a.dfs.core.windows.net`. Everything after it is the path.
@@ -61,6 +63,8 @@ def parse_name(text: str, *, argument: str = "table") -> tuple[str, ...]:
             if plain is None:
                 raise _refused(text, argument, _what_is_wrong(text, at))
             part, at = plain.group(), plain.end()
+            if _NUMBER.fullmatch(part):
+                raise _refused(text, argument, f"{part!r} is a number; enclose it in backquotes")
         if not part:
             raise _refused(text, argument, "a part is empty")
         if _CONTROL.search(part):

@@ -86,6 +86,8 @@ def test_different_tables_pass_the_distinct_check(cwd: Path, first: str, second:
         ("main.ops.facts_2", ("main", "ops", "facts_2"), "`main`.`ops`.`facts_2`"),
         ("`my-cat`.ops.`t``x`", ("my-cat", "ops", "t`x"), "`my-cat`.`ops`.`t``x`"),
         ("`a.b`.c", ("a.b", "c"), "`a.b`.`c`"),
+        ("ops.2024_orders", ("ops", "2024_orders"), "`ops`.`2024_orders`"),
+        ("ops.`2024`", ("ops", "2024"), "`ops`.`2024`"),
         ("  ops.select  ", ("ops", "select"), "`ops`.`select`"),
     ],
 )
@@ -111,6 +113,7 @@ def test_a_catalog_name_is_parsed_into_parts_and_quoted_in_sql(
         ("`ops.orders", "a backquote is not closed"),
         ("``.orders", "a part is empty"),
         ("`a\x00b`", "control character"),
+        ("ops.2024", "'2024' is a number; enclose it in backquotes"),
     ],
 )
 def test_an_invalid_catalog_name_is_a_config_error_naming_the_argument(
