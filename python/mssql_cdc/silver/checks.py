@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.silver.facts_view import SnapshotFacts
 from mssql_cdc.silver.images import LIBRARY_COLUMNS, BronzeShape, col
+from mssql_cdc.tables.refs import require_distinct
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -36,14 +37,10 @@ def check_arguments(
             raise ConfigError(
                 f"apply_changes: {name}={value!r} must be a non-empty table name or path"
             )
-    names = list(tables)
-    for i, first in enumerate(names):
-        for second in names[i + 1 :]:
-            if tables[first] == tables[second]:
-                raise ConfigError(
-                    f"apply_changes: {first} and {second} are the same table {tables[first]!r}; "
-                    f"each argument needs its own table"
-                )
+    try:
+        require_distinct(**tables)  # compares the references normalized; refuses a bad name
+    except ConfigError as exc:
+        raise ConfigError(f"apply_changes: {exc}") from None
     if capture_instance is not None and (
         not isinstance(capture_instance, str) or not capture_instance.strip()
     ):

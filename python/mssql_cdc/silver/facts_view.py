@@ -98,12 +98,21 @@ def read_snapshot_facts(spark: SparkSession, facts_ref: str, bronze_ref: str) ->
     detail = df["detail"] if "detail" in df.columns else None
     from pyspark.sql import functions as F
 
+    bronze = tables.table_ref(bronze_ref, argument="bronze")
     rows = (
-        df.where((df["target"] == bronze_ref) & df["event"].isin(*_EVENTS))
-        .select("event", "min_lsn", "max_lsn", (detail if detail is not None else F.lit(None)))
+        df.where(df["event"].isin(*_EVENTS))
+        .select(
+            "target",
+            "event",
+            "min_lsn",
+            "max_lsn",
+            (detail if detail is not None else F.lit(None)),
+        )
         .collect()
     )
-    return facts_from_rows(tuple(r) for r in rows)
+    # Matched in Python: rows written under another spelling of the same table count too.
+    named = {t: bronze.names(t) for t in {r[0] for r in rows}}
+    return facts_from_rows(tuple(r)[1:] for r in rows if named[r[0]])
 
 
 def facts_from_rows(rows: Iterable[tuple[Any, ...]]) -> SnapshotFacts:

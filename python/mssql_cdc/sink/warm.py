@@ -49,14 +49,14 @@ class StateWarmer:
         if getattr(self._spark, "_jvm", None) is None:
             return  # Spark Connect: Delta's log is out of reach; the append does the work
         with self._lock:
-            if ref.text in self._failed:
+            if ref.name in self._failed:
                 return
-            if ref.text in self._running:
-                self._again.add(ref.text)
+            if ref.name in self._running:
+                self._again.add(ref.name)
                 return
-            self._running.add(ref.text)
+            self._running.add(ref.name)
         thread = threading.Thread(
-            target=self._run, args=(ref,), name=f"mssql_cdc-warm-{ref.text}", daemon=True
+            target=self._run, args=(ref,), name=f"mssql_cdc-warm-{ref.name}", daemon=True
         )
         thread.start()
         self._threads = [t for t in self._threads if t.is_alive()] + [thread]
@@ -75,13 +75,13 @@ class StateWarmer:
             except Exception as exc:  # noqa: BLE001 - a cache fill; the append computes it itself
                 log.debug("%s: computing the Delta state ahead failed: %s", ref, exc)
                 with self._lock:
-                    self._failed.add(ref.text)  # e.g. no such log API: do not retry per batch
-                    self._again.discard(ref.text)
+                    self._failed.add(ref.name)  # e.g. no such log API: do not retry per batch
+                    self._again.discard(ref.name)
             with self._lock:
-                if ref.text not in self._again:
-                    self._running.discard(ref.text)
+                if ref.name not in self._again:
+                    self._running.discard(ref.name)
                     return
-                self._again.discard(ref.text)
+                self._again.discard(ref.name)
 
 
 def transactions_of(spark: SparkSession, ref: TableRef) -> int:

@@ -140,7 +140,7 @@ def backfill(
             f"no chunked snapshot is open for app_id {app_id!r} in {facts_table}",
         )
     newest = max(opens, key=lambda o: o.s.lsn)
-    if newest.target is not None and newest.target != target:
+    if newest.target is not None and not tables.table_ref(target).names(newest.target):
         raise ConfigError(
             f"the newest chunked snapshot of app_id {app_id!r} (at {newest.s.lsn}) belongs to "
             f"target {newest.target!r}, not {target!r}; call backfill with that target"

@@ -88,6 +88,7 @@ class _EmulatorProbe:
         from mssql_cdc.emulator import EmulatorReader
 
         assert config.emulator_path is not None  # config guarantees it with the emulator backend
+        self._path = config.emulator_path
         self._reader = EmulatorReader(config.emulator_path)
         self._configured = config.capture_instance
         self._keys = config.snapshot_keys
@@ -97,15 +98,23 @@ class _EmulatorProbe:
 
     def resolved(self) -> Resolved:
         if self._resolved is None:
-            found = self._reader.resolve_instance(self._configured)
-            schema, _, table = str(found["table"]).rpartition(".")
-            start = found.get("start_lsn")
+            from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
+            from mssql_cdc.sqlserver.instances import resolve_instance
+
+            # The rule the stream resolves by (a disabled instance followed to its table's
+            # remaining one), not the emulator's exact lookup: recovery must find the
+            # instance the stream reads.
+            catalog = EmulatorBackend(self._path)
+            try:
+                found = resolve_instance(self._configured, catalog.capture_instances()).instance
+            finally:
+                catalog.close()
             self._resolved = Resolved(
-                capture_instance=str(found["name"]),
-                source_schema=schema or "dbo",
-                source_table=table,
-                start_lsn=None if start is None else lsn.Lsn(str(start)),
-                index_columns=tuple(self._keys or found.get("index_columns") or ()),
+                capture_instance=found.name,
+                source_schema=found.source_schema,
+                source_table=found.source_table,
+                start_lsn=found.start_lsn,
+                index_columns=tuple(self._keys or found.index_columns),
             )
         return self._resolved
 

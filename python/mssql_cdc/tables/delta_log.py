@@ -42,10 +42,10 @@ def delta_log_of(spark: SparkSession, ref: TableRef) -> Any:
     """
     jvm: Any = spark._jvm
     if ref.is_path:
-        return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, ref.text)
+        return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, ref.name)
     from delta.tables import DeltaTable
 
-    return DeltaTable.forName(spark, ref.text)._jdt.deltaLog()
+    return DeltaTable.forName(spark, ref.name)._jdt.deltaLog()
 
 
 def newest_snapshot(spark: SparkSession, delta_log: Any) -> Any:

@@ -1,9 +1,11 @@
 """Table references, creation on first write, kind checks and migrations of the library's tables.
 
 A table argument holding `/` or `:` is a path (`DeltaTable.forPath`, ``delta.`<path>` `` in SQL);
-any other string is a catalog name. Tables are created only by writers, in the newest shape,
-stamped with `mssql_cdc.kind` and `mssql_cdc.schema_version`; opening one for write runs the
-migrations it lacks, in order, stamping the version after each.
+any other string is a catalog name. Both are normalized once, by `table_ref`, before they are
+compared or used: a path resolved, a name parsed and then always backquoted. Tables are created
+only by writers, in the newest shape, stamped with `mssql_cdc.kind` and
+`mssql_cdc.schema_version`; opening one for write runs the migrations it lacks, in order,
+stamping the version after each.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -24,6 +26,7 @@ from mssql_cdc.tables.migrations import bronze as bronze_migrations
 from mssql_cdc.tables.migrations import control as control_migrations
 from mssql_cdc.tables.migrations import facts as facts_migrations
 from mssql_cdc.tables.migrations import silver as silver_migrations
+from mssql_cdc.tables.ref_syntax import normalize_path, parse_name, quote_parts
 from mssql_cdc.tables.retry import is_concurrent_commit_error, retry_on_conflict
 from mssql_cdc.tables.shapes import ShapeColumn, needs_column_mapping, shape_of
 
@@ -71,54 +74,85 @@ def migrations_for(kind: TableKind) -> list[Migration]:
 
 @dataclass(frozen=True, slots=True)
 class TableRef:
-    """A table as the caller named it: a path (holds `/` or `:`) or a catalog name."""
+    """A table argument, normalized: a resolved path, or a catalog name's parts.
 
-    text: str
+    Two references are equal when they name the same table: the same resolved path, or the
+    same parts ignoring case (Spark's default). `text` is kept as the caller wrote it, for
+    messages and the facts rows' `target` column.
+    """
+
+    text: str = field(compare=False)
+    location: str | None  # the resolved path; None for a catalog name
+    parts: tuple[str, ...] = field(compare=False)  # a catalog name's parts; () for a path
+    folded: tuple[str, ...] = field(repr=False)  # the parts compared ignoring case
 
     @property
     def is_path(self) -> bool:
-        return "/" in self.text or ":" in self.text
+        return self.location is not None
+
+    @property
+    def name(self) -> str:
+        """What Spark's table APIs take: the resolved path, or the backquoted name."""
+        return self.location if self.location is not None else quote_parts(self.parts)
 
     @property
     def sql(self) -> str:
-        """The name to use in Spark SQL."""
-        if self.is_path:
-            return "delta.`" + self.text.replace("`", "``") + "`"
-        return self.text
+        """The table in Spark SQL: ``delta.`<path>` `` or the backquoted name."""
+        if self.location is not None:
+            return "delta.`" + self.location.replace("`", "``") + "`"
+        return quote_parts(self.parts)
 
     def delta_table(self, spark: SparkSession) -> DeltaTable:
         from delta.tables import DeltaTable
 
-        if self.is_path:
-            return DeltaTable.forPath(spark, self.text)
-        return DeltaTable.forName(spark, self.text)
+        if self.location is not None:
+            return DeltaTable.forPath(spark, self.location)
+        return DeltaTable.forName(spark, self.name)
 
     def exists(self, spark: SparkSession) -> bool:
         from delta.tables import DeltaTable
 
-        if not self.is_path:
-            return bool(spark.catalog.tableExists(self.text))
-        if DeltaTable.isDeltaTable(spark, self.text):
+        if self.location is None:
+            return bool(spark.catalog.tableExists(self.name))
+        if DeltaTable.isDeltaTable(spark, self.location):
             return True
         # isDeltaTable answers from the log state this JVM cached; a table another writer
         # created since then is seen only by a lookup that updates the log.
         from pyspark.errors import AnalysisException
 
         try:
-            DeltaTable.forPath(spark, self.text)
+            DeltaTable.forPath(spark, self.location)
         except AnalysisException:
             return False
         return True
+
+    def names(self, recorded: str | None) -> bool:
+        """Tell whether a recorded table text (a facts row's `target`) names this table:
+        written the same, or equal once normalized (a relative path resolved here)."""
+        if recorded is None:
+            return False
+        if recorded == self.text:
+            return True
+        try:
+            return table_ref(recorded) == self
+        except ConfigError:
+            return False  # a text no valid argument could have been
 
     def __str__(self) -> str:
         return self.text
 
 
 def table_ref(value: object, *, argument: str = "table") -> TableRef:
-    """Return the reference of a table argument.
+    """Return the normalized reference of a table argument.
+
+    A string holding `/` or `:` is a path: made absolute against the driver's working
+    directory (as the checkpoint is), `.` and `..` resolved, a trailing `/` dropped; a URI
+    keeps its scheme and authority and has its path normalized. Any other string is a catalog
+    name, parsed by Spark's identifier rules (`mssql_cdc.tables.ref_syntax`).
 
     Raises:
-        ConfigError: `value` is not a non-empty string; the message names `argument`.
+        ConfigError: `value` is not a non-empty string, or not a valid catalog name; the
+            message names `argument`.
     """
     if isinstance(value, TableRef):
         return value
@@ -127,21 +161,35 @@ def table_ref(value: object, *, argument: str = "table") -> TableRef:
             f"{argument}={value!r}: a table must be a non-empty string, a catalog name "
             "(catalog.schema.table) or a path"
         )
-    return TableRef(value)
+    if "/" in value or ":" in value:
+        return TableRef(value, normalize_path(value), (), ())
+    parts = parse_name(value, argument=argument)
+    return TableRef(value, None, parts, tuple(part.casefold() for part in parts))
 
 
 def require_distinct(**tables: object) -> None:
-    """Raise ConfigError when two table arguments of one call are the same string."""
-    seen: dict[str, str] = {}
+    """Raise ConfigError when two table arguments of one call name the same table.
+
+    The references are compared normalized (`table_ref`): `out/t`, `./out/t/` and the same
+    folder's absolute path are one table, and so are `Ops.T` and `ops.t`.
+
+    Raises:
+        ConfigError: two arguments name one table (both are named), or one is invalid.
+    """
+    seen: dict[TableRef, str] = {}
     for argument, value in tables.items():
         if value is None:
             continue
-        text = str(value)
-        if text in seen:
+        ref = table_ref(value, argument=argument)
+        if ref in seen:
+            first = seen[ref]
+            written = str(tables[first])
+            spelled = "" if written == ref.text else f" ({argument} {ref.text!r})"
             raise ConfigError(
-                f"{seen[text]} and {argument} are the same table {text!r}; each needs its own"
+                f"{first} and {argument} are the same table {written!r}{spelled}: both resolve "
+                f"to {ref.name!r}; each needs its own table"
             )
-        seen[text] = argument
+        seen[ref] = argument
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +294,7 @@ def _create(
     from delta.tables import DeltaTable
 
     builder = DeltaTable.createIfNotExists(spark)
-    builder = builder.location(ref.text) if ref.is_path else builder.tableName(ref.text)
+    builder = builder.location(ref.name) if ref.is_path else builder.tableName(ref.name)
     for column in columns:
         builder = builder.addColumn(column.name, column.type, nullable=True, comment=column.comment)
     builder = builder.comment(_TABLE_COMMENTS[kind])
@@ -360,7 +408,7 @@ def _stamp(spark: SparkSession, ref: TableRef, kind: TableKind, version: int) ->
 
 def _warn_once(ref: TableRef, topic: str, message: str) -> None:
     with _warned_lock:
-        if (ref.text, topic) in _warned:
+        if (ref.name, topic) in _warned:
             return
-        _warned.add((ref.text, topic))
+        _warned.add((ref.name, topic))
     log.warning(message)

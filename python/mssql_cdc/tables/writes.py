@@ -77,9 +77,9 @@ def _append(
 
     def save() -> None:
         if ref.is_path:
-            writer.save(ref.text)
+            writer.save(ref.name)
         else:
-            writer.saveAsTable(ref.text)
+            writer.saveAsTable(ref.name)
 
     retry_on_conflict(save, what=f"{ref}: append")
 

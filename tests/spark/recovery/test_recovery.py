@@ -12,9 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
-from mssql_cdc import DataLossError, stream
+from mssql_cdc import DataLossError, is_data_loss, stream
 from mssql_cdc.recovery.observer import BackendObserver
 from tests.spark.support.recovery_support import Orders
 
@@ -257,3 +258,29 @@ def test_a_snapshot_purged_during_its_own_read_fails_then_the_guard_then_the_ove
     [event] = orders.events("resnapshot")
     assert event["rows"] == 3
     assert orders.rebuilt() == orders.source() == [(1, "new"), (2, "new"), (5, "new")]
+
+
+def test_a_disabled_instance_holding_unread_changes_is_re_snapshot_from_its_newer_instance(
+    orders: Orders,
+) -> None:
+    orders.orders(3)
+    orders.run()
+    newer = orders.switch_instance_over(("update", 1, "paid"), ("delete", 2, None))
+    with pytest.raises(StreamingQueryException) as failed:
+        orders.run(on_data_loss="fail")
+    assert is_data_loss(failed.value)
+    assert "held only by capture instance 'dbo_orders', disabled" in str(failed.value)
+    assert orders.state() is None
+
+    orders.run()
+    state = orders.state()
+    assert state is not None
+    assert state["generation"] == 1
+    [event] = orders.events("resnapshot")
+    assert event["max_lsn"] == state["snapshot_lsn"]
+    snapshot = [r for r in orders.bronze() if r["_start_lsn"] == event["max_lsn"]]
+    assert {r["_capture_instance"] for r in snapshot} == {newer}
+    assert orders.rebuilt() == orders.source() == [(0, "new"), (1, "paid"), (100, "after")]
+    orders.commit(("update", 0, "paid"))
+    orders.run()
+    assert orders.rebuilt() == orders.source() == [(0, "paid"), (1, "paid"), (100, "after")]

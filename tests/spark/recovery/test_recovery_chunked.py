@@ -290,3 +290,26 @@ def test_after_a_purged_full_re_snapshot_a_chunked_rerun_takes_its_generation_ov
     assert (event["app_id"], event["min_lsn"], event["max_lsn"]) == ("life-v1.g1", s, s)
     orders.run(bootstrap=False, snapshot="chunked")
     assert orders.rebuilt() == orders.source() == [(1, "new"), (2, "new"), (5, "new")]
+
+
+def test_a_disabled_instance_holding_unread_changes_opens_a_chunked_snapshot_of_its_newer_one(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    orders = Orders(spark, tmp_path, app_id="switch-v1")
+    orders.orders(3)
+    orders.run(snapshot="chunked")
+    assert backfill(orders)["state"] == "done"
+    newer = orders.switch_instance_over(change("update", 1, "paid"), change("delete", 2))
+
+    orders.run(snapshot="chunked")
+    state = orders.state()
+    assert state is not None
+    assert state["generation"] == 1
+    [opened] = [o for o in orders.events("snapshot_open") if o["generation"] == 1]
+    assert opened["min_lsn"] == state["snapshot_lsn"]
+    status = backfill(orders)
+    assert (status["snapshot"], status["state"]) == (state["snapshot_lsn"], "done")
+    chunks = [r for r in op0(orders) if r["_snapshot"] == state["snapshot_lsn"]]
+    assert {r["_capture_instance"] for r in chunks} == {newer}
+    orders.run(snapshot="chunked")
+    assert orders.rebuilt() == orders.source() == [(0, "new"), (1, "paid"), (100, "after")]

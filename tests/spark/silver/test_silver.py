@@ -18,7 +18,7 @@ from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
 from mssql_cdc.silver import table_state as table_state_module
 from mssql_cdc.silver.table_state import TableState, table_state
-from mssql_cdc.tables.refs import TableRef
+from mssql_cdc.tables.refs import table_ref
 from mssql_cdc.testing import InjectedFault, failpoints
 from tests.spark.support.silver_builder import (
     SourceTable,
@@ -426,7 +426,7 @@ def test_the_table_state_read_from_delta_s_log_equals_the_public_commands_answer
 ) -> None:
     path = str(tmp_path / "t")
     DeltaTable.createIfNotExists(spark).location(path).addColumn("id", "BIGINT").execute()
-    ref = TableRef(path)
+    ref = table_ref(path)
     assert table_state(spark, ref) == TableState(version=0, files=0)
     for rows in ([(1,), (2,)], [(3,)]):  # one file each
         one_file = spark.createDataFrame(rows, "id BIGINT").coalesce(1)

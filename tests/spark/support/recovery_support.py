@@ -135,6 +135,16 @@ class Orders:
         self.emu.run_cleanup_job()
         return mark
 
+    def switch_instance_over(self, *unread: tuple[str, int, str | None]) -> str:
+        """Commit `unread` (captured by dbo_orders only), let a newer instance of dbo.orders
+        take over with a change of its own, then disable dbo_orders: `unread` is lost to a
+        stream that had not read it. Returns the newer instance's name."""
+        self.commit(*unread)
+        newer = self.emu.enable_cdc("dbo.orders", capture_instance="dbo_orders_v2")
+        self.commit(("insert", 100, "after"))  # establishes the newer instance's start LSN
+        self.emu.disable_cdc("dbo_orders")
+        return newer
+
     def options(self) -> dict[str, str]:
         return {
             "backend": "emulator",

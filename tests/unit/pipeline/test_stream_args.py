@@ -56,6 +56,10 @@ def check(options: Mapping[str, object], tmp_path: Path, **kw: Any) -> Any:
         ({"app_id": "a#b"}, "contains '#'"),
         ({"target": ""}, "target=''"),
         ({"facts_table": "bronze.orders"}, "the same table"),
+        ({"facts_table": "Bronze.`orders`"}, "the same table"),
+        ({"target": "lake/bronze", "facts_table": "./lake/bronze/"}, "the same table"),
+        ({"target": "default.t1 SET TBLPROPERTIES ('x' = 'y')"}, "is not a valid table name"),
+        ({"facts_table": "ops.facts; DROP TABLE x"}, "facts_table='ops.facts; DROP TABLE x'"),
         ({"trigger": "availableNow"}, "trigger='availableNow'"),
     ],
 )

@@ -65,6 +65,22 @@ def test_the_same_table_as_target_and_facts_is_refused() -> None:
         delta_sink("ops.t", "orders", "ops.t")
 
 
+@pytest.mark.parametrize(
+    ("target", "facts_table"),
+    [("lake/t", "./lake/t/"), ("/lake/x/../t", "/lake/t"), ("Ops.T", "`ops`.`t`")],
+)
+def test_two_spellings_of_one_table_as_target_and_facts_are_refused(
+    target: str, facts_table: str
+) -> None:
+    with pytest.raises(ConfigError, match="target and facts_table are the same table"):
+        delta_sink(target, "orders", facts_table)
+
+
+def test_a_target_that_would_add_sql_is_refused() -> None:
+    with pytest.raises(ConfigError, match="is not a valid table name"):
+        delta_sink("default.t1 SET TBLPROPERTIES ('x' = 'y')", "orders")
+
+
 @pytest.mark.parametrize("target", ["", None, 7], ids=["empty", "none", "number"])
 def test_a_target_that_is_not_a_table_name_is_refused(target: object) -> None:
     with pytest.raises(ConfigError, match="target="):

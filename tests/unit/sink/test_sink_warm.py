@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mssql_cdc.sink.warm import StateWarmer
-from mssql_cdc.tables.refs import TableRef
+from mssql_cdc.tables.refs import table_ref
 
 
 class FakeDeltaLog:
@@ -66,8 +66,8 @@ def test_a_warm_computes_the_state_of_the_tables_newest_snapshot() -> None:
     delta_log = FakeDeltaLog()
     warmer = StateWarmer(fake_spark(delta_log))
 
-    warmer.warm(TableRef("/lake/bronze"))
-    warmer.warm(TableRef("/lake/facts"))
+    warmer.warm(table_ref("/lake/bronze"))
+    warmer.warm(table_ref("/lake/facts"))
 
     assert warmer.idle(10)
     assert sorted(delta_log.calls) == ["/lake/bronze", "/lake/facts"]
@@ -77,7 +77,7 @@ def test_a_warm_asked_for_while_one_runs_follows_it_once_never_beside_it() -> No
     delta_log = FakeDeltaLog()
     delta_log.gate = threading.Event()
     warmer = StateWarmer(fake_spark(delta_log))
-    bronze = TableRef("/lake/bronze")
+    bronze = table_ref("/lake/bronze")
 
     warmer.warm(bronze)
     assert delta_log.started.wait(10)
@@ -98,9 +98,9 @@ def test_a_failed_warm_is_logged_not_raised_and_that_table_is_not_warmed_again(
     warmer = StateWarmer(fake_spark(delta_log))
 
     with caplog.at_level(logging.DEBUG, logger="mssql_cdc.sink.writer"):
-        warmer.warm(TableRef("/lake/facts"))
+        warmer.warm(table_ref("/lake/facts"))
         assert warmer.idle(10)
-        warmer.warm(TableRef("/lake/facts"))
+        warmer.warm(table_ref("/lake/facts"))
         assert warmer.idle(10)
 
     assert delta_log.calls == ["/lake/facts"]
@@ -110,6 +110,6 @@ def test_a_failed_warm_is_logged_not_raised_and_that_table_is_not_warmed_again(
 def test_without_a_jvm_as_on_spark_connect_nothing_is_started() -> None:
     warmer = StateWarmer(SimpleNamespace())  # type: ignore[arg-type]
 
-    warmer.warm(TableRef("/lake/bronze"))
+    warmer.warm(table_ref("/lake/bronze"))
 
     assert warmer.idle(1)

@@ -26,11 +26,11 @@ from mssql_cdc.tables.shapes import (
 @pytest.mark.parametrize(
     ("text", "is_path", "sql"),
     [
-        ("ops.ingestion_facts", False, "ops.ingestion_facts"),
-        ("main.ops.facts", False, "main.ops.facts"),
+        ("ops.ingestion_facts", False, "`ops`.`ingestion_facts`"),
+        ("main.ops.facts", False, "`main`.`ops`.`facts`"),
         ("/Volumes/c/s/v/facts", True, "delta.`/Volumes/c/s/v/facts`"),
         ("abfss://c@a.dfs.core.windows.net/t", True, "delta.`abfss://c@a.dfs.core.windows.net/t`"),
-        ("relative/dir", True, "delta.`relative/dir`"),
+        ("/relative/../dir/", True, "delta.`/dir`"),
         ("/odd/na`me", True, "delta.`/odd/na``me`"),
     ],
 )
