@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.errors import MssqlCdcError
 
@@ -112,39 +113,48 @@ def render(plan: dict[str, Any]) -> str:
     return "\n".join(f"{k:<12}{v}" for k, v in rows)
 
 
-class _SessionOnFirstUse:
-    """Stands in for the SparkSession and starts it on first use.
+def _session_on_first_use() -> tuple[SparkSession, Callable[[], None]]:
+    """A SparkSession that starts on first use, and a function stopping it if it was started.
 
     `plan_recovery` checks the options and every argument before it touches the session, so a
-    bad one exits 2 without Spark ever starting (a JVM, seconds, a temporary warehouse).
+    bad one exits 2 without Spark ever starting (a JVM, seconds, a temporary warehouse). The
+    stand-in is a SparkSession subclass, so the entry points' session check accepts it; every
+    attribute is read from the real session, started by the first read.
     """
+    from pyspark.sql import SparkSession
 
-    def __init__(self) -> None:
-        self.session: SparkSession | None = None
-        self.started_here = False
+    started: list[SparkSession] = []
+    ours: list[bool] = []
 
-    def __getattr__(self, name: str) -> Any:
-        if self.session is None:
-            from pyspark.sql import SparkSession
-
+    def real() -> SparkSession:
+        if not started:
             from mssql_cdc.spark import local_session
 
-            self.started_here = SparkSession.getActiveSession() is None
-            self.session = local_session("mssql-cdc-plan")
-        return getattr(self.session, name)
+            ours.append(SparkSession.getActiveSession() is None)
+            started.append(local_session("mssql-cdc-plan"))
+        return started[0]
 
-    def stop_if_started_here(self) -> None:
-        if self.session is not None and self.started_here:  # a session the caller had stays
-            self.session.stop()
+    class _Deferred(SparkSession):
+        def __init__(self) -> None:  # no JVM until an attribute is read
+            pass
+
+        def __getattribute__(self, name: str) -> Any:
+            return getattr(real(), name)
+
+    def stop_if_started_here() -> None:
+        if started and ours[0]:  # a session the caller had stays
+            started[0].stop()
+
+    return _Deferred(), stop_if_started_here
 
 
 def run(args: argparse.Namespace) -> int:
     from mssql_cdc import stream
 
-    spark = _SessionOnFirstUse()
+    spark, stop_if_started_here = _session_on_first_use()
     try:
         try:
-            plan = stream(cast("SparkSession", spark), _options(args.options)).plan_recovery(
+            plan = stream(spark, _options(args.options)).plan_recovery(
                 args.target,
                 args.app_id,
                 args.checkpoint,
@@ -154,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                 bootstrap=args.bootstrap,
             )
         finally:
-            spark.stop_if_started_here()
+            stop_if_started_here()
     except ValueError as exc:
         print(f"mssql-cdc plan: {exc}", file=sys.stderr)
         return 2
