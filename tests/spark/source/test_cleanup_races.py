@@ -148,8 +148,10 @@ class Cleaner(threading.Thread):
             self.failure = exc
 
     def _next_mark(self, position: str | None) -> str | None:
+        if position is None:
+            return None  # startingLsn earliest: rows purged before the first batch are no loss
         lsns, rng = self._work.lsns, self._rng
-        read = 0 if position is None else bisect.bisect_right(lsns, position)
+        read = bisect.bisect_right(lsns, position)
         if self._policy(rng):
             return lsns[min(read + rng.randrange(400), len(lsns) - 1)]
         behind = read - 1 - rng.randrange(300)
