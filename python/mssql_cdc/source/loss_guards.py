@@ -24,6 +24,7 @@ __all__ = [
     "is_established",
     "piece_is_purged",
     "range_after_is_purged",
+    "resume_after_refusal",
     "skip_end",
     "skip_piece",
     "skip_warning",
@@ -77,6 +78,23 @@ def executor_guard(
     if min_lsn_after is not None and min_lsn_after > from_lsn:
         return "CDC cleanup raised min_lsn past the range start during the read"
     return None
+
+
+def resume_after_refusal(
+    reads_from: lsn.Lsn, to_lsn: lsn.Lsn, min_lsn_after: lsn.Lsn | None, error_number: int | None
+) -> lsn.Lsn | None:
+    """failOnDataLoss=false in a task: where a read the server refused as purged (313) goes on.
+
+    Cleanup deletes only below min_lsn, so the range's rows from min_lsn to its end are still
+    held: the task reads them, as the driver's skip would. None: no refusal, or nothing of the
+    range is left above min_lsn.
+    """
+    if error_number != ERROR_BELOW_MIN_LSN or not is_established(min_lsn_after):
+        return None
+    m = min_lsn_after or lsn.ZERO
+    if m <= reads_from or m > to_lsn:
+        return None  # min_lsn did not pass the read's start, so there is no later start
+    return m
 
 
 def driver_loss_error(

@@ -25,6 +25,7 @@ from mssql_cdc.source.loss_guards import (
     data_skipped_event,
     executor_guard,
     is_established,
+    resume_after_refusal,
     task_loss_error,
     task_skip_warning,
 )
@@ -72,29 +73,43 @@ def _read(
     stats = reader.session_stats()
     rows = size = 0
     counter: RangeCounter | None = RangeCounter() if config.metrics_path is not None else None
-    failure: int | None = None
-    try:
-        for batch in reader.read_changes(
-            part.capture_instance,
-            lsn.Lsn(part.from_lsn),
-            lsn.Lsn(part.to_lsn),
-            columns=columns,
-            include_command_id=config.include_command_id,
-            time_zone=part.time_zone,
-            batch_rows=config.arrow_batch_size,
-            null_columns=part.null_columns,
-        ):
-            rows += batch.num_rows
-            size += batch.nbytes
-            counter = _count(counter, batch)
-            yield batch
-    except Exception as exc:  # re-raised unless the server refused a purged or vanished range
-        failure = _number(exc)
-        if failure not in _RANGE_ERRORS:
-            raise
-    seconds = time.perf_counter() - started
+    failure: int | None = None  # the first refusal: it names the guard's reason
     ci = part.capture_instance
-    min_after = reader.min_lsn(ci)
+    reads_from, to = lsn.Lsn(part.from_lsn), lsn.Lsn(part.to_lsn)
+    while True:
+        refused: int | None = None
+        before = rows
+        try:
+            for batch in reader.read_changes(
+                ci,
+                reads_from,
+                to,
+                columns=columns,
+                include_command_id=config.include_command_id,
+                time_zone=part.time_zone,
+                batch_rows=config.arrow_batch_size,
+                null_columns=part.null_columns,
+            ):
+                rows += batch.num_rows
+                size += batch.nbytes
+                counter = _count(counter, batch)
+                yield batch
+        except Exception as exc:  # re-raised unless the server refused a purged or vanished range
+            refused = _number(exc)
+            if refused not in _RANGE_ERRORS:
+                raise
+            failure = refused if failure is None else failure
+        min_after = reader.min_lsn(ci)
+        # Only a refusal that yielded nothing reads on, so no row is handed to Spark twice.
+        resume = (
+            None
+            if config.fail_on_data_loss or rows > before
+            else resume_after_refusal(reads_from, to, min_after, refused)
+        )
+        if resume is None:
+            break
+        reads_from = resume
+    seconds = time.perf_counter() - started
     reason = executor_guard(lsn.Lsn(part.from_lsn), min_after, failure)
     warnings: list[str] = []
     events: list[EventJson] = []

@@ -250,3 +250,15 @@ def test_the_task_skip_warning_names_range_instance_and_new_min_lsn() -> None:
     assert f"range {L(5)}–{L(9)}" in text
     assert f"min_lsn is now {L(7)} and rows below it may be missing" in text
     assert "'dbo_orders'" in text
+
+
+def test_a_refused_read_resumes_at_a_min_lsn_between_its_start_and_its_end() -> None:
+    resume = guards.resume_after_refusal
+    assert resume(L(10), L(20), L(15), guards.ERROR_BELOW_MIN_LSN) == L(15)
+    assert resume(L(10), L(20), L(20), guards.ERROR_BELOW_MIN_LSN) == L(20)  # the end is held
+    assert resume(L(10), L(20), L(21), guards.ERROR_BELOW_MIN_LSN) is None  # all of it purged
+    assert resume(L(10), L(20), L(10), guards.ERROR_BELOW_MIN_LSN) is None  # no later start
+    assert resume(L(10), L(20), ZERO, guards.ERROR_BELOW_MIN_LSN) is None  # disabled
+    assert resume(L(10), L(20), None, guards.ERROR_BELOW_MIN_LSN) is None
+    assert resume(L(10), L(20), L(15), guards.ERROR_OBJECT_VANISHED) is None  # nothing to read
+    assert resume(L(10), L(20), L(15), None) is None  # the read was not refused

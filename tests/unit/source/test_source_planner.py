@@ -244,6 +244,23 @@ def test_a_lenient_task_keeps_its_rows_and_records_a_possible_loss(tmp_path: Pat
     assert event.detail["from"] == part.from_lsn
 
 
+def test_a_lenient_task_refused_as_purged_reads_the_rows_cleanup_left(tmp_path: Path) -> None:
+    metrics = tmp_path / "metrics"
+    emu, lsns, reader, part = planned(
+        tmp_path / "e.db", failOnDataLoss="false", metricsPath=str(metrics)
+    )
+    emu.cleanup("dbo_orders", lsns[2])  # after planning: the server refuses the range (313)
+    rows = [r for b in reader.read(part) for r in b.to_pylist()]
+    assert [r["order_id"] for r in rows] == [2, 3]  # still held, so never lost
+    found = read_batch_files(metrics)
+    [record] = found.ranges
+    assert record["rows"] == 2
+    [event] = found.events
+    assert (event.detail["from"], event.detail["to"]) == (part.from_lsn, lsns[2])
+    assert event.detail["certain"] is False
+    assert "313" in event.detail["reason"]
+
+
 def test_a_newer_instance_takes_over_at_its_start_lsn(tmp_path: Path) -> None:
     path = tmp_path / "e.db"
     emu = orders(path)
