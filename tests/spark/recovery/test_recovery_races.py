@@ -75,12 +75,23 @@ class Child:
             text=True,
         )
 
+    def __enter__(self) -> Child:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.poll() is None:  # a failed test must not leave the child waiting
+            self.process.kill()
+            self.process.communicate(timeout=120)
+
     def wait_paused(self) -> None:
-        deadline = time.monotonic() + 300
+        # A JVM starts in seconds on an idle machine, in minutes on a loaded 2-core one.
+        deadline = time.monotonic() + 900
         while not (self.root / "child.paused").exists():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                _, err = self.process.communicate(timeout=60)
-                raise AssertionError(f"the child did not pause: {err[-3000:]}")
+            if self.process.poll() is not None:
+                _, err = self.process.communicate(timeout=120)
+                raise AssertionError(f"the child ended before its pause: {err[-3000:]}")
+            if time.monotonic() > deadline:
+                raise AssertionError("the child did not reach its pause within 900 s")
             time.sleep(0.2)
 
     def go_and_finish(self) -> dict[str, Any]:
@@ -123,12 +134,12 @@ def test_a_run_that_read_the_state_before_another_recovered_continues_that_gener
     history: History,
 ) -> None:
     orders = restore(history.purged)
-    child = Child(orders, pause_at="read_state")
-    child.wait_paused()
-    recover_and_commit_a_batch(orders)
-    state, committed = orders.state(), commits(orders, 1)
-    assert committed
-    result = child.go_and_finish()
+    with Child(orders, pause_at="read_state") as child:
+        child.wait_paused()
+        recover_and_commit_a_batch(orders)
+        state, committed = orders.state(), commits(orders, 1)
+        assert committed
+        result = child.go_and_finish()
     assert result == {"query": "life-v1.g1", "error": None}
     assert orders.state() == state
     assert len(orders.snapshot_lsns()) == 2  # the bootstrap's and this process's: no third
@@ -139,11 +150,11 @@ def test_a_run_that_recovered_after_another_committed_keeps_the_others_generatio
     history: History,
 ) -> None:
     orders = restore(history.purged)
-    child = Child(orders, pause_at="recovery.after_recovering")
-    child.wait_paused()  # the child wrote recovering and is about to take its snapshot
-    recover_and_commit_a_batch(orders)
-    state, committed = orders.state(), commits(orders, 1)
-    result = child.go_and_finish()
+    with Child(orders, pause_at="recovery.after_recovering") as child:
+        child.wait_paused()  # the child wrote recovering and is about to take its snapshot
+        recover_and_commit_a_batch(orders)
+        state, committed = orders.state(), commits(orders, 1)
+        result = child.go_and_finish()
     assert result == {"query": "life-v1.g1", "error": None}
     assert orders.state() == state
     assert len(orders.snapshot_lsns()) == 3  # the child's snapshot is the wasted one
