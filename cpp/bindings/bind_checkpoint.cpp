@@ -34,6 +34,15 @@ void bind_checkpoint(nb::module_& m) {
       },
       "checkpoint"_a, "state"_a);
   ck.def(
+      "replace_state",
+      [](const std::string& dir, nb::handle expected, nb::handle state) {
+        const State e = state_from_py(expected);
+        const State s = state_from_py(state);
+        nb::gil_scoped_release unlocked;  // it may wait for another run's lock
+        return checkpoint::replace_state(dir, e, s);
+      },
+      "checkpoint"_a, "expected"_a, "state"_a);
+  ck.def(
       "last_committed_offset",
       [](const std::string& dir) -> nb::object {
         std::optional<checkpoint::LastOffset> last;

@@ -36,6 +36,13 @@ struct CloseDir {
 };
 using DirHandle = std::unique_ptr<DIR, CloseDir>;
 
+// A line of the offset log as a message quotes it: a junk line can be megabytes long.
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t kShown = 80;
+  if (text.size() <= kShown) return std::string(text);
+  return std::string(text.substr(0, kShown)) + "...(" + std::to_string(text.size()) + " bytes)";
+}
+
 [[noreturn]] void corrupt_checkpoint(const std::string& file, const std::string& defect) {
   throw Error(ErrorKind::Corrupt, "corrupt checkpoint: " + file + " " + defect +
                                       "; Spark cannot resume from it either: restore the checkpoint, or start a new "
@@ -88,7 +95,7 @@ std::optional<LastOffset> last_committed_offset(const fs::path& spark_dir) {
                                     version.find_first_not_of("0123456789", 1) == std::string_view::npos;
     if (!looks_like_version) corrupt_checkpoint(file.string(), "does not start with a version line such as 'v1'");
     throw Error(ErrorKind::InvalidArgument,
-                "offset log version '" + std::string(version) + "' in " + file.string() +
+                "offset log version '" + excerpt(version) + "' in " + file.string() +
                     ": the pre-flight reads Spark's offset log format v1 only; run this stream with "
                     "on_data_loss='fail', or start a new checkpoint and app_id with "
                     "spark.sql.streaming.offsetLog.formatVersion=1");
@@ -107,7 +114,7 @@ bool has_metadata(const fs::path& spark_dir) {
 
 Offset parse_source_offset(std::string_view json_text, const std::string& origin) {
   auto bad = [&origin, json_text](const std::string& why) -> Error {
-    return Error(ErrorKind::Corrupt, origin + ": the source offset " + std::string(json_text) + " " + why +
+    return Error(ErrorKind::Corrupt, origin + ": the source offset " + excerpt(json_text) + " " + why +
                                          "; it must be {\"lsn\": \"0x...\", \"commit_ts\": \"...\"} as this library's "
                                          "source writes it: was the checkpoint written by another source?");
   };

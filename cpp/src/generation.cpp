@@ -7,12 +7,13 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <utility>
 
 #include "mssqlcdc/error.hpp"
+#include "mssqlcdc/state_lock.hpp"
 #include "mssqlcdc/utc_time.hpp"
+#include "posix_file.hpp"
 
 namespace mssqlcdc::checkpoint {
 namespace {
@@ -37,6 +38,13 @@ json::Value offset_to_json(const Offset& offset) {
   return json::Object{{"lsn", offset.lsn.to_string()}, {"commit_ts", offset.commit_ts}};
 }
 
+bool is_state_key(const std::string& key) {
+  for (const char* known : {"generation", "snapshot_lsn", "commit_ts", "at", "recovering", "failed_at"}) {
+    if (key == known) return true;
+  }
+  return false;
+}
+
 const json::Value* member(const json::Value& doc, const char* key) {
   const json::Value* v = doc.find(key);
   return v != nullptr && !v->is_null() ? v : nullptr;
@@ -49,13 +57,18 @@ std::string string_member(const json::Value& v, const char* key, const std::stri
   return v.as_string();
 }
 
+// Stored LSNs are written in full, so a short or unprefixed one was not written by this library.
+bool is_stored_lsn(const std::string& text) {
+  return text.size() == 22 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') &&
+         text.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos;
+}
+
 Lsn lsn_member(const json::Value& v, const char* key, const std::string& origin) {
   const std::string text = string_member(v, key, origin);
-  try {
-    return Lsn::parse(text);
-  } catch (const Error&) {
+  if (!is_stored_lsn(text)) {
     corrupt(origin, std::string("\"") + key + "\" " + json::quote(text) + " is not an LSN (0x + 20 hex digits)");
   }
+  return Lsn::parse(text);
 }
 
 std::string commit_ts_member(const json::Value& v, const char* key, const std::string& origin) {
@@ -76,22 +89,6 @@ std::string instant_member(const json::Value& v, const char* key, const std::str
   return text;
 }
 
-// A POSIX file descriptor owned from birth; closing twice is impossible.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
 // Removes the temporary file unless the rename consumed it.
 class TempFile {
  public:
@@ -107,14 +104,6 @@ class TempFile {
  private:
   fs::path path_;
 };
-
-std::string random_hex16() {
-  std::random_device rd;
-  std::uniform_int_distribution<unsigned> nibble(0, 15);
-  std::string out;
-  for (int i = 0; i < 16; ++i) out.push_back("0123456789abcdef"[nibble(rd)]);
-  return out;
-}
 
 [[noreturn]] void io_error(const std::string& what, const fs::path& path, int err) {
   throw Error(ErrorKind::Io, what + " " + path.string() + ": " + std::strerror(err) +
@@ -164,6 +153,15 @@ json::Value state_to_json(const State& s) {
 
 State state_from_json(const json::Value& doc, const std::string& origin) {
   if (!doc.is_object()) corrupt(origin, std::string("holds ") + doc.type_name() + ", not a JSON object");
+  // A key this version does not know would be dropped by the next write: refuse it instead.
+  for (const auto& member_pair : doc.as_object()) {
+    const std::string& key = member_pair.first;
+    if (!is_state_key(key)) {
+      const std::string shown = key.size() > 80 ? key.substr(0, 80) + "..." : key;  // a junk key can be long
+      corrupt(origin, "has the unknown key " + json::quote(shown) +
+                          "; the keys are generation, snapshot_lsn, commit_ts, at, recovering and failed_at");
+    }
+  }
   State s;
   const json::Value* gen = doc.find("generation");
   if (gen == nullptr) corrupt(origin, "has no \"generation\"");
@@ -193,7 +191,9 @@ State state_from_json(const json::Value& doc, const std::string& origin) {
       corrupt(origin, std::string("\"recovering\" is ") + rec->type_name() + ", expected an offset object");
     const json::Value* rl = rec->find("lsn");
     const json::Value* rt = rec->find("commit_ts");
-    if (rl == nullptr || rt == nullptr) corrupt(origin, "\"recovering\" needs \"lsn\" and \"commit_ts\"");
+    if (rl == nullptr || rt == nullptr || rec->as_object().size() != 2) {
+      corrupt(origin, "\"recovering\" needs \"lsn\" and \"commit_ts\" and nothing else");
+    }
     s.recovering =
         Offset{lsn_member(*rl, "recovering.lsn", origin), commit_ts_member(*rt, "recovering.commit_ts", origin)};
   }
@@ -224,23 +224,16 @@ std::optional<State> read_state(const fs::path& checkpoint) {
   return state_from_json(doc, file.string());
 }
 
-void write_state(const fs::path& checkpoint, const State& state) {
-  const std::string body = json::dump(state_to_json(state)) + "\n";
-  std::error_code ec;
-  fs::create_directories(checkpoint, ec);
-  if (ec) io_error("cannot create the checkpoint folder", checkpoint, ec.value());
+namespace {
+
+// The atomic replace itself; the caller holds the lock.
+void write_locked(const fs::path& checkpoint, const std::string& body) {
   const fs::path target = checkpoint / kStateFileName;
-  TempFile temp(checkpoint / (std::string(kStateFileName) + "." + random_hex16() + ".tmp"));
+  TempFile temp(checkpoint / (std::string(kStateFileName) + "." + posix::random_hex16() + ".tmp"));
   {
-    Fd fd(::open(temp.path().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    posix::Fd fd(::open(temp.path().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     if (fd.get() < 0) io_error("cannot create", temp.path(), errno);
-    std::size_t done = 0;
-    while (done < body.size()) {
-      const ssize_t n = ::write(fd.get(), body.data() + done, body.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) io_error("cannot write", temp.path(), errno);
-      done += static_cast<std::size_t>(n);
-    }
+    if (const int err = posix::write_all(fd.get(), body); err != 0) io_error("cannot write", temp.path(), err);
     if (::fsync(fd.get()) != 0) io_error("cannot fsync", temp.path(), errno);
     if (::close(fd.release()) != 0) io_error("cannot close", temp.path(), errno);
   }
@@ -248,8 +241,27 @@ void write_state(const fs::path& checkpoint, const State& state) {
   temp.committed();
   // Makes the rename durable; FUSE mounts may refuse a directory fsync, and the file is
   // already complete under its name either way.
-  Fd dir(::open(checkpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  posix::Fd dir(::open(checkpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() >= 0) (void)::fsync(dir.get());
+}
+
+std::string state_body(const State& state) { return json::dump(state_to_json(state)) + "\n"; }
+
+}  // namespace
+
+void write_state(const fs::path& checkpoint, const State& state) {
+  const std::string body = state_body(state);  // an invalid state is refused before any file is touched
+  const StateLock lock = StateLock::acquire(checkpoint);
+  write_locked(checkpoint, body);
+}
+
+bool replace_state(const fs::path& checkpoint, const State& expected, const State& next, const LockTiming& timing) {
+  const std::string body = state_body(next);
+  const StateLock lock = StateLock::acquire(checkpoint, timing);
+  // No file and a bare generation 0 mean the same stream, so they compare equal.
+  if (read_state(checkpoint).value_or(State{}) != expected) return false;
+  write_locked(checkpoint, body);
+  return true;
 }
 
 GenerationPaths generation_paths(const std::string& checkpoint, const std::string& app_id, int generation,

@@ -136,5 +136,30 @@ TEST(SourceOffset, RefusesAnythingButTheTwoDocumentedKeys) {
   }
 }
 
+TEST(SourceOffset, QuotesAJunkLineOnlyInPartNamingItsLength) {
+  const std::string junk = "{\"lsn\": \"" + std::string(1'000'000, 'z') + "\"}";
+  try {
+    (void)parse_source_offset(junk, "offsets/7");
+    FAIL() << "accepted a junk line";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_LT(m.size(), 600U) << m.substr(0, 600);
+    EXPECT_NE(m.find(junk.substr(0, 80) + "...(" + std::to_string(junk.size()) + " bytes)"), std::string::npos) << m;
+  }
+}
+
+TEST(LastCommittedOffset, QuotesAJunkVersionLineOnlyInPart) {
+  TempDir dir;
+  spark_batch(dir.path(), 0, true, offset_line(0));
+  write_file(dir.path() / "offsets" / "0", "v" + std::string(100'000, '7') + "\n{}\n" + offset_line(0));
+  try {
+    (void)last_committed_offset(dir.path());
+    FAIL() << "accepted a junk version";
+  } catch (const Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 800U);
+    EXPECT_NE(std::string(e.what()).find("...(100001 bytes)"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace mssqlcdc::checkpoint

@@ -83,14 +83,13 @@ TEST(StateFile, IgnoresALeftoverTemporaryFileOfAnInterruptedWrite) {
   EXPECT_EQ(read_state(dir.path())->generation, 3);
 }
 
-TEST(StateFile, IgnoresUnknownKeysAndDoesNotWriteThemBack) {
+TEST(StateFile, RefusesAnUnknownKeyNamingItRatherThanDroppingItAtTheNextWrite) {
   TempDir dir;
   write_file(dir.path() / kStateFileName, R"({"generation": 0, "note": "hand edit"})");
-  const auto s = read_state(dir.path());
-  ASSERT_TRUE(s);
-  EXPECT_EQ(*s, State{});
-  write_state(dir.path(), *s);
-  EXPECT_EQ(read_file(dir.path() / kStateFileName), "{\"generation\":0}\n");
+  const std::string m = corrupt_message(dir.path());
+  EXPECT_NE(m.find("unknown key \"note\""), std::string::npos) << m;
+  EXPECT_NE(m.find((dir.path() / kStateFileName).string()), std::string::npos) << m;
+  EXPECT_EQ(read_file(dir.path() / kStateFileName), R"({"generation": 0, "note": "hand edit"})");
 }
 
 TEST(StateFile, RefusesEveryDefectNamingTheFileAndTheRepair) {
@@ -103,13 +102,23 @@ TEST(StateFile, RefusesEveryDefectNamingTheFileAndTheRepair) {
       {R"({"generation": -1})", "not a non-negative integer"},
       {R"({"generation": 1.5})", "not a non-negative integer"},
       {R"({"generation": 1})", "no \"snapshot_lsn\""},
-      {R"({"generation": 1, "snapshot_lsn": "0x1", "at": "2026-11-09T06:00:12+00:00"})", "no \"commit_ts\""},
-      {R"({"generation": 1, "snapshot_lsn": "0x1", "commit_ts": ""})", "no \"at\""},
+      {R"({"generation": 1, "snapshot_lsn": "0x00000031000002A80004", "at": "2026-11-09T06:00:12+00:00"})",
+       "no \"commit_ts\""},
+      {R"({"generation": 1, "snapshot_lsn": "0x00000031000002A80004", "commit_ts": ""})", "no \"at\""},
       {R"({"generation": 1, "snapshot_lsn": "nope", "commit_ts": "", "at": "2026-11-09T06:00:12+00:00"})",
        "not an LSN"},
-      {R"({"generation": 1, "snapshot_lsn": "0x1", "commit_ts": "x", "at": "2026-11-09T06:00:12+00:00"})",
+      {R"({"generation": 1, "snapshot_lsn": "0x12", "commit_ts": "", "at": "2026-11-09T06:00:12+00:00"})",
+       "\"0x12\" is not an LSN (0x + 20 hex digits)"},
+      {R"({"generation": 1, "snapshot_lsn": "00000031000002A80004", "commit_ts": "",)"
+       R"( "at": "2026-11-09T06:00:12+00:00"})",
+       "is not an LSN"},
+      {R"({"generation": 0, "recovering": {"lsn": "0x1", "commit_ts": ""}})", "is not an LSN"},
+      {R"({"generation": 0, "recovering": {"lsn": "0x00000031000002A80004", "commit_ts": "", "x": 1}})",
+       "and nothing else"},
+      {R"({"generation": 1, "snapshot_lsn": "0x00000031000002A80004", "commit_ts": "x", "at": "2026-11-09T06:00:12+00:00"})",
        "not a commit time"},
-      {R"({"generation": 1, "snapshot_lsn": "0x1", "commit_ts": "", "at": "2026-11-09"})", "not a UTC time"},
+      {R"({"generation": 1, "snapshot_lsn": "0x00000031000002A80004", "commit_ts": "", "at": "2026-11-09"})",
+       "not a UTC time"},
       {R"({"generation": 0, "snapshot_lsn": "0x1"})", "generation 0 has"},
       {R"({"generation": 0, "recovering": "0x1"})", "expected an offset object"},
       {R"({"generation": 0, "recovering": {"lsn": "0x1"}})", "needs \"lsn\" and \"commit_ts\""},
@@ -168,6 +177,37 @@ TEST(StateFile, ReportsAStateFileThatCannotBeReadAsAnIoErrorNotAsGenerationZero)
     EXPECT_EQ(e.kind(), ErrorKind::Io) << e.what();
     EXPECT_NE(std::string(e.what()).find(kStateFileName), std::string::npos) << e.what();
   }
+}
+
+TEST(ReplaceState, WritesWhileTheFileStillHoldsWhatTheCallerRead) {
+  TempDir dir;
+  State recovering;
+  recovering.recovering = Offset{Lsn::parse("0x0000002A000001F00004"), ""};
+  EXPECT_TRUE(replace_state(dir.path(), State{}, recovering));  // no file reads as generation 0
+  EXPECT_EQ(read_state(dir.path()), recovering);
+  EXPECT_TRUE(replace_state(dir.path(), recovering, generation_two()));
+  EXPECT_EQ(read_state(dir.path()), generation_two());
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / kLockFileName));
+}
+
+TEST(ReplaceState, RefusesToWriteOverAStateAnotherRunMovedOn) {
+  TempDir dir;
+  write_state(dir.path(), generation_two());
+  const std::string before = read_file(dir.path() / kStateFileName);
+  State stale_view;  // read before the other run committed generation 2
+  stale_view.recovering = Offset{Lsn::parse("0x0000002A000001F00004"), ""};
+  EXPECT_FALSE(replace_state(dir.path(), State{}, stale_view));
+  EXPECT_FALSE(replace_state(dir.path(), stale_view, State{}));
+  EXPECT_EQ(read_file(dir.path() / kStateFileName), before);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / kLockFileName));
+}
+
+TEST(ReplaceState, RefusesAnInvalidStateBeforeTakingTheLock) {
+  TempDir dir;
+  State missing_snapshot;
+  missing_snapshot.generation = 1;
+  EXPECT_THROW((void)replace_state(dir.path(), State{}, missing_snapshot), Error);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 TEST(GenerationPaths, GenerationZeroIsTheCheckpointAndAppIdAsGiven) {

@@ -15,6 +15,7 @@
 
 #include "mssqlcdc/json.hpp"
 #include "mssqlcdc/lsn.hpp"
+#include "mssqlcdc/state_lock.hpp"
 
 namespace mssqlcdc {
 
@@ -51,7 +52,8 @@ inline constexpr const char* kStateFileName = "_mssql_cdc_generation.json";
 void validate_state(const State& state);
 
 // std::nullopt when the file does not exist (generation 0). Content that is not a valid state
-// (not JSON, wrong types, missing fields) throws Error(Corrupt) naming the file and the defect
+// (not JSON, wrong types, missing fields, a key it does not know, an LSN not written in full)
+// throws Error(Corrupt) naming the file and the defect
 // and saying how to repair it; a file that exists but cannot be read throws Error(Io). Never a
 // silent generation 0. Leftover temporary files of an interrupted write are ignored.
 [[nodiscard]] std::optional<State> read_state(const std::filesystem::path& checkpoint);
@@ -59,9 +61,17 @@ void validate_state(const State& state);
 // Atomic replace: creates <checkpoint> if missing, writes the JSON to a temporary file in the
 // same folder, fsyncs it, renames it over the state file and fsyncs the folder (an fsync error
 // on the folder, as some FUSE mounts give, is ignored). Readers see the old or the new content.
+// The write happens under the state lock (state_lock.hpp), whatever the file holds.
 // Throws Error(InvalidArgument) for an invalid state, Error(Io) when the write fails, after
-// removing its temporary file.
+// removing its temporary file, and what StateLock::acquire throws.
 void write_state(const std::filesystem::path& checkpoint, const State& state);
+
+// Compare-and-set: under the state lock, writes `next` (as write_state does) only while the
+// file still holds `expected` (no file equals State{}, generation 0). Returns false, writing
+// nothing, when another run changed the state since the caller read it: the caller reads again
+// and decides again. Throws as write_state does, and Error(Corrupt) for an invalid file.
+[[nodiscard]] bool replace_state(const std::filesystem::path& checkpoint, const State& expected, const State& next,
+                                 const LockTiming& timing = {});
 
 // The names of one generation. Generation 0: the checkpoint and app_id as given; n > 0:
 // <checkpoint>/_generations/<n> and <app_id>.g<n>. Metrics default to

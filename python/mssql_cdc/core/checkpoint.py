@@ -38,6 +38,8 @@ __all__ = [
     "offset_line",
     "offset_to_native",
     "read_state",
+    "replace_state",
+    "spark_only",
     "write_state",
 ]
 
@@ -132,6 +134,13 @@ def is_uri(checkpoint: str | os.PathLike[str]) -> bool:
     return bool(_URI.match(os.fspath(checkpoint)))
 
 
+def spark_only(checkpoint: str | os.PathLike[str]) -> bool:
+    """Tell whether only Spark reads `checkpoint` as the stream's folder: a URI, or `/dbfs/...`,
+    which Spark reads as `dbfs:/dbfs/...` and Python as `dbfs:/...` (decision 0502)."""
+    text = os.fspath(checkpoint)
+    return is_uri(text) or text == "/dbfs" or text.startswith("/dbfs/")
+
+
 def check_checkpoint_path(checkpoint: str | os.PathLike[str]) -> str:
     """Return `checkpoint` as an absolute local path, refusing what Python would misread.
 
@@ -152,7 +161,7 @@ def check_checkpoint_path(checkpoint: str | os.PathLike[str]) -> str:
         raise ConfigError(
             f"checkpoint {text} must be a local path or a Volume that Python and Spark resolve "
             f"to the same directory ({reason}); use a local path or /Volumes/<catalog>/<schema>/"
-            "<volume>/..., or run with on_data_loss='fail'"
+            "<volume>/..."
         )
     return os.path.abspath(text)
 
@@ -171,13 +180,37 @@ def read_state(checkpoint: str | os.PathLike[str]) -> GenerationState | None:
 
 
 def write_state(checkpoint: str | os.PathLike[str], state: GenerationState) -> None:
-    """Replace the state file atomically (temporary file, fsync, rename, fsync of the folder).
+    """Replace the state file atomically (temporary file, fsync, rename, fsync of the folder),
+    under the state lock, whatever it holds.
 
     Raises:
         ConfigError: an invalid path, or a state its generation cannot use.
         OSError: the write failed; the old content is intact.
+        NativeStateError: another run held the state lock for longer than the wait.
     """
     _native.checkpoint.write_state(check_checkpoint_path(checkpoint), state.to_native())
+
+
+def replace_state(
+    checkpoint: str | os.PathLike[str], expected: GenerationState, state: GenerationState
+) -> bool:
+    """Write `state` only while the file still holds `expected` (compare-and-set, decision 0615).
+
+    No file compares equal to `GenerationState()`. The read, the comparison and the atomic
+    write happen under the state lock `_mssql_cdc_generation.lock`, held for milliseconds.
+
+    Returns:
+        True when written; False, writing nothing, when another run changed the state since
+        `expected` was read: read it again and decide again.
+    Raises:
+        ConfigError: an invalid path, or a state its generation cannot use.
+        StateFileError: the file holds no valid state.
+        OSError: the write failed; the old content is intact.
+        NativeStateError: another run held the state lock for longer than the wait.
+    """
+    return _native.checkpoint.replace_state(
+        check_checkpoint_path(checkpoint), expected.to_native(), state.to_native()
+    )
 
 
 def last_processed_offset(spark_checkpoint: str | os.PathLike[str]) -> LastOffset | None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mssql_cdc.core.checkpoint import check_checkpoint_path, is_uri
+from mssql_cdc.core.checkpoint import check_checkpoint_path, spark_only
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.keys import validate_app_id
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
@@ -29,7 +29,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ToDeltaArgs:
-    """to_delta's arguments after validation; `checkpoint` is absolute unless a URI."""
+    """to_delta's arguments after validation; `checkpoint` is absolute unless only Spark reads
+    it (a URI or /dbfs/..., with on_data_loss="fail")."""
 
     target: str
     app_id: str
@@ -43,8 +44,8 @@ class ToDeltaArgs:
     query_name: str | None
 
     @property
-    def checkpoint_is_uri(self) -> bool:
-        return is_uri(self.checkpoint)
+    def checkpoint_is_spark_only(self) -> bool:
+        return spark_only(self.checkpoint)
 
 
 def given_option(options: Mapping[str, object], name: str) -> bool:
@@ -157,8 +158,16 @@ def check_to_delta(
     ckpt = os.fspath(checkpoint)
     if not isinstance(ckpt, str):
         raise ConfigError(f"checkpoint={checkpoint!r}: pass the folder as a str path")
-    if loss == "resnapshot" or not is_uri(ckpt):
-        ckpt = check_checkpoint_path(ckpt)  # refuses URIs and /dbfs, makes it absolute
+    if loss == "resnapshot":
+        try:
+            ckpt = check_checkpoint_path(ckpt)  # refuses URIs and /dbfs, makes it absolute
+        except ConfigError as exc:
+            raise ConfigError(
+                f"on_data_loss='resnapshot' reads Spark's offset log with Python: {exc}, or run "
+                "with on_data_loss='fail'"
+            ) from None
+    elif not spark_only(ckpt):
+        ckpt = check_checkpoint_path(ckpt)
     if loss == "resnapshot" and not config.fail_on_data_loss:
         raise ConfigError("on_data_loss='resnapshot' needs failOnDataLoss true")
     checked_trigger = _trigger(trigger)

@@ -163,7 +163,7 @@ class CdcStream:
             args.target,
             app_id=args.app_id,
             facts_table=args.facts_table,
-            checkpoint=None if args.checkpoint_is_uri else args.checkpoint,
+            checkpoint=None if args.checkpoint_is_spark_only else args.checkpoint,
             mode=args.mode,
             bootstrap=args.bootstrap,
             resnapshot=args.on_data_loss == "resnapshot",

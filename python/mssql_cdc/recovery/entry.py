@@ -3,7 +3,7 @@
 
 With on_data_loss="fail" the state file is only read, and a pending recovery is warned about;
 with "resnapshot" the pre-flight runs first (docs/data-loss.md). A URI checkpoint has neither a
-state file nor generations (decision 0502).
+state file nor generations, and neither has a `/dbfs/...` one (decision 0502).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from mssql_cdc.core.checkpoint import (
     GenerationPaths,
     GenerationState,
-    is_uri,
     live_paths,
     read_state,
+    spark_only,
 )
 from mssql_cdc.facts.family import SnapshotFacts
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
@@ -83,7 +83,7 @@ def live_generation(
         ValueError: an invalid state file or offset log (StateFileError, ConfigError), or
             the path-sanity guard.
     """
-    uri = is_uri(request.checkpoint)
+    uri = spark_only(request.checkpoint)
     state = None if uri else read_state(request.checkpoint)
     if on_data_loss == "fail" and state and (state.recovering or state.failed_at):
         log.warning(
@@ -120,11 +120,13 @@ def _recover(
 
 
 def _uri_paths(request: RecoveryRequest, config: SourceConfig) -> GenerationPaths:
-    """A URI checkpoint (on_data_loss='fail' only) is generation 0 with no state file."""
+    """A URI or /dbfs/ checkpoint (on_data_loss='fail' only) is generation 0 with no state
+    file."""
     metrics = None if config.metrics_path is None else f"{config.metrics_path}/{request.app_id}"
     if metrics is None:
         stream_log.warning(
-            "%s: checkpoint %s is a URI, so there is no default metrics folder; the stream runs "
+            "%s: only Spark reads checkpoint %s (a URI or /dbfs/...), so there is no default "
+            "metrics folder; the stream runs "
             "without metrics and event files (set metricsPath to a local or Volume path)",
             request.target,
             request.checkpoint,

@@ -4,9 +4,11 @@ docs/data-loss.md, 'What happens on a loss', is what it does. `gather` reads in 
 (state, live paths, the checkpoint's last committed offset, the family's snapshot rows, the live
 sink id's batches, the target's newest snapshots, then the source); `decide_now` calls
 `resolve_start`'s answer into `decide`; `recover` raises on `blocked`, returns on `none` and
-performs the re-snapshot step by step, each durable write followed by its failpoint. What it
-reads and writes beyond the state file arrives through two narrow Protocols, so the order of
-work is tested without Spark.
+performs the re-snapshot step by step, each durable write followed by its failpoint. Every
+state write is a compare-and-set against the state this round read: when another run changed
+it meanwhile, the round ends and the pre-flight gathers and decides again (decision 0615).
+What it reads and writes beyond the state file arrives through two narrow Protocols, so the
+order of work is tested without Spark.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from mssql_cdc.core.checkpoint import (
     last_processed_offset,
     live_paths,
     read_state,
-    write_state,
+    replace_state,
 )
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.recovery_decision import (
@@ -48,7 +50,7 @@ from mssql_cdc.core.recovery_decision import (
     has_range,
     resolve_start,
 )
-from mssql_cdc.errors import DataLossError
+from mssql_cdc.errors import DataLossError, NativeStateError
 from mssql_cdc.facts.family import BatchSample
 from mssql_cdc.recovery.observer import SourceObserver
 from mssql_cdc.testing.failpoints import failpoint
@@ -256,6 +258,11 @@ def decide_now(
     return decide(dataclasses.replace(inputs, estimate=estimate)), estimate
 
 
+# Each extra round follows another run's change of the state; generations only grow, so a
+# run that keeps losing them meets a stream that another job recovers over and over.
+_ROUNDS = 5
+
+
 def recover(
     request: RecoveryRequest,
     reads: RecoveryReads,
@@ -270,7 +277,33 @@ def recover(
         DataLossError: the anti-loop guard, the duration guard's refusal, or a snapshot purged
             during its own read (then the state records failed_at).
         ValueError: the mode lock, an invalid state file or offset log, the path-sanity guard.
+        NativeStateError: other runs changed the state in every round, or held its lock for
+            longer than the wait.
     """
+    for _ in range(_ROUNDS):
+        state = _recover_once(request, reads, writes, source)
+        if state is not None:
+            return state
+        log.info(
+            "%s: another run changed the generation state of %s while this run recovered; "
+            "reading it again",
+            request.target,
+            request.checkpoint,
+        )
+    raise NativeStateError(
+        f"{request.target}: the generation state of {request.checkpoint} changed {_ROUNDS} "
+        "times while this run recovered the stream; another job is recovering it too. Run "
+        "one job per stream, then rerun"
+    )
+
+
+def _recover_once(
+    request: RecoveryRequest,
+    reads: RecoveryReads,
+    writes: RecoveryWrites,
+    source: SourceObserver,
+) -> GenerationState | None:
+    """One round of gather, decide, act; None when a state write found the state moved on."""
     gathered = gather(request, reads, source)
     decision, _ = decide_now(request, gathered, reads, source, now=now_text())
     if decision.action == "blocked":
@@ -278,8 +311,8 @@ def recover(
     state = gathered.state
     if decision.action == "none":
         if "clear_recovering" in decision.steps:
-            state = dataclasses.replace(state, recovering=None)
-            write_state(request.checkpoint, state)
+            cleared = dataclasses.replace(state, recovering=None)
+            return cleared if replace_state(request.checkpoint, state, cleared) else None
         return state
     return _resnapshot(request, decision, state, writes, source)
 
@@ -290,12 +323,13 @@ def _resnapshot(
     state: GenerationState,
     writes: RecoveryWrites,
     source: SourceObserver,
-) -> GenerationState:
+) -> GenerationState | None:
     g = decision.next_generation
     log.warning("%s", decision.warning)
     recovering = dataclasses.replace(state, recovering=decision.start)
-    write_state(request.checkpoint, recovering)  # a crash from here on resumes at this start
-    failpoint("recovery.after_recovering")
+    if not replace_state(request.checkpoint, state, recovering):
+        return None
+    failpoint("recovery.after_recovering")  # a crash from here on resumes at this start
     # take_full writes the 'snapshot_open' row of write_full_open before it reads the table.
     if "take_snapshot" in decision.steps:
         snapshot = writes.take_full(g, decision.lost_from_ts, decision.lost_to_ts)
@@ -316,7 +350,9 @@ def _resnapshot(
         duration_ms=snapshot.duration_ms,
     )
     if not verdict.ok:
-        write_state(request.checkpoint, verdict.state_to_write)
+        # Another run's generation makes this attempt's failure moot: decide again from it.
+        if not replace_state(request.checkpoint, recovering, verdict.state_to_write):
+            return None
         low = decision.low
         raise DataLossError(
             verdict.message,
@@ -328,7 +364,10 @@ def _resnapshot(
     if "write_event" in decision.steps:
         writes.write_event(g, snapshot, decision.lost_from_ts, decision.lost_to_ts)
         failpoint("recovery.after_event")
-    write_state(request.checkpoint, verdict.state_to_write)  # the commit point
+    # The commit point. A run that committed first keeps its generation; this snapshot is
+    # then the wasted one, and the next round finds nothing left to do.
+    if not replace_state(request.checkpoint, recovering, verdict.state_to_write):
+        return None
     failpoint("recovery.after_state")
     log.info("%s", verdict.message)
     return verdict.state_to_write

@@ -34,7 +34,8 @@ class SparkRecoveryReads:
     """RecoveryReads over the facts table and the bronze target.
 
     `snapshot_facts`, when given, are the family's snapshot rows the caller has just read (for
-    the mode lock); `family()` answers from them instead of reading the table again.
+    the mode lock); the first `family()` answers from them instead of reading the table again,
+    later ones (a pre-flight that found the state moved on decides again) read it anew.
     """
 
     def __init__(
@@ -53,7 +54,8 @@ class SparkRecoveryReads:
 
     def family(self) -> FamilyRows:
         if self._snapshot_facts is not None:
-            return family_rows_of(self._snapshot_facts)
+            rows, self._snapshot_facts = family_rows_of(self._snapshot_facts), None
+            return rows
         if not self._facts:  # plan_recovery without a facts table reads an empty family
             return FamilyRows()
         return family_rows_of(family.snapshot_facts(self._spark, self._facts, self._app_id))

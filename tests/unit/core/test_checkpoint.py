@@ -161,7 +161,11 @@ def test_a_write_leaves_only_the_state_file(tmp_path: Path) -> None:
         ('{"generation": "1"}', "not a non-negative integer"),
         ('{"generation": -1}', "not a non-negative integer"),
         ('{"generation": 1}', 'no "snapshot_lsn"'),
-        ('{"generation": 1, "snapshot_lsn": "0x1", "commit_ts": "", "at": "soon"}', "UTC time"),
+        (
+            '{"generation": 1, "snapshot_lsn": "0x00000031000002A80004", "commit_ts": "", '
+            '"at": "soon"}',
+            "UTC time",
+        ),
         ("[]", "not a JSON object"),
     ],
 )
@@ -176,6 +180,60 @@ def test_a_corrupt_state_file_is_an_error_never_generation_zero(
     assert defect in message
     assert "restore the file or correct it by hand" in message
     assert isinstance(info.value, ValueError)
+
+
+def test_an_unknown_key_in_the_state_file_is_refused_naming_it_and_the_file(
+    tmp_path: Path,
+) -> None:
+    body = '{"generation": 0, "owner": "team-a"}'
+    (tmp_path / "_mssql_cdc_generation.json").write_text(body)
+    with pytest.raises(StateFileError) as info:
+        checkpoint.read_state(tmp_path)
+    assert 'unknown key "owner"' in str(info.value)
+    assert str(tmp_path / "_mssql_cdc_generation.json") in str(info.value)
+    assert (tmp_path / "_mssql_cdc_generation.json").read_text() == body  # kept for the person
+
+
+@pytest.mark.parametrize("lsn", ["0x12", "00000031000002A80004", "0x00000031000002A8000G"])
+def test_a_state_lsn_not_written_in_full_is_refused_as_the_message_says(
+    tmp_path: Path, lsn: str
+) -> None:
+    (tmp_path / "_mssql_cdc_generation.json").write_text(
+        json.dumps(
+            {
+                "generation": 1,
+                "snapshot_lsn": lsn,
+                "commit_ts": "",
+                "at": "2026-11-09T06:00:12+00:00",
+            }
+        )
+    )
+    with pytest.raises(StateFileError, match=r"is not an LSN \(0x \+ 20 hex digits\)"):
+        checkpoint.read_state(tmp_path)
+
+
+def test_a_junk_offset_line_is_quoted_in_part_with_its_length(tmp_path: Path) -> None:
+    spark_batch(tmp_path, 0, committed=True)
+    junk = '{"lsn": "' + "z" * 5_000_000 + '", "commit_ts": ""}'
+    (tmp_path / "offsets" / "0").write_text(f"v1\n{META}\n{junk}")
+    last = checkpoint.last_processed_offset(tmp_path)
+    assert last is not None
+    with pytest.raises(StateFileError) as info:
+        last.offset()
+    message = str(info.value)
+    assert len(message) < 600
+    assert f"{junk[:80]}...({len(junk)} bytes)" in message
+    assert str(tmp_path / "offsets" / "0") in message
+
+
+def test_a_state_change_is_written_only_over_the_state_the_run_read(tmp_path: Path) -> None:
+    recovering = GenerationState(recovering=StreamOffset("0x0000002A000001F00003", None))
+    assert checkpoint.replace_state(tmp_path, GenerationState(), recovering)  # no file: gen 0
+    assert checkpoint.replace_state(tmp_path, recovering, GEN2)
+    assert not checkpoint.replace_state(tmp_path, GenerationState(), recovering)  # moved on
+    assert not checkpoint.replace_state(tmp_path, recovering, GenerationState())
+    assert checkpoint.read_state(tmp_path) == GEN2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_mssql_cdc_generation.json"]
 
 
 def test_an_invalid_state_is_refused_and_the_old_file_kept(tmp_path: Path) -> None:

@@ -98,10 +98,31 @@ def test_a_uri_checkpoint_is_allowed_with_fail_and_a_drive_letter_is_no_scheme(
 ) -> None:
     args = check(options, tmp_path, on_data_loss="fail", checkpoint="abfss://c@a/x")
     assert args.checkpoint == "abfss://c@a/x"
-    assert args.checkpoint_is_uri
+    assert args.checkpoint_is_spark_only
     monkey = check(options, tmp_path, checkpoint="C:ckpt")  # no scheme: a relative name
     assert Path(monkey.checkpoint).is_absolute()
-    assert not monkey.checkpoint_is_uri
+    assert not monkey.checkpoint_is_spark_only
+
+
+@pytest.mark.parametrize("path", ["/dbfs/ckpt/orders", "/dbfs"])
+def test_a_dbfs_checkpoint_is_allowed_with_fail_like_a_uri(
+    options: dict[str, object], tmp_path: Path, path: str
+) -> None:
+    args = check(options, tmp_path, on_data_loss="fail", checkpoint=path)
+    assert args.checkpoint == path
+    assert args.checkpoint_is_spark_only
+
+
+@pytest.mark.parametrize("path", ["/dbfs/ckpt/orders", "dbfs:/ckpt/orders"])
+def test_a_checkpoint_only_spark_reads_is_refused_with_resnapshot_pointing_to_fail(
+    options: dict[str, object], tmp_path: Path, path: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        check(options, tmp_path, checkpoint=path)
+    message = str(info.value)
+    assert message.startswith("on_data_loss='resnapshot' reads Spark's offset log with Python")
+    assert f"checkpoint {path} must be a local path or a Volume" in message
+    assert message.endswith("or run with on_data_loss='fail'")
 
 
 def test_a_relative_checkpoint_is_made_absolute(
