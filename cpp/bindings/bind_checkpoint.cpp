@@ -38,7 +38,7 @@ void bind_checkpoint(nb::module_& m) {
       [](const std::string& dir, nb::handle expected, nb::handle state) {
         const State e = state_from_py(expected);
         const State s = state_from_py(state);
-        nb::gil_scoped_release unlocked;  // it may wait for another run's lock
+        nb::gil_scoped_release unlocked;  // fsync can take a while on a network mount
         return checkpoint::replace_state(dir, e, s);
       },
       "checkpoint"_a, "expected"_a, "state"_a);

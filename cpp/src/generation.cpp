@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "mssqlcdc/error.hpp"
-#include "mssqlcdc/state_lock.hpp"
 #include "mssqlcdc/utc_time.hpp"
 #include "posix_file.hpp"
 
@@ -36,13 +35,6 @@ bool is_instant(const std::string& text) { return utc::parse_millis(text, utc::Z
 
 json::Value offset_to_json(const Offset& offset) {
   return json::Object{{"lsn", offset.lsn.to_string()}, {"commit_ts", offset.commit_ts}};
-}
-
-bool is_state_key(const std::string& key) {
-  for (const char* known : {"generation", "snapshot_lsn", "commit_ts", "at", "recovering", "failed_at"}) {
-    if (key == known) return true;
-  }
-  return false;
 }
 
 const json::Value* member(const json::Value& doc, const char* key) {
@@ -153,15 +145,7 @@ json::Value state_to_json(const State& s) {
 
 State state_from_json(const json::Value& doc, const std::string& origin) {
   if (!doc.is_object()) corrupt(origin, std::string("holds ") + doc.type_name() + ", not a JSON object");
-  // A key this version does not know would be dropped by the next write: refuse it instead.
-  for (const auto& member_pair : doc.as_object()) {
-    const std::string& key = member_pair.first;
-    if (!is_state_key(key)) {
-      const std::string shown = key.size() > 80 ? key.substr(0, 80) + "..." : key;  // a junk key can be long
-      corrupt(origin, "has the unknown key " + json::quote(shown) +
-                          "; the keys are generation, snapshot_lsn, commit_ts, at, recovering and failed_at");
-    }
-  }
+  // Unknown keys are ignored and not written back (spec 30 section 5.2, decision 0616).
   State s;
   const json::Value* gen = doc.find("generation");
   if (gen == nullptr) corrupt(origin, "has no \"generation\"");
@@ -191,9 +175,7 @@ State state_from_json(const json::Value& doc, const std::string& origin) {
       corrupt(origin, std::string("\"recovering\" is ") + rec->type_name() + ", expected an offset object");
     const json::Value* rl = rec->find("lsn");
     const json::Value* rt = rec->find("commit_ts");
-    if (rl == nullptr || rt == nullptr || rec->as_object().size() != 2) {
-      corrupt(origin, "\"recovering\" needs \"lsn\" and \"commit_ts\" and nothing else");
-    }
+    if (rl == nullptr || rt == nullptr) corrupt(origin, "\"recovering\" needs \"lsn\" and \"commit_ts\"");
     s.recovering =
         Offset{lsn_member(*rl, "recovering.lsn", origin), commit_ts_member(*rt, "recovering.commit_ts", origin)};
   }
@@ -226,8 +208,11 @@ std::optional<State> read_state(const fs::path& checkpoint) {
 
 namespace {
 
-// The atomic replace itself; the caller holds the lock.
-void write_locked(const fs::path& checkpoint, const std::string& body) {
+// The atomic replace: a complete temporary file renamed over the state file.
+void write_atomically(const fs::path& checkpoint, const std::string& body) {
+  std::error_code ec;
+  fs::create_directories(checkpoint, ec);
+  if (ec) io_error("cannot create the checkpoint folder", checkpoint, ec.value());
   const fs::path target = checkpoint / kStateFileName;
   TempFile temp(checkpoint / (std::string(kStateFileName) + "." + posix::random_hex16() + ".tmp"));
   {
@@ -251,16 +236,14 @@ std::string state_body(const State& state) { return json::dump(state_to_json(sta
 
 void write_state(const fs::path& checkpoint, const State& state) {
   const std::string body = state_body(state);  // an invalid state is refused before any file is touched
-  const StateLock lock = StateLock::acquire(checkpoint);
-  write_locked(checkpoint, body);
+  write_atomically(checkpoint, body);
 }
 
-bool replace_state(const fs::path& checkpoint, const State& expected, const State& next, const LockTiming& timing) {
+bool replace_state(const fs::path& checkpoint, const State& expected, const State& next) {
   const std::string body = state_body(next);
-  const StateLock lock = StateLock::acquire(checkpoint, timing);
   // No file and a bare generation 0 mean the same stream, so they compare equal.
   if (read_state(checkpoint).value_or(State{}) != expected) return false;
-  write_locked(checkpoint, body);
+  write_atomically(checkpoint, body);
   return true;
 }
 

@@ -15,7 +15,6 @@
 
 #include "mssqlcdc/json.hpp"
 #include "mssqlcdc/lsn.hpp"
-#include "mssqlcdc/state_lock.hpp"
 
 namespace mssqlcdc {
 
@@ -61,17 +60,17 @@ void validate_state(const State& state);
 // Atomic replace: creates <checkpoint> if missing, writes the JSON to a temporary file in the
 // same folder, fsyncs it, renames it over the state file and fsyncs the folder (an fsync error
 // on the folder, as some FUSE mounts give, is ignored). Readers see the old or the new content.
-// The write happens under the state lock (state_lock.hpp), whatever the file holds.
 // Throws Error(InvalidArgument) for an invalid state, Error(Io) when the write fails, after
-// removing its temporary file, and what StateLock::acquire throws.
+// removing its temporary file.
 void write_state(const std::filesystem::path& checkpoint, const State& state);
 
-// Compare-and-set: under the state lock, writes `next` (as write_state does) only while the
-// file still holds `expected` (no file equals State{}, generation 0). Returns false, writing
-// nothing, when another run changed the state since the caller read it: the caller reads again
-// and decides again. Throws as write_state does, and Error(Corrupt) for an invalid file.
-[[nodiscard]] bool replace_state(const std::filesystem::path& checkpoint, const State& expected, const State& next,
-                                 const LockTiming& timing = {});
+// Compare-and-set without a lock file (the seed forbids one, decision 0615): reads the file
+// again and writes `next` (as write_state does) only while it still holds `expected` (no file
+// equals State{}, generation 0). Returns false, writing nothing, when another run changed the
+// state since the caller read it: the caller reads again and decides again. Only two writes
+// within the moment between that read and the rename can both pass; either is a valid start.
+// Throws as write_state does, and Error(Corrupt) for an invalid file.
+[[nodiscard]] bool replace_state(const std::filesystem::path& checkpoint, const State& expected, const State& next);
 
 // The names of one generation. Generation 0: the checkpoint and app_id as given; n > 0:
 // <checkpoint>/_generations/<n> and <app_id>.g<n>. Metrics default to

@@ -181,12 +181,11 @@ def read_state(checkpoint: str | os.PathLike[str]) -> GenerationState | None:
 
 def write_state(checkpoint: str | os.PathLike[str], state: GenerationState) -> None:
     """Replace the state file atomically (temporary file, fsync, rename, fsync of the folder),
-    under the state lock, whatever it holds.
+    whatever it holds.
 
     Raises:
         ConfigError: an invalid path, or a state its generation cannot use.
         OSError: the write failed; the old content is intact.
-        NativeStateError: another run held the state lock for longer than the wait.
     """
     _native.checkpoint.write_state(check_checkpoint_path(checkpoint), state.to_native())
 
@@ -196,8 +195,9 @@ def replace_state(
 ) -> bool:
     """Write `state` only while the file still holds `expected` (compare-and-set, decision 0615).
 
-    No file compares equal to `GenerationState()`. The read, the comparison and the atomic
-    write happen under the state lock `_mssql_cdc_generation.lock`, held for milliseconds.
+    No file compares equal to `GenerationState()`. There is no lock file (the seed forbids
+    one): the file is read again and compared just before the atomic write, so only two runs
+    writing within that moment can both pass, and either state is a valid start.
 
     Returns:
         True when written; False, writing nothing, when another run changed the state since
@@ -206,7 +206,6 @@ def replace_state(
         ConfigError: an invalid path, or a state its generation cannot use.
         StateFileError: the file holds no valid state.
         OSError: the write failed; the old content is intact.
-        NativeStateError: another run held the state lock for longer than the wait.
     """
     return _native.checkpoint.replace_state(
         check_checkpoint_path(checkpoint), expected.to_native(), state.to_native()

@@ -182,16 +182,16 @@ def test_a_corrupt_state_file_is_an_error_never_generation_zero(
     assert isinstance(info.value, ValueError)
 
 
-def test_an_unknown_key_in_the_state_file_is_refused_naming_it_and_the_file(
+def test_an_unknown_key_in_the_state_file_is_ignored_and_not_written_back(
     tmp_path: Path,
 ) -> None:
-    body = '{"generation": 0, "owner": "team-a"}'
-    (tmp_path / "_mssql_cdc_generation.json").write_text(body)
-    with pytest.raises(StateFileError) as info:
-        checkpoint.read_state(tmp_path)
-    assert 'unknown key "owner"' in str(info.value)
-    assert str(tmp_path / "_mssql_cdc_generation.json") in str(info.value)
-    assert (tmp_path / "_mssql_cdc_generation.json").read_text() == body  # kept for the person
+    state_file = tmp_path / "_mssql_cdc_generation.json"
+    state_file.write_text('{"generation": 0, "owner": "team-a"}')
+    state = checkpoint.read_state(tmp_path)
+    assert state == GenerationState()
+    assert state is not None
+    checkpoint.write_state(tmp_path, state)
+    assert json.loads(state_file.read_text()) == {"generation": 0}
 
 
 @pytest.mark.parametrize("lsn", ["0x12", "00000031000002A80004", "0x00000031000002A8000G"])
