@@ -92,7 +92,8 @@ def register(spark: Any) -> None:
     """Register the formats `mssql_cdc` and `mssql_cdc_snapshot` with `spark`.
 
     Stores Spark's default parallelism (None where unavailable, e.g. Spark Connect) for
-    `numPartitions=auto`, since planning processes have no SparkSession.
+    `numPartitions=auto`, since planning processes have no SparkSession. Extends the session's
+    `spark.sql.redaction.options.regex` so plans show `connectionString` as redacted.
 
     Raises:
         ImportError: the installed PySpark lacks Spark 4.2's admission-control API.
@@ -111,6 +112,7 @@ def register(spark: Any) -> None:
         parallelism: int | None = int(spark.sparkContext.defaultParallelism)
     except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext; auto falls back
         parallelism = None
+    redact_connection_strings(spark.conf)
     for source in (CdcDataSource, CdcSnapshotDataSource):
         source.default_num_partitions = parallelism
         # Spark pickles the registered class into its planning workers; a subclass made here
@@ -118,3 +120,19 @@ def register(spark: Any) -> None:
         spark.dataSource.register(
             type(source.__name__, (source,), {"default_num_partitions": parallelism})
         )
+
+
+_REDACTION = "spark.sql.redaction.options.regex"
+
+
+def redact_connection_strings(conf: Any) -> None:
+    """Make Spark redact the `connectionString` option wherever it prints a plan.
+
+    A streaming query's plan lists its source options (in `explain()`, in the UI, and in the
+    message of a failed query); Spark's default pattern redacts only `url`. The pattern is
+    extended, never replaced, and left alone when it already covers the option.
+    """
+    current = str(conf.get(_REDACTION, "(?i)url") or "")
+    if "connectionstring" in current.lower():
+        return
+    conf.set(_REDACTION, f"{current}|(?i)connectionString" if current else "(?i)connectionString")

@@ -279,3 +279,21 @@ def test_a_task_skip_is_a_possible_event_in_its_metrics_file(
     assert event.detail["certain"] is False
     assert "cleanup" in event.detail["reason"]
     assert event.lsn == lsns[2]
+
+
+def test_a_streaming_plan_shows_the_connection_string_redacted(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    emu = Emulator.create(tmp_path / "e.db")
+    emu.create_table("dbo.t", {"id": "int"}, primary_key="id")
+    ci = emu.enable_cdc("dbo.t")
+    register(spark)
+    df = (
+        spark.readStream.format("mssql_cdc")
+        .options(captureInstance=ci, backend="emulator", emulatorPath=str(tmp_path / "e.db"))
+        .option("connectionString", "Server=db;UID=app;PWD=Plan-S3cret")
+        .load()
+    )
+    plan = df._jdf.queryExecution().toString()
+    assert "connectionString=*********(redacted)" in plan
+    assert "Plan-S3cret" not in plan

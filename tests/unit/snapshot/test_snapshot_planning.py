@@ -62,6 +62,33 @@ def test_an_integer_key_is_cut_at_its_bounds_and_the_stamp_is_recorded_first(
     assert [p.ranges for p in chunks] == [((0, None, 3), (2, 6, None)), ((1, 3, 6),)]
 
 
+class Conf(dict[str, str]):
+    def set(self, key: str, value: str) -> None:
+        self[key] = value
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (None, "(?i)url|(?i)connectionString"),  # Spark's default is url only
+        ("(?i)url|token", "(?i)url|token|(?i)connectionString"),
+        ("(?i)url|connectionstring", "(?i)url|connectionstring"),  # covered: left alone
+        ("", "(?i)connectionString"),
+    ],
+)
+def test_register_extends_the_redaction_pattern_to_cover_connection_strings(
+    before: str | None, after: str
+) -> None:
+    conf = Conf() if before is None else Conf({"spark.sql.redaction.options.regex": before})
+    spark = SimpleNamespace(
+        sparkContext=SimpleNamespace(defaultParallelism=1),
+        dataSource=SimpleNamespace(register=lambda _c: None),
+        conf=conf,
+    )
+    register(spark)
+    assert conf["spark.sql.redaction.options.regex"] == after
+
+
 def test_register_stores_parallelism_and_refuses_an_older_pyspark(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -69,6 +96,7 @@ def test_register_stores_parallelism_and_refuses_an_older_pyspark(
     spark = SimpleNamespace(
         sparkContext=SimpleNamespace(defaultParallelism=3),
         dataSource=SimpleNamespace(register=registered.append),
+        conf=Conf(),
     )
     register(spark)
     assert [c.name() for c in registered] == ["mssql_cdc", "mssql_cdc_snapshot"]
