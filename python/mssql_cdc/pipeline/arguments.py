@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -79,6 +80,14 @@ _TRIGGER_HINT = (
 )
 
 
+# What Spark's Trigger.ProcessingTime parses (checked against Spark 4.2): an optional
+# `interval`, then `<number> <unit>` pairs; abbreviations, months, years and signs it refuses.
+_INTERVAL_PART = r"\d+(?:\.\d+)?\s+(?:week|day|hour|minute|second|millisecond|microsecond)s?"
+_PROCESSING_TIME = re.compile(
+    rf"\s*(?:interval\s+)?{_INTERVAL_PART}(?:\s+{_INTERVAL_PART})*\s*", re.IGNORECASE
+)
+
+
 def _trigger(value: object) -> Mapping[str, Any] | None:
     """The keyword arguments of DataStreamWriter.trigger: exactly one, of a type it takes."""
     if value is None:
@@ -97,10 +106,12 @@ def _trigger(value: object) -> Mapping[str, Any] | None:
             "writes through one; use {'processingTime': ...} or {'availableNow': True}"
         )
     if key == "processingTime":
-        if not isinstance(setting, str) or not setting.strip():
+        if not isinstance(setting, str) or not _PROCESSING_TIME.fullmatch(setting):
             raise ConfigError(
-                f"trigger={value!r}: processingTime takes a non-empty interval string, such "
-                "as '10 seconds' or '1 minute'"
+                f"trigger={value!r}: processingTime takes an interval Spark reads, such as "
+                "'10 seconds', '1 minute 30 seconds' or '500 milliseconds': numbers >= 0, "
+                "each with a unit of week, day, hour, minute, second, millisecond or "
+                "microsecond (plural allowed, no abbreviations, no months or years)"
             )
     elif key in ("once", "availableNow"):
         if setting is not True:
