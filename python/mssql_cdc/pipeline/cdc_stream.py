@@ -112,6 +112,7 @@ class CdcStream:
             trigger: one keyword argument of `DataStreamWriter.trigger`:
                 {"processingTime": "10 seconds"}, {"availableNow": True} or {"once": True};
                 None keeps Spark's default. `continuous` runs no foreachBatch sink: refused.
+                A processingTime Spark's parser would refuse is refused before anything runs.
             query_name: the query's name; None names it after the sink id (`app_id`, or
                 `app_id.g<n>` in generation n).
             bootstrap: in generation 0, start from a snapshot of the table, taken now unless
