@@ -66,7 +66,8 @@ def history(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Hi
     orders.commit(("update", 1, "paid"))
     orders.commit(("delete", 2, None))
     orders.cleanup_past_everything()
-    return History(stash(orders), orders.commit_time(insert3), healthy, bootstrap_lsn)
+    last_read = orders.commit_time(insert3)  # before stash() closes this Orders' emulator
+    return History(stash(orders), last_read, healthy, bootstrap_lsn)
 
 
 def crash_in_child(
