@@ -5,7 +5,7 @@ test_recovery_chunked.py).
 Every plan is taken through one helper, `chunked_support.dry_plan`, which checks that the call
 changed nothing (the facts row count, bronze's version and the state file's bytes are
 unchanged, a table-read hook is still pending); each plan's `start` is then compared with the
-`recovering` offset the next to_delta records, seen by wrapping `recovery.write_state`. The
+`recovering` offset the next to_delta records, seen by wrapping `recovery.replace_state`. The
 situations of tests 1 and 2 share one history: the manual snapshot of test 2 is taken after
 test 1's anti-loop refusal, which its reuse then bypasses.
 

@@ -86,14 +86,16 @@ def dry_plan(orders: Orders, **kwargs: Any) -> RecoveryPlan:
 def states_written(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[GenerationState]]:
     """Every state the recovery writes, in order: the first `recovering` is its start."""
     written: list[GenerationState] = []
-    original = recovery.write_state
+    original = recovery.replace_state
 
-    def spy(checkpoint: str, state: GenerationState) -> None:
-        written.append(state)
-        original(checkpoint, state)
+    def spy(checkpoint: str, expected: GenerationState, state: GenerationState) -> bool:
+        done = original(checkpoint, expected, state)
+        if done:
+            written.append(state)
+        return done
 
     with monkeypatch.context() as patched:
-        patched.setattr(recovery, "write_state", spy)
+        patched.setattr(recovery, "replace_state", spy)
         yield written
 
 
