@@ -1,4 +1,4 @@
-// posix_file.hpp: the POSIX file pieces the state file and its lock share (internal to src/).
+// posix_file.hpp: the POSIX file pieces of the state file's atomic write (internal to src/).
 #pragma once
 
 #include <unistd.h>

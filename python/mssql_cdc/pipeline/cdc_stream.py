@@ -22,7 +22,7 @@ from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
 from mssql_cdc.recovery.entry import live_generation, plan_on_spark, recovery_request
 from mssql_cdc.recovery.plan import RecoveryPlan
-from mssql_cdc.tables.session import check_session
+from mssql_cdc.tables.session import check_session, kind_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -46,14 +46,10 @@ def stream(spark: SparkSession, options: Mapping[str, object]) -> CdcStream:
     session = check_session(spark)
     if not isinstance(options, Mapping):
         raise ConfigError(
-            f"options must be a mapping of option names to values (got {_kind(options)}), "
+            f"options must be a mapping of option names to values (got {kind_of(options)}), "
             "such as {'captureInstance': 'dbo_orders', 'connectionString': ...}"
         )
     return CdcStream(session, SourceConfig.from_options(options), dict(options))
-
-
-def _kind(value: object) -> str:
-    return "None" if value is None else f"a {type(value).__name__}"
 
 
 class CdcStream:

@@ -277,8 +277,7 @@ def recover(
         DataLossError: the anti-loop guard, the duration guard's refusal, or a snapshot purged
             during its own read (then the state records failed_at).
         ValueError: the mode lock, an invalid state file or offset log, the path-sanity guard.
-        NativeStateError: other runs changed the state in every round, or held its lock for
-            longer than the wait.
+        NativeStateError: other runs changed the state in every round.
     """
     for _ in range(_ROUNDS):
         state = _recover_once(request, reads, writes, source)

@@ -9,7 +9,7 @@ from mssql_cdc.errors import ConfigError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["check_session"]
+__all__ = ["check_session", "kind_of"]
 
 
 def check_session(spark: object, *, argument: str = "spark") -> SparkSession:
@@ -27,8 +27,12 @@ def check_session(spark: object, *, argument: str = "spark") -> SparkSession:
     )
     if isinstance(spark, SparkSession) or connect:
         return spark  # type: ignore[return-value]
-    got = "None" if spark is None else f"a {type(spark).__name__}"
     raise ConfigError(
-        f"{argument} must be a SparkSession (got {got}); pass the active session, such as "
-        "SparkSession.builder.getOrCreate() or mssql_cdc.spark.local_session()"
+        f"{argument} must be a SparkSession (got {kind_of(spark)}); pass the active session, "
+        "such as SparkSession.builder.getOrCreate() or mssql_cdc.spark.local_session()"
     )
+
+
+def kind_of(value: object) -> str:
+    """How a message names what a caller passed: "None", or "a <type name>"."""
+    return "None" if value is None else f"a {type(value).__name__}"
