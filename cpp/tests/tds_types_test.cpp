@@ -139,5 +139,41 @@ TEST(TdsTypes, FixedLengthParameterFormsCarryNoLengthByte) {
   EXPECT_TRUE(r.at_end());
 }
 
+TEST(TdsTypes, DateIsDatenWithThreeBytesOfDaysSinceYearOne) {
+  EXPECT_EQ(type_info({SqlKind::Date}), (Bytes{0x28}));
+  // 2000-01-01 is day 730119 = 0x0B2407 since 0001-01-01.
+  EXPECT_EQ(value({SqlKind::Date}, DateTime2{730119, 0}), (Bytes{3, 0x07, 0x24, 0x0B}));
+  EXPECT_EQ(value({SqlKind::Date}, std::monostate{}), (Bytes{0}));
+  EXPECT_EQ(round_trip({SqlKind::Date}, DateTime2{730119, 0}), Value(DateTime2{730119, 0}));
+}
+
+TEST(TdsTypes, DatetimeCountsDaysFrom1900AndThreeHundredthsOfASecond) {
+  EXPECT_EQ(type_info({SqlKind::DateTime}), (Bytes{0x6F, 8}));
+  // 1900-01-02 00:00:01: day 1, 300 three-hundredths.
+  const DateTime2 v{693596, 10'000'000};
+  EXPECT_EQ(value({SqlKind::DateTime}, v), (Bytes{8, 1, 0, 0, 0, 0x2C, 0x01, 0, 0}));
+  EXPECT_EQ(round_trip({SqlKind::DateTime}, v), Value(v));
+}
+
+TEST(TdsTypes, TimeAndDatetimeoffsetCarryTheirScale) {
+  EXPECT_EQ(type_info({SqlKind::Time, 0, 0, 7}), (Bytes{0x29, 7}));
+  // 00:00:01 at scale 0 is 1 unit in 3 bytes.
+  EXPECT_EQ(value({SqlKind::Time, 0, 0, 0}, DateTime2{0, 10'000'000}), (Bytes{3, 1, 0, 0}));
+  const DateTimeOffset dto{DateTime2{730119, 10'000'000}, -300};
+  EXPECT_EQ(type_info({SqlKind::DateTimeOffset, 0, 0, 0}), (Bytes{0x2B, 0}));
+  EXPECT_EQ(value({SqlKind::DateTimeOffset, 0, 0, 0}, dto), (Bytes{8, 1, 0, 0, 0x07, 0x24, 0x0B, 0xD4, 0xFE}));
+  EXPECT_EQ(round_trip({SqlKind::DateTimeOffset, 0, 0, 0}, dto), Value(dto));
+}
+
+TEST(TdsTypes, RealIsFourByteFltnAndGuidSixteenBytes) {
+  EXPECT_EQ(type_info({SqlKind::Real}), (Bytes{0x6D, 4}));
+  EXPECT_EQ(value({SqlKind::Real}, 1.5), (Bytes{4, 0, 0, 0xC0, 0x3F}));
+  EXPECT_EQ(round_trip({SqlKind::Real}, 1.5), Value(1.5));
+  EXPECT_EQ(type_info({SqlKind::UniqueIdentifier}), (Bytes{0x24, 16}));
+  const Bytes guid{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  EXPECT_EQ(round_trip({SqlKind::UniqueIdentifier}, guid), Value(guid));
+  EXPECT_THROW((void)value({SqlKind::UniqueIdentifier}, Bytes{1, 2}), Error);
+}
+
 }  // namespace
 }  // namespace mssqlcdc::tds

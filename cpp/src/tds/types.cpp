@@ -25,6 +25,11 @@ enum TypeId : std::uint8_t {
   kNumericN = 0x6C,
   kFltN = 0x6D,
   kDateTime2N = 0x2A,
+  kGuid = 0x24,
+  kDateN = 0x28,
+  kTimeN = 0x29,
+  kDateTimeOffsetN = 0x2B,
+  kDateTimN = 0x6F,
   kBigVarBinary = 0xA5,
   kBigVarChar = 0xA7,
   kBigBinary = 0xAD,
@@ -142,6 +147,12 @@ std::string type_name(const ColumnType& t) {
     case SqlKind::NChar: return "nchar(" + len(t.length) + ")";
     case SqlKind::NVarChar: return "nvarchar(" + len(t.length) + ")";
     case SqlKind::DateTime2: return "datetime2(" + std::to_string(t.scale) + ")";
+    case SqlKind::Real: return "real";
+    case SqlKind::Date: return "date";
+    case SqlKind::Time: return "time(" + std::to_string(t.scale) + ")";
+    case SqlKind::DateTime: return "datetime";
+    case SqlKind::DateTimeOffset: return "datetimeoffset(" + std::to_string(t.scale) + ")";
+    case SqlKind::UniqueIdentifier: return "uniqueidentifier";
   }
   return "?";
 }
@@ -172,6 +183,27 @@ void write_type_info(Writer& w, const ColumnType& t) {
     case SqlKind::DateTime2:
       w.u8(kDateTime2N);
       w.u8(t.scale);
+      return;
+    case SqlKind::Real:
+      w.u8(kFltN);
+      w.u8(4);
+      return;
+    case SqlKind::Date: w.u8(kDateN); return;
+    case SqlKind::Time:
+      w.u8(kTimeN);
+      w.u8(t.scale);
+      return;
+    case SqlKind::DateTime:
+      w.u8(kDateTimN);
+      w.u8(8);
+      return;
+    case SqlKind::DateTimeOffset:
+      w.u8(kDateTimeOffsetN);
+      w.u8(t.scale);
+      return;
+    case SqlKind::UniqueIdentifier:
+      w.u8(kGuid);
+      w.u8(16);
       return;
     case SqlKind::Binary:
     case SqlKind::VarBinary:
@@ -253,6 +285,70 @@ void write_value(Writer& w, const ColumnType& t, const Value& value) {
       w.uint_le(static_cast<std::uint64_t>(v->days), 3);
       return;
     }
+    case SqlKind::Real: {
+      if (is_null(value)) return w.u8(0);
+      const auto* v = std::get_if<double>(&value);
+      if (v == nullptr) mismatch(t, "a non-float value");
+      const auto f = static_cast<float>(*v);
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &f, sizeof bits);
+      w.u8(4);
+      w.u32le(bits);
+      return;
+    }
+    case SqlKind::Date: {
+      if (is_null(value)) return w.u8(0);
+      const auto* v = std::get_if<DateTime2>(&value);
+      if (v == nullptr) mismatch(t, "a non-date value");
+      w.u8(3);
+      w.uint_le(static_cast<std::uint64_t>(v->days), 3);
+      return;
+    }
+    case SqlKind::Time: {
+      if (is_null(value)) return w.u8(0);
+      const auto* v = std::get_if<DateTime2>(&value);
+      if (v == nullptr) mismatch(t, "a non-time value");
+      const int tb = time_bytes(t.scale);
+      w.u8(static_cast<std::uint8_t>(tb));
+      w.uint_le(static_cast<std::uint64_t>(v->ticks / pow10(7 - t.scale)), static_cast<std::size_t>(tb));
+      return;
+    }
+    case SqlKind::DateTime: {
+      if (is_null(value)) return w.u8(0);
+      const auto* v = std::get_if<DateTime2>(&value);
+      if (v == nullptr) mismatch(t, "a non-datetime value");
+      // Days since 1900-01-01 (693595 days after 0001-01-01) and 1/300 s since midnight.
+      constexpr std::int32_t kDays1900 = 693595;
+      std::int64_t days = v->days - kDays1900;
+      std::int64_t three_hundredths = (v->ticks * 3 + 50000) / 100000;
+      if (three_hundredths >= 25920000) {
+        three_hundredths -= 25920000;
+        ++days;
+      }
+      w.u8(8);
+      w.u32le(static_cast<std::uint32_t>(static_cast<std::int32_t>(days)));
+      w.u32le(static_cast<std::uint32_t>(three_hundredths));
+      return;
+    }
+    case SqlKind::DateTimeOffset: {
+      if (is_null(value)) return w.u8(0);
+      const auto* v = std::get_if<DateTimeOffset>(&value);
+      if (v == nullptr) mismatch(t, "a non-datetimeoffset value");
+      const int tb = time_bytes(t.scale);
+      w.u8(static_cast<std::uint8_t>(tb + 5));
+      w.uint_le(static_cast<std::uint64_t>(v->utc.ticks / pow10(7 - t.scale)), static_cast<std::size_t>(tb));
+      w.uint_le(static_cast<std::uint64_t>(v->utc.days), 3);
+      w.u16le(static_cast<std::uint16_t>(v->offset_minutes));
+      return;
+    }
+    case SqlKind::UniqueIdentifier: {
+      if (is_null(value)) return w.u8(0);
+      const auto* v = std::get_if<Bytes>(&value);
+      if (v == nullptr || v->size() != 16) mismatch(t, "a value that is not 16 bytes");
+      w.u8(16);
+      w.bytes(*v);
+      return;
+    }
     case SqlKind::Binary:
     case SqlKind::VarBinary:
     case SqlKind::Char:
@@ -328,6 +424,23 @@ ColumnType read_type_info(Reader& r) {
       t.kind = SqlKind::DateTime2;
       t.scale = r.u8();
       return t;
+    case kDateN: t.kind = SqlKind::Date; return t;
+    case kTimeN:
+      t.kind = SqlKind::Time;
+      t.scale = r.u8();
+      return t;
+    case kDateTimeOffsetN:
+      t.kind = SqlKind::DateTimeOffset;
+      t.scale = r.u8();
+      return t;
+    case kDateTimN:
+      t.kind = SqlKind::DateTime;
+      r.skip(1);
+      return t;
+    case kGuid:
+      t.kind = SqlKind::UniqueIdentifier;
+      r.skip(1);
+      return t;
     case kBigVarBinary: sized(SqlKind::VarBinary, false, false); return t;
     case kBigBinary: sized(SqlKind::Binary, false, false); return t;
     case kBigVarChar: sized(SqlKind::VarChar, false, true); return t;
@@ -398,6 +511,42 @@ Value read_value(Reader& r, const ColumnType& t) {
       const auto units = static_cast<std::int64_t>(r.uint_le(static_cast<std::size_t>(tb)));
       const auto days = static_cast<std::int32_t>(r.uint_le(3));
       return DateTime2{days, units * pow10(7 - t.scale)};
+    }
+    case SqlKind::Date: {
+      if (r.u8() == 0) return std::monostate{};
+      return DateTime2{static_cast<std::int32_t>(r.uint_le(3)), 0};
+    }
+    case SqlKind::Time: {
+      const std::uint8_t n = r.u8();
+      if (n == 0) return std::monostate{};
+      const auto units = static_cast<std::int64_t>(r.uint_le(n));
+      return DateTime2{0, units * pow10(7 - t.scale)};
+    }
+    case SqlKind::DateTimeOffset: {
+      const std::uint8_t n = r.u8();
+      if (n == 0) return std::monostate{};
+      const auto units = static_cast<std::int64_t>(r.uint_le(static_cast<std::size_t>(n - 5)));
+      const auto days = static_cast<std::int32_t>(r.uint_le(3));
+      const auto offset = static_cast<std::int16_t>(r.u16le());
+      return DateTimeOffset{DateTime2{days, units * pow10(7 - t.scale)}, offset};
+    }
+    case SqlKind::DateTime: {
+      if (r.u8() == 0) return std::monostate{};
+      const auto days = static_cast<std::int32_t>(static_cast<std::uint32_t>(r.u32le()));
+      const auto parts = static_cast<std::int64_t>(r.u32le());
+      return DateTime2{days + 693595, (parts * 100000 + 1) / 3};
+    }
+    case SqlKind::UniqueIdentifier: {
+      if (r.u8() == 0) return std::monostate{};
+      const auto part = r.bytes(16);
+      return Bytes(part.begin(), part.end());
+    }
+    case SqlKind::Real: {
+      if (r.u8() == 0) return std::monostate{};
+      const auto bits = static_cast<std::uint32_t>(r.u32le());
+      float f = 0;
+      std::memcpy(&f, &bits, sizeof f);
+      return static_cast<double>(f);
     }
     default: break;
   }

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mssqlcdc/tds/relations.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "mssqlcdc/tds/types.hpp"
 
@@ -35,11 +36,6 @@ struct ResultSet {
 struct StatementResult {
   std::optional<ResultSet> rows;
   std::optional<std::string> database;
-};
-
-struct TypedValue {
-  ColumnType type;
-  Value value;
 };
 
 using Params = std::map<std::string, TypedValue>;  // lower-case names with their '@'

@@ -29,6 +29,12 @@ enum class SqlKind : std::uint8_t {
   NChar,
   NVarChar,
   DateTime2,
+  Real,             // FLTN(4); values are doubles
+  Date,             // DateTime2 value, ticks 0
+  Time,             // DateTime2 value, days 0; `scale` fractional digits
+  DateTime,         // DateTime2 value, rounded to 1/300 s on the wire
+  DateTimeOffset,   // DateTimeOffset value; `scale` fractional digits
+  UniqueIdentifier, // 16 Bytes in SQL Server's wire order
 };
 
 inline constexpr std::uint16_t kMax = 0xFFFF;  // `length` of a (max) type
@@ -58,8 +64,16 @@ struct DateTime2 {
   auto operator<=>(const DateTime2&) const = default;
 };
 
+// A datetimeoffset: the instant in UTC as a DateTime2, and the offset the value was written in.
+struct DateTimeOffset {
+  DateTime2 utc;
+  std::int16_t offset_minutes = 0;
+  auto operator<=>(const DateTimeOffset&) const = default;
+};
+
 // NULL is monostate. Text is UTF-8; binary is bytes.
-using Value = std::variant<std::monostate, std::int64_t, bool, Decimal, double, Bytes, std::string, DateTime2>;
+using Value =
+    std::variant<std::monostate, std::int64_t, bool, Decimal, double, Bytes, std::string, DateTime2, DateTimeOffset>;
 
 [[nodiscard]] inline bool is_null(const Value& v) { return std::holds_alternative<std::monostate>(v); }
 
