@@ -29,12 +29,12 @@ enum class SqlKind : std::uint8_t {
   NChar,
   NVarChar,
   DateTime2,
-  Real,             // FLTN(4); values are doubles
-  Date,             // DateTime2 value, ticks 0
-  Time,             // DateTime2 value, days 0; `scale` fractional digits
-  DateTime,         // DateTime2 value, rounded to 1/300 s on the wire
-  DateTimeOffset,   // DateTimeOffset value; `scale` fractional digits
-  UniqueIdentifier, // 16 Bytes in SQL Server's wire order
+  Real,              // FLTN(4); values are doubles
+  Date,              // DateTime2 value, ticks 0
+  Time,              // DateTime2 value, days 0; `scale` fractional digits
+  DateTime,          // DateTime2 value, rounded to 1/300 s on the wire
+  DateTimeOffset,    // DateTimeOffset value; `scale` fractional digits
+  UniqueIdentifier,  // 16 Bytes in SQL Server's wire order
 };
 
 inline constexpr std::uint16_t kMax = 0xFFFF;  // `length` of a (max) type
