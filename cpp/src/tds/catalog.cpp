@@ -4,6 +4,7 @@
 
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
+#include "mssqlcdc/tds/builtins.hpp"
 #include "mssqlcdc/tds/tsql.hpp"
 
 namespace mssqlcdc::tds {
@@ -14,12 +15,6 @@ const ColumnType kLsnType = ColumnType{SqlKind::Binary, 10, 0, 0, false};
 Value lsn_value(const std::optional<Lsn>& lsn) {
   if (!lsn) return std::monostate{};
   return Bytes(lsn->bytes().begin(), lsn->bytes().end());
-}
-
-std::string joined(const ObjectName& name) {
-  std::string out;
-  for (const auto& part : name) out += (out.empty() ? "" : ".") + lower(part);
-  return out;
 }
 
 class EmulatorCatalog final : public Catalog {
@@ -33,7 +28,7 @@ class EmulatorCatalog final : public Catalog {
   }
 
   std::optional<TypedValue> scalar(const ObjectName& name, const std::vector<TypedValue>& args) override {
-    const std::string fn = joined(name);
+    const std::string fn = lower(joined(name));
     const auto arity = [&](std::size_t n) {
       if (args.size() != n) {
         throw Error(ErrorKind::Sql, "The " + fn + " function requires " + std::to_string(n) + " argument(s).", 174);
