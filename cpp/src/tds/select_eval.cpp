@@ -545,6 +545,16 @@ ScanHints hints_for(const std::vector<const Expr*>& where, const Scope& scope, s
   return hints;
 }
 
+// The rows of `prev` for which `test` is true (not false, not unknown).
+Producer filtered(Producer prev, Fn test) {
+  return [prev = std::move(prev), test = std::move(test)](Row& r) {
+    while (prev(r)) {
+      if (truth_of(test(r)).value_or(false)) return true;
+    }
+    return false;
+  };
+}
+
 struct AggState {
   std::int64_t count = 0;
   std::optional<TypedValue> value;
@@ -744,14 +754,7 @@ RowSource run_core(const SelectCore& c, const Query* ordering, const std::shared
 
   auto binder = std::make_shared<Binder>(env, *scope);
   if (c.where) {
-    Fn test = binder->compile(*c.where);
-    Producer prev = rows;
-    rows = [prev, test](Row& r) {
-      while (prev(r)) {
-        if (truth_of(test(r)).value_or(false)) return true;
-      }
-      return false;
-    };
+    rows = filtered(rows, binder->compile(*c.where));
   }
 
   std::vector<const Expr*> aggregates, windows;
@@ -860,14 +863,7 @@ RowSource run_core(const SelectCore& c, const Query* ordering, const std::shared
     };
   }
   if (c.having) {
-    Fn test = binder->compile(*c.having);
-    Producer prev = rows;
-    rows = [prev, test](Row& r) {
-      while (prev(r)) {
-        if (truth_of(test(r)).value_or(false)) return true;
-      }
-      return false;
-    };
+    rows = filtered(rows, binder->compile(*c.having));
   }
 
   // The select list: stars expand to their sources' columns.
