@@ -51,7 +51,8 @@ ServerMessage fault_message(std::int32_t number, const std::string& database, st
     case 4060: return m(11, 1, "Cannot open database \"" + db + "\" requested by the login. The login failed.");
     case 18456: return m(14, 1, "Login failed for user 'sa'.");
     case 40197:
-      return m(17, 1, "The service has encountered an error processing your request. Please try again. Error code 4815.");
+      return m(17, 1,
+               "The service has encountered an error processing your request. Please try again. Error code 4815.");
     case 40501:
       return m(20, 1,
                "The service is currently busy. Retry the request after 10 seconds. Incident ID: "

@@ -209,11 +209,15 @@ void refuse(int fd, std::size_t max_connections, std::uint16_t spid) noexcept {
         if (!send_all(fd, frame_message(PacketType::TabularResult, w.data(), kDefaultPacketSize, spid))) return;
         continue;
       }
-      ServerMessage m{17809, 3, 20,
+      ServerMessage m{17809,
+                      3,
+                      20,
                       "Could not connect because the maximum number of '" + std::to_string(max_connections) +
                           "' user connections has already been reached. The system administrator can use "
                           "sp_configure to increase the maximum value. The connection has been closed.",
-                      "mssql-cdc-emulator", "", 1};
+                      "mssql-cdc-emulator",
+                      "",
+                      1};
       write_message(w, Token::Error, m);
       write_done(w, Token::Done, kDoneError, 0, 0);
       (void)send_all(fd, frame_message(PacketType::TabularResult, w.data(), kDefaultPacketSize, spid));
@@ -294,6 +298,8 @@ void Server::accept_loop() {
       } else {
         refuse(c->fd.get(), options_.max_connections, spid);
       }
+      // The client sees the end now; the descriptor itself is closed when the thread is reaped.
+      ::shutdown(c->fd.get(), SHUT_RDWR);
       c->done = true;
     });
     connections_.push_back(std::move(conn));

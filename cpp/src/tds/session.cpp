@@ -65,13 +65,17 @@ enum class Stop { None, Cancelled, Cut };
 // Writes one result set row by row, flushing at each row so a socket sink sends full packets
 // while rows are still being made. With `drop_after`, at most that many rows go out and the
 // connection is cut before the DONE.
-Stop write_result_set(ReplySink& sink, const std::vector<Column>& columns, const RowSource& next, Token done,
-                      bool last, std::optional<std::uint64_t>& drop_after) {
+Stop write_result_set(ReplySink& sink, const std::vector<Column>& columns, const RowSource& next, Token done, bool last,
+                      const std::optional<std::uint64_t>& drop_after) {
   write_colmetadata(sink.out(), columns);
   std::uint64_t count = 0;
   std::vector<Value> row;
   while (!(drop_after && count == *drop_after) && next(row)) {
-    write_row(sink.out(), columns, row);
+    // A value that does not fit its column throws; a row is appended whole or not at all, so
+    // the ERROR that follows starts on a token boundary.
+    Writer one;
+    write_row(one, columns, row);
+    sink.out().bytes(one.data());
     ++count;
     if (!sink.flush()) return Stop::Cancelled;
   }
@@ -204,8 +208,8 @@ bool Session::login(const Message& message, ReplySink& sink) {
   return false;
 }
 
-Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const Params& params, Token done,
-                                  bool ends, const std::string& procedure) {
+Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const Params& params, Token done, bool ends,
+                                  const std::string& procedure) {
   Writer& w = sink.out();
   const FaultPlan fault = faults_ ? faults_->claim(FaultWhen::Statement, sql) : FaultPlan{};
   if (fault.stall && !sink.wait(*fault.stall)) return Outcome::Cancelled;
@@ -214,15 +218,14 @@ Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const
     write_error(w, m, procedure);
     return m.severity >= 20 ? Outcome::Fatal : Outcome::Failed;  // SQL Server ends the session
   }
-  std::optional<std::uint64_t> drop = fault.drop_after;
+  const std::optional<std::uint64_t> drop = fault.drop_after;
   const auto finish = [](Stop stop, bool last) {
     if (stop == Stop::Cancelled) return Outcome::Cancelled;
     if (stop == Stop::Cut) return Outcome::Cut;
     return last ? Outcome::Ended : Outcome::Done;
   };
-  if (fault.rows) return finish(write_result_set(sink, synthesized_columns(), synthesized_rows(*fault.rows), done,
-                                                 ends, drop),
-                                ends);
+  if (fault.rows)
+    return finish(write_result_set(sink, synthesized_columns(), synthesized_rows(*fault.rows), done, ends, drop), ends);
   std::vector<StatementResult> results;
   std::optional<ServerMessage> failure;
   try {
@@ -234,8 +237,9 @@ Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const
     const StatementResult& r = results[i];
     if (r.database) {
       write_envchange(w, EnvChange::Database, *r.database, database_name_);
-      write_message(w, Token::Info,
-                    ServerMessage{5701, 2, 0, "Changed database context to '" + *r.database + "'.", kServerName, "", 1});
+      write_message(
+          w, Token::Info,
+          ServerMessage{5701, 2, 0, "Changed database context to '" + *r.database + "'.", kServerName, "", 1});
     }
     if (!r.rows) continue;
     // The last statement's DONE closes the message (no MORE bit, as SQL Server ends a batch), so

@@ -46,9 +46,11 @@ _MSSQL_PYTHON_TRANSIENT = frozenset(
         "Connection timeout expired",
     }
 )
-# Server errors that a new connection may not meet: a deadlock victim, and Azure SQL's
-# "database not currently available, retry the connection later" (decision 0625).
-_SERVER_TRANSIENT = frozenset({1205, 40613})
+# Server errors that a new connection may not meet: a deadlock victim, and the Azure SQL errors
+# Microsoft documents as transient (retry on a new connection): 40613 database not currently
+# available (decision 0625), 40197 service error, 40501 service busy, 49918 not enough
+# resources (decision 0740). A lock timeout (1222) is not: it fails the task (spec 10.3).
+_SERVER_TRANSIENT = frozenset({1205, 40197, 40501, 40613, 49918})
 # DB-Library's network errors: connection failed, timed out, unable to connect, read, write.
 _PYMSSQL_TRANSIENT = _SERVER_TRANSIENT | {20002, 20003, 20006, 20009, 20017, 20047}
 _LOGIN_FAILED = 18456
@@ -65,9 +67,9 @@ def is_transient(exc: BaseException) -> bool:
     """Tell whether `exc` is a transient connection error worth a retry on a new connection.
 
     Transient: SQLSTATE class 08, HYT00, HYT01, 40001 (mssql-python: its OperationalError
-    texts for those states, and errors 1205 and 40613); pymssql errors 1205, 40613, 20002,
-    20003, 20006, 20009, 20017, 20047, from a statement or from connect(); the emulator's
-    BusyError. Never a login failure, a decision of this library (DataLossError,
+    texts for those states, and errors 1205, 40197, 40501, 40613, 49918); pymssql errors 1205,
+    40197, 40501, 40613, 49918, 20002, 20003, 20006, 20009, 20017, 20047, from a statement or
+    from connect(); the emulator's BusyError. Never a login failure, a decision of this library (DataLossError,
     SchemaChangedError, ValueError, PermissionError) or anything else.
     """
     if isinstance(exc, _DECISIONS) or not isinstance(exc, Exception):
