@@ -1,4 +1,5 @@
-"""The TDS server's wire path under faults, through real drivers: pymssql and python-tds.
+"""The TDS server's wire path under faults, through real drivers: pymssql, python-tds and
+mssql-python (Microsoft's ODBC driver).
 
 A test-only fault script (`mssql_cdc.testing.wire_faults`) makes the server answer SQL Server's
 errors, stall, drop a connection mid-result or stream synthesized rows. Each case checks what
@@ -13,9 +14,11 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+import mssql_python
 import pymssql
 import pytds
 import pytest
@@ -26,6 +29,8 @@ from mssql_cdc.sqlserver.tsql.drivers import error_number
 from mssql_cdc.testing.wire_faults import WireFault, wire_faults
 
 DRIVERS = ["pymssql", "python-tds"]
+ALL_DRIVERS = [*DRIVERS, "mssql-python"]
+DRIVER_ERRORS = (pymssql.Error, pytds.Error, mssql_python.Error)
 MAX_LSN = "SELECT sys.fn_cdc_get_max_lsn()"
 # Severity as SQL Server sends it, and whether Microsoft documents the error as one to retry
 # on a new connection (decision 0740).
@@ -50,6 +55,10 @@ def emulator(tmp_path: Path) -> Iterator[Emulator]:
 
 
 def connect(server: TdsServer, driver: str, timeout: int = 10, login_timeout: int = 10) -> Any:
+    if driver == "mssql-python":
+        return mssql_python.connect(
+            server.connection_string("mssql-python"), autocommit=True, timeout=login_timeout
+        )
     if driver == "pymssql":
         return pymssql.connect(
             **server.connect_kwargs("pymssql"),
@@ -60,6 +69,11 @@ def connect(server: TdsServer, driver: str, timeout: int = 10, login_timeout: in
     return pytds.connect(
         **server.connect_kwargs("python-tds"), timeout=timeout, login_timeout=login_timeout
     )
+
+
+def close(conn: Any) -> None:
+    with suppress(mssql_python.OperationalError):  # ODBC's close of a broken link raises
+        conn.close()
 
 
 def scalar(conn: Any, sql: str) -> Any:
@@ -77,7 +91,7 @@ def settled(server: TdsServer, count: int) -> bool:
     return server.live_connections() == count
 
 
-@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.parametrize("driver", ALL_DRIVERS)
 @pytest.mark.parametrize("number", sorted(SERVER_ERRORS))
 def test_a_server_error_reaches_the_driver_with_its_number_and_retry_class(
     driver: str, number: int, emulator: Emulator
@@ -87,31 +101,33 @@ def test_a_server_error_reaches_the_driver_with_its_number_and_retry_class(
     with emulator.serve(faults=[fault]) as server:
         conn = connect(server, driver)
         try:
-            with pytest.raises((pymssql.Error, pytds.Error)) as caught:
+            with pytest.raises(DRIVER_ERRORS) as caught:
                 scalar(conn, MAX_LSN)
             exc = caught.value
-            if driver == "pymssql":
-                assert error_number(exc) == number, repr(exc)
-                assert retry.is_transient(exc) is transient, repr(exc)
-            else:
+            if driver == "python-tds":
                 assert (exc.msg_no, exc.severity) == (number, severity)  # type: ignore[attr-defined]
+            else:
+                assert retry.is_transient(exc) is transient, repr(exc)
+                # ODBC passes on no text of a fatal (severity 20+) error, so no number either.
+                fatal_by_odbc = driver == "mssql-python" and severity >= 20
+                assert error_number(exc) == (None if fatal_by_odbc else number), repr(exc)
             if severity >= 20:  # SQL Server ends the session after a fatal error
-                with pytest.raises((pymssql.Error, pytds.Error)):
+                with pytest.raises(DRIVER_ERRORS):
                     scalar(conn, "SELECT 42")
                 assert settled(server, 0)
             else:
                 assert scalar(conn, "SELECT 42") == 42
         finally:
-            conn.close()
+            close(conn)
 
 
-@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.parametrize("driver", ALL_DRIVERS)
 def test_a_refused_login_is_18456_and_never_retried(driver: str, emulator: Emulator) -> None:
     with emulator.serve(faults=[{"when": "login", "action": "error", "number": 18456}]) as server:
-        with pytest.raises((pymssql.Error, pytds.Error)) as caught:
+        with pytest.raises(DRIVER_ERRORS) as caught:
             connect(server, driver)
     exc = caught.value
-    if driver == "pymssql":
+    if driver != "python-tds":
         assert error_number(exc) == 18456, repr(exc)
         assert not retry.is_transient(exc)
     else:
@@ -119,14 +135,17 @@ def test_a_refused_login_is_18456_and_never_retried(driver: str, emulator: Emula
         assert str(exc.args[0]) == "Login failed for user 'sa'."
 
 
-def test_an_unavailable_database_at_login_is_40613_and_transient(emulator: Emulator) -> None:
+@pytest.mark.parametrize("driver", ["pymssql", "mssql-python"])
+def test_an_unavailable_database_at_login_is_40613_and_transient(
+    driver: str, emulator: Emulator
+) -> None:
     fault = WireFault("error", when="login", number=40613, times=1)
     with emulator.serve(faults=[fault]) as server:
-        with pytest.raises(pymssql.Error) as caught:
-            connect(server, "pymssql")
+        with pytest.raises(DRIVER_ERRORS) as caught:
+            connect(server, driver)
         assert error_number(caught.value) == 40613, repr(caught.value)
         assert retry.is_transient(caught.value)
-        conn = connect(server, "pymssql")  # the retry's new connection gets in
+        conn = connect(server, driver)  # the retry's new connection gets in
         assert scalar(conn, "SELECT 42") == 42
         conn.close()
 
@@ -152,6 +171,27 @@ def test_a_connection_dropped_mid_result_fails_the_read_and_pymssql_retries_it(
         fresh = connect(server, driver)
         assert scalar(fresh, "SELECT 42") == 42  # the server goes on
         fresh.close()
+
+
+def test_mssql_python_ends_a_result_cut_mid_stream_short_and_without_an_exception(
+    emulator: Emulator,
+) -> None:
+    # A hazard the T-SQL backend must guard against: ODBC reports the broken link only in the
+    # cursor's messages, and fetchall() returns the rows that arrived as if they were all.
+    faults = [
+        WireFault("rows", match="big", rows=100_000),
+        WireFault("drop", match="big", after_rows=1000),
+    ]
+    with emulator.serve(faults=faults) as server:
+        conn = connect(server, "mssql-python")
+        cursor = conn.cursor()
+        cursor.execute("SELECT n, text FROM big")
+        assert len(cursor.fetchall()) == 1000
+        assert any("Communication link failure" in text for _, text in cursor.messages)
+        with pytest.raises(mssql_python.OperationalError) as caught:
+            scalar(conn, "SELECT 42")
+        assert retry.is_transient(caught.value)
+        close(conn)
 
 
 @pytest.mark.parametrize("driver", DRIVERS)
