@@ -42,22 +42,8 @@ class RecordingSink final : public ReplySink {
   std::size_t sent_ = 0;
 };
 
-struct Done {
-  std::uint8_t token = 0;
-  std::uint16_t status = 0;
-  std::uint64_t rows = 0;
-};
-
-Done last_done(const Bytes& reply) {
-  EXPECT_GE(reply.size(), 13U);
-  Reader r(std::span<const std::uint8_t>(reply).subspan(reply.size() - 13));
-  Done d;
-  d.token = r.u8();
-  d.status = r.u16le();
-  r.skip(2);
-  d.rows = r.u64le();
-  return d;
-}
+using test::Done;
+using test::last_done;
 
 struct ErrorToken {
   std::int32_t number = 0;

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <span>
 
 #include "mssqlcdc/error.hpp"
@@ -164,6 +165,19 @@ class SocketSink final : public ReplySink {
   bool cut_ = false;
 };
 
+// The client's next whole message; nullopt when the client left (or a read timed out).
+std::optional<Message> next_message(int fd, MessageAssembler& assembler) {
+  std::array<std::uint8_t, kHeaderSize> header{};
+  Bytes body;
+  while (recv_exact(fd, header.data(), header.size())) {
+    const PacketHeader h = parse_header(header);
+    body.resize(h.length - kHeaderSize);
+    if (!recv_exact(fd, body.data(), body.size())) return std::nullopt;
+    if (auto message = assembler.add(h, body)) return message;
+  }
+  return std::nullopt;
+}
+
 // Serves one connection until the client leaves, the login fails or the server stops. A
 // message that cannot even be framed ends the connection; everything else is answered.
 void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> faults, std::uint16_t spid,
@@ -171,14 +185,7 @@ void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> fa
   try {
     Session session(options.file, options.database, spid, std::move(faults));
     MessageAssembler assembler;
-    std::array<std::uint8_t, kHeaderSize> header{};
-    Bytes body;
-    while (recv_exact(fd, header.data(), header.size())) {
-      const PacketHeader h = parse_header(header);
-      body.resize(h.length - kHeaderSize);
-      if (!recv_exact(fd, body.data(), body.size())) return;
-      const auto message = assembler.add(h, body);
-      if (!message) continue;
+    while (const auto message = next_message(fd, assembler)) {
       SocketSink sink(fd, session.packet_size(), spid, stopping);
       const bool close = session.handle(*message, sink);
       if (close || sink.lost()) return;
@@ -195,14 +202,7 @@ void refuse(int fd, std::size_t max_connections, std::uint16_t spid) noexcept {
     const timeval limit{5, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
     MessageAssembler assembler;
-    std::array<std::uint8_t, kHeaderSize> header{};
-    Bytes body;
-    while (recv_exact(fd, header.data(), header.size())) {
-      const PacketHeader h = parse_header(header);
-      body.resize(h.length - kHeaderSize);
-      if (!recv_exact(fd, body.data(), body.size())) return;
-      const auto message = assembler.add(h, body);
-      if (!message) continue;
+    while (const auto message = next_message(fd, assembler)) {
       Writer w;
       if (message->type == PacketType::PreLogin) {
         w.bytes(prelogin_response(Encryption::NotSupported));

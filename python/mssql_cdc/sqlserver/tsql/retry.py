@@ -71,10 +71,10 @@ def is_transient(exc: BaseException) -> bool:
 
     Transient: SQLSTATE class 08, HYT00, HYT01, 40001 (mssql-python: its OperationalError
     texts for those states, errors 1205, 40197, 40501, 40613, 49918, and a session the server
-    ended); pymssql errors 1205,
-    40197, 40501, 40613, 49918, 20002, 20003, 20006, 20009, 20017, 20047, from a statement or
-    from connect(); the emulator's BusyError. Never a login failure, a decision of this library (DataLossError,
-    SchemaChangedError, ValueError, PermissionError) or anything else.
+    ended); pymssql errors 1205, 40197, 40501, 40613, 49918, 20002, 20003, 20006, 20009, 20017,
+    20047, from a statement or from connect(); the emulator's BusyError. Never a login failure,
+    a decision of this library (DataLossError, SchemaChangedError, ValueError,
+    PermissionError) or anything else.
     """
     if isinstance(exc, _DECISIONS) or not isinstance(exc, Exception):
         return False
