@@ -49,7 +49,7 @@ _MSSQL_PYTHON_TRANSIENT = frozenset(
 # Server errors that a new connection may not meet: a deadlock victim, and the Azure SQL errors
 # Microsoft documents as transient (retry on a new connection): 40613 database not currently
 # available (decision 0625), 40197 service error, 40501 service busy, 49918 not enough
-# resources (decision 0740). A lock timeout (1222) is not: it fails the task (spec 10.3).
+# resources (decision 0740). A lock timeout (1222) is not: it fails the task, which Spark reruns.
 _SERVER_TRANSIENT = frozenset({1205, 40197, 40501, 40613, 49918})
 # DB-Library's network errors: connection failed, timed out, unable to connect, read, write.
 _PYMSSQL_TRANSIENT = _SERVER_TRANSIENT | {20002, 20003, 20006, 20009, 20017, 20047}
