@@ -7,7 +7,7 @@ more short write transactions of the file, so a crash leaves whole commits only.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -29,7 +29,6 @@ from mssql_cdc.emulator._convert import (
 from mssql_cdc.emulator._reader import EmulatorReader
 from mssql_cdc.emulator.serve import DEFAULT_MAX_CONNECTIONS, TdsServer, serve
 from mssql_cdc.errors import UnknownObjectError
-from mssql_cdc.testing.wire_faults import WireFault
 
 Row = Mapping[str, object]
 Change = tuple[str, str, Row] | tuple[str, str, Row, Row]
@@ -381,21 +380,14 @@ class Emulator:
         port: int = 0,
         database: str | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        faults: Iterable[WireFault | Mapping[str, Any]] = (),
     ) -> TdsServer:
-        """Serve this emulator's file over TDS; see `mssql_cdc.emulator.serve.serve` (`faults`
-        is for tests only).
+        """Serve this emulator's file over TDS; see `mssql_cdc.emulator.serve.serve`.
 
         Returns:
             The running server's handle: host, port, connection strings, `stop()`.
         """
         return serve(
-            self._path,
-            host=host,
-            port=port,
-            database=database,
-            max_connections=max_connections,
-            faults=faults,
+            self._path, host=host, port=port, database=database, max_connections=max_connections
         )
 
 

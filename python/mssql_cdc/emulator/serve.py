@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from mssql_cdc import _native
-from mssql_cdc.testing.wire_faults import WireFault, wire_faults
+from mssql_cdc.emulator.wire_faults import WireFault, wire_faults
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "ClientDriver", "TdsServer", "serve"]
 
@@ -119,7 +119,7 @@ def serve(
         max_connections: live connections accepted at once; one more gets SQL Server's error
             17809 at login.
         faults: for tests only: errors, stalls, dropped connections and synthesized rows the
-            server injects (`mssql_cdc.testing.wire_faults`), as `WireFault`s or dicts.
+            server injects (`mssql_cdc.emulator.wire_faults`), as `WireFault`s or dicts.
 
     Raises:
         FileNotFoundError: `path` does not exist.

@@ -1,7 +1,7 @@
 """The TDS server's wire path under faults, through real drivers: pymssql, python-tds and
 mssql-python (Microsoft's ODBC driver).
 
-A test-only fault script (`mssql_cdc.testing.wire_faults`) makes the server answer SQL Server's
+A test-only fault script (`mssql_cdc.emulator.wire_faults`) makes the server answer SQL Server's
 errors, stall, drop a connection mid-result or stream synthesized rows. Each case checks what
 the driver raises, and that the library's `error_number` and retry classification read that
 real exception as SQL Server's documentation says. Connections stay on 127.0.0.1.
@@ -25,9 +25,10 @@ import pytds
 import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer
+from mssql_cdc.emulator.serve import serve
+from mssql_cdc.emulator.wire_faults import WireFault, wire_faults
 from mssql_cdc.sqlserver.tsql import retry
 from mssql_cdc.sqlserver.tsql.drivers import error_number
-from mssql_cdc.testing.wire_faults import WireFault, wire_faults
 
 DRIVERS = ["pymssql", "python-tds"]
 ALL_DRIVERS = [*DRIVERS, "mssql-python"]
@@ -129,7 +130,7 @@ def test_a_server_error_reaches_the_driver_with_its_number_and_retry_class(
 ) -> None:
     severity, transient = SERVER_ERRORS[number]
     fault = WireFault("error", match="fn_cdc_get_max_lsn", number=number, times=1)
-    with emulator.serve(faults=[fault]) as server:
+    with serve(emulator.path, faults=[fault]) as server:
         conn = connect(server, driver)
         try:
             with pytest.raises(DRIVER_ERRORS) as caught:
@@ -154,7 +155,9 @@ def test_a_server_error_reaches_the_driver_with_its_number_and_retry_class(
 
 @pytest.mark.parametrize("driver", ALL_DRIVERS)
 def test_a_refused_login_is_18456_and_never_retried(driver: str, emulator: Emulator) -> None:
-    with emulator.serve(faults=[{"when": "login", "action": "error", "number": 18456}]) as server:
+    with serve(
+        emulator.path, faults=[{"when": "login", "action": "error", "number": 18456}]
+    ) as server:
         if driver == "python-tds":
             with pytest.raises(pytds.OperationalError) as caught:
                 connect(server, driver)
@@ -169,7 +172,7 @@ def test_an_unavailable_database_at_login_is_40613_and_transient(
     driver: str, emulator: Emulator
 ) -> None:
     fault = WireFault("error", when="login", number=40613, times=1)
-    with emulator.serve(faults=[fault]) as server:
+    with serve(emulator.path, faults=[fault]) as server:
         number, transient, text = refused_connect(server, driver)
         assert (number, transient) == (40613, True), text
         conn = connect(server, driver)  # the retry's new connection gets in
@@ -185,7 +188,7 @@ def test_a_connection_dropped_mid_result_fails_the_read_and_pymssql_retries_it(
         WireFault("rows", match="big", rows=100_000),
         WireFault("drop", match="big", after_rows=1000),
     ]
-    with emulator.serve(faults=faults) as server:
+    with serve(emulator.path, faults=faults) as server:
         conn = connect(server, driver)
         cursor = conn.cursor()
         with pytest.raises((pymssql.Error, pytds.Error, OSError)) as caught:
@@ -209,7 +212,7 @@ def test_mssql_python_ends_a_result_cut_mid_stream_short_and_without_an_exceptio
         WireFault("rows", match="big", rows=100_000),
         WireFault("drop", match="big", after_rows=1000),
     ]
-    with emulator.serve(faults=faults) as server:
+    with serve(emulator.path, faults=faults) as server:
         conn = connect(server, "mssql-python")
         cursor = conn.cursor()
         cursor.execute("SELECT n, text FROM big")
@@ -226,7 +229,7 @@ def test_a_stall_past_the_clients_timeout_is_cancelled_and_the_connection_goes_o
     driver: str, emulator: Emulator
 ) -> None:
     fault = WireFault("stall", match="fn_cdc_get_max_lsn", seconds=60, times=1)
-    with emulator.serve(faults=[fault]) as server:
+    with serve(emulator.path, faults=[fault]) as server:
         conn = connect(server, driver, timeout=1)
         started = time.monotonic()
         with pytest.raises((pymssql.Error, pytds.Error, TimeoutError)) as caught:
@@ -250,7 +253,7 @@ def test_a_stall_past_the_clients_timeout_is_cancelled_and_the_connection_goes_o
 def test_a_cancel_during_a_long_result_stops_it_and_the_connection_goes_on(
     driver: str, emulator: Emulator
 ) -> None:
-    with emulator.serve(faults=[WireFault("rows", match="big", rows=10_000_000)]) as server:
+    with serve(emulator.path, faults=[WireFault("rows", match="big", rows=10_000_000)]) as server:
         conn = connect(server, driver)
         cursor = conn.cursor()
         cursor.execute("SELECT n, text FROM big")
@@ -289,7 +292,7 @@ def test_one_connection_past_the_bound_gets_17809(driver: str, emulator: Emulato
 
 
 def test_a_client_that_stops_reading_stalls_only_itself(emulator: Emulator) -> None:
-    with emulator.serve(faults=[WireFault("rows", match="big", rows=10_000_000)]) as server:
+    with serve(emulator.path, faults=[WireFault("rows", match="big", rows=10_000_000)]) as server:
         slow = connect(server, "python-tds")
         slow.cursor().execute("SELECT n, text FROM big")  # reads the first rows, then nothing
         other = connect(server, "pymssql")
@@ -317,7 +320,7 @@ def test_idle_connections_do_not_burn_cpu(emulator: Emulator) -> None:
 _SERVE_IN_CHILD = """
 import sys
 from mssql_cdc.emulator.serve import serve
-from mssql_cdc.testing.wire_faults import WireFault
+from mssql_cdc.emulator.wire_faults import WireFault
 server = serve(sys.argv[1], faults=[WireFault("rows", match="big", rows=1_000_000)])
 print(server.port, flush=True)
 sys.stdin.read()
@@ -375,7 +378,7 @@ def test_a_fault_script_refuses_what_sql_server_would_never_send() -> None:
 
 def test_faults_fire_in_whichever_connection_meets_them_first(emulator: Emulator) -> None:
     fault = WireFault("error", match="fn_cdc_get_max_lsn", number=1205, times=1)
-    with emulator.serve(faults=[fault]) as server:
+    with serve(emulator.path, faults=[fault]) as server:
         conns = [connect(server, "python-tds") for _ in range(4)]
         failures: list[int] = []
         lock = threading.Lock()

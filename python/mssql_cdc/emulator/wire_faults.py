@@ -1,4 +1,4 @@
-"""Faults a test-only TDS server injects on the wire: `Emulator.serve(faults=[...])`.
+"""Faults a test-only TDS server injects on the wire: `serve(path, faults=[...])`.
 
 Each `WireFault` names a moment (a login, or a statement whose text contains `match`,
 case-insensitively) and what the server does there:
