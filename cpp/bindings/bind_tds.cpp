@@ -3,6 +3,13 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include "bindings.hpp"
 #include "mssqlcdc/tds/server.hpp"
@@ -11,6 +18,34 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace mssqlcdc::py {
+namespace {
+
+// (when, match, action, number, stall_ms, after_rows, rows, times), from mssql_cdc.testing.
+using FaultTuple = std::tuple<std::string, std::string, std::string, std::int32_t, std::int64_t, std::uint64_t,
+                              std::uint64_t, std::uint32_t>;
+
+std::vector<tds::Fault> to_faults(const std::vector<FaultTuple>& items) {
+  std::vector<tds::Fault> faults;
+  for (const auto& [when, match, action, number, stall_ms, after_rows, rows, times] : items) {
+    tds::Fault f;
+    f.when = when == "login" ? tds::FaultWhen::Login : tds::FaultWhen::Statement;
+    f.match = match;
+    if (action == "error") f.action = tds::FaultAction::Error;
+    else if (action == "stall") f.action = tds::FaultAction::Stall;
+    else if (action == "drop") f.action = tds::FaultAction::Drop;
+    else if (action == "rows") f.action = tds::FaultAction::Rows;
+    else throw std::invalid_argument("fault action '" + action + "' is none of error, stall, drop, rows");
+    f.number = number;
+    f.stall = std::chrono::milliseconds(stall_ms);
+    f.after_rows = after_rows;
+    f.rows = rows;
+    f.times = times;
+    faults.push_back(std::move(f));
+  }
+  return faults;
+}
+
+}  // namespace
 
 void bind_tds(nb::module_& m) {
   nb::module_ t = m.def_submodule("tds", "The emulator's TDS front end (issue 15)");
@@ -18,11 +53,11 @@ void bind_tds(nb::module_& m) {
       .def(
           "__init__",
           [](tds::Server* self, const std::string& path, const std::string& host, std::uint16_t port,
-             const std::string& database, std::size_t max_connections) {
+             const std::string& database, std::size_t max_connections, const std::vector<FaultTuple>& faults) {
             // nanobind constructs in place into the storage it allocated: its custom __init__ form.
-            new (self) tds::Server(tds::ServerOptions{path, host, port, database, max_connections});
+            new (self) tds::Server(tds::ServerOptions{path, host, port, database, max_connections, to_faults(faults)});
           },
-          "path"_a, "host"_a, "port"_a, "database"_a, "max_connections"_a)
+          "path"_a, "host"_a, "port"_a, "database"_a, "max_connections"_a, "faults"_a = std::vector<FaultTuple>{})
       .def_prop_ro("host", &tds::Server::host)
       .def_prop_ro("port", &tds::Server::port)
       .def_prop_ro("database", &tds::Server::database)

@@ -15,23 +15,8 @@ namespace {
 using emu::test::I;
 using emu::test::S;
 
-struct Done {
-  std::uint8_t token = 0;
-  std::uint16_t status = 0;
-  std::uint64_t rows = 0;
-};
-
-// The last token of a reply: every reply this server sends ends with a DONE of 13 bytes.
-Done last_done(const Bytes& reply) {
-  EXPECT_GE(reply.size(), 13U);
-  Reader r(std::span<const std::uint8_t>(reply).subspan(reply.size() - 13));
-  Done d;
-  d.token = r.u8();
-  d.status = r.u16le();
-  r.skip(2);
-  d.rows = r.u64le();
-  return d;
-}
+using test::Done;
+using test::last_done;
 
 bool contains(const Bytes& haystack, std::span<const std::uint8_t> needle) {
   return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end()) != haystack.end();

@@ -1,6 +1,10 @@
 // tds_test_util.hpp: client messages built as the MS-TDS tables lay them out, for the tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "mssqlcdc/tds/login.hpp"
@@ -65,6 +69,24 @@ inline Bytes sql_batch(const std::string& sql) {
   w.u32le(1);  // outstanding requests
   w.utf16(sql);
   return w.take();
+}
+
+struct Done {
+  std::uint8_t token = 0;
+  std::uint16_t status = 0;
+  std::uint64_t rows = 0;
+};
+
+// The last token of a reply: every reply this server sends ends with a DONE of 13 bytes.
+inline Done last_done(const Bytes& reply) {
+  EXPECT_GE(reply.size(), 13U);
+  Reader r(std::span<const std::uint8_t>(reply).subspan(reply.size() - 13));
+  Done d;
+  d.token = r.u8();
+  d.status = r.u16le();
+  r.skip(2);
+  d.rows = r.u64le();
+  return d;
 }
 
 }  // namespace mssqlcdc::tds::test

@@ -343,7 +343,13 @@ emu: _EmuModule
 
 class _TdsServer:
     def __init__(
-        self, path: str, host: str, port: int, database: str, max_connections: int
+        self,
+        path: str,
+        host: str,
+        port: int,
+        database: str,
+        max_connections: int,
+        faults: list[tuple[str, str, str, int, int, int, int, int]] = ...,
     ) -> None: ...
     @property
     def host(self) -> str: ...

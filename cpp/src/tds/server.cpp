@@ -3,16 +3,24 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <optional>
+#include <span>
 
 #include "mssqlcdc/error.hpp"
+#include "mssqlcdc/tds/login.hpp"
 #include "mssqlcdc/tds/packet.hpp"
 #include "mssqlcdc/tds/session.hpp"
+#include "mssqlcdc/tds/tokens.hpp"
 
 namespace mssqlcdc::tds {
 namespace {
@@ -42,7 +50,7 @@ bool recv_exact(int fd, std::uint8_t* out, std::size_t n) {
   return true;
 }
 
-bool send_all(int fd, const Bytes& data) {
+bool send_all(int fd, std::span<const std::uint8_t> data) {
   std::size_t at = 0;
   while (at < data.size()) {
     const ssize_t sent = ::send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL);
@@ -53,40 +61,186 @@ bool send_all(int fd, const Bytes& data) {
   return true;
 }
 
+// A ReplySink on a socket: full packets leave as soon as they are full (the last byte of an
+// answer is always kept for the end-of-message packet), so memory stays at about one packet
+// however long the result. A client that does not read blocks send() on its own thread only.
+class SocketSink final : public ReplySink {
+ public:
+  SocketSink(int fd, std::size_t packet_size, std::uint16_t spid, const std::atomic<bool>& stopping)
+      : fd_(fd), body_(packet_size - kHeaderSize), spid_(spid), stopping_(stopping) {}
+
+  [[nodiscard]] bool lost() const { return lost_; }
+
+  bool flush() override {
+    if (lost_ || cancelled_) return false;
+    if (out_.size() <= body_) return true;
+    send_packets(false);
+    // Checked once per packet sent, not per row: one poll() per packet costs nothing.
+    if (!lost_ && attention(std::chrono::milliseconds(0))) cancelled_ = true;
+    return !lost_ && !cancelled_;
+  }
+
+  bool wait(std::chrono::milliseconds d) override {
+    const auto until = std::chrono::steady_clock::now() + d;
+    for (auto now = std::chrono::steady_clock::now(); now < until && !stopping_;
+         now = std::chrono::steady_clock::now()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
+      if (attention(std::min(left, std::chrono::milliseconds(200)))) {
+        cancelled_ = true;
+        return false;
+      }
+      if (lost_) return false;
+    }
+    return !stopping_;
+  }
+
+  void end() override {
+    if (!lost_ && !cut_) send_packets(true);
+  }
+
+  void cut() override {
+    if (!lost_ && out_.size() > 0) send_packets(false, true);
+    cut_ = true;
+  }
+
+ private:
+  // Sends whole packets; with `last`, everything, the final packet marked end-of-message;
+  // with `all`, everything without that mark (a cut).
+  void send_packets(bool last, bool all = false) {
+    const Bytes held = out_.take();
+    std::span<const std::uint8_t> rest(held);
+    Bytes packet;
+    do {
+      if (!last && !all && rest.size() <= body_) break;
+      const std::size_t n = std::min(body_, rest.size());
+      const bool eom = last && n == rest.size();
+      Writer h;
+      h.u8(static_cast<std::uint8_t>(PacketType::TabularResult));
+      h.u8(eom ? kStatusEndOfMessage : 0);
+      h.u16be(static_cast<std::uint16_t>(n + kHeaderSize));
+      h.u16be(spid_);
+      h.u8(packet_id_++);
+      h.u8(0);
+      packet = h.take();
+      packet.insert(packet.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(n));
+      if (!send_all(fd_, packet)) {
+        lost_ = true;
+        return;
+      }
+      rest = rest.subspan(n);
+    } while (!rest.empty());
+    out_.bytes(rest);
+    if (last) packet_id_ = 1;
+  }
+
+  // Whether the client sent ATTENTION within `timeout`; takes it off the socket. Another request
+  // sent meanwhile stays queued for after this answer (MS-TDS 3.3.5.9).
+  bool attention(std::chrono::milliseconds timeout) {
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    if (ready <= 0) return false;
+    std::array<std::uint8_t, kHeaderSize> h{};
+    const ssize_t got = ::recv(fd_, h.data(), h.size(), MSG_PEEK | MSG_DONTWAIT);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+      lost_ = true;  // the client left
+      return false;
+    }
+    if (got < static_cast<ssize_t>(h.size()) || h[0] != static_cast<std::uint8_t>(PacketType::Attention)) {
+      if (timeout.count() > 0) ::poll(nullptr, 0, static_cast<int>(timeout.count()));  // no busy loop
+      return false;
+    }
+    const PacketHeader header = parse_header(h);
+    Bytes skip(header.length);
+    lost_ = !recv_exact(fd_, skip.data(), skip.size());
+    return !lost_;
+  }
+
+  int fd_;
+  std::size_t body_;
+  std::uint16_t spid_;
+  const std::atomic<bool>& stopping_;
+  std::uint8_t packet_id_ = 1;
+  bool lost_ = false;
+  bool cancelled_ = false;
+  bool cut_ = false;
+};
+
+// The client's next whole message; nullopt when the client left (or a read timed out).
+std::optional<Message> next_message(int fd, MessageAssembler& assembler) {
+  std::array<std::uint8_t, kHeaderSize> header{};
+  Bytes body;
+  while (recv_exact(fd, header.data(), header.size())) {
+    const PacketHeader h = parse_header(header);
+    body.resize(h.length - kHeaderSize);
+    if (!recv_exact(fd, body.data(), body.size())) return std::nullopt;
+    if (auto message = assembler.add(h, body)) return message;
+  }
+  return std::nullopt;
+}
+
 // Serves one connection until the client leaves, the login fails or the server stops. A
 // message that cannot even be framed ends the connection; everything else is answered.
-void serve(int fd, const ServerOptions& options, std::uint16_t spid) noexcept {
+void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> faults, std::uint16_t spid,
+           const std::atomic<bool>& stopping) noexcept {
   try {
-    Session session(options.file, options.database, spid);
+    Session session(options.file, options.database, spid, std::move(faults));
     MessageAssembler assembler;
-    std::array<std::uint8_t, kHeaderSize> header{};
-    Bytes body;
-    while (recv_exact(fd, header.data(), header.size())) {
-      const PacketHeader h = parse_header(header);
-      body.resize(h.length - kHeaderSize);
-      if (!recv_exact(fd, body.data(), body.size())) return;
-      const auto message = assembler.add(h, body);
-      if (!message) continue;
-      const Reply reply = session.handle(*message);
-      if (!send_all(fd, frame_message(PacketType::TabularResult, reply.payload, session.packet_size(), spid)) ||
-          reply.close)
-        return;
+    while (const auto message = next_message(fd, assembler)) {
+      SocketSink sink(fd, session.packet_size(), spid, stopping);
+      const bool close = session.handle(*message, sink);
+      if (close || sink.lost()) return;
     }
   } catch (const std::exception&) {
     // The connection ends; the server and its other connections go on.
   }
 }
 
+// One connection past the bound: answered as SQL Server answers it, with error 17809 at login,
+// then closed. A client that sends nothing is dropped after a few seconds.
+void refuse(int fd, std::size_t max_connections, std::uint16_t spid) noexcept {
+  try {
+    const timeval limit{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    MessageAssembler assembler;
+    while (const auto message = next_message(fd, assembler)) {
+      Writer w;
+      if (message->type == PacketType::PreLogin) {
+        w.bytes(prelogin_response(Encryption::NotSupported));
+        if (!send_all(fd, frame_message(PacketType::TabularResult, w.data(), kDefaultPacketSize, spid))) return;
+        continue;
+      }
+      ServerMessage m{17809,
+                      3,
+                      20,
+                      "Could not connect because the maximum number of '" + std::to_string(max_connections) +
+                          "' user connections has already been reached. The system administrator can use "
+                          "sp_configure to increase the maximum value. The connection has been closed.",
+                      "mssql-cdc-emulator",
+                      "",
+                      1};
+      write_message(w, Token::Error, m);
+      write_done(w, Token::Done, kDoneError, 0, 0);
+      (void)send_all(fd, frame_message(PacketType::TabularResult, w.data(), kDefaultPacketSize, spid));
+      return;
+    }
+  } catch (const std::exception&) {
+    // Nothing more to tell a client that sent garbage.
+  }
+}
+
 }  // namespace
 
 struct Server::Connection {
-  explicit Connection(int raw) : fd(raw) {}
+  explicit Connection(int raw, bool counted) : fd(raw), counted(counted) {}
   Fd fd;
+  bool counted;  // false: one past the bound, being refused
   std::atomic<bool> done{false};
   std::thread thread;
 };
 
-Server::Server(ServerOptions options) : options_(std::move(options)) {
+Server::Server(ServerOptions options)
+    : options_(std::move(options)),
+      faults_(options_.faults.empty() ? nullptr : std::make_shared<FaultScript>(options_.faults)) {
   if (!std::filesystem::exists(options_.file)) {
     throw Error(ErrorKind::FileNotFound, options_.file.string() + ": no emulator file to serve");
   }
@@ -123,16 +277,29 @@ void Server::accept_loop() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;  // the listener was shut down by stop()
     }
-    auto conn = std::make_unique<Connection>(raw);
     const int one = 1;
     ::setsockopt(raw, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     reap(false);
     std::lock_guard lock(mutex_);
-    if (stopping_ || connections_.size() >= options_.max_connections) continue;  // closed by ~Fd
+    const auto live = static_cast<std::size_t>(
+        std::count_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->counted; }));
+    const bool counted = live < options_.max_connections;
+    // Refusals are bounded too, so a flood of connections cannot make threads without end.
+    if (stopping_ || (!counted && connections_.size() - live >= options_.max_connections)) {
+      ::close(raw);
+      continue;
+    }
+    auto conn = std::make_unique<Connection>(raw, counted);
     Connection* c = conn.get();
     const std::uint16_t spid = next_spid_++;
     c->thread = std::thread([this, c, spid] {
-      serve(c->fd.get(), options_, spid);
+      if (c->counted) {
+        serve(c->fd.get(), options_, faults_, spid, stopping_);
+      } else {
+        refuse(c->fd.get(), options_.max_connections, spid);
+      }
+      // The client sees the end now; the descriptor itself is closed when the thread is reaped.
+      ::shutdown(c->fd.get(), SHUT_RDWR);
       c->done = true;
     });
     connections_.push_back(std::move(conn));
@@ -159,7 +326,8 @@ void Server::reap(bool all) {
 std::size_t Server::live_connections() {
   reap(false);
   std::lock_guard lock(mutex_);
-  return connections_.size();
+  return static_cast<std::size_t>(
+      std::count_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->counted; }));
 }
 
 void Server::stop() {

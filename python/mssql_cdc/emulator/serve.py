@@ -7,18 +7,20 @@ answers live in C++ (`cpp/src/tds`, decision 0700); this module holds the handle
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
 from mssql_cdc import _native
+from mssql_cdc.emulator.wire_faults import WireFault, wire_faults
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "ClientDriver", "TdsServer", "serve"]
 
 ClientDriver = Literal["mssql-python", "pymssql", "python-tds"]
 
 DEFAULT_MAX_CONNECTIONS = 64
-"""Live connections one server accepts; a connection past it is closed at once."""
+"""Live connections one server accepts; one past it gets error 17809 at login and is closed."""
 
 # The server accepts any login: these are what the handle's connection strings carry.
 _USER = "sa"
@@ -102,25 +104,34 @@ def serve(
     port: int = 0,
     database: str | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    faults: Iterable[WireFault | Mapping[str, Any]] = (),
 ) -> TdsServer:
     """Start a TDS server over the emulator file at `path` and return its handle.
+
+    Results stream: the server sends each full packet while rows are made, and a client's
+    cancel (ATTENTION) stops a result and is acknowledged.
 
     Args:
         path: an emulator file (`Emulator.create`).
         host: an IPv4 address to listen on; keep 127.0.0.1 unless other machines must connect.
         port: the TCP port; 0 lets the system pick a free one (read it from the handle).
         database: the database name clients see; default the file's stem.
-        max_connections: live connections accepted at once.
+        max_connections: live connections accepted at once; one more gets SQL Server's error
+            17809 at login.
+        faults: for tests only: errors, stalls, dropped connections and synthesized rows the
+            server injects (`mssql_cdc.emulator.wire_faults`), as `WireFault`s or dicts.
 
     Raises:
         FileNotFoundError: `path` does not exist.
         OSError: the address cannot be bound (a port in use).
-        ValueError: `host` is not an IPv4 address, or a bound is out of range.
+        ValueError: `host` is not an IPv4 address, a bound is out of range, or a fault is
+            malformed.
     """
     if not 0 <= port <= 65535:
         raise ValueError(f"port {port} is out of range; give 0 to 65535 (0 picks a free port)")
     if max_connections < 1:
         raise ValueError(f"max_connections {max_connections} must be at least 1")
+    script = [fault.as_native() for fault in wire_faults(faults)]
     p = Path(path)
-    server = _native.tds.Server(str(p), host, port, database or p.stem, max_connections)
+    server = _native.tds.Server(str(p), host, port, database or p.stem, max_connections, script)
     return TdsServer(server)

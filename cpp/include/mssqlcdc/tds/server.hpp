@@ -1,8 +1,11 @@
 // server.hpp: the TDS listener over one emulator file. It binds a TCP socket (port 0 picks a
 // free one), accepts on its own thread and serves each connection on a thread of its own, so
-// a slow client stalls only itself; at `max_connections` live connections a new one is closed
-// at once. stop() (and the destructor) closes the listener, shuts every connection's socket
-// and joins all threads. No thread touches Python.
+// a slow client stalls only itself, and an idle one sleeps in recv(). Answers stream: each full
+// packet is sent while rows are still being made, so a connection holds about one packet of a
+// result however long it is, and an ATTENTION from the client stops the result between packets
+// (acknowledged with DONE(ATTN)). At `max_connections` live connections a new one gets SQL
+// Server's error 17809 at login and is closed. stop() (and the destructor) closes the listener,
+// shuts every connection's socket and joins all threads. No thread touches Python.
 #pragma once
 
 #include <atomic>
@@ -14,6 +17,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "mssqlcdc/tds/faults.hpp"
 
 namespace mssqlcdc::tds {
 
@@ -23,6 +29,7 @@ struct ServerOptions {
   std::uint16_t port = 0;
   std::string database;  // the name clients see; empty: the file's stem
   std::size_t max_connections = 64;
+  std::vector<Fault> faults;  // for tests only (faults.hpp); empty in production
 };
 
 class Server {
@@ -47,6 +54,7 @@ class Server {
   void reap(bool all);
 
   ServerOptions options_;
+  std::shared_ptr<FaultScript> faults_;
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};

@@ -176,6 +176,9 @@ _KNOWN_TEXTS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
         (r"Snapshot isolation transaction failed", 3952),
         (r"Lock request time out period exceeded", 1222),
         (r"is not currently available\. Please retry the connection later", 40613),
+        (r"The service has encountered an error processing your request", 40197),
+        (r"The service is currently busy\. Retry the request after 10 seconds", 40501),
+        (r"Not enough resources to process request", 49918),
     )
 )
 

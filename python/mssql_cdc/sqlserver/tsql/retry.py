@@ -46,11 +46,16 @@ _MSSQL_PYTHON_TRANSIENT = frozenset(
         "Connection timeout expired",
     }
 )
-# Server errors that a new connection may not meet: a deadlock victim, and Azure SQL's
-# "database not currently available, retry the connection later" (decision 0625).
-_SERVER_TRANSIENT = frozenset({1205, 40613})
+# Server errors that a new connection may not meet: a deadlock victim, and the Azure SQL errors
+# Microsoft documents as transient (retry on a new connection): 40613 database not currently
+# available (decision 0625), 40197 service error, 40501 service busy, 49918 not enough
+# resources (decision 0740). A lock timeout (1222) is not: it fails the task, which Spark reruns.
+_SERVER_TRANSIENT = frozenset({1205, 40197, 40501, 40613, 49918})
 # DB-Library's network errors: connection failed, timed out, unable to connect, read, write.
 _PYMSSQL_TRANSIENT = _SERVER_TRANSIENT | {20002, 20003, 20006, 20009, 20017, 20047}
+# ODBC's whole report of a severity 20+ server error (the server ended the session): the
+# server's own text and number are not passed on (captured with 40501, decision 0740).
+_MSSQL_PYTHON_SESSION_ENDED = "Connection may have been terminated by the server"
 _LOGIN_FAILED = 18456
 _DECISIONS: tuple[type[BaseException], ...] = (
     DataLossError,
@@ -65,10 +70,11 @@ def is_transient(exc: BaseException) -> bool:
     """Tell whether `exc` is a transient connection error worth a retry on a new connection.
 
     Transient: SQLSTATE class 08, HYT00, HYT01, 40001 (mssql-python: its OperationalError
-    texts for those states, and errors 1205 and 40613); pymssql errors 1205, 40613, 20002,
-    20003, 20006, 20009, 20017, 20047, from a statement or from connect(); the emulator's
-    BusyError. Never a login failure, a decision of this library (DataLossError,
-    SchemaChangedError, ValueError, PermissionError) or anything else.
+    texts for those states, errors 1205, 40197, 40501, 40613, 49918, and a session the server
+    ended); pymssql errors 1205, 40197, 40501, 40613, 49918, 20002, 20003, 20006, 20009, 20017,
+    20047, from a statement or from connect(); the emulator's BusyError. Never a login failure,
+    a decision of this library (DataLossError, SchemaChangedError, ValueError,
+    PermissionError) or anything else.
     """
     if isinstance(exc, _DECISIONS) or not isinstance(exc, Exception):
         return False
@@ -80,6 +86,8 @@ def is_transient(exc: BaseException) -> bool:
     package = type(exc).__module__.split(".")[0]
     if package == "mssql_python":
         if number in _SERVER_TRANSIENT:
+            return True
+        if _MSSQL_PYTHON_SESSION_ENDED in (getattr(exc, "ddbc_error", None) or str(exc)):
             return True
         is_operational = any(cls.__name__ == "OperationalError" for cls in type(exc).__mro__)
         return is_operational and getattr(exc, "driver_error", None) in _MSSQL_PYTHON_TRANSIENT
