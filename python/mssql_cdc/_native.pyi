@@ -343,7 +343,13 @@ emu: _EmuModule
 
 class _TdsServer:
     def __init__(
-        self, path: str, host: str, port: int, database: str, max_connections: int
+        self,
+        path: str,
+        host: str,
+        port: int,
+        database: str,
+        max_connections: int,
+        tls: bool = False,
     ) -> None: ...
     @property
     def host(self) -> str: ...
@@ -351,6 +357,8 @@ class _TdsServer:
     def port(self) -> int: ...
     @property
     def database(self) -> str: ...
+    @property
+    def certificate_pem(self) -> str: ...
     def live_connections(self) -> int: ...
     def stop(self) -> None: ...
 

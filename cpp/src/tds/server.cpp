@@ -13,6 +13,7 @@
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/packet.hpp"
 #include "mssqlcdc/tds/session.hpp"
+#include "mssqlcdc/tds/tls.hpp"
 
 namespace mssqlcdc::tds {
 namespace {
@@ -31,45 +32,28 @@ class Fd {
   int fd_;
 };
 
-bool recv_exact(int fd, std::uint8_t* out, std::size_t n) {
-  while (n > 0) {
-    const ssize_t got = ::recv(fd, out, n, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    out += got;
-    n -= static_cast<std::size_t>(got);
-  }
-  return true;
-}
-
-bool send_all(int fd, const Bytes& data) {
-  std::size_t at = 0;
-  while (at < data.size()) {
-    const ssize_t sent = ::send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent <= 0) return false;
-    at += static_cast<std::size_t>(sent);
-  }
-  return true;
-}
-
 // Serves one connection until the client leaves, the login fails or the server stops. A
 // message that cannot even be framed ends the connection; everything else is answered.
-void serve(int fd, const ServerOptions& options, std::uint16_t spid) noexcept {
+void serve(int fd, const ServerOptions& options, const TlsContext* tls, std::uint16_t spid) noexcept {
   try {
-    Session session(options.file, options.database, spid);
+    Session session(options.file, options.database, spid, tls != nullptr);
     MessageAssembler assembler;
+    Transport io(fd);
     std::array<std::uint8_t, kHeaderSize> header{};
     Bytes body;
-    while (recv_exact(fd, header.data(), header.size())) {
+    while (io.read_exact(header.data(), header.size())) {
       const PacketHeader h = parse_header(header);
       body.resize(h.length - kHeaderSize);
-      if (!recv_exact(fd, body.data(), body.size())) return;
+      if (!io.read_exact(body.data(), body.size())) return;
       const auto message = assembler.add(h, body);
       if (!message) continue;
       const Reply reply = session.handle(*message);
-      if (!send_all(fd, frame_message(PacketType::TabularResult, reply.payload, session.packet_size(), spid)) ||
+      // Login-only encryption: TLS carried LOGIN7; its answer and all after it are plain.
+      if (message->type == PacketType::Login7 && session.tls_scope() == TlsScope::LoginOnly) io.stop_tls();
+      if (!io.write_all(frame_message(PacketType::TabularResult, reply.payload, session.packet_size(), spid)) ||
           reply.close)
+        return;
+      if (message->type == PacketType::PreLogin && session.tls_scope() != TlsScope::None && !io.start_tls(*tls, spid))
         return;
     }
   } catch (const std::exception&) {
@@ -91,6 +75,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {
     throw Error(ErrorKind::FileNotFound, options_.file.string() + ": no emulator file to serve");
   }
   if (options_.database.empty()) options_.database = options_.file.stem().string();
+  if (options_.tls) tls_ = TlsContext::self_signed();
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw Error(ErrorKind::Io, std::string("socket: ") + std::strerror(errno));
   listen_fd_ = fd;
@@ -132,7 +117,7 @@ void Server::accept_loop() {
     Connection* c = conn.get();
     const std::uint16_t spid = next_spid_++;
     c->thread = std::thread([this, c, spid] {
-      serve(c->fd.get(), options_, spid);
+      serve(c->fd.get(), options_, tls_.get(), spid);
       c->done = true;
     });
     connections_.push_back(std::move(conn));
@@ -155,6 +140,8 @@ void Server::reap(bool all) {
   }
   for (auto& c : finished) c->thread.join();  // outside the lock: a finishing thread never takes it
 }
+
+std::string Server::certificate_pem() const { return tls_ ? tls_->certificate_pem() : std::string(); }
 
 std::size_t Server::live_connections() {
   reap(false);

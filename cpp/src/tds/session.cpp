@@ -78,14 +78,15 @@ std::string text_param(const RpcParam& p, const char* what) {
 
 }  // namespace
 
-Session::Session(std::filesystem::path file, std::string database, std::uint16_t spid)
-    : file_(std::move(file)), database_name_(std::move(database)), spid_(spid) {}
+Session::Session(std::filesystem::path file, std::string database, std::uint16_t spid, bool tls)
+    : file_(std::move(file)), database_name_(std::move(database)), spid_(spid), tls_(tls) {}
 
 Reply Session::handle(const Message& message) {
   if (state_ == State::PreLogin && message.type == PacketType::PreLogin) {
-    (void)parse_prelogin(message.payload);  // the client's wish does not change our answer
+    const EncryptionAnswer answer = negotiate_encryption(parse_prelogin(message.payload).encryption, tls_);
+    tls_scope_ = answer.scope;
     state_ = State::Login;
-    return Reply{prelogin_response(Encryption::NotSupported), false};
+    return Reply{prelogin_response(answer.answer), false};
   }
   if (state_ != State::LoggedIn) {
     if (message.type == PacketType::Login7) return login(message);

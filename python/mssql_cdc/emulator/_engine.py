@@ -380,6 +380,7 @@ class Emulator:
         port: int = 0,
         database: str | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        tls: bool = False,
     ) -> TdsServer:
         """Serve this emulator's file over TDS; see `mssql_cdc.emulator.serve.serve`.
 
@@ -387,7 +388,12 @@ class Emulator:
             The running server's handle: host, port, connection strings, `stop()`.
         """
         return serve(
-            self._path, host=host, port=port, database=database, max_connections=max_connections
+            self._path,
+            host=host,
+            port=port,
+            database=database,
+            max_connections=max_connections,
+            tls=tls,
         )
 
 

@@ -32,6 +32,9 @@ class TdsServer:
         host: the address it listens on.
         port: the TCP port, chosen by the system when `serve` was given port 0.
         database: the database name clients see and may name in a login or `USE`.
+        tls: whether it offers TLS (`serve(tls=True)`).
+        certificate_pem: with TLS, its self-signed certificate as PEM (public; the key never
+            leaves the server), for a client that verifies it; None without TLS.
     """
 
     def __init__(self, server: Any) -> None:
@@ -40,16 +43,22 @@ class TdsServer:
         self.host: str = server.host
         self.port: int = server.port
         self.database: str = server.database
+        pem: str = server.certificate_pem
+        self.certificate_pem: str | None = pem or None
+        self.tls: bool = self.certificate_pem is not None
 
     def connection_string(self, driver: ClientDriver) -> str:
         """An ODBC-style connection string for `driver`, as the library's `connectionString`
-        option takes it. mssql-python's says `Encrypt=no`: this server offers no TLS yet."""
+        option takes it. With TLS it says `Encrypt=yes;TrustServerCertificate=yes` (the
+        certificate is self-signed); without, mssql-python's says `Encrypt=no`."""
         login = f"Database={self.database};UID={_USER};PWD={_PASSWORD}"
+        encrypt = "Encrypt=yes;TrustServerCertificate=yes" if self.tls else None
         if driver == "mssql-python":
             return (
-                f"Server=tcp:{self.host},{self.port};{login};Encrypt=no;TrustServerCertificate=yes"
+                f"Server=tcp:{self.host},{self.port};{login};"
+                f"{encrypt or 'Encrypt=no;TrustServerCertificate=yes'}"
             )
-        return f"Server={self.host},{self.port};{login}"
+        return f"Server={self.host},{self.port};{login}" + (f";{encrypt}" if encrypt else "")
 
     def connect_kwargs(self, driver: Literal["pymssql", "python-tds"]) -> dict[str, Any]:
         """Keyword arguments for `pymssql.connect` or `pytds.connect` that reach this server."""
@@ -92,7 +101,8 @@ class TdsServer:
         self.stop()
 
     def __repr__(self) -> str:
-        return f"TdsServer({self.host}:{self.port}, database={self.database!r})"
+        tls = ", tls" if self.tls else ""
+        return f"TdsServer({self.host}:{self.port}, database={self.database!r}{tls})"
 
 
 def serve(
@@ -102,6 +112,7 @@ def serve(
     port: int = 0,
     database: str | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    tls: bool = False,
 ) -> TdsServer:
     """Start a TDS server over the emulator file at `path` and return its handle.
 
@@ -111,6 +122,9 @@ def serve(
         port: the TCP port; 0 lets the system pick a free one (read it from the handle).
         database: the database name clients see; default the file's stem.
         max_connections: live connections accepted at once.
+        tls: offer TLS inside TDS, with a self-signed certificate for CN=localhost made now,
+            valid one day and kept in memory: clients connect with `Encrypt=yes;
+            TrustServerCertificate=yes` (or trust `certificate_pem`).
 
     Raises:
         FileNotFoundError: `path` does not exist.
@@ -122,5 +136,5 @@ def serve(
     if max_connections < 1:
         raise ValueError(f"max_connections {max_connections} must be at least 1")
     p = Path(path)
-    server = _native.tds.Server(str(p), host, port, database or p.stem, max_connections)
+    server = _native.tds.Server(str(p), host, port, database or p.stem, max_connections, tls)
     return TdsServer(server)

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "mssqlcdc/tds/login.hpp"
 #include "mssqlcdc/tds/packet.hpp"
 #include "mssqlcdc/tds/request.hpp"
 #include "mssqlcdc/tds/statements.hpp"
@@ -24,11 +25,14 @@ struct Reply {
 
 class Session {
  public:
-  Session(std::filesystem::path file, std::string database, std::uint16_t spid);
+  // `tls`: the server can encrypt, so PRELOGIN grants what the client asks (login.hpp).
+  Session(std::filesystem::path file, std::string database, std::uint16_t spid, bool tls = false);
 
   [[nodiscard]] Reply handle(const Message& message);
   [[nodiscard]] std::size_t packet_size() const { return packet_size_; }
   [[nodiscard]] std::uint16_t spid() const { return spid_; }
+  // What PRELOGIN negotiated: the transport starts TLS after sending its answer.
+  [[nodiscard]] TlsScope tls_scope() const { return tls_scope_; }
 
  private:
   enum class State { PreLogin, Login, LoggedIn };
@@ -43,6 +47,8 @@ class Session {
   std::filesystem::path file_;
   std::string database_name_;
   std::uint16_t spid_;
+  bool tls_;
+  TlsScope tls_scope_ = TlsScope::None;
   State state_ = State::PreLogin;
   std::size_t packet_size_ = kDefaultPacketSize;
   std::unique_ptr<Database> database_;
