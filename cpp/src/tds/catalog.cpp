@@ -18,7 +18,10 @@ Value lsn_value(const std::optional<Lsn>& lsn) {
 
 std::string joined(const ObjectName& name) {
   std::string out;
-  for (const auto& part : name) out += (out.empty() ? "" : ".") + lower(part);
+  for (const auto& part : name) {
+    if (!out.empty()) out.push_back('.');
+    out.append(lower(part));
+  }
   return out;
 }
 
