@@ -22,27 +22,13 @@
 namespace mssqlcdc::tds {
 namespace {
 
-struct FreeKey {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+// Owns an OpenSSL object from birth; F is its free function.
+template <auto F>
+struct Free {
+  void operator()(auto* p) const { F(p); }
 };
-struct FreeCert {
-  void operator()(X509* p) const { X509_free(p); }
-};
-struct FreeCtx {
-  void operator()(SSL_CTX* p) const { SSL_CTX_free(p); }
-};
-struct FreeSsl {
-  void operator()(SSL* p) const { SSL_free(p); }
-};
-struct FreeBio {
-  void operator()(BIO* p) const { BIO_free(p); }
-};
-struct FreeExt {
-  void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
-};
-struct FreeBn {
-  void operator()(BIGNUM* p) const { BN_free(p); }
-};
+template <typename T, auto F>
+using Owned = std::unique_ptr<T, Free<F>>;
 
 constexpr std::size_t kRecordHeader = 5;
 constexpr std::size_t kMaxRecordBody = 16384 + 2048;  // TLSCiphertext's bound (RFC 5246 6.2.3)
@@ -64,7 +50,7 @@ void check(bool ok, const std::string& what) {
 bool is_tls_record(std::uint8_t first) { return first >= 0x14 && first <= 0x17; }
 
 std::string pem_of(X509* cert) {
-  std::unique_ptr<BIO, FreeBio> bio(BIO_new(BIO_s_mem()));
+  Owned<BIO, BIO_free> bio(BIO_new(BIO_s_mem()));
   check(bio != nullptr && PEM_write_bio_X509(bio.get(), cert) == 1, "writing the certificate");
   char* data = nullptr;
   const long n = BIO_get_mem_data(bio.get(), &data);
@@ -74,7 +60,7 @@ std::string pem_of(X509* cert) {
 }  // namespace
 
 struct TlsContext::Impl {
-  std::unique_ptr<SSL_CTX, FreeCtx> ctx;
+  Owned<SSL_CTX, SSL_CTX_free> ctx;
 };
 
 TlsContext::TlsContext(std::unique_ptr<Impl> impl, std::string pem)
@@ -84,12 +70,12 @@ TlsContext::~TlsContext() = default;
 
 std::shared_ptr<const TlsContext> TlsContext::self_signed() {
   ERR_clear_error();
-  std::unique_ptr<EVP_PKEY, FreeKey> key(EVP_RSA_gen(2048));
+  Owned<EVP_PKEY, EVP_PKEY_free> key(EVP_RSA_gen(2048));
   check(key != nullptr, "generating an RSA 2048 key");
-  std::unique_ptr<X509, FreeCert> cert(X509_new());
+  Owned<X509, X509_free> cert(X509_new());
   check(cert != nullptr && X509_set_version(cert.get(), 2) == 1, "creating the certificate");
   // A random serial, so a client that caches certificates never confuses two runs' certificates.
-  std::unique_ptr<BIGNUM, FreeBn> serial(BN_new());
+  Owned<BIGNUM, BN_free> serial(BN_new());
   check(serial != nullptr && BN_rand(serial.get(), 63, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) == 1 &&
             BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert.get())) != nullptr,
         "choosing a serial number");
@@ -105,7 +91,7 @@ std::shared_ptr<const TlsContext> TlsContext::self_signed() {
   X509V3_CTX v3{};
   X509V3_set_ctx_nodb(&v3);
   X509V3_set_ctx(&v3, cert.get(), cert.get(), nullptr, nullptr, 0);
-  std::unique_ptr<X509_EXTENSION, FreeExt> san(
+  Owned<X509_EXTENSION, X509_EXTENSION_free> san(
       X509V3_EXT_conf_nid(nullptr, &v3, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1"));
   check(san != nullptr && X509_add_ext(cert.get(), san.get(), -1) == 1, "adding the subject alternative name");
   check(X509_sign(cert.get(), key.get(), EVP_sha256()) > 0, "signing the certificate");
@@ -126,7 +112,7 @@ std::shared_ptr<const TlsContext> TlsContext::self_signed() {
 }
 
 struct Transport::Tls {
-  std::unique_ptr<SSL, FreeSsl> ssl;
+  Owned<SSL, SSL_free> ssl;
   BIO* in = nullptr;   // ciphertext from the client; owned by ssl
   BIO* out = nullptr;  // ciphertext for the client; owned by ssl
 };

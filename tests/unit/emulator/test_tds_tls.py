@@ -8,6 +8,7 @@ and the statements in clear, or not. Connections stay on 127.0.0.1.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -68,10 +69,8 @@ class Relay:
             pass  # the other direction closed both sockets
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):  # already shut by the other direction
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def close(self) -> None:
         self._listener.close()
@@ -142,20 +141,31 @@ FULL: dict[str, Connect] = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("driver", list(FULL))
-def test_a_driver_that_requires_encryption_runs_its_queries_inside_tls(
-    driver: str, emulator: Emulator, tls_server: TdsServer, relay: Relay, tmp_path: Path
-) -> None:
+@pytest.fixture
+def cafile(tls_server: TdsServer, tmp_path: Path) -> Path:
+    """The server's certificate, for python-tds, which encrypts only with a cafile."""
     assert tls_server.certificate_pem is not None
-    cafile = tmp_path / "server.pem"
-    cafile.write_text(tls_server.certificate_pem)
-    conn = FULL[driver](relay.port, cafile)
+    path = tmp_path / "server.pem"
+    path.write_text(tls_server.certificate_pem)
+    return path
+
+
+def queried_through(relay: Relay, connect: Connect, cafile: Path, emulator: Emulator) -> bytes:
+    """Connect through the relay, check two queries against the emulator, return the wire."""
+    conn = connect(relay.port, cafile)
     try:
         assert one(conn, "SELECT 1") == 1
         assert one(conn, QUERY) == max_lsn(emulator)
     finally:
         conn.close()
-    wire = relay.seen()
+    return relay.seen()
+
+
+@pytest.mark.parametrize("driver", list(FULL))
+def test_a_driver_that_requires_encryption_runs_its_queries_inside_tls(
+    driver: str, emulator: Emulator, relay: Relay, cafile: Path
+) -> None:
+    wire = queried_through(relay, FULL[driver], cafile, emulator)
     assert len(wire) > 1000  # the handshake and the results went through the relay
     assert utf16(PASSWORD) not in wire
     assert utf16(QUERY) not in wire  # the batch travelled encrypted
@@ -177,17 +187,9 @@ LOGIN_ONLY: dict[str, Connect] = {
 
 @pytest.mark.parametrize("driver", list(LOGIN_ONLY))
 def test_login_only_encryption_hides_the_password_and_leaves_the_queries_plain(
-    driver: str, emulator: Emulator, tls_server: TdsServer, relay: Relay, tmp_path: Path
+    driver: str, emulator: Emulator, relay: Relay, cafile: Path
 ) -> None:
-    assert tls_server.certificate_pem is not None
-    cafile = tmp_path / "server.pem"
-    cafile.write_text(tls_server.certificate_pem)
-    conn = LOGIN_ONLY[driver](relay.port, cafile)
-    try:
-        assert one(conn, QUERY) == max_lsn(emulator)
-    finally:
-        conn.close()
-    wire = relay.seen()
+    wire = queried_through(relay, LOGIN_ONLY[driver], cafile, emulator)
     assert utf16(PASSWORD) not in wire
     assert utf16(QUERY) in wire  # MS-TDS 2.2.6.5: after LOGIN7, TLS stops
 
@@ -243,7 +245,7 @@ def test_the_cli_serves_tls_and_never_logs_the_password(emulator: Emulator, tmp_
     )  # fmt: skip
     try:
         assert proc.stdout is not None
-        first = proc.stdout.readline()  # "serving PATH as database 'shop' on 127.0.0.1:PORT with TLS"
+        first = proc.stdout.readline()  # "serving PATH as database 'shop' on HOST:PORT with TLS"
         assert first.rstrip().endswith("with TLS"), first
         port = int(first.rsplit(":", 1)[1].split()[0])
         assert certificate.read_text().startswith("-----BEGIN CERTIFICATE-----")
