@@ -61,7 +61,9 @@ class TdsServer:
         return f"Server={self.host},{self.port};{login}" + (f";{encrypt}" if encrypt else "")
 
     def connect_kwargs(self, driver: Literal["pymssql", "python-tds"]) -> dict[str, Any]:
-        """Keyword arguments for `pymssql.connect` or `pytds.connect` that reach this server."""
+        """Keyword arguments for `pymssql.connect` or `pytds.connect` that reach this server.
+        With TLS, pymssql's require encryption; python-tds encrypts only given a `cafile` (a
+        file holding `certificate_pem`) and `validate_host=False`."""
         if driver == "pymssql":
             return {
                 "server": self.host,
@@ -70,7 +72,7 @@ class TdsServer:
                 "password": _PASSWORD,
                 "database": self.database,
                 "autocommit": True,
-            }
+            } | ({"encryption": "require"} if self.tls else {})
         return {
             "dsn": self.host,
             "port": self.port,

@@ -221,11 +221,17 @@ def test_a_client_that_requires_encryption_is_refused_by_a_server_without_tls(
             conn.close()
 
 
-def test_the_handles_connection_strings_ask_for_encryption_and_the_backend_reads_through_them(
+def test_the_handles_connection_arguments_ask_for_encryption_and_the_backend_reads_through_them(
     emulator: Emulator, tls_server: TdsServer
 ) -> None:
     for driver in ("mssql-python", "pymssql", "python-tds"):
         assert "Encrypt=yes;TrustServerCertificate=yes" in tls_server.connection_string(driver)
+    assert tls_server.connect_kwargs("pymssql")["encryption"] == "require"
+    conn = pymssql.connect(**tls_server.connect_kwargs("pymssql"), login_timeout=10)
+    try:
+        assert one(conn, QUERY) == max_lsn(emulator)
+    finally:
+        conn.close()
     connection = ConnectionString.parse(tls_server.connection_string("mssql-python"))
     session = open_session("mssql-python", connection, connect_timeout=10)
     try:
