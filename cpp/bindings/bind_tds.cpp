@@ -53,14 +53,18 @@ void bind_tds(nb::module_& m) {
       .def(
           "__init__",
           [](tds::Server* self, const std::string& path, const std::string& host, std::uint16_t port,
-             const std::string& database, std::size_t max_connections, const std::vector<FaultTuple>& faults) {
+             const std::string& database, std::size_t max_connections, const std::vector<FaultTuple>& faults,
+             bool tls) {
             // nanobind constructs in place into the storage it allocated: its custom __init__ form.
-            new (self) tds::Server(tds::ServerOptions{path, host, port, database, max_connections, to_faults(faults)});
+            new (self)
+                tds::Server(tds::ServerOptions{path, host, port, database, max_connections, to_faults(faults), tls});
           },
-          "path"_a, "host"_a, "port"_a, "database"_a, "max_connections"_a, "faults"_a = std::vector<FaultTuple>{})
+          "path"_a, "host"_a, "port"_a, "database"_a, "max_connections"_a, "faults"_a = std::vector<FaultTuple>{},
+          "tls"_a = false)
       .def_prop_ro("host", &tds::Server::host)
       .def_prop_ro("port", &tds::Server::port)
       .def_prop_ro("database", &tds::Server::database)
+      .def_prop_ro("certificate_pem", &tds::Server::certificate_pem)
       .def("live_connections", &tds::Server::live_connections, nb::call_guard<nb::gil_scoped_release>())
       .def("stop", &tds::Server::stop, nb::call_guard<nb::gil_scoped_release>());
 }

@@ -37,6 +37,17 @@ PreLogin parse_prelogin(std::span<const std::uint8_t> payload) {
   return out;
 }
 
+EncryptionAnswer negotiate_encryption(std::optional<Encryption> client, bool server_has_tls) {
+  if (!server_has_tls || !client) return {};
+  switch (*client) {
+    case Encryption::Off: return {Encryption::Off, TlsScope::LoginOnly};
+    case Encryption::On:
+    case Encryption::Required: return {Encryption::On, TlsScope::All};
+    case Encryption::NotSupported: break;
+  }
+  return {};  // NOT_SUP, or a value the spec does not define (its high bits are other flags)
+}
+
 Bytes prelogin_response(Encryption encryption) {
   struct Option {
     std::uint8_t token;

@@ -20,6 +20,7 @@
 #include "mssqlcdc/tds/login.hpp"
 #include "mssqlcdc/tds/packet.hpp"
 #include "mssqlcdc/tds/session.hpp"
+#include "mssqlcdc/tds/tls.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 
 namespace mssqlcdc::tds {
@@ -39,35 +40,13 @@ class Fd {
   int fd_;
 };
 
-bool recv_exact(int fd, std::uint8_t* out, std::size_t n) {
-  while (n > 0) {
-    const ssize_t got = ::recv(fd, out, n, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    out += got;
-    n -= static_cast<std::size_t>(got);
-  }
-  return true;
-}
-
-bool send_all(int fd, std::span<const std::uint8_t> data) {
-  std::size_t at = 0;
-  while (at < data.size()) {
-    const ssize_t sent = ::send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent <= 0) return false;
-    at += static_cast<std::size_t>(sent);
-  }
-  return true;
-}
-
 // A ReplySink on a socket: full packets leave as soon as they are full (the last byte of an
 // answer is always kept for the end-of-message packet), so memory stays at about one packet
 // however long the result. A client that does not read blocks send() on its own thread only.
 class SocketSink final : public ReplySink {
  public:
-  SocketSink(int fd, std::size_t packet_size, std::uint16_t spid, const std::atomic<bool>& stopping)
-      : fd_(fd), body_(packet_size - kHeaderSize), spid_(spid), stopping_(stopping) {}
+  SocketSink(Transport& io, int fd, std::size_t packet_size, std::uint16_t spid, const std::atomic<bool>& stopping)
+      : io_(io), fd_(fd), body_(packet_size - kHeaderSize), spid_(spid), stopping_(stopping) {}
 
   [[nodiscard]] bool lost() const { return lost_; }
 
@@ -123,7 +102,7 @@ class SocketSink final : public ReplySink {
       h.u8(0);
       packet = h.take();
       packet.insert(packet.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(n));
-      if (!send_all(fd_, packet)) {
+      if (!io_.write_all(packet)) {
         lost_ = true;
         return;
       }
@@ -133,28 +112,31 @@ class SocketSink final : public ReplySink {
     if (last) packet_id_ = 1;
   }
 
-  // Whether the client sent ATTENTION within `timeout`; takes it off the socket. Another request
-  // sent meanwhile stays queued for after this answer (MS-TDS 3.3.5.9).
+  // Whether the client sent ATTENTION within `timeout`; takes it off the stream. Another request
+  // sent meanwhile goes back to the transport, queued for after this answer (MS-TDS 3.3.5.9).
+  // The header is read through the transport, so a TLS connection's attention is seen too.
   bool attention(std::chrono::milliseconds timeout) {
-    pollfd p{fd_, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
-    if (ready <= 0) return false;
+    if (!io_.pending()) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
+    }
     std::array<std::uint8_t, kHeaderSize> h{};
-    const ssize_t got = ::recv(fd_, h.data(), h.size(), MSG_PEEK | MSG_DONTWAIT);
-    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+    if (!io_.read_exact(h.data(), h.size())) {
       lost_ = true;  // the client left
       return false;
     }
-    if (got < static_cast<ssize_t>(h.size()) || h[0] != static_cast<std::uint8_t>(PacketType::Attention)) {
+    if (h[0] != static_cast<std::uint8_t>(PacketType::Attention)) {
+      io_.unread(h);
       if (timeout.count() > 0) ::poll(nullptr, 0, static_cast<int>(timeout.count()));  // no busy loop
       return false;
     }
     const PacketHeader header = parse_header(h);
-    Bytes skip(header.length);
-    lost_ = !recv_exact(fd_, skip.data(), skip.size());
+    Bytes skip(header.length - kHeaderSize);
+    lost_ = !io_.read_exact(skip.data(), skip.size());
     return !lost_;
   }
 
+  Transport& io_;
   int fd_;
   std::size_t body_;
   std::uint16_t spid_;
@@ -166,13 +148,13 @@ class SocketSink final : public ReplySink {
 };
 
 // The client's next whole message; nullopt when the client left (or a read timed out).
-std::optional<Message> next_message(int fd, MessageAssembler& assembler) {
+std::optional<Message> next_message(Transport& io, MessageAssembler& assembler) {
   std::array<std::uint8_t, kHeaderSize> header{};
   Bytes body;
-  while (recv_exact(fd, header.data(), header.size())) {
+  while (io.read_exact(header.data(), header.size())) {
     const PacketHeader h = parse_header(header);
     body.resize(h.length - kHeaderSize);
-    if (!recv_exact(fd, body.data(), body.size())) return std::nullopt;
+    if (!io.read_exact(body.data(), body.size())) return std::nullopt;
     if (auto message = assembler.add(h, body)) return message;
   }
   return std::nullopt;
@@ -180,15 +162,20 @@ std::optional<Message> next_message(int fd, MessageAssembler& assembler) {
 
 // Serves one connection until the client leaves, the login fails or the server stops. A
 // message that cannot even be framed ends the connection; everything else is answered.
-void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> faults, std::uint16_t spid,
-           const std::atomic<bool>& stopping) noexcept {
+void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> faults, const TlsContext* tls,
+           std::uint16_t spid, const std::atomic<bool>& stopping) noexcept {
   try {
-    Session session(options.file, options.database, spid, std::move(faults));
+    Session session(options.file, options.database, spid, std::move(faults), tls != nullptr);
     MessageAssembler assembler;
-    while (const auto message = next_message(fd, assembler)) {
-      SocketSink sink(fd, session.packet_size(), spid, stopping);
+    Transport io(fd);
+    while (const auto message = next_message(io, assembler)) {
+      // Login-only encryption: TLS carried LOGIN7; its answer and all after it are plain.
+      if (message->type == PacketType::Login7 && session.tls_scope() == TlsScope::LoginOnly) io.stop_tls();
+      SocketSink sink(io, fd, session.packet_size(), spid, stopping);
       const bool close = session.handle(*message, sink);
       if (close || sink.lost()) return;
+      if (message->type == PacketType::PreLogin && session.tls_scope() != TlsScope::None && !io.start_tls(*tls, spid))
+        return;
     }
   } catch (const std::exception&) {
     // The connection ends; the server and its other connections go on.
@@ -202,11 +189,12 @@ void refuse(int fd, std::size_t max_connections, std::uint16_t spid) noexcept {
     const timeval limit{5, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
     MessageAssembler assembler;
-    while (const auto message = next_message(fd, assembler)) {
+    Transport io(fd);
+    while (const auto message = next_message(io, assembler)) {
       Writer w;
       if (message->type == PacketType::PreLogin) {
         w.bytes(prelogin_response(Encryption::NotSupported));
-        if (!send_all(fd, frame_message(PacketType::TabularResult, w.data(), kDefaultPacketSize, spid))) return;
+        if (!io.write_all(frame_message(PacketType::TabularResult, w.data(), kDefaultPacketSize, spid))) return;
         continue;
       }
       ServerMessage m{17809,
@@ -220,7 +208,7 @@ void refuse(int fd, std::size_t max_connections, std::uint16_t spid) noexcept {
                       1};
       write_message(w, Token::Error, m);
       write_done(w, Token::Done, kDoneError, 0, 0);
-      (void)send_all(fd, frame_message(PacketType::TabularResult, w.data(), kDefaultPacketSize, spid));
+      (void)io.write_all(frame_message(PacketType::TabularResult, w.data(), kDefaultPacketSize, spid));
       return;
     }
   } catch (const std::exception&) {
@@ -245,6 +233,7 @@ Server::Server(ServerOptions options)
     throw Error(ErrorKind::FileNotFound, options_.file.string() + ": no emulator file to serve");
   }
   if (options_.database.empty()) options_.database = options_.file.stem().string();
+  if (options_.tls) tls_ = TlsContext::self_signed();
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw Error(ErrorKind::Io, std::string("socket: ") + std::strerror(errno));
   listen_fd_ = fd;
@@ -294,7 +283,7 @@ void Server::accept_loop() {
     const std::uint16_t spid = next_spid_++;
     c->thread = std::thread([this, c, spid] {
       if (c->counted) {
-        serve(c->fd.get(), options_, faults_, spid, stopping_);
+        serve(c->fd.get(), options_, faults_, tls_.get(), spid, stopping_);
       } else {
         refuse(c->fd.get(), options_.max_connections, spid);
       }
@@ -322,6 +311,8 @@ void Server::reap(bool all) {
   }
   for (auto& c : finished) c->thread.join();  // outside the lock: a finishing thread never takes it
 }
+
+std::string Server::certificate_pem() const { return tls_ ? tls_->certificate_pem() : std::string(); }
 
 std::size_t Server::live_connections() {
   reap(false);

@@ -125,8 +125,8 @@ std::string text_param(const RpcParam& p, const char* what) {
 }  // namespace
 
 Session::Session(std::filesystem::path file, std::string database, std::uint16_t spid,
-                 std::shared_ptr<FaultScript> faults)
-    : file_(std::move(file)), database_name_(std::move(database)), spid_(spid), faults_(std::move(faults)) {}
+                 std::shared_ptr<FaultScript> faults, bool tls)
+    : file_(std::move(file)), database_name_(std::move(database)), spid_(spid), tls_(tls), faults_(std::move(faults)) {}
 
 namespace {
 
@@ -147,9 +147,10 @@ bool Session::handle(const Message& message, ReplySink& sink) {
   Writer& w = sink.out();
   bool close = false;
   if (state_ == State::PreLogin && message.type == PacketType::PreLogin) {
-    (void)parse_prelogin(message.payload);  // the client's wish does not change our answer
+    const EncryptionAnswer answer = negotiate_encryption(parse_prelogin(message.payload).encryption, tls_);
+    tls_scope_ = answer.scope;
     state_ = State::Login;
-    w.bytes(prelogin_response(Encryption::NotSupported));
+    w.bytes(prelogin_response(answer.answer));
   } else if (state_ != State::LoggedIn) {
     if (message.type == PacketType::Login7) return login(message, sink);
     write_error(w, server_error(18456, "Login failed: the client sent a request before logging in."));

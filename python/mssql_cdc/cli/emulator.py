@@ -106,6 +106,16 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("path")
     p.add_argument("--host", default="127.0.0.1", help="IPv4 address to listen on")
     p.add_argument("--port", type=int, default=0, help="TCP port; 0 (default) picks a free one")
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="offer TLS with a self-signed certificate made at start (Encrypt=yes works)",
+    )
+    p.add_argument(
+        "--certificate",
+        metavar="PATH",
+        help="with --tls, also write the certificate (PEM, no key) to PATH for clients to trust",
+    )
     p.set_defaults(run=_guarded(_serve))
 
 
@@ -274,9 +284,18 @@ def _status(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     # SIGTERM ends the process like Ctrl-C: through the finally below, which stops the server.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    server = serve(args.path, host=args.host, port=args.port)
+    if args.certificate and not args.tls:
+        print("mssql-cdc emulator serve: --certificate needs --tls; add --tls", file=sys.stderr)
+        return 2  # a usage error, as argparse's own
+    server = serve(args.path, host=args.host, port=args.port, tls=args.tls)
     try:
-        print(f"serving {args.path} as database {server.database!r} on {server.host}:{server.port}")
+        if args.certificate and server.certificate_pem:
+            Path(args.certificate).write_text(server.certificate_pem, encoding="ascii")
+        tls = " with TLS" if server.tls else ""
+        print(
+            f"serving {args.path} as database {server.database!r} on "
+            f"{server.host}:{server.port}{tls}"
+        )
         print(f"  pymssql:      {server.connection_string('pymssql')}")
         print(f"  mssql-python: {server.connection_string('mssql-python')}", flush=True)
         signal.pause()

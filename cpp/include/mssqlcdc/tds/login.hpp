@@ -1,5 +1,6 @@
 // login.hpp: the two messages that open a connection. PRELOGIN (MS-TDS 2.2.6.5) negotiates
-// encryption: this server answers "not supported", so a client that requires TLS stops there.
+// encryption: without TLS this server answers "not supported", so a client that requires TLS
+// stops there; with TLS it follows the spec's table (negotiate_encryption).
 // LOGIN7 (2.2.6.4) names the user, the database and the packet size; its password arrives
 // obfuscated (each byte XOR 0xA5 after a nibble swap), is decoded into a Secret and is never
 // written to a log, a message or an exception.
@@ -22,6 +23,20 @@ struct PreLogin {
 };
 
 [[nodiscard]] PreLogin parse_prelogin(std::span<const std::uint8_t> payload);
+
+// Which traffic TLS protects after PRELOGIN: none, LOGIN7 alone, or everything.
+enum class TlsScope : std::uint8_t { None, LoginOnly, All };
+
+struct EncryptionAnswer {
+  Encryption answer = Encryption::NotSupported;  // what the server's PRELOGIN says
+  TlsScope scope = TlsScope::None;
+};
+
+// MS-TDS 2.2.6.5's negotiation from the server's side. Without TLS: "not supported" (a client
+// that wants encryption then ends the connection itself). With TLS: client OFF -> OFF, the
+// login alone encrypted; client ON or REQ -> ON, everything encrypted; client NOT_SUP or no
+// option -> NOT_SUP, nothing encrypted (the server does not require encryption).
+[[nodiscard]] EncryptionAnswer negotiate_encryption(std::optional<Encryption> client, bool server_has_tls);
 // The server's PRELOGIN answer: its version, the encryption it grants, no instance, no MARS.
 [[nodiscard]] Bytes prelogin_response(Encryption encryption);
 

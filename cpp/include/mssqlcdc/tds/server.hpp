@@ -23,6 +23,8 @@
 
 namespace mssqlcdc::tds {
 
+class TlsContext;
+
 struct ServerOptions {
   std::filesystem::path file;  // the emulator file every connection reads
   std::string host = "127.0.0.1";
@@ -30,6 +32,7 @@ struct ServerOptions {
   std::string database;  // the name clients see; empty: the file's stem
   std::size_t max_connections = 64;
   std::vector<Fault> faults;  // for tests only (faults.hpp); empty in production
+  bool tls = false;           // offer TLS with a self-signed certificate made at start (tls.hpp)
 };
 
 class Server {
@@ -45,6 +48,8 @@ class Server {
   [[nodiscard]] std::uint16_t port() const { return port_; }
   [[nodiscard]] const std::string& database() const { return options_.database; }
   [[nodiscard]] std::size_t live_connections();
+  // The TLS certificate clients are shown, as PEM; empty without TLS. Public data, no key.
+  [[nodiscard]] std::string certificate_pem() const;
 
   void stop();  // idempotent
 
@@ -55,6 +60,7 @@ class Server {
 
   ServerOptions options_;
   std::shared_ptr<FaultScript> faults_;
+  std::shared_ptr<const TlsContext> tls_;
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};

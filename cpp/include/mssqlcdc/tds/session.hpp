@@ -15,6 +15,7 @@
 #include <string>
 
 #include "mssqlcdc/tds/faults.hpp"
+#include "mssqlcdc/tds/login.hpp"
 #include "mssqlcdc/tds/packet.hpp"
 #include "mssqlcdc/tds/request.hpp"
 #include "mssqlcdc/tds/statements.hpp"
@@ -50,9 +51,10 @@ class ReplySink {
 
 class Session {
  public:
-  // `faults`: a test-only script (faults.hpp); nullptr in production.
+  // `faults`: a test-only script (faults.hpp); nullptr in production. `tls`: the server can
+  // encrypt, so PRELOGIN grants what the client asks (login.hpp).
   Session(std::filesystem::path file, std::string database, std::uint16_t spid,
-          std::shared_ptr<FaultScript> faults = nullptr);
+          std::shared_ptr<FaultScript> faults = nullptr, bool tls = false);
 
   // Writes the answer to `message` into `sink` and ends it; returns true when the connection
   // must close after it (a failed login, a fatal error, a cut).
@@ -60,6 +62,8 @@ class Session {
   [[nodiscard]] Reply handle(const Message& message);
   [[nodiscard]] std::size_t packet_size() const { return packet_size_; }
   [[nodiscard]] std::uint16_t spid() const { return spid_; }
+  // What PRELOGIN negotiated: the transport starts TLS after sending its answer.
+  [[nodiscard]] TlsScope tls_scope() const { return tls_scope_; }
 
  private:
   enum class State { PreLogin, Login, LoggedIn };
@@ -78,6 +82,8 @@ class Session {
   std::filesystem::path file_;
   std::string database_name_;
   std::uint16_t spid_;
+  bool tls_;
+  TlsScope tls_scope_ = TlsScope::None;
   State state_ = State::PreLogin;
   std::size_t packet_size_ = kDefaultPacketSize;
   std::unique_ptr<Database> database_;
