@@ -5,6 +5,7 @@
 
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/login.hpp"
+#include "mssqlcdc/tds/procedures.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "mssqlcdc/tds/tsql.hpp"
 
@@ -33,20 +34,39 @@ void write_error(Writer& w, ServerMessage m, const std::string& procedure = "") 
 // Writes each statement's tokens. With `ends`, the last statement's DONE closes the message
 // (no MORE bit, as SQL Server ends a batch), so a client reading its last result set sees the
 // end and has nothing left to cancel; returns whether it did.
+void write_result_set(Writer& w, const ResultSet& rs, Token done, bool last) {
+  write_colmetadata(w, rs.columns);
+  for (const auto& row : rs.rows) write_row(w, rs.columns, row);
+  write_done(w, done, last ? kDoneCount : kDoneMore | kDoneCount, kCmdSelect, rs.rows.size());
+}
+
+// A procedure's result sets end with DONEINPROC inside it; RETURNSTATUS and DONEPROC end the call.
+void write_procedure(Writer& w, const std::vector<ResultSet>& sets, bool last) {
+  for (const ResultSet& rs : sets) write_result_set(w, rs, Token::DoneInProc, false);
+  write_return_status(w, 0);
+  write_done(w, Token::DoneProc, last ? kDoneFinal : kDoneMore, 0, 0);
+}
+
 bool write_results(Writer& w, const std::vector<StatementResult>& results, Token done, const std::string& db,
                    bool ends) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     const StatementResult& r = results[i];
+    const bool last = ends && i + 1 == results.size();
     if (r.database) {
       write_envchange(w, EnvChange::Database, *r.database, db);
       ServerMessage info{5701, 2, 0, "Changed database context to '" + *r.database + "'.", kServerName, "", 1};
       write_message(w, Token::Info, info);
     }
-    if (!r.rows) continue;
-    write_colmetadata(w, r.rows->columns);
-    for (const auto& row : r.rows->rows) write_row(w, r.rows->columns, row);
-    const bool last = ends && i + 1 == results.size();
-    write_done(w, done, last ? kDoneCount : kDoneMore | kDoneCount, kCmdSelect, r.rows->rows.size());
+    if (r.procedure) {
+      write_procedure(w, *r.procedure, last);
+    } else if (r.count) {
+      const std::uint16_t more = last ? kDoneFinal : kDoneMore;
+      write_done(w, done, static_cast<std::uint16_t>(more | kDoneCount), r.count->cur_cmd, r.count->rows);
+    } else if (r.rows) {
+      write_result_set(w, *r.rows, done, last);
+    } else {
+      continue;
+    }
     if (last) return true;
   }
   return false;
@@ -228,7 +248,10 @@ void Session::rpc_call(Writer& w, const RpcCall& call, bool last) {
         prepared_.erase(static_cast<std::int32_t>(*h));
       }
     } else {
-      throw Error(ErrorKind::Sql, "Could not find stored procedure '" + call.procedure + "'.", 2812);
+      // Any other name is a stored procedure called by name, bound as EXEC binds it.
+      ProcCall by_name{call.procedure, {}};
+      for (const RpcParam& param : p) by_name.args.push_back(ProcArg{lower(param.name), {param.type, param.value}});
+      for (const ResultSet& rs : database_->call(by_name)) write_result_set(w, rs, Token::DoneInProc, false);
     }
     write_return_status(w, 0);
     if (handle && !p.empty() && p[0].output) {
