@@ -217,47 +217,55 @@ Value opt_int(const std::optional<std::int64_t>& v) {
   return *v;
 }
 
-std::vector<ResultSet> get_captured_columns(Storage& storage, const Args& args) {
-  const emu::InstanceInfo in = instance(storage.reader(), args.text("@capture_instance"));
+// A per-instance procedure's result: its rows start with the instance's schema, table and name.
+struct InstanceRows {
+  emu::InstanceInfo info;
+  std::vector<Value> head;
+  ResultSet rs;
+};
+
+InstanceRows instance_rows(Storage& storage, const Args& args, std::vector<std::pair<const char*, ColumnType>> more) {
+  emu::InstanceInfo in = instance(storage.reader(), args.text("@capture_instance"));
   const auto [source_schema, source_table] = schema_and_table(in.table);
-  ResultSet rs = result({{"source_schema", kSysname},
-                         {"source_table", kSysname},
-                         {"capture_instance", kSysname},
-                         {"column_name", kSysname},
-                         {"column_id", kInt},
-                         {"column_ordinal", kInt},
-                         {"data_type", kSysname},
-                         {"character_maximum_length", kInt},
-                         {"numeric_precision", ColumnType{SqlKind::TinyInt}},
-                         {"numeric_precision_radix", ColumnType{SqlKind::SmallInt}},
-                         {"numeric_scale", kInt},
-                         {"datetime_precision", ColumnType{SqlKind::SmallInt}}});
-  for (const emu::ColumnInfo& c : storage.reader().captured_columns(in.name)) {
+  more.insert(more.begin(), {{"source_schema", kSysname}, {"source_table", kSysname}, {"capture_instance", kSysname}});
+  std::vector<Value> head{source_schema, source_table, in.name};
+  return InstanceRows{std::move(in), std::move(head), result(std::move(more))};
+}
+
+std::vector<ResultSet> get_captured_columns(Storage& storage, const Args& args) {
+  InstanceRows out = instance_rows(storage, args,
+                                   {{"column_name", kSysname},
+                                    {"column_id", kInt},
+                                    {"column_ordinal", kInt},
+                                    {"data_type", kSysname},
+                                    {"character_maximum_length", kInt},
+                                    {"numeric_precision", ColumnType{SqlKind::TinyInt}},
+                                    {"numeric_precision_radix", ColumnType{SqlKind::SmallInt}},
+                                    {"numeric_scale", kInt},
+                                    {"datetime_precision", ColumnType{SqlKind::SmallInt}}});
+  for (const emu::ColumnInfo& c : storage.reader().captured_columns(out.info.name)) {
     const emu::SqlType type = emu::SqlType::parse(c.sql_type);
     const std::string canonical = type.canonical();
     const TypeFacts f = type_facts(type);
-    rs.rows.push_back({source_schema, source_table, in.name, c.name, c.column_id, std::int64_t{c.ordinal},
-                       canonical.substr(0, canonical.find('(')), opt_int(f.max_length), opt_int(f.precision),
-                       opt_int(f.radix), opt_int(f.scale), opt_int(f.datetime_precision)});
+    std::vector<Value> row = out.head;
+    row.insert(row.end(), {c.name, c.column_id, std::int64_t{c.ordinal}, canonical.substr(0, canonical.find('(')),
+                           opt_int(f.max_length), opt_int(f.precision), opt_int(f.radix), opt_int(f.scale),
+                           opt_int(f.datetime_precision)});
+    out.rs.rows.push_back(std::move(row));
   }
-  return {std::move(rs)};
+  return {std::move(out.rs)};
 }
 
 std::vector<ResultSet> get_ddl_history(Storage& storage, const Args& args) {
-  const emu::InstanceInfo in = instance(storage.reader(), args.text("@capture_instance"));
-  const auto [source_schema, source_table] = schema_and_table(in.table);
-  ResultSet rs = result({{"source_schema", kSysname},
-                         {"source_table", kSysname},
-                         {"capture_instance", kSysname},
-                         {"required_column_update", kBit},
-                         {"ddl_command", kText},
-                         {"ddl_lsn", kLsn},
-                         {"ddl_time", kDateTime}});
-  for (const emu::DdlEntry& e : storage.reader().ddl_history(in.name, Lsn::zero(), Lsn::max())) {
-    rs.rows.push_back({source_schema, source_table, in.name, e.required_column_update, e.ddl_command,
-                       lsn_value(e.ddl_lsn), time_value(e.ddl_time)});
+  InstanceRows out = instance_rows(
+      storage, args,
+      {{"required_column_update", kBit}, {"ddl_command", kText}, {"ddl_lsn", kLsn}, {"ddl_time", kDateTime}});
+  for (const emu::DdlEntry& e : storage.reader().ddl_history(out.info.name, Lsn::zero(), Lsn::max())) {
+    std::vector<Value> row = out.head;
+    row.insert(row.end(), {e.required_column_update, e.ddl_command, lsn_value(e.ddl_lsn), time_value(e.ddl_time)});
+    out.rs.rows.push_back(std::move(row));
   }
-  return {std::move(rs)};
+  return {std::move(out.rs)};
 }
 
 // @captured_column_list: names separated by commas, each bare, [bracketed] or "quoted".

@@ -110,8 +110,12 @@ def test_captured_columns_and_ddl_history_equal_the_readers(
     reader = emulator.reader()
     conn = connect(server, driver)
     try:
-        columns = result(conn, "EXEC sys.sp_cdc_get_captured_columns @capture_instance = %s", ("dbo_orders",))
-        ddl = result(conn, "EXEC sys.sp_cdc_get_ddl_history @capture_instance = %s", ("dbo_orders",))
+        columns = result(
+            conn, "EXEC sys.sp_cdc_get_captured_columns @capture_instance = %s", ("dbo_orders",)
+        )
+        ddl = result(
+            conn, "EXEC sys.sp_cdc_get_ddl_history @capture_instance = %s", ("dbo_orders",)
+        )
     finally:
         conn.close()
     assert [(c["column_name"], c["column_id"], c["column_ordinal"]) for c in columns] == [
@@ -158,9 +162,10 @@ def test_the_pymssql_backend_reads_capture_instances_over_the_wire(
     ]
 
 
-WRITES = [
+WRITES: list[tuple[str, list[tuple[str, str, dict[str, object]]]]] = [
     (
-        "INSERT INTO dbo.orders (order_id, status, amount) VALUES (2, N'new', 12.50), (3, 'paid', 7)",
+        "INSERT INTO dbo.orders (order_id, status, amount) "
+        "VALUES (2, N'new', 12.50), (3, 'paid', 7)",
         [
             ("insert", "dbo.orders", {"order_id": 2, "status": "new", "amount": Decimal("12.50")}),
             ("insert", "dbo.orders", {"order_id": 3, "status": "paid", "amount": 7}),
@@ -186,7 +191,7 @@ def test_writes_over_the_wire_are_captured_as_emulator_commit_captures_them(
                 cursor = conn.cursor()
                 cursor.execute(sql)
                 assert cursor.rowcount == len(changes)
-                twin.commit(changes)  # type: ignore[arg-type]
+                twin.commit(changes)
         finally:
             conn.close()
         assert emulator.change_rows("dbo_orders") == twin.change_rows("dbo_orders")
@@ -314,4 +319,3 @@ def test_a_bad_call_or_write_gets_sql_servers_error_and_changes_nothing(
     assert emulator.rows("dbo.orders") == [
         {"order_id": 1, "status": "new", "amount": None, "note": None}
     ]
-
