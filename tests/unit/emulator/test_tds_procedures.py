@@ -131,20 +131,28 @@ def test_captured_columns_and_ddl_history_equal_the_readers(
     assert len(ddl) == 1
 
 
+@pytest.mark.parametrize("driver", DRIVERS)
 def test_a_call_by_name_reaches_the_same_handler_as_exec(
-    emulator: Emulator, server: TdsServer
+    driver: str, emulator: Emulator, server: TdsServer
 ) -> None:
-    # python-tds's callproc sends an RPC naming the procedure, with named parameters.
-    conn = connect(server, "python-tds")
+    # callproc sends an RPC naming the procedure: python-tds with named parameters, pymssql
+    # with positional ones.
+    conn = connect(server, driver)
     try:
         cursor = conn.cursor()
-        cursor.callproc("sys.sp_cdc_get_captured_columns", {"@capture_instance": "dbo_orders"})
+        if driver == "python-tds":
+            cursor.callproc("sys.sp_cdc_get_captured_columns", {"@capture_instance": "dbo_orders"})
+        else:
+            cursor.callproc("sys.sp_cdc_get_captured_columns", ("dbo_orders",))
         by_rpc = cursor.fetchall()
+        if driver == "python-tds":
+            assert cursor.return_value == 0
         cursor.execute("EXEC sys.sp_cdc_get_captured_columns N'dbo_orders'")
-        assert by_rpc == cursor.fetchall()
-        assert cursor.return_value == 0
+        by_exec = cursor.fetchall()
     finally:
         conn.close()
+    assert by_rpc == by_exec
+    assert [row[3] for row in by_rpc] == ["order_id", "status", "amount"]
 
 
 def test_the_pymssql_backend_reads_capture_instances_over_the_wire(
