@@ -77,6 +77,7 @@ TEST_F(TdsProcedures, TheHelpProcedureListsTheInstanceWithSqlServersColumns) {
   EXPECT_EQ(std::get<std::string>(row[2]), "dbo_orders");
   EXPECT_EQ(std::get<Bytes>(row[5]), lsn_bytes(info.start_lsn));
   EXPECT_TRUE(is_null(row[6]));
+  EXPECT_EQ(row[7], Value(true));  // supports_net_changes: the table has a primary key
   EXPECT_EQ(std::get<std::string>(row[10]), "PK_orders");
   EXPECT_EQ(std::get<std::string>(row[13]), "[order_id]");
   EXPECT_EQ(std::get<std::string>(row[14]), "[order_id], [status], [amount]");

@@ -5,6 +5,7 @@
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/procedures.hpp"
+#include "mssqlcdc/tds/stored.hpp"
 #include "mssqlcdc/tds/tsql.hpp"
 #include "mssqlcdc/utc_time.hpp"
 
@@ -20,7 +21,6 @@ namespace {
 constexpr std::uint16_t kCmdInsert = 0xC3;
 constexpr std::uint16_t kCmdDelete = 0xC4;
 constexpr std::uint16_t kCmdUpdate = 0xC5;
-constexpr std::int64_t kDaysTo1970 = 719162;  // TDS dates count days from 0001-01-01
 constexpr std::int64_t kMicrosPerDay = 86'400'000'000;
 
 // The statement being read: its tokens, a position, and the table it writes.
@@ -177,10 +177,10 @@ emu::Value to_emu(const Statement& s, const emu::Column& c, const TypedValue& v)
       as_time(*t);
     }
   } else if (const auto* dt = std::get_if<DateTime2>(&v.value)) {
-    as_time((dt->days - kDaysTo1970) * kMicrosPerDay + dt->ticks / 10);
+    as_time(datetime2_to_micros(*dt));
   } else if (const auto* dto = std::get_if<DateTimeOffset>(&v.value)) {
     out.kind = K::DateTimeTz;
-    out.i = (dto->utc.days - kDaysTo1970) * kMicrosPerDay + dto->utc.ticks / 10;
+    out.i = datetime2_to_micros(dto->utc);
   }
   const bool sized = c.type.length > 0 && (character || base == B::Binary || base == B::VarBinary);
   if (sized && (out.kind == K::Text || out.kind == K::Bytes)) {

@@ -9,6 +9,7 @@
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
+#include "mssqlcdc/tds/stored.hpp"
 #include "mssqlcdc/tds/tsql.hpp"
 
 namespace mssqlcdc::tds {
@@ -30,19 +31,6 @@ const ColumnType kInt{SqlKind::Int};
 const ColumnType kBit{SqlKind::Bit};
 const ColumnType kLsn{SqlKind::Binary, 10, 0, 0, false};
 const ColumnType kDateTime{SqlKind::DateTime, 0, 0, 3, false};
-
-Value lsn_value(const Lsn& lsn) { return Bytes(lsn.bytes().begin(), lsn.bytes().end()); }
-
-// Emulator times are microseconds since 1970; TDS dates count days from 0001-01-01.
-constexpr std::int64_t kDaysTo1970 = 719162;
-constexpr std::int64_t kMicrosPerDay = 86'400'000'000;
-
-Value time_value(emu::Micros t) {
-  std::int64_t days = t / kMicrosPerDay;
-  std::int64_t rest = t % kMicrosPerDay;
-  if (rest < 0) rest += kMicrosPerDay, --days;
-  return DateTime2{static_cast<std::int32_t>(days + kDaysTo1970), rest * 10};
-}
 
 Value text_or_null(const std::optional<std::string>& s) {
   if (!s) return std::monostate{};
@@ -91,7 +79,6 @@ class Args {
 struct ChangeTable {
   std::int64_t object_id = 0;
   std::int64_t source_object_id = 0;
-  bool supports_net_changes = false;
   bool has_drop_pending = false;
   std::optional<std::string> role_name;
   std::optional<std::string> index_name;
@@ -99,13 +86,13 @@ struct ChangeTable {
 
 ChangeTable change_table(emu::Engine& engine, const std::string& capture_instance) {
   auto st = engine.db().prepare(
-      "SELECT object_id, source_object_id, supports_net_changes, has_drop_pending, role_name, index_name FROM "
-      "\"cdc.change_tables\" WHERE capture_instance = ?");
+      "SELECT object_id, source_object_id, has_drop_pending, role_name, index_name FROM \"cdc.change_tables\" "
+      "WHERE capture_instance = ?");
   st.bind(1, std::string_view(capture_instance));
   if (!st.step()) no_such_object();
-  ChangeTable out{st.i64(0), st.i64(1), st.i64(2) != 0, st.i64(3) != 0, std::nullopt, std::nullopt};
-  if (!st.is_null(4)) out.role_name = st.text(4);
-  if (!st.is_null(5)) out.index_name = st.text(5);
+  ChangeTable out{st.i64(0), st.i64(1), st.i64(2) != 0, std::nullopt, std::nullopt};
+  if (!st.is_null(3)) out.role_name = st.text(3);
+  if (!st.is_null(4)) out.index_name = st.text(4);
   return out;
 }
 
@@ -154,22 +141,22 @@ std::vector<ResultSet> help_change_data_capture(Storage& storage, const Args& ar
       std::vector<std::string> captured;
       for (const auto& c : reader.captured_columns(in.name)) captured.push_back(c.name);
       rs.rows.push_back({source_schema, source_table, in.name, ct.object_id, ct.source_object_id,
-                         lsn_value(in.start_lsn), std::monostate{}, ct.supports_net_changes, ct.has_drop_pending,
+                         lsn_value(in.start_lsn), std::monostate{}, !in.index_columns.empty(), ct.has_drop_pending,
                          text_or_null(ct.role_name), text_or_null(ct.index_name), std::monostate{},
-                         time_value(in.create_date), bracket_list(in.index_columns), bracket_list(captured)});
+                         micros_to_datetime2(in.create_date), bracket_list(in.index_columns), bracket_list(captured)});
     }
   }
   return {std::move(rs)};
 }
 
 // INFORMATION_SCHEMA's description of a type, as sp_cdc_get_captured_columns reports it.
-struct TypeFacts {
+struct SchemaFacts {
   std::optional<std::int64_t> max_length, precision, radix, scale, datetime_precision;
 };
 
-TypeFacts type_facts(const emu::SqlType& t) {
+SchemaFacts schema_facts(const emu::SqlType& t) {
   using B = emu::Base;
-  TypeFacts f;
+  SchemaFacts f;
   const auto exact = [&](std::int64_t p, std::int64_t s) {
     f.precision = p;
     f.radix = 10;
@@ -246,7 +233,7 @@ std::vector<ResultSet> get_captured_columns(Storage& storage, const Args& args) 
   for (const emu::ColumnInfo& c : storage.reader().captured_columns(out.info.name)) {
     const emu::SqlType type = emu::SqlType::parse(c.sql_type);
     const std::string canonical = type.canonical();
-    const TypeFacts f = type_facts(type);
+    const SchemaFacts f = schema_facts(type);
     std::vector<Value> row = out.head;
     row.insert(row.end(), {c.name, c.column_id, std::int64_t{c.ordinal}, canonical.substr(0, canonical.find('(')),
                            opt_int(f.max_length), opt_int(f.precision), opt_int(f.radix), opt_int(f.scale),
@@ -262,7 +249,8 @@ std::vector<ResultSet> get_ddl_history(Storage& storage, const Args& args) {
       {{"required_column_update", kBit}, {"ddl_command", kText}, {"ddl_lsn", kLsn}, {"ddl_time", kDateTime}});
   for (const emu::DdlEntry& e : storage.reader().ddl_history(out.info.name, Lsn::zero(), Lsn::max())) {
     std::vector<Value> row = out.head;
-    row.insert(row.end(), {e.required_column_update, e.ddl_command, lsn_value(e.ddl_lsn), time_value(e.ddl_time)});
+    row.insert(row.end(),
+               {e.required_column_update, e.ddl_command, lsn_value(e.ddl_lsn), micros_to_datetime2(e.ddl_time)});
     out.rs.rows.push_back(std::move(row));
   }
   return {std::move(out.rs)};
@@ -349,14 +337,12 @@ std::vector<ResultSet> cleanup_change_table(Storage& storage, const Args& args) 
   const TypedValue* mark = args.find("@low_water_mark");
   Lsn low = in.start_lsn;  // NULL: clean below the current mark
   if (mark != nullptr && !is_null(mark->value)) {
-    const auto* b = std::get_if<Bytes>(&mark->value);
-    if (b == nullptr) {
+    const auto lsn = lsn_of(mark->value);
+    if (!lsn) {
       sql_error(257, "Implicit conversion from data type " + type_name(mark->type) +
                          " to binary is not allowed. Use the CONVERT function to run this query.");
     }
-    std::array<std::uint8_t, Lsn::kBytes> raw{};  // binary(10) pads on the right, as SQL Server does
-    std::copy_n(b->begin(), std::min(b->size(), raw.size()), raw.begin());
-    low = Lsn::from_bytes(raw);
+    low = *lsn;
   }
   if (const TypedValue* t = args.find("@threshold"); t != nullptr && !is_null(t->value)) {
     const auto* n = std::get_if<std::int64_t>(&t->value);
