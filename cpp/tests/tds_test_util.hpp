@@ -59,14 +59,19 @@ inline Bytes login7(const std::string& user, const std::string& password, const 
   return out;
 }
 
-// A SQL batch: ALL_HEADERS with one transaction descriptor header, then the text.
-inline Bytes sql_batch(const std::string& sql) {
-  Writer w;
+// ALL_HEADERS with one transaction descriptor header, as SQL batches and RPCs start.
+inline void all_headers(Writer& w) {
   w.u32le(22);  // ALL_HEADERS: its length, then one header of 18 bytes
   w.u32le(18);
   w.u16le(2);  // transaction descriptor
   w.u64le(0);
   w.u32le(1);  // outstanding requests
+}
+
+// A SQL batch: ALL_HEADERS, then the text.
+inline Bytes sql_batch(const std::string& sql) {
+  Writer w;
+  all_headers(w);
   w.utf16(sql);
   return w.take();
 }

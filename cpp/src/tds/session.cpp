@@ -6,6 +6,7 @@
 
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/login.hpp"
+#include "mssqlcdc/tds/procedures.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "mssqlcdc/tds/tsql.hpp"
 
@@ -254,11 +255,26 @@ Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const
           w, Token::Info,
           ServerMessage{5701, 2, 0, "Changed database context to '" + *r.database + "'.", kServerName, "", 1});
     }
-    if (!r.rows) continue;
     // The last statement's DONE closes the message (no MORE bit, as SQL Server ends a batch), so
     // a client reading its last result set sees the end and has nothing left to cancel.
     const bool last = ends && !failure && i + 1 == results.size();
-    const Outcome o = finish(write_result_set(sink, r.rows->columns, rows_of(*r.rows), done, last, drop), last);
+    Outcome o = Outcome::Done;
+    if (r.procedure) {
+      // A procedure's result sets end with DONEINPROC; RETURNSTATUS and DONEPROC end the call.
+      for (const ResultSet& set : *r.procedure) {
+        o = finish(write_result_set(sink, set.columns, rows_of(set), Token::DoneInProc, false, drop), false);
+        if (o != Outcome::Done) return o;
+      }
+      write_return_status(w, 0);
+      write_done(w, Token::DoneProc, last ? kDoneFinal : kDoneMore, 0, 0);
+      o = last ? Outcome::Ended : Outcome::Done;
+    } else if (r.count) {
+      const std::uint16_t status = last ? kDoneCount : kDoneMore | kDoneCount;
+      write_done(w, done, status, r.count->cur_cmd, r.count->rows);
+      o = last ? Outcome::Ended : Outcome::Done;
+    } else if (r.rows) {
+      o = finish(write_result_set(sink, r.rows->columns, rows_of(*r.rows), done, last, drop), last);
+    }
     if (o != Outcome::Done) return o;
   }
   if (failure) {
@@ -363,7 +379,14 @@ Session::Outcome Session::rpc_call(ReplySink& sink, const RpcCall& call, bool la
         prepared_.erase(static_cast<std::int32_t>(*h));
       }
     } else {
-      throw Error(ErrorKind::Sql, "Could not find stored procedure '" + call.procedure + "'.", 2812);
+      // Any other name is a stored procedure called by name, bound as EXEC binds it.
+      ProcCall by_name{call.procedure, {}};
+      for (const RpcParam& param : p) by_name.args.push_back(ProcArg{lower(param.name), {param.type, param.value}});
+      for (const ResultSet& rs : database_->call(by_name)) {
+        const Stop stop = write_result_set(sink, rs.columns, rows_of(rs), Token::DoneInProc, false, std::nullopt);
+        outcome = stop == Stop::Cancelled ? Outcome::Cancelled : stop == Stop::Failed ? Outcome::Failed : Outcome::Done;
+        if (outcome != Outcome::Done) break;
+      }
     }
     if (outcome == Outcome::Done || outcome == Outcome::Ended) {
       write_return_status(w, 0);

@@ -7,6 +7,7 @@
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/builtins.hpp"
 #include "mssqlcdc/tds/catalog.hpp"
+#include "mssqlcdc/tds/procedures.hpp"
 #include "mssqlcdc/tds/select.hpp"
 #include "mssqlcdc/tds/tsql.hpp"
 
@@ -43,16 +44,6 @@ class Cursor {
   std::size_t i_ = 0;
 };
 
-// A dotted name as written: sys.fn_cdc_get_max_lsn, [dbo].[orders].
-std::string dotted_name(Cursor& c) {
-  std::string name = c.next()->text;
-  while (c.peek() != nullptr && c.peek()->is_symbol('.') && c.peek(1) != nullptr && c.peek(1)->is_name()) {
-    c.next();
-    name += "." + c.next()->text;
-  }
-  return name;
-}
-
 bool is_keyword(const SqlToken& t) {
   // Reserved words that start statements: a batch starting with any other word is a call.
   static const char* const kKeywords[] = {
@@ -84,6 +75,12 @@ ServerMessage server_error(int number, const std::string& text) {
       m.state = number == 195 ? 10 : 1;
       break;
     case 2812: m.state = 62; break;
+    case 119: m.severity = 15; break;
+    case 201: m.state = 4; break;
+    case 515:
+    case 8144:
+    case 8145: m.state = 2; break;
+    case 2627: m.severity = 14; break;
     case 137:
       m.severity = 15;
       m.state = 2;
@@ -98,7 +95,8 @@ ServerMessage server_error(int number, const std::string& text) {
 Database::Database(const std::filesystem::path& file, std::string name)
     : name_(std::move(name)),
       reader_(std::make_unique<emu::Reader>(file)),
-      catalog_(emulator_catalog(*reader_, name_)) {}
+      catalog_(emulator_catalog(*reader_, name_)),
+      storage_(std::make_unique<Storage>(file, *reader_)) {}
 
 Database::~Database() = default;
 
@@ -106,6 +104,8 @@ void Database::run(std::string_view sql, const Params& params, std::vector<State
   const auto statements = split_statements(lex(sql));
   for (std::size_t i = 0; i < statements.size(); ++i) done.push_back(run_statement(statements[i], params, i == 0));
 }
+
+std::vector<ResultSet> Database::call(const ProcCall& call) { return run_procedure(*storage_, call); }
 
 StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, const Params& params, bool first) {
   Cursor c(tokens);
@@ -121,22 +121,14 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
     }
     return StatementResult{std::nullopt, name_};
   }
+  // A batch whose first word is no keyword is a call, as in SQL Server.
   if (head.is("EXEC") || head.is("EXECUTE") || (first && head.is_name() && !is_keyword(head))) {
-    if (head.is("EXEC") || head.is("EXECUTE")) c.next();
-    if (c.peek() == nullptr || !c.peek()->is_name()) syntax_error_near(c.peek());
-    sql_error(2812, "Could not find stored procedure '" + dotted_name(c) + "'.");
+    const std::size_t from = head.is("EXEC") || head.is("EXECUTE") ? 1 : 0;
+    return StatementResult{std::nullopt, std::nullopt, run_procedure(*storage_, parse_exec(tokens, from, params)),
+                           std::nullopt};
   }
-  if (!head.is("SELECT")) {
-    if (head.is("INSERT") || head.is("UPDATE") || head.is("DELETE")) {
-      std::size_t at = 1;
-      while (at < tokens.size() && (tokens[at].is("INTO") || tokens[at].is("FROM") || tokens[at].is("TOP"))) ++at;
-      if (at < tokens.size() && tokens[at].is_name()) {
-        std::vector<SqlToken> rest(tokens.begin() + static_cast<std::ptrdiff_t>(at), tokens.end());
-        Cursor rc(rest);
-        sql_error(208, "Invalid object name '" + dotted_name(rc) + "'.");
-      }
-    }
-    syntax_error_near(&head);
+  if (head.is("INSERT") || head.is("UPDATE") || head.is("DELETE")) {
+    return StatementResult{std::nullopt, std::nullopt, std::nullopt, run_write(*storage_, tokens, params, name_)};
   }
   // SELECT: the query engine (select.hpp) over this connection's catalog; rows stream to the writer.
   RowSource rows = run_select(parse_select(tokens), *catalog_, params);
