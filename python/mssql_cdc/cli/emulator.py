@@ -278,7 +278,8 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         print(f"serving {args.path} as database {server.database!r} on {server.host}:{server.port}")
         print(f"  pymssql:      {server.connection_string('pymssql')}")
-        print(f"  mssql-python: {server.connection_string('mssql-python')}", flush=True)
+        print(f"  mssql-python: {server.connection_string('mssql-python')}")
+        print(f"  JDBC:         {server.connection_string('jdbc')}", flush=True)
         signal.pause()
     except KeyboardInterrupt:
         pass

@@ -15,7 +15,7 @@ from mssql_cdc import _native
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "ClientDriver", "TdsServer", "serve"]
 
-ClientDriver = Literal["mssql-python", "pymssql", "python-tds"]
+ClientDriver = Literal["mssql-python", "pymssql", "python-tds", "jdbc"]
 
 DEFAULT_MAX_CONNECTIONS = 64
 """Live connections one server accepts; a connection past it is closed at once."""
@@ -42,14 +42,25 @@ class TdsServer:
         self.database: str = server.database
 
     def connection_string(self, driver: ClientDriver) -> str:
-        """An ODBC-style connection string for `driver`, as the library's `connectionString`
-        option takes it. mssql-python's says `Encrypt=no`: this server offers no TLS yet."""
-        login = f"Database={self.database};UID={_USER};PWD={_PASSWORD}"
-        if driver == "mssql-python":
+        """A ready connection string for `driver`.
+
+        `mssql-python` and `pymssql` get the ODBC-style form the library's `connectionString`
+        option takes (`Server=host,port;Database=...;UID=...;PWD=...`); mssql-python's adds
+        `Encrypt=no`, since this server offers no TLS and ODBC 18 encrypts by default, and
+        pymssql's holds only the keys its backend reads. `python-tds` gets pymssql's form;
+        `jdbc` gets Microsoft's JDBC URL with `encrypt=false`.
+        """
+        if driver == "jdbc":
             return (
-                f"Server=tcp:{self.host},{self.port};{login};Encrypt=no;TrustServerCertificate=yes"
+                f"jdbc:sqlserver://{self.host}:{self.port};databaseName={self.database};"
+                f"user={_USER};password={_PASSWORD};encrypt=false;trustServerCertificate=true"
             )
-        return f"Server={self.host},{self.port};{login}"
+        odbc = (
+            f"Server={self.host},{self.port};Database={self.database};UID={_USER};PWD={_PASSWORD}"
+        )
+        if driver == "mssql-python":
+            return f"{odbc};Encrypt=no;TrustServerCertificate=yes"
+        return odbc
 
     def connect_kwargs(self, driver: Literal["pymssql", "python-tds"]) -> dict[str, Any]:
         """Keyword arguments for `pymssql.connect` or `pytds.connect` that reach this server."""
