@@ -12,7 +12,11 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
+from datetime import date, datetime
+from datetime import time as time_of_day
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +152,32 @@ def test_parameters_come_back_as_they_were_bound(driver: str, server: TdsServer)
         cursor.execute("SELECT " + ", ".join(f"{mark} AS c{i}" for i in range(len(values))), values)
         assert tuple(cursor.fetchall()[0]) == values
         assert [column[0] for column in cursor.description] == [f"c{i}" for i in range(6)]
+    finally:
+        conn.close()
+
+
+ODBC_VALUES = [
+    True,
+    1.5,
+    Decimal("-12345678901234567890.123456"),
+    "é" * 5000,  # past 4000 characters: nvarchar(max), sent in PLP chunks
+    b"z" * 9000,  # past 8000 bytes: varbinary(max)
+    datetime(2026, 9, 28, 14, 0, 0, 123456),
+    date(2026, 9, 28),
+    time_of_day(13, 14, 15, 500000),
+    uuid.UUID("12345678-1234-5678-1234-567812345678"),
+]
+
+
+@pytest.mark.parametrize("value", ODBC_VALUES, ids=lambda v: type(v).__name__)
+def test_odbc_parameters_of_each_type_come_back_as_bound(value: Any, server: TdsServer) -> None:
+    conn = connect(server, "mssql-python")
+    try:
+        cursor = conn.cursor()
+        cursor.execute("SELECT ? AS v", (value,))
+        assert cursor.fetchall()[0][0] == value
+        cursor.execute("SELECT ? AS v", (value,))  # again: ODBC prepares anew, then unprepares
+        assert cursor.fetchall()[0][0] == value
     finally:
         conn.close()
 
