@@ -25,6 +25,7 @@ BENCHMARKS: list[str] = [
     "b4_snapshot",
     "b5_recovery",
     "b6_silver",
+    "b7_tds_read",
 ]
 
 

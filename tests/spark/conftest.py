@@ -9,6 +9,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from mssql_cdc.spark import local_session
+from tests.spark.support.backends import stop_servers
 
 
 @pytest.fixture(scope="session")
@@ -26,6 +27,12 @@ def no_query_left_running(spark: SparkSession) -> Iterator[None]:
     for query in spark.streams.active:
         query.stop()  # so the next test starts clean
     assert not leaked, f"the test left streaming queries running: {leaked}"
+
+
+@pytest.fixture(autouse=True)
+def no_server_left_running() -> Iterator[None]:
+    yield
+    stop_servers()
 
 
 @pytest.fixture

@@ -29,6 +29,13 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "the home or working folder, or a parent of one)",
     )
     parser.add_argument("--seed", type=int, default=18, help="seed of the workload")
+    parser.add_argument(
+        "--backend",
+        choices=["emulator", "mssql-python", "pymssql"],
+        default="emulator",
+        help="how the stream reads the emulator: in process (default), or over TDS through the "
+        "mssql-python or pymssql driver, as it reads a real SQL Server",
+    )
     parser.set_defaults(run=run)
 
 
@@ -38,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from mssql_cdc.cli.demo_job import run_demo
 
     try:
-        summary = run_demo(args.out, seed=args.seed, force=args.force)
+        summary = run_demo(args.out, seed=args.seed, force=args.force, backend=args.backend)
     except ConfigError as exc:
         print(f"mssql-cdc demo: {exc}", file=sys.stderr)
         return 2

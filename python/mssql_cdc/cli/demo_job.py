@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mssql_cdc.cli.demo_output import prepare_out_dir
 from mssql_cdc.core import checkpoint
@@ -28,6 +29,7 @@ START = datetime(2026, 9, 24, 8, 0, 0)
 RETENTION_MINUTES = 3 * 24 * 60
 STATUSES = ("new", "paid", "shipped", "returned")
 Progress = Callable[[str], None]
+DemoBackend = Literal["emulator", "mssql-python", "pymssql"]
 
 
 @dataclass
@@ -35,6 +37,7 @@ class DemoSummary:
     """What the demo did and found, for the closing summary and for tests."""
 
     out_dir: Path
+    backend: str = "emulator"
     runs: int = 0
     generation: int = 0
     resnapshot: dict[str, Any] | None = None
@@ -127,8 +130,12 @@ def run_demo(
     seed: int = 18,
     progress: Progress = print,
     force: bool = False,
+    backend: DemoBackend = "emulator",
 ) -> DemoSummary:
     """Run the whole demo in `out_dir` (emptied first) and return what it found.
+
+    `backend` is how the stream reads the emulator: in process, or over TDS through a real
+    SQL Server driver (the emulator file is then served on 127.0.0.1 for the demo's length).
 
     Raises:
         ConfigError: `out_dir` is not a folder the demo may empty (see
@@ -139,7 +146,7 @@ def run_demo(
     from mssql_cdc.spark import local_session
 
     out = prepare_out_dir(out_dir, force=force)
-    summary = DemoSummary(out_dir=out)
+    summary = DemoSummary(out_dir=out, backend=backend)
     paths = {name: str(out / name) for name in ("bronze", "facts", "checkpoint")}
 
     progress(f"[1/6] emulator database {out / 'emulator.db'} with table {TABLE}")
@@ -166,12 +173,42 @@ def run_demo(
 
     progress("[2/6] starting Spark (local, Delta from the cached jars)")
     spark = local_session("mssql-cdc-demo", warehouse=out / "spark")
-    options = {
-        "backend": "emulator",
-        "emulatorPath": str(out / "emulator.db"),
-        "captureInstance": instance,
-    }
-    cdc = stream(spark, options)
+    with ExitStack() as cleanup:
+        options = _source(out / "emulator.db", backend, cleanup, progress)
+        cdc = stream(spark, {**options, "captureInstance": instance})
+        _stream_story(cdc, emulator, workload, instance, paths, summary, progress)
+    progress("[6/6] checking bronze against the source table")
+    _conclude(spark, emulator, paths, summary)
+    summary.chart = _chart(summary, out / "retention-headroom.png")
+    emulator.close()
+    _print_summary(summary, paths, progress)
+    return summary
+
+
+def _source(
+    path: Path, backend: DemoBackend, cleanup: ExitStack, progress: Progress
+) -> dict[str, str]:
+    """The source options reading `path` through `backend`; a served file stops with `cleanup`."""
+    if backend == "emulator":
+        progress("      backend: emulator (in process)")
+        return {"backend": "emulator", "emulatorPath": str(path)}
+    from mssql_cdc.emulator.serve import serve
+
+    server = cleanup.enter_context(serve(path))
+    progress(f"      backend: {backend} over TDS to the emulator at {server.host}:{server.port}")
+    return {"backend": backend, "connectionString": server.connection_string(backend)}
+
+
+def _stream_story(
+    cdc: Any,
+    emulator: Emulator,
+    workload: _Workload,
+    instance: str,
+    paths: dict[str, str],
+    summary: DemoSummary,
+    progress: Progress,
+) -> None:
+    """Steps 3 to 5: stream, lose changes to the cleanup job, recover, stream on."""
 
     def run_once(label: str) -> None:
         query = cdc.to_delta(
@@ -213,13 +250,6 @@ def run_demo(
         workload.advance(hours=6, commits=12)
         workload.idle_and_cleanup()
         run_once("steady")
-
-    progress("[6/6] checking bronze against the source table")
-    _conclude(spark, emulator, paths, summary)
-    summary.chart = _chart(summary, out / "retention-headroom.png")
-    emulator.close()
-    _print_summary(summary, paths, progress)
-    return summary
 
 
 def _conclude(spark: Any, emulator: Emulator, paths: dict[str, str], summary: DemoSummary) -> None:
@@ -289,6 +319,7 @@ def _print_summary(summary: DemoSummary, paths: dict[str, str], progress: Progre
     event = summary.resnapshot or {}
     progress("")
     progress("Summary")
+    progress(f"  backend:                    {summary.backend}")
     progress(f"  runs of to_delta:           {summary.runs}")
     progress(
         f"  live generation:            {summary.generation} "
@@ -314,4 +345,9 @@ def _print_summary(summary: DemoSummary, paths: dict[str, str], progress: Progre
     progress(f"  bronze latest image vs source: {verdict}")
     if summary.chart:
         progress(f"  chart:                      {summary.chart}")
-    progress("  " + json.dumps({"generation": summary.generation, "equal": summary.equal}))
+    verdict_json = {
+        "backend": summary.backend,
+        "generation": summary.generation,
+        "equal": summary.equal,
+    }
+    progress("  " + json.dumps(verdict_json))

@@ -18,6 +18,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from mssql_cdc import stream
 from mssql_cdc.emulator import Emulator
+from tests.spark.support.backends import Backend, backend_options
 
 START = datetime(2026, 9, 28, 13, 50)
 
@@ -87,6 +88,7 @@ class Orders:
     extra: dict[str, str] = field(default_factory=dict)
     times: dict[str, str] = field(default_factory=dict)  # commit LSN -> its commit time
     reopen: bool = False
+    backend: Backend = "emulator"
 
     def __post_init__(self) -> None:
         if self.reopen:
@@ -147,8 +149,7 @@ class Orders:
 
     def options(self) -> dict[str, str]:
         return {
-            "backend": "emulator",
-            "emulatorPath": str(self.emu.path),
+            **backend_options(self.emu.path, self.backend),
             "captureInstance": "dbo_orders",
             **self.extra,
         }
