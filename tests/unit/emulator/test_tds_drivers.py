@@ -1,5 +1,6 @@
-"""The emulator over TDS, through real SQL Server drivers: pymssql (FreeTDS), python-tds and
-mssql-python (Microsoft's ODBC driver 18 by default, its Rust `mssql-odbc` provider on demand).
+"""The emulator over TDS, through real SQL Server drivers: pymssql (FreeTDS), python-tds,
+mssql-python (Microsoft's ODBC driver 18 by default, its Rust `mssql-odbc` provider on demand)
+and Microsoft's JDBC driver (a tiny Java program).
 
 The oracle is the emulator's own Python API on the same file; the drivers only ever see the
 wire. Connections stay on 127.0.0.1.
@@ -27,6 +28,7 @@ import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer
 from mssql_cdc.options.connection_string import ConnectionString
+from mssql_cdc.spark import delta_jars
 from mssql_cdc.sqlserver.tsql import statements
 from mssql_cdc.sqlserver.tsql.drivers import Driver, open_session
 from mssql_cdc.sqlserver.tsql.statements import Paramstyle
@@ -297,3 +299,53 @@ def test_the_cli_serves_until_terminated(emulator: Emulator) -> None:
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0
+
+
+_PROGRAM = """
+import java.sql.*;
+
+public class ReadLsns {
+  static String hex(byte[] bytes) {
+    StringBuilder out = new StringBuilder("0x");
+    for (byte b : bytes) out.append(String.format("%02X", b));
+    return out.toString();
+  }
+
+  public static void main(String[] args) throws Exception {
+    try (Connection conn = DriverManager.getConnection(args[0]);
+         Statement plain = conn.createStatement();
+         PreparedStatement bound = conn.prepareStatement("SELECT sys.fn_cdc_get_min_lsn(?)")) {
+      try (ResultSet rows = plain.executeQuery("SELECT sys.fn_cdc_get_max_lsn()")) {
+        rows.next();
+        System.out.println(hex(rows.getBytes(1)));
+      }
+      bound.setString(1, "dbo_orders");
+      try (ResultSet rows = bound.executeQuery()) {
+        rows.next();
+        System.out.println(hex(rows.getBytes(1)));
+      }
+    }
+  }
+}
+"""
+
+
+def test_microsofts_jdbc_driver_reads_the_emulators_lsns(
+    emulator: Emulator, server: TdsServer, tmp_path: Path
+) -> None:
+    # The jar comes from `.cache/jars` (make setup); the program is compiled here with javac.
+    [jar] = [j for j in delta_jars() if j.name.startswith("mssql-jdbc-")]
+    source = tmp_path / "ReadLsns.java"
+    source.write_text(_PROGRAM)
+    subprocess.run(["javac", "-d", str(tmp_path), str(source)], check=True, timeout=120)
+    done = subprocess.run(
+        ["java", "-cp", f"{jar}:{tmp_path}", "ReadLsns", server.connection_string("jdbc")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.split() == [
+        emulator.reader().max_lsn(),
+        emulator.reader().min_lsn("dbo_orders"),
+    ]
