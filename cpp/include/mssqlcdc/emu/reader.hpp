@@ -122,6 +122,30 @@ struct Entry {
   Micros end_utc = 0;
 };
 
+// A forward-only cursor over stored rows, for the TDS front end: it owns its connection and
+// read transaction and holds one row; the transaction ends when it is exhausted or destroyed.
+class RowCursor {
+ public:
+  virtual ~RowCursor() = default;
+  virtual bool next(std::vector<Cell>& row) = 0;  // false at the end
+};
+
+// Stored-cell bounds on the column a cursor is ordered by; open where nullopt.
+struct CellBound {
+  Cell value;
+  bool inclusive = true;
+};
+struct CellRange {
+  std::optional<CellBound> lo;
+  std::optional<CellBound> hi;
+};
+
+// Every table and capture instance, read in one transaction.
+struct Objects {
+  std::vector<Table> tables;
+  std::vector<Instance> instances;
+};
+
 class Reader {
  public:
   explicit Reader(std::filesystem::path file);
@@ -165,6 +189,19 @@ class Reader {
   std::vector<Entry> lsn_time_mapping();
   std::string server_time_zone();  // the IANA name of the time_zone setting, e.g. "UTC"
   std::vector<std::string> tables();
+
+  // Row cursors and the catalog for the TDS front end (rows.cpp). Rows hold stored cells.
+  Objects objects();
+  Micros now();  // UTC: the later of the wall clock and the newest timed event (spec 40, 3.3)
+  // start_lsn, tran_begin_time, tran_end_time, tran_id, tran_begin_lsn by start_lsn.
+  std::unique_ptr<RowCursor> mapping_rows(const CellRange& start_lsn);
+  // __$start_lsn, __$end_lsn, __$seqval, __$operation, __$update_mask, the captured columns by
+  // ordinal, then __$command_id when the table has it; by (__$start_lsn, __$command_id,
+  // __$seqval, __$operation), the order the backends ask for.
+  std::unique_ptr<RowCursor> change_table_rows(std::string_view ci, const CellRange& start_lsn);
+  std::int64_t change_row_count(std::string_view ci);  // rows in cdc.<ci>_CT, for sys.partitions
+  // Every column in column_id order, by primary key (a heap in insertion order, unbounded).
+  std::unique_ptr<RowCursor> table_rows(std::string_view table, const CellRange& first_key);
 
   // Converts a stored key cell back to a caller value (for keys returned to Python).
   static Value to_value(const Cell& c, const SqlType& type);
