@@ -10,6 +10,7 @@
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/emu/zone.hpp"
 #include "mssqlcdc/error.hpp"
+#include "mssqlcdc/tds/builtins.hpp"
 #include "mssqlcdc/tds/objects.hpp"
 #include "mssqlcdc/tds/stored.hpp"
 #include "mssqlcdc/tds/tsql.hpp"
@@ -22,15 +23,6 @@ const ColumnType kLsnType{SqlKind::Binary, 10};
 const ColumnType kIntType{SqlKind::Int};
 const ColumnType kSysnameType{SqlKind::NVarChar, 128};
 const ColumnType kDateTimeType{SqlKind::DateTime};
-
-std::string joined(const ObjectName& name) {
-  std::string out;
-  for (const auto& part : name) {
-    if (!out.empty()) out += '.';
-    out += lower(part);  // appended apart: GCC 12 at -O3 warns falsely (-Wrestrict) on "." + string
-  }
-  return out;
-}
 
 // schema and name of a one- or two-part name; an empty schema means dbo.
 std::pair<std::string, std::string> schema_and_name(const ObjectName& name) {
@@ -93,7 +85,7 @@ class EmulatorCatalog final : public Catalog {
   }
 
   std::optional<TypedValue> scalar(const ObjectName& name, const std::vector<TypedValue>& args) override {
-    const std::string fn = joined(name);
+    const std::string fn = lower(joined(name));
     const auto arity = [&](std::size_t lo, std::size_t hi) {
       if (args.size() < lo || args.size() > hi) {
         throw Error(ErrorKind::Sql,

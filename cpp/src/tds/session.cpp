@@ -45,8 +45,20 @@ bool write_results(Writer& w, const std::vector<StatementResult>& results, Token
     if (!r.rows) continue;
     write_colmetadata(w, r.rows->columns);
     for (const auto& row : r.rows->rows) write_row(w, r.rows->columns, row);
+    std::uint64_t count = r.rows->rows.size();
+    if (r.rows->more) {
+      // A streamed result: an error mid-way ends it as SQL Server does, after the rows sent.
+      std::vector<Value> row;
+      try {
+        for (; r.rows->more(row); ++count) write_row(w, r.rows->columns, row);
+      } catch (const std::exception& e) {
+        write_error(w, as_message(e));
+        write_done(w, done, kDoneError | kDoneMore, kCmdSelect, 0);
+        return false;
+      }
+    }
     const bool last = ends && i + 1 == results.size();
-    write_done(w, done, last ? kDoneCount : kDoneMore | kDoneCount, kCmdSelect, r.rows->rows.size());
+    write_done(w, done, last ? kDoneCount : kDoneMore | kDoneCount, kCmdSelect, count);
     if (last) return true;
   }
   return false;

@@ -1,13 +1,13 @@
 // statements.hpp: what the front end answers, over one emulator file. A Database runs one
-// connection's batches: SET options are accepted, USE names this database, and SELECT lists of
-// scalar expressions are evaluated (sys.fn_cdc_get_min_lsn, sys.fn_cdc_get_max_lsn, CONVERT to
-// text with style 1, the @@ globals drivers probe on connect, literals and parameters).
+// connection's batches: SET options are accepted, USE names this database, and SELECT runs in
+// the query engine (select.hpp) over the emulator's catalog (catalog.hpp).
 // Anything else raises SQL Server's own error: 2812 for an unknown procedure, 208 for an
 // unknown object, 102 for a statement this server cannot read, 195/4121 for unknown functions.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mssqlcdc/tds/relations.hpp"
+#include "mssqlcdc/tds/select.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "mssqlcdc/tds/types.hpp"
 
@@ -27,9 +28,13 @@ namespace mssqlcdc::tds {
 
 struct SqlToken;
 
+// A result's columns, then its rows: those in `rows`, then those `more` produces one at a time
+// until it returns false (a SELECT streams its rows through `more`; it may throw Error(Sql)
+// mid-way, after some rows were sent). `more` may be empty.
 struct ResultSet {
   std::vector<Column> columns;
   std::vector<std::vector<Value>> rows;
+  std::function<bool(std::vector<Value>&)> more;
 };
 
 // One statement's effect: rows, or a changed database, or nothing (a SET).
@@ -37,8 +42,6 @@ struct StatementResult {
   std::optional<ResultSet> rows;
   std::optional<std::string> database;
 };
-
-using Params = std::map<std::string, TypedValue>;  // lower-case names with their '@'
 
 // SQL Server's severity and state for the error numbers this server raises.
 [[nodiscard]] ServerMessage server_error(int number, const std::string& text);
@@ -61,6 +64,7 @@ class Database {
   StatementResult run_statement(const std::vector<SqlToken>& tokens, const Params& params, bool first);
   std::string name_;
   std::unique_ptr<emu::Reader> reader_;
+  std::unique_ptr<Catalog> catalog_;  // over reader_
 };
 
 }  // namespace mssqlcdc::tds
