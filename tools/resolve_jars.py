@@ -1,8 +1,11 @@
-"""Resolve Delta's jars from Maven Central into .cache/jars once (make setup).
+"""Resolve Delta's jars and Microsoft's JDBC driver from Maven Central into .cache/jars once
+(make setup).
 
 Jars whose artifact pyspark already ships (scala-library, jackson, parquet, hadoop, ...) are
 left out: Spark's own copies win on the classpath anyway, and two versions of one library in
 one JVM is a trap. See docs/decisions/0002-delta-jars-from-maven-without-spark-duplicates.md.
+Each POM has its own stamp, so a warm cache starts no Maven at all; resolving Delta anew empties
+the folder, which drops the JDBC stamp too, so the driver is copied back after it (decision 0730).
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ from pathlib import Path
 import pyspark
 
 ROOT = Path(__file__).resolve().parent.parent
-POM = ROOT / "tools" / "jars-pom.xml"
 JARS = ROOT / ".cache" / "jars"
-STAMP = JARS / ".resolved"
+# (what, POM, stamp, the jar that must be there, whether resolving it empties the folder first)
+GROUPS = (
+    ("Delta's jars", ROOT / "tools" / "jars-pom.xml", JARS / ".resolved", "delta-spark", True),
+    ("Microsoft's JDBC driver", ROOT / "tools" / "jdbc-pom.xml", JARS / ".resolved-jdbc",
+     "mssql-jdbc", False),
+)  # fmt: skip
 VERSIONED = re.compile(r"^(?P<artifact>.+?)-\d[\w.\-]*\.jar$")
 
 
@@ -29,11 +36,13 @@ def artifact_of(jar_name: str) -> str:
     return match.group("artifact") if match else jar_name.removesuffix(".jar")
 
 
-def main() -> int:
-    want = hashlib.sha256(POM.read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text().strip() == want and any(JARS.glob("delta-spark*.jar")):
+def resolve(what: str, pom: Path, stamp: Path, marker: str, *, empty_first: bool) -> int:
+    """Copy `pom`'s runtime closure, less what pyspark ships, into JARS unless `stamp` says it
+    is there already."""
+    want = hashlib.sha256(pom.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text().strip() == want and any(JARS.glob(f"{marker}*.jar")):
         return 0
-    print("setup: resolving Delta's jars from Maven Central into .cache/jars", flush=True)
+    print(f"setup: resolving {what} from Maven Central into .cache/jars", flush=True)
     spark_jars = Path(pyspark.__file__).parent / "jars"
     shipped = {artifact_of(p.name) for p in spark_jars.glob("*.jar")}
     with tempfile.TemporaryDirectory() as tmp:
@@ -44,7 +53,7 @@ def main() -> int:
                 "-q",
                 "-B",
                 "-f",
-                str(POM),
+                str(pom),
                 f"-Dmaven.repo.local={ROOT / '.cache' / 'm2'}",
                 "dependency:list",
                 "-DincludeScope=runtime",
@@ -55,15 +64,23 @@ def main() -> int:
         )
         paths = [Path(m.group(1)) for m in re.finditer(r":(/\S+\.jar)", listing.read_text())]
     if not paths:
-        print("setup: Maven listed no jars for Delta; see the output above", file=sys.stderr)
+        print(f"setup: Maven listed no jars for {what}; see the output above", file=sys.stderr)
         return 1
-    if JARS.exists():
+    if empty_first and JARS.exists():
         shutil.rmtree(JARS)
-    JARS.mkdir(parents=True)
+    JARS.mkdir(parents=True, exist_ok=True)
     for path in paths:
         if artifact_of(path.name) not in shipped:
             shutil.copy2(path, JARS / path.name)
-    STAMP.write_text(want + "\n")
+    stamp.write_text(want + "\n")
+    return 0
+
+
+def main() -> int:
+    for what, pom, stamp, marker, empty_first in GROUPS:
+        failed = resolve(what, pom, stamp, marker, empty_first=empty_first)
+        if failed:
+            return failed
     return 0
 
 

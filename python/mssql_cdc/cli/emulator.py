@@ -297,7 +297,8 @@ def _serve(args: argparse.Namespace) -> int:
             f"{server.host}:{server.port}{tls}"
         )
         print(f"  pymssql:      {server.connection_string('pymssql')}")
-        print(f"  mssql-python: {server.connection_string('mssql-python')}", flush=True)
+        print(f"  mssql-python: {server.connection_string('mssql-python')}")
+        print(f"  JDBC:         {server.connection_string('jdbc')}", flush=True)
         signal.pause()
     except KeyboardInterrupt:
         pass

@@ -17,7 +17,7 @@ from mssql_cdc.emulator.wire_faults import WireFault, wire_faults
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "ClientDriver", "TdsServer", "serve"]
 
-ClientDriver = Literal["mssql-python", "pymssql", "python-tds"]
+ClientDriver = Literal["mssql-python", "pymssql", "python-tds", "jdbc"]
 
 DEFAULT_MAX_CONNECTIONS = 64
 """Live connections one server accepts; one past it gets error 17809 at login and is closed."""
@@ -50,17 +50,28 @@ class TdsServer:
         self.tls: bool = self.certificate_pem is not None
 
     def connection_string(self, driver: ClientDriver) -> str:
-        """An ODBC-style connection string for `driver`, as the library's `connectionString`
-        option takes it. With TLS it says `Encrypt=yes;TrustServerCertificate=yes` (the
-        certificate is self-signed); without, mssql-python's says `Encrypt=no`."""
-        login = f"Database={self.database};UID={_USER};PWD={_PASSWORD}"
-        encrypt = "Encrypt=yes;TrustServerCertificate=yes" if self.tls else None
-        if driver == "mssql-python":
+        """A ready connection string for `driver`.
+
+        `mssql-python` and `pymssql` get the ODBC-style form the library's `connectionString`
+        option takes (`Server=host,port;Database=...;UID=...;PWD=...`). With TLS every form
+        asks for encryption and trusts the self-signed certificate; without, mssql-python's
+        says `Encrypt=no` (ODBC 18 encrypts by default). `python-tds` gets pymssql's form;
+        `jdbc` gets Microsoft's JDBC URL.
+        """
+        if driver == "jdbc":
             return (
-                f"Server=tcp:{self.host},{self.port};{login};"
-                f"{encrypt or 'Encrypt=no;TrustServerCertificate=yes'}"
+                f"jdbc:sqlserver://{self.host}:{self.port};databaseName={self.database};"
+                f"user={_USER};password={_PASSWORD};encrypt={str(self.tls).lower()};"
+                "trustServerCertificate=true"
             )
-        return f"Server={self.host},{self.port};{login}" + (f";{encrypt}" if encrypt else "")
+        odbc = (
+            f"Server={self.host},{self.port};Database={self.database};UID={_USER};PWD={_PASSWORD}"
+        )
+        if self.tls:
+            return f"{odbc};Encrypt=yes;TrustServerCertificate=yes"
+        if driver == "mssql-python":
+            return f"{odbc};Encrypt=no;TrustServerCertificate=yes"
+        return odbc
 
     def connect_kwargs(self, driver: Literal["pymssql", "python-tds"]) -> dict[str, Any]:
         """Keyword arguments for `pymssql.connect` or `pytds.connect` that reach this server.
@@ -149,5 +160,6 @@ def serve(
         raise ValueError(f"max_connections {max_connections} must be at least 1")
     script = [fault.as_native() for fault in wire_faults(faults)]
     p = Path(path)
-    server = _native.tds.Server(str(p), host, port, database or p.stem, max_connections, script, tls)
+    name = database or p.stem
+    server = _native.tds.Server(str(p), host, port, name, max_connections, script, tls)
     return TdsServer(server)

@@ -12,8 +12,9 @@ from mssql_cdc.errors import ConfigError
 
 __all__ = ["PYMSSQL_KEYS", "ConnectionString"]
 
-PYMSSQL_KEYS = ("server", "database", "uid", "pwd", "app")
-"""The keys a pymssql connection string may hold (FreeTDS takes no other ODBC keyword)."""
+PYMSSQL_KEYS = ("server", "database", "uid", "pwd", "app", "encrypt", "trustservercertificate")
+"""The keys a pymssql connection string may hold: those the backend turns into pymssql.connect
+arguments (FreeTDS takes no ODBC keyword itself)."""
 
 _OPTION = "connectionString"
 _SECRET_KEY = re.compile(r"pwd|password|secret|token|key", re.IGNORECASE)

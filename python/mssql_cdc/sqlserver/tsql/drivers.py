@@ -94,7 +94,33 @@ def pymssql_arguments(connection: ConnectionString, connect_timeout: int) -> dic
             args[name] = value
     app = connection.get("app")
     args["appname"] = app if app else "mssql-cdc"
+    encrypt = connection.get("encrypt")
+    if encrypt is not None:
+        args["encryption"] = _pymssql_encryption(encrypt)
     return args
+
+
+_ENCRYPTION = {
+    "yes": "require",
+    "true": "require",
+    "mandatory": "require",
+    "optional": "request",
+    "no": "request",
+    "false": "request",
+}
+
+
+def _pymssql_encryption(value: str) -> str:
+    """FreeTDS's `encryption` for an ODBC `Encrypt` value. `no` still lets FreeTDS encrypt the
+    login when the server offers it, as ODBC does; FreeTDS checks no certificate unless told to,
+    so `TrustServerCertificate` needs no counterpart (decision 0731)."""
+    found = _ENCRYPTION.get(value.strip().lower())
+    if found is None:
+        raise ConfigError(
+            f"option connectionString: Encrypt={value!r} cannot be used with pymssql; give "
+            "yes, no or optional (strict, TDS 8.0, needs backend mssql-python)"
+        )
+    return found
 
 
 def open_session(driver: Driver, connection: ConnectionString, *, connect_timeout: int) -> Session:

@@ -69,14 +69,15 @@ class Statement:
     def render(self, paramstyle: Paramstyle) -> tuple[str, tuple[object, ...] | None]:
         """Return the text for a driver and its parameters (None when there are none).
 
-        `qmark` (mssql-python) uses `?`. `pyformat` (pymssql) uses `%s` and doubles every
-        other `%`, which pymssql would otherwise read as a format character.
+        `qmark` (mssql-python) uses `?`. `pyformat` (pymssql) uses `%s` and leaves every other
+        `%` alone: pymssql 2.4 substitutes only its markers and sends `%%` through as two
+        characters, which SQL Server reads as a syntax error (found over the wire, decision 0730).
         """
         if paramstyle == "qmark":
             return self.template.replace(_P, "?"), self.params or None
         if not self.params:
             return self.template, None
-        return self.template.replace("%", "%%").replace(_P, "%s"), self.params
+        return self.template.replace(_P, "%s"), self.params
 
     @property
     def text(self) -> str:
