@@ -175,5 +175,17 @@ TEST(TdsTypes, RealIsFourByteFltnAndGuidSixteenBytes) {
   EXPECT_THROW((void)value({SqlKind::UniqueIdentifier}, Bytes{1, 2}), Error);
 }
 
+TEST(TdsTypes, AnNtextParameterIsReadWithItsFourByteLength) {
+  // ntext, max length, collation; then a 4-byte length and UTF-16LE "ab"; then a NULL.
+  const Bytes b{0x63, 0xFE, 0xFF, 0xFF, 0x7F, 0x09, 0x04, 0xD0, 0x00, 0x34, 4,
+                0,    0,    0,    'a',  0,    'b',  0,    0xFF, 0xFF, 0xFF, 0xFF};
+  Reader r(b);
+  const ColumnType t = read_type_info(r);
+  EXPECT_EQ(t.kind, SqlKind::NVarChar);
+  EXPECT_EQ(read_value(r, t), Value(std::string("ab")));
+  EXPECT_TRUE(is_null(read_value(r, t)));
+  EXPECT_TRUE(r.at_end());
+}
+
 }  // namespace
 }  // namespace mssqlcdc::tds

@@ -26,6 +26,9 @@ enum TypeId : std::uint8_t {
   kFltN = 0x6D,
   kDateTime2N = 0x2A,
   kGuid = 0x24,
+  kImage = 0x22,
+  kText = 0x23,
+  kNText = 0x63,
   kDateN = 0x28,
   kTimeN = 0x29,
   kDateTimeOffsetN = 0x2B,
@@ -441,6 +444,17 @@ ColumnType read_type_info(Reader& r) {
       t.kind = SqlKind::UniqueIdentifier;
       r.skip(1);
       return t;
+    case kText:
+    case kNText:
+    case kImage:
+      // The old LOB types, which ODBC sends for long statements: a 4-byte length, collation for
+      // text; read as the (max) types, `fixed` marking the 4-byte length of their values.
+      t.kind = id == kImage ? SqlKind::VarBinary : id == kText ? SqlKind::VarChar : SqlKind::NVarChar;
+      t.length = kMax;
+      t.fixed = true;
+      r.skip(4);
+      if (id != kImage) r.skip(5);
+      return t;
     case kBigVarBinary: sized(SqlKind::VarBinary, false, false); return t;
     case kBigBinary: sized(SqlKind::Binary, false, false); return t;
     case kBigVarChar: sized(SqlKind::VarChar, false, true); return t;
@@ -551,7 +565,12 @@ Value read_value(Reader& r, const ColumnType& t) {
     default: break;
   }
   Bytes data;
-  if (t.length == kMax) {
+  if (t.length == kMax && t.fixed) {
+    const std::uint32_t n = r.u32le();
+    if (n == 0xFFFFFFFFU) return std::monostate{};
+    const auto part = r.bytes(n);
+    data.assign(part.begin(), part.end());
+  } else if (t.length == kMax) {
     const std::uint64_t total = r.u64le();
     if (total == kPlpNull) return std::monostate{};
     (void)kPlpUnknownLength;  // the chunks end at a zero-length chunk either way

@@ -20,7 +20,12 @@ from mssql_cdc.emulator import Emulator, TdsServer
 from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.sqlserver.tsql import queries
 from mssql_cdc.sqlserver.tsql.drivers import open_session
-from tests.unit.emulator.test_tds_drivers import DRIVERS, connect, server_error
+from tests.unit.emulator.test_tds_drivers import connect, server_error
+
+# The drivers whose DB-API this file speaks: `%s` parameters, `callproc`, numbered errors.
+# mssql-python (qmark, no callproc) reaches the same handlers through the backends' own tests
+# (tests/unit/sqlserver/test_backends_over_tds.py).
+DRIVERS = ["pymssql", "python-tds"]
 
 
 def build(path: Path) -> Emulator:

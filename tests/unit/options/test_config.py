@@ -202,8 +202,26 @@ def test_pymssql_takes_only_the_keys_freetds_understands() -> None:
     ok = parse(backend="pymssql", connectionString="server=h,1433;database=d;uid=u;pwd=p;app=x")
     assert ok.connection_string is not None
     assert ok.connection_string.get("SERVER") == "h,1433"
-    with pytest.raises(ConfigError, match="key 'Encrypt' is not supported with backend 'pymssql'"):
-        parse(backend="pymssql", connectionString="Encrypt=yes;" + CONN)
+    with pytest.raises(
+        ConfigError, match="key 'MultiSubnetFailover' is not supported with backend 'pymssql'"
+    ):
+        parse(backend="pymssql", connectionString="MultiSubnetFailover=yes;" + CONN)
+
+
+def test_pymssql_reads_encrypt_as_freetds_encryption() -> None:
+    from mssql_cdc.sqlserver.tsql.drivers import pymssql_arguments
+
+    def encryption(value: str) -> object:
+        config = parse(backend="pymssql", connectionString=f"Encrypt={value};" + CONN)
+        assert config.connection_string is not None
+        return pymssql_arguments(config.connection_string, 5).get("encryption")
+
+    assert encryption("yes") == "require"
+    assert encryption("Mandatory") == "require"
+    assert encryption("no") == "request"
+    assert encryption("optional") == "request"
+    with pytest.raises(ConfigError, match="Encrypt='strict' cannot be used with pymssql"):
+        encryption("strict")
 
 
 def test_the_connection_string_is_never_shown() -> None:

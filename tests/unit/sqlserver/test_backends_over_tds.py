@@ -8,6 +8,7 @@ emulator backend on the same file, which is the oracle. Connections stay on 127.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -18,6 +19,7 @@ import pyarrow as pa
 import pytest
 
 from mssql_cdc.core import lsn
+from mssql_cdc.core.ranges import split_piece
 from mssql_cdc.emulator import Emulator, TdsServer
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import KeyBound
@@ -165,15 +167,27 @@ def test_nth_commit_after_is_the_in_process_one(
             ), (probe, n)
 
 
-@pytest.mark.parametrize("tiles", [1, 2, 3, 50])
-def test_split_tiles_are_the_in_process_tiles(
+@pytest.mark.parametrize("tiles", [1, 2, 3, 4, 50])
+def test_split_tiles_plan_the_same_rows_as_in_process_without_splitting_a_commit(
     scenario: Scenario, wire: Backend, oracle: Backend, tiles: int
 ) -> None:
-    first, last = scenario.commits[0], scenario.commits[-1]
+    """NTILE over rows and the emulator's commit-aligned bounds may put a bound on different
+    commits (spec 10 section 5.3 lets the source merge either); what both must give is the same
+    rows, and ranges that cover the piece and end on commits."""
+    last = scenario.commits[-1]
+    commits = set(scenario.commits)
     for instance in (*scenario.instances, "dbo_idle"):
-        assert wire.planner.split_points(instance, first, last, tiles) == (
-            oracle.planner.split_points(instance, first, last, tiles)
-        ), instance
+        first = max(scenario.commits[0], oracle.planner.min_lsn(instance) or lsn.ZERO)
+        found = wire.planner.split_points(instance, first, last, tiles)
+        expected = oracle.planner.split_points(instance, first, last, tiles)
+        assert sum(t.rows for t in found) == sum(t.rows for t in expected), instance
+        assert len(found) <= tiles
+        ranges = split_piece(first, last, found, min_rows=1)
+        assert ranges[0][0] == first
+        assert ranges[-1][1] == last
+        for (_, end), (start, _) in pairwise(ranges):
+            assert end in commits, (instance, end)
+            assert start == lsn.increment(end)
 
 
 def test_the_capture_catalog_answers_as_in_process(
