@@ -8,10 +8,10 @@ emulator backend on the same file, which is the oracle. Connections stay on 127.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import pairwise
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
