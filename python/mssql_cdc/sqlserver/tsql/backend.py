@@ -1,8 +1,8 @@
 """The T-SQL backends for a real SQL Server: one class per caller-named Protocol.
 
 Each object owns one session (one connection) and closes it in `close()`. None of them is
-pickled: executors build their own reader from the options. Not yet run against a live
-server (docs/sqlserver.md).
+pickled: executors build their own reader from the options. Run over TDS against the
+emulator's front end, not yet against a live server (docs/sqlserver.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """SnapshotReader over T-SQL: a source table's columns, key planning and rows of a key range.
 
 Every source-table read first sets the isolation level explicitly (READ COMMITTED or
-SNAPSHOT; never NOLOCK) and, when configured, `SET LOCK_TIMEOUT`. Not yet run against a live
-server (docs/sqlserver.md).
+SNAPSHOT; never NOLOCK) and, when configured, `SET LOCK_TIMEOUT`. Run over TDS against the
+emulator's front end, not yet against a live server (docs/sqlserver.md).
 """
 
 from __future__ import annotations
