@@ -12,6 +12,7 @@ __all__ = [
     "CaptureInstanceLimitError",
     "ClockError",
     "ConfigError",
+    "ConnectionLostError",
     "ConstraintError",
     "DataLossError",
     "EmulatorError",
@@ -84,6 +85,14 @@ class SchemaChangedError(MssqlCdcError):
 
 class NativeStateError(MssqlCdcError):
     """The native core refused an operation that is not allowed in the current state."""
+
+
+class ConnectionLostError(MssqlCdcError, ConnectionError):
+    """The connection to SQL Server broke while a result was arriving, and the driver ended the
+    result as if it were whole: the rows read are not all. Transient (SQLSTATE 08S01): the
+    read is retried on a new connection."""
+
+    sqlstate = "08S01"
 
 
 # The SQL Server CDC emulator's errors (docs/emulator.md); mssql_cdc.emulator re-exports them.

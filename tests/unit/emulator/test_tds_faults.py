@@ -398,3 +398,42 @@ def test_faults_fire_in_whichever_connection_meets_them_first(emulator: Emulator
         for conn in conns:
             conn.close()
     assert failures == [1205]
+
+
+@pytest.mark.parametrize("backend", ["mssql-python", "pymssql"])
+def test_a_change_read_cut_mid_stream_fails_and_never_looks_complete(
+    emulator: Emulator, backend: str
+) -> None:
+    from mssql_cdc.errors import ConnectionLostError
+    from mssql_cdc.options.config import SourceConfig
+    from mssql_cdc.sqlserver.backend_choice import open_backend
+    from mssql_cdc.sqlserver.metadata import ReadColumn
+
+    for i in range(2, 40):
+        emulator.commit([("insert", "dbo.orders", {"order_id": i})])
+    lo, hi = emulator.min_lsn("dbo_orders"), emulator.max_lsn()
+    assert lo is not None
+    assert hi is not None
+    drop = WireFault("drop", match="__$start_lsn", after_rows=5)
+    with serve(emulator.path, faults=[drop]) as server:
+        options = {"backend": backend, "connectionString": server.connection_string(backend)}
+        source = open_backend(SourceConfig.from_options({**options, "captureInstance": "x"}))
+        columns = [ReadColumn("order_id", "INT", "int")]
+        read: list[int] = []
+        with pytest.raises(Exception) as caught:  # noqa: PT011 - each driver raises its own
+            for batch in source.changes.read_changes(
+                "dbo_orders",
+                lo,
+                hi,
+                columns=columns,
+                include_command_id=True,
+                time_zone="UTC",
+                batch_rows=1000,
+            ):
+                read.append(batch.num_rows)
+        assert sum(read) < 40
+        assert retry.is_transient(caught.value), repr(caught.value)
+        if backend == "mssql-python":
+            assert isinstance(caught.value, ConnectionLostError)
+        with suppress(Exception):
+            source.close()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.errors import ConnectionLostError
 from mssql_cdc.sqlserver.metadata import ReadColumn
 
 if TYPE_CHECKING:
@@ -222,6 +223,25 @@ class BatchSizer:
         self.bytes += batch.nbytes
 
 
+_LINK_FAILURE = "Communication link failure"
+
+
+def raise_if_cut(cursor: Any) -> None:
+    """Raise ConnectionLostError when the driver ended a result because the link broke.
+
+    mssql-python (ODBC) returns the rows that arrived and reports the failure only in
+    `cursor.messages`; a cut read would otherwise look complete (decision 0740).
+    """
+    for message in getattr(cursor, "messages", None) or ():
+        text = message[1] if isinstance(message, tuple) and len(message) > 1 else message
+        if _LINK_FAILURE in str(text):
+            raise ConnectionLostError(
+                "the connection to SQL Server broke while change rows were arriving "
+                f"({str(text).strip()[:200]}); the rows read are not all, so the task fails "
+                "and Spark's retry reads the range again on a new connection"
+            )
+
+
 def fetch_batches(
     cursor: Any, *, arrow: bool, schema: pa.Schema, constants: dict[str, Any], batch_rows: int
 ) -> Iterator[pa.RecordBatch]:
@@ -237,11 +257,13 @@ def fetch_batches(
         if arrow:
             raw = cursor.arrow_batch(size)
             if raw.num_rows == 0:
+                raise_if_cut(cursor)
                 return
             [batch] = to_schema([raw], schema, constants)
         else:
             rows = cursor.fetchmany(size)
             if not rows:
+                raise_if_cut(cursor)
                 return
             batch = rows_to_batch(rows, names, schema, constants)
         sizer.record(batch)
