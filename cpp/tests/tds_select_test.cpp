@@ -613,6 +613,23 @@ TEST_F(Select, EachBadInputGetsSqlServersErrorNumber) {
   EXPECT_EQ(error_of("SELECT * FROM cdc.fn_cdc_get_all_changes_nothing(1, 2, 'all')"), 208);
 }
 
+TEST_F(Select, AStatementNestedTooDeeplyGetsError191NotACrash) {
+  const auto repeat = [](const std::string& part, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += part;
+    return out;
+  };
+  EXPECT_EQ(error_of("SELECT " + repeat("(", 100000) + "1" + repeat(")", 100000)), 191);
+  EXPECT_EQ(error_of("SELECT 1" + repeat(" + 1", 100000)), 191);
+  EXPECT_EQ(error_of("SELECT 1 WHERE " + repeat("NOT ", 100000) + "1 = 1"), 191);
+  EXPECT_EQ(error_of("SELECT " + repeat("- ", 100000) + "1"), 191);
+  EXPECT_EQ(error_of("SELECT * FROM " + repeat("(SELECT * FROM ", 1000) + "t" + repeat(") AS x", 1000)), 191);
+  EXPECT_EQ(error_of("SELECT " + repeat("ABS(", 100000) + "1" + repeat(")", 100000)), 191);
+  // Within the bound, nesting works.
+  EXPECT_EQ(error_of("SELECT " + repeat("(", 50) + "1" + repeat(")", 50)), 0) << last_message;
+  EXPECT_EQ(error_of("SELECT 1" + repeat(" + 1", 50)), 0) << last_message;
+}
+
 TEST_F(Select, AnErrorInALaterRowSurfacesWhileStreaming) {
   RowSource src = run_select(parse_select(lex("SELECT 10 / (3 - o.order_id) FROM dbo.orders AS o")), catalog, {});
   std::vector<Value> row;

@@ -1,7 +1,9 @@
 // The SELECT grammar, by precedence from loosest: OR, AND, NOT, comparisons (= <> < <= > >=,
 // BETWEEN, IN, LIKE, IS NULL), + -, * / %, unary minus, postfix COLLATE and AT TIME ZONE.
+#include <algorithm>
 #include <utility>
 
+#include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/builtins.hpp"
 #include "mssqlcdc/tds/select.hpp"
 #include "mssqlcdc/tds/tsql.hpp"
@@ -25,6 +27,10 @@ bool reserved(const SqlToken& t) {
 bool is_aggregate(const std::string& name) {
   return name == "count" || name == "count_big" || name == "min" || name == "max" || name == "sum" || name == "avg";
 }
+
+// Deeper statements get error 191: SQL Server's own limit is of this order, and a connection
+// thread's stack holds this many levels of the parser and the evaluator with room to spare.
+constexpr int kMaxNesting = 128;
 
 class Parser {
  public:
@@ -73,6 +79,7 @@ class Parser {
   }
 
   std::unique_ptr<Query> query() {
+    const Nested nested(*this);
     auto q = std::make_unique<Query>();
     q->cores.push_back(core());
     while (word("UNION")) {
@@ -235,6 +242,9 @@ class Parser {
     e->kind = kind;
     e->op = std::move(op);
     e->args = std::move(args);
+    for (const auto& a : e->args) e->depth = std::max(e->depth, a->depth + 1);
+    // A long chain (1+1+...+1) nests as deeply as parentheses do, for the evaluator's recursion.
+    if (e->depth > kMaxNesting) nested_too_deeply();
     e->text = e->op + "(";
     for (const auto& a : e->args) e->text += a->text + ",";
     e->text += ")";
@@ -248,7 +258,10 @@ class Parser {
     return v;
   }
 
-  ExprPtr expression() { return disjunction(); }
+  ExprPtr expression() {
+    const Nested nested(*this);
+    return disjunction();
+  }
 
   ExprPtr disjunction() {
     ExprPtr e = conjunction();
@@ -260,9 +273,14 @@ class Parser {
     while (word("AND")) e = make(ExprKind::Binary, "AND", list(std::move(e), negation()));
     return e;
   }
+  // Prefix operators are counted in a loop and applied after, so a run of them deepens the
+  // tree (bounded by make()) but not the parser's recursion.
   ExprPtr negation() {
-    if (word("NOT")) return make(ExprKind::Unary, "NOT", list(negation()));
-    return comparison();
+    int nots = 0;
+    while (word("NOT")) ++nots;
+    ExprPtr e = comparison();
+    while (nots-- > 0) e = make(ExprKind::Unary, "NOT", list(std::move(e)));
+    return e;
   }
 
   ExprPtr comparison() {
@@ -328,9 +346,17 @@ class Parser {
     return e;
   }
   ExprPtr unary() {
-    if (symbol('-')) return make(ExprKind::Unary, "-", list(unary()));
-    if (symbol('+')) return unary();
-    return postfix();
+    int minuses = 0;
+    for (;;) {
+      if (symbol('-')) {
+        ++minuses;
+      } else if (!symbol('+')) {
+        break;
+      }
+    }
+    ExprPtr e = postfix();
+    while (minuses-- > 0) e = make(ExprKind::Unary, "-", list(std::move(e)));
+    return e;
   }
 
   ExprPtr postfix() {
@@ -501,6 +527,8 @@ class Parser {
       }
       expect_symbol(')');
     }
+    for (const auto& a : e->args) e->depth = std::max(e->depth, a->depth + 1);
+    if (e->depth > kMaxNesting) nested_too_deeply();
     e->text = e->op + (e->star ? "(*" : "(");
     for (const auto& a : e->args) e->text += a->text + ",";
     e->text += e->over ? ")over" : ")";
@@ -530,8 +558,31 @@ class Parser {
     return e;
   }
 
+  // Counts the parser's recursion (parentheses, NOT, unary minus, derived tables) so a hostile
+  // statement ends with SQL Server's error 191 instead of exhausting the connection thread's stack.
+  class Nested {
+   public:
+    explicit Nested(Parser& p) : p_(p) {
+      if (++p_.nesting_ > kMaxNesting) nested_too_deeply();
+    }
+    ~Nested() { --p_.nesting_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    Parser& p_;
+  };
+
+  [[noreturn]] static void nested_too_deeply() {
+    throw Error(ErrorKind::Sql,
+                "Some part of your SQL statement is nested too deeply. Rewrite the query or break it up into "
+                "smaller queries.",
+                191);
+  }
+
   const std::vector<SqlToken>& t_;
   std::size_t i_ = 0;
+  int nesting_ = 0;
 };
 
 }  // namespace

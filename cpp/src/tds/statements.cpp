@@ -70,6 +70,7 @@ ServerMessage server_error(int number, const std::string& text) {
     case 102:
     case 105:
     case 156:
+    case 191:
     case 195:
       m.severity = 15;
       m.state = number == 195 ? 10 : 1;

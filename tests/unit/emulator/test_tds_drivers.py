@@ -220,8 +220,14 @@ def test_mssql_pythons_rust_provider_reads_the_min_lsn(
         ("SELECT order_id FROM dbo.no_such_table", 208, "Invalid object name 'dbo.no_such_table'."),
         ("SELEKT 1", 2812, "Could not find stored procedure 'SELEKT'."),
         ("SELECT 1 +", 102, "Incorrect syntax near '+'."),
+        (
+            "SELECT " + "(" * 100_000 + "1" + ")" * 100_000,
+            191,
+            "Some part of your SQL statement is nested too deeply. Rewrite the query or break it "
+            "up into smaller queries.",
+        ),
     ],
-    ids=["unknown procedure", "unknown table", "a misspelt keyword is a call", "syntax"],
+    ids=["unknown procedure", "unknown table", "a misspelt keyword is a call", "syntax", "deep"],
 )
 def test_a_bad_statement_gets_sql_servers_error_and_the_connection_goes_on(
     driver: str, sql: str, number: int, message: str, server: TdsServer

@@ -62,6 +62,7 @@ struct Expr {
   std::vector<ExprPtr> partition;
   std::vector<OrderItem> order;
   std::string text;  // the expression as normalized text, to match GROUP BY expressions
+  int depth = 1;     // levels of operators below and including this one (parser's bound: 191)
 };
 
 struct Query;
