@@ -65,3 +65,31 @@ TEST(TdsPacket, AHeaderShorterThanItselfIsRefused) {
 
 }  // namespace
 }  // namespace mssqlcdc::tds
+
+namespace mssqlcdc::tds {
+namespace {
+
+TEST(TdsPacket, AMessageGrowingPastTheBoundEndsTheConnectionInsteadOfTheServersMemory) {
+  MessageAssembler assembler;
+  const Bytes body(kMaxPacketSize - kHeaderSize, 0x41);
+  PacketHeader h{};
+  h.type = PacketType::SqlBatch;
+  h.status = 0;  // never the end of the message
+  h.length = static_cast<std::uint16_t>(body.size() + kHeaderSize);
+  std::size_t sent = 0;
+  EXPECT_THROW(
+      {
+        while (sent <= kMaxMessageBytes) {
+          (void)assembler.add(h, body);
+          sent += body.size();
+        }
+      },
+      Error);
+  EXPECT_LE(sent, kMaxMessageBytes);
+  // The assembler starts over: a small message is accepted after it.
+  h.status = kStatusEndOfMessage;
+  EXPECT_TRUE(assembler.add(h, Bytes{1, 2}).has_value());
+}
+
+}  // namespace
+}  // namespace mssqlcdc::tds

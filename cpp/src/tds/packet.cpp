@@ -52,6 +52,11 @@ std::optional<Message> MessageAssembler::add(const PacketHeader& header, std::sp
     // RESETCONNECTION (0x08) and RESETCONNECTIONSKIPTRAN (0x10) arrive on a message's first packet.
     partial_->reset_connection = (header.status & 0x18) != 0;
   }
+  if (partial_->payload.size() + body.size() > kMaxMessageBytes) {
+    partial_.reset();
+    throw Error(ErrorKind::InvalidArgument, "a client message exceeds " + std::to_string(kMaxMessageBytes >> 20) +
+                                                " MiB; the connection is closed");
+  }
   partial_->payload.insert(partial_->payload.end(), body.begin(), body.end());
   if ((header.status & kStatusEndOfMessage) == 0) return std::nullopt;
   std::optional<Message> done = std::move(partial_);

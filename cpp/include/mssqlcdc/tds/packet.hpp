@@ -58,8 +58,14 @@ struct Message {
 
 // Joins the packets of one message. add() returns the message at its last packet; a message
 // whose last packet says "ignore" is dropped (nothing returned), as the client asked.
+// The largest client message (a batch or an RPC with its parameters) a connection holds: a
+// client that sends more is disconnected rather than allowed to grow the server without bound.
+inline constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
+
 class MessageAssembler {
  public:
+  // Adds one packet; returns the message at its last packet. Throws Error(InvalidArgument) when
+  // the message grows past kMaxMessageBytes.
   std::optional<Message> add(const PacketHeader& header, std::span<const std::uint8_t> body);
 
  private:
