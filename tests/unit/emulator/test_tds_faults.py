@@ -29,6 +29,7 @@ from mssql_cdc.emulator.serve import serve
 from mssql_cdc.emulator.wire_faults import WireFault, wire_faults
 from mssql_cdc.sqlserver.tsql import retry
 from mssql_cdc.sqlserver.tsql.drivers import error_number
+from tests.unit.support.tds_emulator import one_order
 
 DRIVERS = ["pymssql", "python-tds"]
 ALL_DRIVERS = [*DRIVERS, "mssql-python"]
@@ -48,10 +49,7 @@ SERVER_ERRORS = {
 
 @pytest.fixture
 def emulator(tmp_path: Path) -> Iterator[Emulator]:
-    emu = Emulator.create(tmp_path / "shop.db", start="2026-09-28T13:50:00")
-    emu.create_table("dbo.orders", {"order_id": "int"}, primary_key="order_id")
-    emu.enable_cdc("dbo.orders")
-    emu.commit([("insert", "dbo.orders", {"order_id": 1})], at="2026-09-28T14:00")
+    emu = one_order(tmp_path / "shop.db")
     yield emu
     emu.close()
 

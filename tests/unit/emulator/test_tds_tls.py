@@ -26,6 +26,7 @@ from mssql_cdc.emulator import Emulator, TdsServer
 from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.sqlserver.tsql import statements
 from mssql_cdc.sqlserver.tsql.drivers import open_session
+from tests.unit.support.tds_emulator import one_order
 
 PASSWORD = "Tls-Pa55word!"  # any password logs in; this one is easy to look for
 QUERY = "SELECT sys.fn_cdc_get_max_lsn()"
@@ -78,10 +79,7 @@ class Relay:
 
 @pytest.fixture
 def emulator(tmp_path: Path) -> Iterator[Emulator]:
-    emu = Emulator.create(tmp_path / "shop.db", start="2026-09-28T13:50:00")
-    emu.create_table("dbo.orders", {"order_id": "int"}, primary_key="order_id")
-    emu.enable_cdc("dbo.orders")
-    emu.commit([("insert", "dbo.orders", {"order_id": 1})], at="2026-09-28T14:00")
+    emu = one_order(tmp_path / "shop.db")
     yield emu
     emu.close()
 
