@@ -3,6 +3,10 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 VENV := .venv
 PY := $(VENV)/bin/python
+# ccache (when installed) shares compiled objects between clones and build folders: paths
+# under this folder are hashed relative to it, and the working folder is left out of the hash.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 CMAKE_FLAGS := -G Ninja -DMSSQLCDC_BUILD_TESTS=ON -DMSSQLCDC_BUILD_PYTHON=OFF
 
 .PHONY: help setup demo test test-cpp test-cpp-sanitize lint test-python bench clean
@@ -38,7 +42,7 @@ lint: ## ruff (lint and format), mypy --strict and clang-format (.clang-format) 
 
 test-python: ## pytest: tests/unit (no JVM), then tests/spark (local Spark and Delta)
 	@$(PY) -m pytest tests/unit -q
-	@$(PY) -m pytest tests/spark -q
+	@$(PY) -m pytest tests/spark -q --durations=20
 
 bench: setup ## run the benchmarks (or ONLY="b4_snapshot ...") and write bench/REPORT.md
 	@$(PY) bench/run.py $(ONLY)
