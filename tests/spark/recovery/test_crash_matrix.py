@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -184,6 +185,18 @@ def test_a_crash_during_a_full_recovery_is_finished_by_the_next_run(
         assert event["duration_ms"] is None
     if point == "recovery.after_event":
         assert event["rows"] == 3
+
+
+def test_a_killed_full_recovery_over_tds_is_finished_by_the_next_run(history: History) -> None:
+    """A kill row over the wire (issue 15): the killed child and the next run read the
+    emulator served over TDS, through mssql-python."""
+    orders = replace(restore(history.purged), backend="mssql-python")
+    crash(orders, "snapshot.after_append", "kill")
+    state = orders.state()
+    assert state is not None
+    assert "recovering" in state
+    orders.run()
+    assert_invariants(orders)
 
 
 @pytest.mark.parametrize("how", ["raise", "kill"])
