@@ -1,0 +1,32 @@
+"""One local Spark Connect session with Delta per test run; no test may leave a query running.
+
+The Connect server runs in this pytest process's JVM, which must hold no classic session:
+`make test-python` runs this tier in a pytest process of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+from mssql_cdc.spark import local_connect_session
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    # No try/except: if Spark, Delta or the Connect server cannot start, every test here fails.
+    session = local_connect_session("mssql-cdc-connect-tests", warehouse=tmp_path_factory.mktemp("spark"))
+    assert type(session).__module__.startswith("pyspark.sql.connect"), type(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_query_left_running(spark: SparkSession) -> Iterator[None]:
+    yield
+    leaked = [q.name or q.id for q in spark.streams.active]
+    for query in spark.streams.active:
+        query.stop()  # so the next test starts clean
+    assert not leaked, f"the test left streaming queries running: {leaked}"
