@@ -1,6 +1,6 @@
 """Table references, creation on first write, kind checks and migrations of the library's tables.
 
-A table argument holding `/` or `:` is a path (`DeltaTable.forPath`, ``delta.`<path>` `` in SQL);
+A table argument holding `/` or `:` is a path (``delta.`<path>` `` in SQL);
 any other string is a catalog name. Both are normalized once, by `table_ref`, before they are
 compared or used: a path resolved, a name parsed and then always backquoted. Tables are created
 only by writers, in the newest shape, stamped with `mssql_cdc.kind` and
@@ -13,13 +13,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.tables import definitions as schemas
+from mssql_cdc.tables.creation import create_statement
 from mssql_cdc.tables.definitions import TableKind
 from mssql_cdc.tables.migrations import Migration, sql_string
 from mssql_cdc.tables.migrations import bronze as bronze_migrations
@@ -41,6 +42,7 @@ __all__ = [
     "VERSION_PROPERTY",
     "TableHandle",
     "TableRef",
+    "create_table_sql",
     "ensure_table",
     "migrations_for",
     "open_for_read",
@@ -253,7 +255,7 @@ def ensure_table(
         if handle is None:
             raise
         return handle
-    # createIfNotExists is silent when a table appeared since the look; check what is there.
+    # IF NOT EXISTS is silent when a table appeared since the look; check what is there.
     return TableHandle(ref, kind, _checked_version(spark, ref, kind), created=True)
 
 
@@ -288,21 +290,20 @@ def open_for_read(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> 
     return TableHandle(ref, kind, _checked_version(spark, ref, kind, writing=False))
 
 
+def create_table_sql(ref: TableRef, kind: TableKind, columns: Sequence[ShapeColumn]) -> str:
+    """Return the CREATE TABLE IF NOT EXISTS statement of a new `kind` table: its columns with
+    their comments, the kind's table comment, the kind and newest schema version stamped, and
+    Delta column mapping for a bronze or silver column name that needs it."""
+    properties = {KIND_PROPERTY: kind, VERSION_PROPERTY: str(len(migrations_for(kind)))}
+    if kind in ("bronze", "silver") and needs_column_mapping(c.name for c in columns):
+        properties["delta.columnMapping.mode"] = "name"
+    return create_statement(ref.sql, columns, comment=_TABLE_COMMENTS[kind], properties=properties)
+
+
 def _create(
     spark: SparkSession, ref: TableRef, kind: TableKind, columns: list[ShapeColumn]
 ) -> None:
-    from delta.tables import DeltaTable
-
-    builder = DeltaTable.createIfNotExists(spark)
-    builder = builder.location(ref.name) if ref.is_path else builder.tableName(ref.name)
-    for column in columns:
-        builder = builder.addColumn(column.name, column.type, nullable=True, comment=column.comment)
-    builder = builder.comment(_TABLE_COMMENTS[kind])
-    builder = builder.property(KIND_PROPERTY, kind)
-    builder = builder.property(VERSION_PROPERTY, str(len(migrations_for(kind))))
-    if kind in ("bronze", "silver") and needs_column_mapping(c.name for c in columns):
-        builder = builder.property("delta.columnMapping.mode", "name")
-    builder.execute()
+    spark.sql(create_table_sql(ref, kind, columns))
 
 
 _TABLE_COMMENTS: dict[TableKind, str] = {
