@@ -9,7 +9,7 @@ import socket
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from mssql_cdc.errors import ConfigError
 
@@ -162,7 +162,10 @@ def local_connect_session(
     # stops its local server on stop() while SPARK_LOCAL_REMOTE is set (pyspark's local mode).
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
     os.environ["SPARK_LOCAL_REMOTE"] = "1"
-    return ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+    # pyspark's own builder types a Connect session as a SparkSession the same way
+    return cast(
+        "SparkSession", ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+    )
 
 
 def _active_connect_session() -> SparkSession | None:
@@ -171,8 +174,7 @@ def _active_connect_session() -> SparkSession | None:
         return None
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-    active: SparkSession | None = ConnectSession.getActiveSession()
-    return active
+    return cast("SparkSession | None", ConnectSession.getActiveSession())
 
 
 def _checked(cores: int) -> int:

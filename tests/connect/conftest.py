@@ -17,7 +17,8 @@ from mssql_cdc.spark import local_connect_session
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     # No try/except: if Spark, Delta or the Connect server cannot start, every test here fails.
-    session = local_connect_session("mssql-cdc-connect-tests", warehouse=tmp_path_factory.mktemp("spark"))
+    home = tmp_path_factory.mktemp("spark")
+    session = local_connect_session("mssql-cdc-connect-tests", warehouse=home)
     assert type(session).__module__.startswith("pyspark.sql.connect"), type(session)
     yield session
     session.stop()

@@ -66,11 +66,9 @@ def test_a_replayed_batch_commits_once_and_a_crash_before_the_facts_is_finished_
     assert bronze_rows(spark, bronze) == sorted(with_batch(first, 0) + with_batch(second, 1))
     batches = sorted((r for r in facts_rows(spark, facts) if r["event"] is None),
                      key=lambda r: r["batch_id"])  # fmt: skip
-    assert [
-        (r["batch_id"], r["rows"], r["min_lsn"], r["max_lsn"], r["inserts"], r["updates"])
-        + (r["deletes"], r["app_id"], r["generation"], r["target"])
-        for r in batches
-    ] == [
+    columns = ("batch_id", "rows", "min_lsn", "max_lsn", "inserts", "updates", "deletes")
+    columns += ("app_id", "generation", "target")
+    assert [tuple(r[c] for c in columns) for r in batches] == [
         (0, 4, lsn(1), lsn(2), 2, 1, 0, "orders", 0, bronze),
         (1, 2, lsn(3), lsn(4), 1, 0, 1, "orders", 0, bronze),
     ]
