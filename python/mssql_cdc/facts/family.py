@@ -297,7 +297,8 @@ def _read(
     Raises:
         TableOutOfReach: the caller reads through Spark.
     """
-    return read_rows(ref, columns=columns, where=where).to_pylist()
+    rows: list[dict[str, Any]] = read_rows(ref, columns=columns, where=where).to_pylist()
+    return rows
 
 
 def open_facts(

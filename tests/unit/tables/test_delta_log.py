@@ -28,8 +28,9 @@ class NoSpark:
 SPARK: Any = NoSpark()
 
 
-def append(path: Path, value: int, *, metadata: str | None = None,
-           txn: tuple[str, int] | None = None) -> None:
+def append(
+    path: Path, value: int, *, metadata: str | None = None, txn: tuple[str, int] | None = None
+) -> None:
     custom = None if metadata is None else {"userMetadata": metadata}
     apps = None if txn is None else [Transaction(app_id=txn[0], version=txn[1])]
     write_deltalake(
@@ -118,7 +119,8 @@ def test_a_commits_actions_txn_keys_and_metadata_are_summarized(tmp_path: Path) 
     first = reader.commit(1)
     compaction = reader.commit(2)
 
-    assert first is not None and compaction is not None
+    assert first is not None
+    assert compaction is not None
     assert first.kinds == {"commitInfo", "txn", "add"}
     assert first.txn_app_ids == ("A#facts",)
     assert (first.commit_id, first.operation, first.user_metadata) == (
@@ -126,8 +128,10 @@ def test_a_commits_actions_txn_keys_and_metadata_are_summarized(tmp_path: Path) 
         "WRITE",
         '{"facts":"batch"}',
     )
-    assert first.output_rows == 7 and first.all_data_change
-    assert compaction.operation == "OPTIMIZE" and not compaction.all_data_change
+    assert first.output_rows == 7
+    assert first.all_data_change
+    assert compaction.operation == "OPTIMIZE"
+    assert not compaction.all_data_change
 
 
 def test_a_commit_file_log_cleanup_removed_reads_as_unknown(tmp_path: Path) -> None:
@@ -145,7 +149,8 @@ def test_a_commit_file_log_cleanup_removed_reads_as_unknown(tmp_path: Path) -> N
 def test_a_missing_table_has_no_head(tmp_path: Path) -> None:
     reader = LogReader.open(SPARK, table_ref(str(tmp_path / "missing")))
 
-    assert reader is not None and reader.head() is None
+    assert reader is not None
+    assert reader.head() is None
 
 
 def test_transaction_versions_are_the_last_recorded_per_app_id(tmp_path: Path) -> None:
@@ -225,8 +230,11 @@ def test_the_table_state_is_the_version_and_the_live_file_count(tmp_path: Path) 
     [
         pytest.param(lambda p: None, False, id="a missing path"),
         pytest.param(lambda p: p.mkdir(), False, id="an empty folder"),
-        pytest.param(lambda p: (p / "_delta_log").mkdir(parents=True), False,
-                     id="a log folder with no commit yet"),
+        pytest.param(
+            lambda p: (p / "_delta_log").mkdir(parents=True),
+            False,
+            id="a log folder with no commit yet",
+        ),
         pytest.param(lambda p: append(p, 1), True, id="a delta table"),
     ],
 )
@@ -263,7 +271,7 @@ class CatalogOnly:
         self.catalog = self
         self.asked: list[str] = []
 
-    def tableExists(self, name: str) -> bool:  # noqa: N802 - Spark's name
+    def tableExists(self, name: str) -> bool:
         self.asked.append(name)
         return name == "`ops`.`facts`"
 
