@@ -11,10 +11,12 @@ A missing facts table reads as empty, so a dry run on a new stream needs none.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
+
+import pyarrow.compute as pc
 
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.lsn import Lsn
@@ -26,7 +28,6 @@ from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
 
 if TYPE_CHECKING:
-    import pyarrow.compute as pc
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
@@ -273,8 +274,6 @@ def snapshot_facts(
     if not checked and tables.open_for_read(spark, ref, "facts") is None:
         return SnapshotFacts((), events)
     try:
-        import pyarrow.compute as pc
-
         where = family_filter(app_id) & pc.field("event").isin(list(events))
         return SnapshotFacts(tuple(_read(ref, FACT_COLUMNS, where)), events)
     except TableOutOfReach:
@@ -292,11 +291,7 @@ def snapshot_facts(
 def _read(
     ref: tables.TableRef, columns: tuple[str, ...], where: pc.Expression
 ) -> list[dict[str, Any]]:
-    """The facts rows of `ref` read in process, as `collect()` would give them.
-
-    Raises:
-        TableOutOfReach: the caller reads through Spark.
-    """
+    """The facts rows of `ref` read in process, as `collect()` gives them; TableOutOfReach."""
     rows: list[dict[str, Any]] = read_rows(ref, columns=columns, where=where).to_pylist()
     return rows
 
@@ -347,30 +342,20 @@ def batch_samples(
 ) -> tuple[BatchSample, ...]:
     """The family's micro-batch rows of the last `days`: headroom and retention figures."""
     since = now_naive() - timedelta(days=days)
-    columns = (
-        "written_at",
-        "retention_headroom_hours",
-        "source_max_commit_ts",
-        "retention_watermark_ts",
+    found = _micro_batches(
+        spark,
+        facts_table,
+        app_id,
+        (
+            "written_at",
+            "retention_headroom_hours",
+            "source_max_commit_ts",
+            "retention_watermark_ts",
+        ),
+        pc.field("written_at") >= since,
+        lambda rows: rows.where(rows["written_at"] >= since),
     )
-    ref = tables.table_ref(facts_table)
-    if tables.open_for_read(spark, ref, "facts") is None:
-        return ()
-    try:
-        import pyarrow.compute as pc
-
-        where = family_filter(app_id) & pc.field("event").is_null()
-        where = where & (pc.field("written_at") >= since)
-        found = [tuple(r[c] for c in columns) for r in _read(ref, columns, where)]
-    except TableOutOfReach:  # a catalog name, or a path only Spark reads
-        rows = spark.table(ref.sql).where(family_condition(app_id))
-        found = [
-            tuple(r)
-            for r in rows.where(rows["event"].isNull() & (rows["written_at"] >= since))
-            .select(*columns)
-            .collect()
-        ]
-    return tuple(BatchSample(r[0], r[1], r[2], r[3]) for r in found if r[0] is not None)
+    return tuple(BatchSample(*r.values()) for r in found or () if r["written_at"] is not None)
 
 
 def sink_has_batches(spark: SparkSession, facts_table: str, sink: str) -> bool:
@@ -379,8 +364,6 @@ def sink_has_batches(spark: SparkSession, facts_table: str, sink: str) -> bool:
     if handle is None:
         return False
     try:
-        import pyarrow.compute as pc
-
         where = pc.field("event").is_null() & (pc.field("app_id") == sink)
         return bool(_read(handle.ref, ("app_id",), where))
     except TableOutOfReach:
@@ -393,30 +376,44 @@ def newest_batch(
     spark: SparkSession, facts_table: str, app_id: str
 ) -> tuple[float | None, datetime | None] | None:
     """The family's newest micro-batch row by `written_at`: (headroom hours, written_at)."""
+    found = _micro_batches(
+        spark,
+        facts_table,
+        app_id,
+        ("retention_headroom_hours", "written_at"),
+        None,
+        lambda rows: rows.orderBy(rows["written_at"].desc()).limit(1),
+    )
+    # as ORDER BY written_at DESC: NULLs last
+    newest = max(
+        found or (),
+        key=lambda r: (r["written_at"] is not None, r["written_at"] or datetime.min),
+        default=None,
+    )
+    if newest is None:
+        return None
+    headroom = newest["retention_headroom_hours"]
+    return (None if headroom is None else float(headroom), newest["written_at"])
+
+
+def _micro_batches(
+    spark: SparkSession,
+    facts_table: str,
+    app_id: str,
+    columns: tuple[str, ...],
+    where: pc.Expression | None,
+    query: Callable[[DataFrame], DataFrame],
+) -> list[dict[str, Any]] | None:
+    """`columns` of the family's micro-batch rows kept by the Arrow filter `where`, read in
+    process; through Spark, those `query` keeps. None without the facts table."""
     ref = tables.table_ref(facts_table)
     if tables.open_for_read(spark, ref, "facts") is None:
         return None
-    columns = ("retention_headroom_hours", "written_at")
     try:
-        import pyarrow.compute as pc
-
-        where = family_filter(app_id) & pc.field("event").is_null()
-        found = _read(ref, columns, where)
-        # ORDER BY written_at DESC puts NULLs last
-        newest = sorted(
-            found, key=lambda r: (r["written_at"] is not None, r["written_at"] or datetime.min)
-        )[-1:]
+        kept = family_filter(app_id) & pc.field("event").is_null()
+        return _read(ref, columns, kept if where is None else kept & where)
     except TableOutOfReach:  # a catalog name, or a path only Spark reads
         rows = spark.table(ref.sql).where(family_condition(app_id))
-        newest = [
-            r.asDict()
-            for r in rows.where(rows["event"].isNull())
-            .orderBy(rows["written_at"].desc())
-            .select(*columns)
-            .limit(1)
-            .collect()
+        return [
+            r.asDict() for r in query(rows.where(rows["event"].isNull())).select(*columns).collect()
         ]
-    if not newest:
-        return None
-    headroom = newest[0]["retention_headroom_hours"]
-    return (None if headroom is None else float(headroom), newest[0]["written_at"])
