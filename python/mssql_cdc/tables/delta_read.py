@@ -43,7 +43,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class TableOutOfReach(Exception):  # noqa: N818 - internal: a fallback signal, not a failure
+class TableOutOfReach(Exception):
     """The table cannot be read in this process; the caller reads it through Spark."""
 
 

@@ -116,13 +116,29 @@ def test_a_table_with_a_reader_feature_deltalake_lacks_is_out_of_reach(tmp_path:
     log = tmp_path / "future" / "_delta_log"
     log.mkdir(parents=True)
     actions = [
-        {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
-                      "readerFeatures": ["aFeatureFromTheFuture"],
-                      "writerFeatures": ["aFeatureFromTheFuture"]}},
-        {"metaData": {"id": "t-1", "format": {"provider": "parquet", "options": {}},
-                      "schemaString": json.dumps({"type": "struct", "fields": [
-                          {"name": "a", "type": "long", "nullable": True, "metadata": {}}]}),
-                      "partitionColumns": [], "configuration": {}, "createdTime": 1}},
+        {
+            "protocol": {
+                "minReaderVersion": 3,
+                "minWriterVersion": 7,
+                "readerFeatures": ["aFeatureFromTheFuture"],
+                "writerFeatures": ["aFeatureFromTheFuture"],
+            }
+        },
+        {
+            "metaData": {
+                "id": "t-1",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(
+                    {
+                        "type": "struct",
+                        "fields": [{"name": "a", "type": "long", "nullable": True, "metadata": {}}],
+                    }
+                ),
+                "partitionColumns": [],
+                "configuration": {},
+                "createdTime": 1,
+            }
+        },
     ]
     (log / f"{0:020d}.json").write_text("\n".join(json.dumps(a) for a in actions) + "\n")
 
