@@ -12,6 +12,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from mssql_cdc.spark import local_connect_session
+from tests.spark.support.query_guard import no_query_left_running  # noqa: F401 - autouse
 
 
 @pytest.fixture(scope="session")
@@ -22,12 +23,3 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     assert type(session).__module__.startswith("pyspark.sql.connect"), type(session)
     yield session
     session.stop()
-
-
-@pytest.fixture(autouse=True)
-def no_query_left_running(spark: SparkSession) -> Iterator[None]:
-    yield
-    leaked = [q.name or q.id for q in spark.streams.active]
-    for query in spark.streams.active:
-        query.stop()  # so the next test starts clean
-    assert not leaked, f"the test left streaming queries running: {leaked}"

@@ -1,74 +1,18 @@
-"""`delta_sink` on a Spark Connect session: a batch offered twice commits once, a crash between
-bronze's append and the facts commit is finished by the replay (docs/sink.md, 'exactly once').
-
-Batches are hand-built (`sink_batches`); bronze's commits are read from its Delta log files.
+"""`delta_sink` on a Spark Connect session: a batch offered twice commits once, and a crash
+between bronze's append and the facts commit is finished by the replay (docs/sink.md). The
+story is the classic tier's (`sink_replay`), run here on the Connect session.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pytest
 from pyspark.sql import SparkSession
 
-from mssql_cdc import delta_sink
-from mssql_cdc.testing import InjectedFault, failpoints
-from tests.spark.support.sink_batches import (
-    bronze_rows,
-    change,
-    commit_metadata,
-    facts_rows,
-    latest_version,
-    lsn,
-    reading,
-)
-
-
-def with_batch(rows: list[tuple[Any, ...]], batch_id: int) -> list[tuple[Any, ...]]:
-    return [(*row, batch_id) for row in rows]
+from tests.spark.support.sink_replay import check_a_replayed_batch_commits_once
 
 
 def test_a_replayed_batch_commits_once_and_a_crash_before_the_facts_is_finished_by_the_replay(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    bronze, facts = str(tmp_path / "bronze"), str(tmp_path / "facts")
-    first = [change(1, 2, 1, "a"), change(2, 2, 2, "b"), change(2, 3, 1, "a", 1)]
-    first.append(change(2, 4, 1, "a2", 2))  # an update: its before (3) and after (4) image
-    second = [change(3, 1, 2, "b"), change(4, 2, 3, "c")]
-    sink = delta_sink(bronze, "orders", facts)
-
-    sink(reading(spark, first), 0)
-    sink(reading(spark, first), 0)  # the same batch offered twice
-    assert bronze_rows(spark, bronze) == sorted(with_batch(first, 0))
-    after_first = latest_version(spark, bronze)
-    assert commit_metadata(spark, bronze, after_first) == {
-        "batch_id": 0,
-        "app_id": "orders",
-        "rows": 4,
-        "min_lsn": lsn(1),
-        "max_lsn": lsn(2),
-        "min_commit_ts": "2026-10-01T12:00:01.000",
-        "max_commit_ts": "2026-10-01T12:00:02.000",
-        "inserts": 2,
-        "updates": 1,
-        "deletes": 0,
-    }
-
-    with failpoints({"sink.after_target_write": "raise"}), pytest.raises(InjectedFault):
-        sink(reading(spark, second), 1)
-    crashed = latest_version(spark, bronze)
-    assert crashed == after_first + 1  # bronze took batch 1, the facts did not
-    restarted = delta_sink(bronze, "orders", facts)  # Spark replays batch 1 after a restart
-    restarted(reading(spark, second), 1)
-
-    assert latest_version(spark, bronze) == crashed  # the replay appended nothing to bronze
-    assert bronze_rows(spark, bronze) == sorted(with_batch(first, 0) + with_batch(second, 1))
-    batches = sorted((r for r in facts_rows(spark, facts) if r["event"] is None),
-                     key=lambda r: r["batch_id"])  # fmt: skip
-    columns = ("batch_id", "rows", "min_lsn", "max_lsn", "inserts", "updates", "deletes")
-    columns += ("app_id", "generation", "target")
-    assert [tuple(r[c] for c in columns) for r in batches] == [
-        (0, 4, lsn(1), lsn(2), 2, 1, 0, "orders", 0, bronze),
-        (1, 2, lsn(3), lsn(4), 1, 0, 1, "orders", 0, bronze),
-    ]
+    check_a_replayed_batch_commits_once(spark, str(tmp_path / "bronze"), str(tmp_path / "facts"))
