@@ -112,18 +112,20 @@ class TableRef:
         return DeltaTable.forName(spark, self.name)
 
     def exists(self, spark: SparkSession) -> bool:
-        from delta.tables import DeltaTable
+        """Whether a Delta table is there: a catalog name in Spark's catalog; a path as deltalake
+        finds it (a folder of files without a Delta log is none), or, where this process
+        cannot tell (`/dbfs/...`, a URI deltalake cannot open), as Spark resolves it."""
+        from mssql_cdc.tables.delta_read import find_table
 
         if self.location is None:
             return bool(spark.catalog.tableExists(self.name))
-        if DeltaTable.isDeltaTable(spark, self.location):
-            return True
-        # isDeltaTable answers from the log state this JVM cached; a table another writer
-        # created since then is seen only by a lookup that updates the log.
+        found = find_table(self)
+        if found is not None:
+            return found
         from pyspark.errors import AnalysisException
 
-        try:
-            DeltaTable.forPath(spark, self.location)
+        try:  # the schema makes Spark Connect resolve the path too
+            spark.read.format("delta").load(self.location).schema  # noqa: B018
         except AnalysisException:
             return False
         return True
