@@ -32,7 +32,6 @@ from mssql_cdc.tables.retry import is_concurrent_commit_error, retry_on_conflict
 from mssql_cdc.tables.shapes import ShapeColumn, needs_column_mapping, shape_of
 
 if TYPE_CHECKING:
-    from delta.tables import DeltaTable
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
@@ -103,13 +102,6 @@ class TableRef:
         if self.location is not None:
             return "delta.`" + self.location.replace("`", "``") + "`"
         return quote_parts(self.parts)
-
-    def delta_table(self, spark: SparkSession) -> DeltaTable:
-        from delta.tables import DeltaTable
-
-        if self.location is not None:
-            return DeltaTable.forPath(spark, self.location)
-        return DeltaTable.forName(spark, self.name)
 
     def exists(self, spark: SparkSession) -> bool:
         """Whether a Delta table is there: a catalog name in Spark's catalog; a path as deltalake
@@ -204,9 +196,6 @@ class TableHandle:
     kind: TableKind
     version: int
     created: bool = False
-
-    def delta_table(self, spark: SparkSession) -> DeltaTable:
-        return self.ref.delta_table(spark)
 
 
 def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
