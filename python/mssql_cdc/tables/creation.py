@@ -46,8 +46,13 @@ def create_statement(
     comment: str,
     properties: Mapping[str, str],
 ) -> str:
-    """Return `CREATE TABLE IF NOT EXISTS` for a Delta table: `table` is its SQL name
-    (``delta.`<path>` `` or a backquoted name), every column nullable, in the given order."""
+    """Return `CREATE TABLE` for a Delta table: `table` is its SQL name (``delta.`<path>` ``
+    or a backquoted name), every column nullable, in the given order.
+
+    Without IF NOT EXISTS: for a path that exists (someone's files, an empty log folder) that
+    clause makes Spark skip the statement silently; without it Spark says the table already
+    exists, which the caller handles (decision 0810).
+    """
     specs = ", ".join(
         f"{quote_identifier(c.name)} {sql_type(c.type)}"
         + ("" if c.comment is None else f" COMMENT {sql_string(c.comment)}")
@@ -55,6 +60,6 @@ def create_statement(
     )
     props = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in properties.items())
     return (
-        f"CREATE TABLE IF NOT EXISTS {table} ({specs}) USING delta "
+        f"CREATE TABLE {table} ({specs}) USING delta "
         f"COMMENT {sql_string(comment)} TBLPROPERTIES ({props})"
     )

@@ -32,7 +32,6 @@ from mssql_cdc.tables.retry import is_concurrent_commit_error, retry_on_conflict
 from mssql_cdc.tables.shapes import ShapeColumn, needs_column_mapping, shape_of
 
 if TYPE_CHECKING:
-    from delta.tables import DeltaTable
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
@@ -103,13 +102,6 @@ class TableRef:
         if self.location is not None:
             return "delta.`" + self.location.replace("`", "``") + "`"
         return quote_parts(self.parts)
-
-    def delta_table(self, spark: SparkSession) -> DeltaTable:
-        from delta.tables import DeltaTable
-
-        if self.location is not None:
-            return DeltaTable.forPath(spark, self.location)
-        return DeltaTable.forName(spark, self.name)
 
     def exists(self, spark: SparkSession) -> bool:
         """Whether a Delta table is there: a catalog name in Spark's catalog; a path as deltalake
@@ -205,9 +197,6 @@ class TableHandle:
     version: int
     created: bool = False
 
-    def delta_table(self, spark: SparkSession) -> DeltaTable:
-        return self.ref.delta_table(spark)
-
 
 def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
     """Return the Delta table properties of an existing table."""
@@ -246,7 +235,7 @@ def ensure_table(
         _create(spark, ref, kind, columns)
     except Exception as exc:  # a lost creation race is used; the rest re-raise
         if not _created_by_another_writer(spark, ref, exc):
-            if any(code in str(exc) for code in _NOT_A_DELTA_LOCATION):
+            if ref.is_path and any(code in str(exc) for code in _NOT_A_DELTA_LOCATION):
                 raise ConfigError(
                     f"{ref}: the location holds files but no Delta table; pass an empty or new "
                     "location, or move the files away"
@@ -257,7 +246,7 @@ def ensure_table(
         if handle is None:
             raise
         return handle
-    # IF NOT EXISTS is silent when a table appeared since the look; check what is there.
+    # The kind and version are read back, as a table that already existed would be.
     return TableHandle(ref, kind, _checked_version(spark, ref, kind), created=True)
 
 
@@ -293,7 +282,7 @@ def open_for_read(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> 
 
 
 def create_table_sql(ref: TableRef, kind: TableKind, columns: Sequence[ShapeColumn]) -> str:
-    """Return the CREATE TABLE IF NOT EXISTS statement of a new `kind` table: its columns with
+    """Return the CREATE TABLE statement of a new `kind` table: its columns with
     their comments, the kind's table comment, the kind and newest schema version stamped, and
     Delta column mapping for a bronze or silver column name that needs it."""
     properties = {KIND_PROPERTY: kind, VERSION_PROPERTY: str(len(migrations_for(kind)))}
@@ -316,9 +305,17 @@ _TABLE_COMMENTS: dict[TableKind, str] = {
 }
 
 
-# What creating a table says about a location with a log folder but no commit yet: another
-# writer may be between the two, or a creator died there.
-_MID_CREATION = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_TABLE_NOT_FOUND")
+# What creating a table by path says about a location that exists but holds no table yet:
+# another writer may be between making its log folder and committing, a creator died there, or
+# the folder holds someone's files. CREATE TABLE says "already exists" for all three (decision
+# 0810); the DeltaTable builder said these.
+_MID_CREATION = (
+    "ALREADY_EXISTS",
+    "already exists",
+    "FileAlreadyExistsException",
+    "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION",
+    "DELTA_TABLE_NOT_FOUND",
+)
 _NOT_A_DELTA_LOCATION = (*_MID_CREATION, "DELTA_MISSING_DELTA_TABLE")
 # How long a location another writer is creating a table in may show files without a commit.
 _CREATION_WAIT_SECONDS = 15.0
@@ -327,13 +324,14 @@ _CREATION_WAIT_SECONDS = 15.0
 def _created_by_another_writer(spark: SparkSession, ref: TableRef, exc: BaseException) -> bool:
     """Tell whether `exc` lost a creation race to a writer whose table now exists.
 
-    Delta reports the race as a conflict or an existing file once the other commit landed, and
-    as a non-empty location or a missing table while the other writer has made its log folder
-    but not yet its first commit; those wait a little for the commit to appear.
+    Delta reports the race as a conflict once the other commit landed; a catalog name says it
+    already exists. A path that exists without a table may be another writer's log folder
+    before its first commit: those wait a little for the commit to appear.
     """
-    if _lost_creation_race(exc):
+    text = str(exc)
+    if is_concurrent_commit_error(exc) or (not ref.is_path and "ALREADY_EXISTS" in text):
         return ref.exists(spark)
-    if not any(code in str(exc) for code in _MID_CREATION):
+    if not ref.is_path or not any(code in text for code in _MID_CREATION):
         return False
     deadline = time.monotonic() + _CREATION_WAIT_SECONDS
     while not ref.exists(spark):
@@ -341,14 +339,6 @@ def _created_by_another_writer(spark: SparkSession, ref: TableRef, exc: BaseExce
             return False
         time.sleep(0.2)
     return True
-
-
-def _lost_creation_race(exc: BaseException) -> bool:
-    text = str(exc)
-    return is_concurrent_commit_error(exc) or any(
-        marker in text
-        for marker in ("ALREADY_EXISTS", "already exists", "FileAlreadyExistsException")
-    )
 
 
 def _checked_version(

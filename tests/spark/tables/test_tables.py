@@ -265,4 +265,4 @@ def test_a_table_created_by_sql_matches_one_the_deltatable_builder_created(
         assert row["description"] == (
             "mssql_cdc silver: the current row of each key of one source table"
         )
-        assert (row["minReaderVersion"], row["minWriterVersion"]) == (2, 5), sql_name
+        assert (row["minReaderVersion"], row["minWriterVersion"]) == (3, 7), sql_name

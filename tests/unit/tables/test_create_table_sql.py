@@ -30,19 +30,17 @@ def test_a_silver_table_at_a_path_is_created_with_its_columns_comments_and_prope
     )
     sql = create_table_sql(table_ref("/data/silver"), "silver", shape_of("silver", schema))
     assert sql == (
-        "CREATE TABLE IF NOT EXISTS delta.`/data/silver` (`id` int, `amount` decimal(18,2), "
+        "CREATE TABLE delta.`/data/silver` (`id` int, `amount` decimal(18,2), "
         f"{SILVER_TAIL}) USING delta {SILVER_COMMENT} "
         "TBLPROPERTIES ('mssql_cdc.kind' = 'silver', 'mssql_cdc.schema_version' = '0')"
     )
 
 
 def test_odd_column_names_are_backquoted_and_turn_column_mapping_on() -> None:
-    schema = StructType(
-        [StructField("order id", LongType()), StructField("we`ird", StringType())]
-    )
+    schema = StructType([StructField("order id", LongType()), StructField("we`ird", StringType())])
     sql = create_table_sql(table_ref("ops.Silver"), "silver", shape_of("silver", schema))
     assert sql == (
-        "CREATE TABLE IF NOT EXISTS `ops`.`Silver` (`order id` bigint, `we``ird` string, "
+        "CREATE TABLE `ops`.`Silver` (`order id` bigint, `we``ird` string, "
         f"{SILVER_TAIL}) USING delta {SILVER_COMMENT} "
         "TBLPROPERTIES ('mssql_cdc.kind' = 'silver', 'mssql_cdc.schema_version' = '0', "
         "'delta.columnMapping.mode' = 'name')"
@@ -52,7 +50,7 @@ def test_odd_column_names_are_backquoted_and_turn_column_mapping_on() -> None:
 def test_the_control_table_is_stamped_with_its_newest_schema_version() -> None:
     sql = create_table_sql(table_ref("/c/control"), "control", shape_of("control", None))
     assert sql.startswith(
-        "CREATE TABLE IF NOT EXISTS delta.`/c/control` (`table_name` STRING COMMENT 'Exact "
+        "CREATE TABLE delta.`/c/control` (`table_name` STRING COMMENT 'Exact "
         "table string passed to advance, or the silver target', `finalized_until` TIMESTAMP_NTZ "
     )
     assert sql.endswith(
@@ -72,11 +70,9 @@ def test_nested_types_quote_their_field_names_and_strings_escape_quotes() -> Non
         ]
     )
     columns = [ShapeColumn("s", nested, "it's a \\ struct"), ShapeColumn("x", "INT", None)]
-    sql = create_statement(
-        "delta.`/t`", columns, comment="o'k", properties={"k'": "v\\"}
-    )
+    sql = create_statement("delta.`/t`", columns, comment="o'k", properties={"k'": "v\\"})
     assert sql == (
-        "CREATE TABLE IF NOT EXISTS delta.`/t` (`s` STRUCT<`a b`: int NOT NULL, "
+        "CREATE TABLE delta.`/t` (`s` STRUCT<`a b`: int NOT NULL, "
         "`tags`: ARRAY<string>, `m`: MAP<string, bigint>> COMMENT 'it\\'s a \\\\ struct', "
         "`x` INT) USING delta COMMENT 'o\\'k' TBLPROPERTIES ('k\\'' = 'v\\\\')"
     )

@@ -68,6 +68,12 @@ CREATION = [
 ]
 
 
+def written(*, rows: str, **info: str) -> dict[str, Any]:
+    """A WRITE commit's commitInfo with `info`'s fields and `rows` output rows."""
+    metrics = {"numOutputRows": rows}
+    return {"commitInfo": {"operation": "WRITE", "operationMetrics": metrics, **info}}
+
+
 def add(name: str, *, data_change: bool = True) -> dict[str, Any]:
     return {
         "add": {
@@ -99,14 +105,7 @@ def test_a_commits_actions_txn_keys_and_metadata_are_summarized(tmp_path: Path) 
         [
             CREATION,
             [
-                {
-                    "commitInfo": {
-                        "operation": "WRITE",
-                        "txnId": "c1",
-                        "userMetadata": '{"facts":"batch"}',
-                        "operationMetrics": {"numOutputRows": "7"},
-                    }
-                },
+                written(txnId="c1", userMetadata='{"facts":"batch"}', rows="7"),
                 {"txn": {"appId": "A#facts", "version": 3}},
                 add("p1"),
             ],
@@ -193,13 +192,7 @@ def test_a_commits_output_rows_come_from_its_operation_metrics(tmp_path: Path) -
         [
             CREATION,
             [
-                {
-                    "commitInfo": {
-                        "operation": "WRITE",
-                        "userMetadata": '{"lsn":"0x05"}',
-                        "operationMetrics": {"numOutputRows": "42"},
-                    }
-                },
+                written(userMetadata='{"lsn":"0x05"}', rows="42"),
                 add("p1"),
             ],
         ],
