@@ -4,7 +4,7 @@ same reads through Spark answer (the oracle: each read again with the in-process
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,7 +42,7 @@ def spark_jobs(spark: SparkSession, read: Callable[[], T]) -> tuple[T, int]:
 
 
 @pytest.fixture
-def facts_path(spark: SparkSession, table_dir: Path) -> Iterator[str]:
+def facts_path(spark: SparkSession, table_dir: Path) -> str:
     path = str(table_dir / "facts")
     tables.ensure_table(spark, path, "facts")
     now = now_naive().replace(microsecond=123_000)
@@ -97,7 +97,7 @@ def facts_path(spark: SparkSession, table_dir: Path) -> Iterator[str]:
         written_at=now,
     )
     facts.append_facts(spark, path, [opened, done], key=facts_keys.events_key("orders", 1))
-    yield path
+    return path
 
 
 def reads(spark: SparkSession, path: str) -> dict[str, Callable[[], Any]]:
@@ -118,16 +118,6 @@ def reads(spark: SparkSession, path: str) -> dict[str, Callable[[], Any]]:
         "commits": lambda: find_commits(spark, path, lambda m: m.get("facts") == "batch"),
         "table state": lambda: table_state_module.table_state(spark, tables.table_ref(path)),
     }
-
-
-# What opening a table for reading asks Spark: its properties (the kind check).
-CHECKS_KIND = {
-    "newest batch",
-    "batch samples",
-    "sink has batches",
-    "last batch",
-    "silver's snapshot facts",
-}
 
 
 def test_bookkeeping_reads_of_a_path_table_run_no_spark_job(
