@@ -20,7 +20,7 @@ setup: ## install apt packages, .venv, the package (with its C++ core) and Delta
 demo: setup ## the main job on the embedded emulator: stream, lose data to cleanup, recover
 	@$(VENV)/bin/mssql-cdc demo --out demo-output
 
-test: setup ## the whole suite: C++ (plain and sanitized), ruff, mypy, pytest unit and Spark tiers
+test: setup ## the whole suite: C++ (plain and sanitized), ruff, mypy, pytest unit, Spark and Connect tiers
 	@$(MAKE) --no-print-directory test-cpp test-cpp-sanitize lint test-python
 
 test-cpp: ## GoogleTest suite of the C++ core
@@ -40,9 +40,10 @@ lint: ## ruff (lint and format), mypy --strict and clang-format (.clang-format) 
 	@$(VENV)/bin/mypy
 	@find cpp \( -name '*.hpp' -o -name '*.cpp' \) -print0 | xargs -0 clang-format --dry-run --Werror
 
-test-python: ## pytest: tests/unit (no JVM), then tests/spark (local Spark and Delta)
+test-python: ## pytest: tests/unit (no JVM), tests/spark (local Spark and Delta), tests/connect (Spark Connect)
 	@$(PY) -m pytest tests/unit -q
 	@$(PY) -m pytest tests/spark -q --durations=20
+	@$(PY) -m pytest tests/connect -q --durations=5  # its own process: the Connect server needs a JVM without a classic session
 
 bench: setup ## run the benchmarks (or ONLY="b4_snapshot ...") and write bench/REPORT.md
 	@$(PY) bench/run.py $(ONLY)

@@ -22,11 +22,13 @@ from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.details import format_time, parse_time
 from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.merge_sql import merge_into
+from mssql_cdc.tables.migrations import quote_identifier
 from mssql_cdc.tables.retry import retry_on_conflict
 from mssql_cdc.tables.writes import append
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "ControlRow",
@@ -275,25 +277,25 @@ def _merge(
     Without a position the row is left untouched unless the verdict moves, so `advance` writes
     no change when the verdict stays.
     """
-    from pyspark.sql import functions as F
-
     source = _row(spark, name, verdict, position)
-    values = source.columns
+    values = [quote_identifier(c) for c in source.columns]
     newer = (
         "s.finalized_until IS NOT NULL AND "
         "(t.finalized_until IS NULL OR s.finalized_until > t.finalized_until)"
     )
-    moved: dict[str, str | Column] = {c: f"s.{c}" for c in values if c != "table_name"}
-    merge = (
-        ref.delta_table(spark).alias("t").merge(source.alias("s"), "t.table_name = s.table_name")
-    )
+    moved = {c: f"s.{c}" for c in values if c != "`table_name`"}
     if position is None:
-        merge = merge.whenMatchedUpdate(condition=newer, set=moved)
+        matched = f"WHEN MATCHED AND {newer} THEN UPDATE SET "
     else:
-        for c in _VERDICT:
-            moved[c] = F.expr(f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END")
-        merge = merge.whenMatchedUpdate(set=moved)
-    merge.whenNotMatchedInsert(values={c: f"s.{c}" for c in values}).execute()
+        for c in map(quote_identifier, _VERDICT):
+            moved[c] = f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END"
+        matched = "WHEN MATCHED THEN UPDATE SET "
+    clauses = [
+        matched + ", ".join(f"t.{c} = {expr}" for c, expr in moved.items()),
+        f"WHEN NOT MATCHED THEN INSERT ({', '.join(values)}) "
+        f"VALUES ({', '.join(f's.{c}' for c in values)})",
+    ]
+    merge_into(ref.sql, source, on="t.table_name = s.table_name", clauses=clauses)
 
 
 def _row(

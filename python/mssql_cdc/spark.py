@@ -1,19 +1,28 @@
-"""A local SparkSession with Delta Lake, for tests, the demo and users' own work."""
+"""Local SparkSessions with Delta Lake (classic or Spark Connect), for tests, the demo and
+users' own work."""
 
 from __future__ import annotations
 
 import os
+import secrets
+import socket
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from mssql_cdc.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["NATIVE_CHECKED_ENV", "delta_jars", "local_session", "skip_native_rebuild_check"]
+__all__ = [
+    "NATIVE_CHECKED_ENV",
+    "delta_jars",
+    "local_connect_session",
+    "local_session",
+    "skip_native_rebuild_check",
+]
 
 JARS_ENV = "MSSQL_CDC_JARS"
 NATIVE_CHECKED_ENV = "MSSQL_CDC_NATIVE_CHECKED"
@@ -76,18 +85,114 @@ def local_session(
     """Return a local SparkSession (`local[cores]`) with Delta Lake from the cached jars.
 
     The session uses UTC, few shuffle partitions and no UI; its warehouse and metastore live
-    under `warehouse`, or under a new temporary folder. An active session is returned as is.
+    under `warehouse`, or under a new temporary folder. An active session is returned as is,
+    a Spark Connect one first. With the SPARK_REMOTE environment variable set (a Spark Connect
+    URL, `sc://host:port/;token=...`), a Connect session to that server is returned instead:
+    the server brings Delta Lake (docs/spark-connect.md).
 
     Raises:
         ConfigError: `cores` is below 1, or Delta's jars are missing (run `make setup`).
     """
-    if cores < 1:
-        raise ConfigError(f"local_session: cores={cores} must be at least 1")
+    _checked(cores)
     from pyspark.sql import SparkSession
 
-    active = SparkSession.getActiveSession()
+    active = _active_connect_session() or SparkSession.getActiveSession()
     if active is not None:
         return active
+    remote = os.environ.get("SPARK_REMOTE", "").strip()
+    if remote:
+        return SparkSession.builder.remote(remote).getOrCreate()
+    builder = SparkSession.builder.appName(app_name).master(f"local[{cores}]")
+    for key, value in _local_configs(cores, warehouse, driver_memory).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def local_connect_session(
+    app_name: str = "mssql-cdc",
+    *,
+    cores: int = 2,
+    warehouse: str | os.PathLike[str] | None = None,
+    driver_memory: str = "2g",
+) -> SparkSession:
+    """Return a Spark Connect session to a local Connect server with Delta Lake, started here.
+
+    The server runs `local[cores]` in this process's JVM with the settings of `local_session`,
+    on a free port of 127.0.0.1 with a random token; stopping the returned session stops it.
+    An active Connect session is returned as is. Needs the `connect` extra
+    (`pip install mssql-cdc[connect]`); docs/spark-connect.md.
+
+    Raises:
+        ConfigError: `cores` is below 1, Delta's jars are missing (run `make setup`), or this
+            process runs a classic SparkSession already (start the Connect session in a
+            process of its own).
+    """
+    _checked(cores)
+    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    active = _active_connect_session()
+    if active is not None:
+        return active
+    if SparkSession.getActiveSession() is not None:
+        raise ConfigError(
+            "local_connect_session: this process runs a classic SparkSession, whose JVM the "
+            "Connect server would have to share; stop it first, or start the Connect session "
+            "in a process of its own"
+        )
+    port = _free_port()
+    # The client sends the token and the server requires it; pyspark's own local mode does
+    # the same, but always on port 15002, which another local server may hold.
+    os.environ.setdefault("SPARK_CONNECT_AUTHENTICATE_TOKEN", secrets.token_hex(16))
+    configs = {
+        **_local_configs(cores, warehouse, driver_memory),
+        "spark.plugins": "org.apache.spark.sql.connect.SparkConnectPlugin",
+        "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.sql.artifact.isolation.enabled": "true",
+        "spark.sql.artifact.isolation.alwaysApplyClassloader": "true",
+    }
+    builder = SparkSession.builder.appName(app_name).master(f"local[{cores}]")
+    for key, value in configs.items():
+        builder = builder.config(key, value)
+    builder.getOrCreate().sparkContext.setLogLevel("ERROR")
+    # pyspark's functions build Connect columns only while this is set, and a Connect session
+    # stops its local server on stop() while SPARK_LOCAL_REMOTE is set (pyspark's local mode).
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+    os.environ["SPARK_LOCAL_REMOTE"] = "1"
+    # pyspark's own builder types a Connect session as a SparkSession the same way
+    return cast(
+        "SparkSession", ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+    )
+
+
+def _active_connect_session() -> SparkSession | None:
+    # a process that never imported pyspark's Connect client has no Connect session
+    if "pyspark.sql.connect.session" not in sys.modules:
+        return None
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    return cast("SparkSession | None", ConnectSession.getActiveSession())
+
+
+def _checked(cores: int) -> int:
+    if cores < 1:
+        raise ConfigError(f"local_session: cores={cores} must be at least 1")
+    return cores
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _local_configs(
+    cores: int, warehouse: str | os.PathLike[str] | None, driver_memory: str
+) -> dict[str, str]:
+    """The settings of a local session with Delta; prepares this process for its workers."""
     # Executors' Python workers must run the same interpreter as the driver (the venv's).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -96,29 +201,21 @@ def local_session(
     os.environ[NATIVE_CHECKED_ENV] = "1"  # so Spark's Python workers skip that check
     home = Path(warehouse) if warehouse is not None else Path(tempfile.mkdtemp(prefix="mssql-cdc-"))
     home.mkdir(parents=True, exist_ok=True)
-    jars = ",".join(str(j) for j in delta_jars())
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .master(f"local[{cores}]")
-        .config("spark.jars", jars)
-        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-        .config(
-            "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-        )
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", str(max(2, cores)))
-        .config("spark.default.parallelism", str(max(2, cores)))
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
+    return {
+        "spark.jars": ",".join(str(j) for j in delta_jars()),
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(max(2, cores)),
+        "spark.default.parallelism": str(max(2, cores)),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
         # a Python worker on a loaded machine can take longer than the default 15 s to connect
-        .config("spark.python.authenticate.socketTimeout", "120s")
-        .config("spark.driver.memory", driver_memory)
-        .config("spark.sql.warehouse.dir", str(home / "warehouse"))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={home / 'derby'}")
-        .config("spark.databricks.delta.snapshotPartitions", "2")
-        .config("spark.databricks.delta.stats.collect", "true")
-        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-    )
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+        "spark.python.authenticate.socketTimeout": "120s",
+        "spark.driver.memory": driver_memory,
+        "spark.sql.warehouse.dir": str(home / "warehouse"),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home / 'derby'}",
+        "spark.databricks.delta.snapshotPartitions": "2",
+        "spark.databricks.delta.stats.collect": "true",
+        "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+    }

@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 
 from mssql_cdc.spark import local_session
 from tests.spark.support.backends import stop_servers
+from tests.spark.support.query_guard import no_query_left_running  # noqa: F401 - autouse
 
 
 @pytest.fixture(scope="session")
@@ -18,15 +19,6 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     session = local_session("mssql-cdc-tests", warehouse=tmp_path_factory.mktemp("spark"))
     yield session
     session.stop()
-
-
-@pytest.fixture(autouse=True)
-def no_query_left_running(spark: SparkSession) -> Iterator[None]:
-    yield
-    leaked = [q.name or q.id for q in spark.streams.active]
-    for query in spark.streams.active:
-        query.stop()  # so the next test starts clean
-    assert not leaked, f"the test left streaming queries running: {leaked}"
 
 
 @pytest.fixture(autouse=True)

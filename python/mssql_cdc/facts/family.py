@@ -11,18 +11,21 @@ A missing facts table reads as empty, so a dry run on a new stream needs none.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
+
+import pyarrow.compute as pc
 
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.lsn import Lsn
 from mssql_cdc.core.offsets import StreamOffset, format_commit_ts
 from mssql_cdc.core.recovery_decision import CompletionRow, Mode, OpenRow
 from mssql_cdc.facts.details import SnapshotOpenDetail, SnapshotPlanDetail, read_open
-from mssql_cdc.facts.rows import family_condition
+from mssql_cdc.facts.rows import family_condition, family_filter
 from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -265,9 +268,17 @@ def snapshot_facts(
     checked: bool = False,
     events: tuple[str, ...] = SNAPSHOT_EVENTS,
 ) -> SnapshotFacts:
-    """The family's rows of `events` in one query; none when the facts table is missing.
-    `checked` as in `family_rows`."""
-    rows = family_rows(spark, facts_table, app_id, checked=checked)
+    """The family's rows of `events` in one read; none when the facts table is missing.
+    `checked` as in `family_rows`. A path table is read in process (no Spark job)."""
+    ref = tables.table_ref(facts_table)
+    if not checked and tables.open_for_read(spark, ref, "facts") is None:
+        return SnapshotFacts((), events)
+    try:
+        where = family_filter(app_id) & pc.field("event").isin(list(events))
+        return SnapshotFacts(tuple(_read(ref, FACT_COLUMNS, where)), events)
+    except TableOutOfReach:
+        pass  # a catalog name, a path only Spark reads, or an older shape
+    rows = family_rows(spark, facts_table, app_id, checked=True)
     if rows is None:
         return SnapshotFacts((), events)
     present = [c for c in FACT_COLUMNS if c in rows.columns]  # an older table lacks some
@@ -275,6 +286,14 @@ def snapshot_facts(
     return SnapshotFacts(
         tuple({c: (r[c] if c in present else None) for c in FACT_COLUMNS} for r in found), events
     )
+
+
+def _read(
+    ref: tables.TableRef, columns: tuple[str, ...], where: pc.Expression
+) -> list[dict[str, Any]]:
+    """The facts rows of `ref` read in process, as `collect()` gives them; TableOutOfReach."""
+    rows: list[dict[str, Any]] = read_rows(ref, columns=columns, where=where).to_pylist()
+    return rows
 
 
 def open_facts(
@@ -322,21 +341,21 @@ def batch_samples(
     spark: SparkSession, facts_table: str, app_id: str, *, days: float = 7.0
 ) -> tuple[BatchSample, ...]:
     """The family's micro-batch rows of the last `days`: headroom and retention figures."""
-    rows = family_rows(spark, facts_table, app_id)
-    if rows is None:
-        return ()
     since = now_naive() - timedelta(days=days)
-    found = (
-        rows.where(rows["event"].isNull() & (rows["written_at"] >= since))
-        .select(
+    found = _micro_batches(
+        spark,
+        facts_table,
+        app_id,
+        (
             "written_at",
             "retention_headroom_hours",
             "source_max_commit_ts",
             "retention_watermark_ts",
-        )
-        .collect()
+        ),
+        pc.field("written_at") >= since,
+        lambda rows: rows.where(rows["written_at"] >= since),
     )
-    return tuple(BatchSample(r[0], r[1], r[2], r[3]) for r in found if r[0] is not None)
+    return tuple(BatchSample(*r.values()) for r in found or () if r["written_at"] is not None)
 
 
 def sink_has_batches(spark: SparkSession, facts_table: str, sink: str) -> bool:
@@ -344,6 +363,11 @@ def sink_has_batches(spark: SparkSession, facts_table: str, sink: str) -> bool:
     handle = tables.open_for_read(spark, facts_table, "facts")
     if handle is None:
         return False
+    try:
+        where = pc.field("event").is_null() & (pc.field("app_id") == sink)
+        return bool(_read(handle.ref, ("app_id",), where))
+    except TableOutOfReach:
+        pass  # a catalog name, or a path only Spark reads
     df = spark.table(handle.ref.sql)
     return bool(df.where(df["event"].isNull() & (df["app_id"] == sink)).take(1))
 
@@ -352,17 +376,44 @@ def newest_batch(
     spark: SparkSession, facts_table: str, app_id: str
 ) -> tuple[float | None, datetime | None] | None:
     """The family's newest micro-batch row by `written_at`: (headroom hours, written_at)."""
-    rows = family_rows(spark, facts_table, app_id)
-    if rows is None:
-        return None
-    newest = (
-        rows.where(rows["event"].isNull())
-        .orderBy(rows["written_at"].desc())
-        .select("retention_headroom_hours", "written_at")
-        .limit(1)
-        .collect()
+    found = _micro_batches(
+        spark,
+        facts_table,
+        app_id,
+        ("retention_headroom_hours", "written_at"),
+        None,
+        lambda rows: rows.orderBy(rows["written_at"].desc()).limit(1),
     )
-    if not newest:
+    # as ORDER BY written_at DESC: NULLs last
+    newest = max(
+        found or (),
+        key=lambda r: (r["written_at"] is not None, r["written_at"] or datetime.min),
+        default=None,
+    )
+    if newest is None:
         return None
-    headroom = newest[0]["retention_headroom_hours"]
-    return (None if headroom is None else float(headroom), newest[0]["written_at"])
+    headroom = newest["retention_headroom_hours"]
+    return (None if headroom is None else float(headroom), newest["written_at"])
+
+
+def _micro_batches(
+    spark: SparkSession,
+    facts_table: str,
+    app_id: str,
+    columns: tuple[str, ...],
+    where: pc.Expression | None,
+    query: Callable[[DataFrame], DataFrame],
+) -> list[dict[str, Any]] | None:
+    """`columns` of the family's micro-batch rows kept by the Arrow filter `where`, read in
+    process; through Spark, those `query` keeps. None without the facts table."""
+    ref = tables.table_ref(facts_table)
+    if tables.open_for_read(spark, ref, "facts") is None:
+        return None
+    try:
+        kept = family_filter(app_id) & pc.field("event").is_null()
+        return _read(ref, columns, kept if where is None else kept & where)
+    except TableOutOfReach:  # a catalog name, or a path only Spark reads
+        rows = spark.table(ref.sql).where(family_condition(app_id))
+        return [
+            r.asDict() for r in query(rows.where(rows["event"].isNull())).select(*columns).collect()
+        ]

@@ -34,9 +34,11 @@ from mssql_cdc.facts.metrics import (
 from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
+from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
 from mssql_cdc.tables.migrations import sql_string
 
 if TYPE_CHECKING:
+    import pyarrow.compute as pc
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
@@ -52,6 +54,7 @@ __all__ = [
     "facts_dataframe",
     "facts_schema",
     "family_condition",
+    "family_filter",
     "last_batch",
     "source_event_row",
 ]
@@ -308,6 +311,20 @@ def family_condition(app_id: str) -> str:
     )
 
 
+def family_filter(app_id: str) -> pc.Expression:
+    """`family_condition` as an Arrow filter, for the facts table read in process: the same two
+    equalities, NULLs keeping no row as in SQL."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    name = validate_app_id(app_id)
+    generation, written = pc.field("generation"), pc.field("app_id")
+    suffixed = pc.binary_join_element_wise(
+        pc.scalar(name), pc.scalar(".g"), generation.cast(pa.string()), pc.scalar("")
+    )
+    return ((generation == 0) & (written == name)) | ((generation > 0) & (written == suffixed))
+
+
 def last_batch(
     spark: SparkSession, facts_table: tables.TableRef | str, sink: str
 ) -> tuple[int, str | None] | None:
@@ -316,6 +333,19 @@ def last_batch(
     handle = tables.open_for_read(spark, facts_table, "facts")
     if handle is None:
         return None
+    try:
+        import pyarrow.compute as pc
+
+        where = (
+            (pc.field("app_id") == sink)
+            & pc.field("event").is_null()
+            & pc.field("batch_id").is_valid()
+        )
+        found = read_rows(handle.ref, columns=("batch_id", "end_lsn"), where=where).to_pylist()
+        newest = max(found, key=lambda r: int(r["batch_id"]), default=None)
+        return None if newest is None else (int(newest["batch_id"]), newest["end_lsn"])
+    except TableOutOfReach:
+        pass  # a catalog name, or a path only Spark reads
     rows = (
         spark.table(handle.ref.sql)
         .where(f"app_id = {sql_string(sink)} AND event IS NULL AND batch_id IS NOT NULL")

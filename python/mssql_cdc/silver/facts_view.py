@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core.recovery_decision import Mode
 from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -86,33 +87,43 @@ class SnapshotFacts:
 
 
 def read_snapshot_facts(spark: SparkSession, facts_ref: str, bronze_ref: str) -> SnapshotFacts:
-    """Read the facts rows of `bronze_ref`; an absent table or pre-event shape reads as none."""
+    """Read the facts rows of `bronze_ref`; an absent table or pre-event shape reads as none.
+    A path facts table is read in process (no Spark job)."""
     handle = tables.open_for_read(
         spark, tables.table_ref(facts_ref, argument="facts_table"), "facts"
     )
     if handle is None:
         return SnapshotFacts()
-    df = spark.table(handle.ref.sql)
-    if "event" not in df.columns:
-        return SnapshotFacts()
-    detail = df["detail"] if "detail" in df.columns else None
-    from pyspark.sql import functions as F
-
     bronze = tables.table_ref(bronze_ref, argument="bronze")
-    rows = (
-        df.where(df["event"].isin(*_EVENTS))
-        .select(
-            "target",
-            "event",
-            "min_lsn",
-            "max_lsn",
-            (detail if detail is not None else F.lit(None)),
-        )
-        .collect()
-    )
+    columns = ("target", "event", "min_lsn", "max_lsn", "detail")
+    try:
+        import pyarrow.compute as pc
+
+        where = pc.field("event").isin(list(_EVENTS))
+        read = read_rows(handle.ref, columns=columns, where=where).to_pylist()
+        rows = [tuple(r[c] for c in columns) for r in read]
+    except TableOutOfReach:  # a catalog name, a path only Spark reads, or an older shape
+        df = spark.table(handle.ref.sql)
+        if "event" not in df.columns:
+            return SnapshotFacts()
+        detail = df["detail"] if "detail" in df.columns else None
+        from pyspark.sql import functions as F
+
+        rows = [
+            tuple(r)
+            for r in df.where(df["event"].isin(*_EVENTS))
+            .select(
+                "target",
+                "event",
+                "min_lsn",
+                "max_lsn",
+                (detail if detail is not None else F.lit(None)),
+            )
+            .collect()
+        ]
     # Matched in Python: rows written under another spelling of the same table count too.
     named = {t: bronze.names(t) for t in {r[0] for r in rows}}
-    return facts_from_rows(tuple(r)[1:] for r in rows if named[r[0]])
+    return facts_from_rows(r[1:] for r in rows if named[r[0]])
 
 
 def facts_from_rows(rows: Iterable[tuple[Any, ...]]) -> SnapshotFacts:

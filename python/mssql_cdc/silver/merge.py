@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver.images import DELETE_FLAG, BronzeShape
 from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.merge_sql import merge_into
 from mssql_cdc.tables.migrations import quote_identifier
 
 if TYPE_CHECKING:
@@ -68,15 +69,14 @@ def merge_images(
     """
     flag = f"s.{quote_identifier(DELETE_FLAG)}"
     newer = "TRUE" if rebuild else "s._start_lsn > t._start_lsn"
-    values = {quote_identifier(n): f"s.{quote_identifier(n)}" for n in names}
-    merge = (
-        ref.delta_table(spark)
-        .alias("t")
-        .merge(images.alias("s"), _on_keys(keys))
-        .whenMatchedDelete(condition=f"{flag} AND {newer}")
-        .whenMatchedUpdate(condition=f"NOT {flag} AND {newer}", set=values)  # type: ignore[arg-type]
-        .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)  # type: ignore[arg-type]
-    )
+    quoted = [quote_identifier(n) for n in names]
+    clauses = [
+        f"WHEN MATCHED AND {flag} AND {newer} THEN DELETE",
+        f"WHEN MATCHED AND NOT {flag} AND {newer} THEN UPDATE SET "
+        + ", ".join(f"t.{n} = s.{n}" for n in quoted),
+        f"WHEN NOT MATCHED AND NOT {flag} THEN INSERT ({', '.join(quoted)}) "
+        f"VALUES ({', '.join(f's.{n}' for n in quoted)})",
+    ]
     if rebuild:
-        merge = merge.whenNotMatchedBySourceDelete()
-    merge.execute()
+        clauses.append("WHEN NOT MATCHED BY SOURCE THEN DELETE")
+    merge_into(ref.sql, images, on=_on_keys(keys), clauses=clauses)

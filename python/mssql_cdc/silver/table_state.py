@@ -1,21 +1,18 @@
 """The version and file count of a Delta table's newest snapshot, read without Spark jobs.
 
 `apply_changes` pins bronze at its newest version and writes silver with one append when silver
-holds no data file (decision 0460). Both facts are in the snapshot Delta keeps in the driver
-(the file count in its checksum), so they are read from there; the public commands that also
-answer them (DESCRIBE HISTORY, DESCRIBE DETAIL) run a Spark job each, which costs seconds per
-call on a busy machine. Without a JVM (Spark Connect), or when Delta's log API is not the one
-this was written for, the public commands answer.
+holds no data file (decision 0460). A path table answers both in process through deltalake
+(the log only). A catalog name, or a path deltalake cannot open, is asked through the public
+commands (DESCRIBE HISTORY, DESCRIBE DETAIL), which cost a Spark job each.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.tables.delta_log import delta_log_of, newest_snapshot
+from mssql_cdc.tables.delta_read import TableOutOfReach, head
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -23,8 +20,6 @@ if TYPE_CHECKING:
     from mssql_cdc.tables.refs import TableRef
 
 __all__ = ["TableState", "table_state"]
-
-_log = logging.getLogger("mssql_cdc.silver")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,24 +36,14 @@ def table_state(spark: SparkSession, ref: TableRef) -> TableState:
     Raises:
         ConfigError: the table has no history (not a Delta table).
     """
-    if getattr(spark, "_jvm", None) is not None:
-        try:
-            return _from_delta_log(spark, ref)
-        except Exception as exc:  # noqa: BLE001 - Delta's internal API moved: ask publicly
-            _log.debug("%s: reading the Delta snapshot directly failed: %s", ref, exc)
-    latest = ref.delta_table(spark).history(1).select("version").first()
+    try:
+        found = head(ref)
+        return TableState(found.version, found.files)
+    except TableOutOfReach:
+        pass  # a catalog name, or a path only Spark reads
+    latest = spark.sql(f"DESCRIBE HISTORY {ref.sql} LIMIT 1").select("version").first()
     if latest is None:
         raise ConfigError(f"{ref}: the Delta table has no history; is it a Delta table?")
     detail = spark.sql(f"DESCRIBE DETAIL {ref.sql}").select("numFiles").first()
     files = int(detail["numFiles"]) if detail is not None and detail["numFiles"] else 0
     return TableState(int(latest["version"]), files)
-
-
-def _from_delta_log(spark: SparkSession, ref: TableRef) -> TableState:
-    snapshot = newest_snapshot(spark, delta_log_of(spark, ref))
-    version = int(snapshot.version())
-    if version < 0:
-        raise ConfigError(f"{ref}: the Delta table has no history; is it a Delta table?")
-    checksum = snapshot.checksumOpt()  # written with each commit; numOfFiles runs jobs
-    files = checksum.get().numFiles() if checksum.isDefined() else snapshot.numOfFiles()
-    return TableState(version, int(files))

@@ -12,9 +12,12 @@ from mssql_cdc.facts.rows import BatchAggregates
 from mssql_cdc.tables import refs as tables
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
-__all__ = ["aggregate", "check_columns", "partitions", "persist"]
+__all__ = ["aggregate", "check_columns", "persist", "read_into_cache"]
 
 _REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
 _ADDED = ("_batch_id", "_snapshot")
@@ -82,9 +85,21 @@ def persist(df: DataFrame, target: tables.TableRef) -> DataFrame:
         ) from exc
 
 
-def partitions(df: DataFrame) -> int:
-    """The batch's partition count; -1 where the platform hides it (never matches)."""
-    try:
-        return int(df.rdd.getNumPartitions())
-    except Exception:  # noqa: BLE001 - Spark Connect has no RDDs; the sink then counts itself
-        return -1
+def read_into_cache(df: DataFrame) -> int:
+    """Step 5's one job without a shuffle: read the cached batch to its end (its reader tasks
+    write their metrics files, the cache fills) and return its partition count.
+
+    Each partition answers one row, empty ones too, so the count holds on classic and Spark
+    Connect sessions alike (Connect has no RDDs to ask); only a literal column reaches Python.
+    """
+    from pyspark.sql import functions as F
+
+    return len(df.select(F.lit(1).alias("one")).mapInArrow(_one_row, "one INT").collect())
+
+
+def _one_row(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    import pyarrow as pa
+
+    for _ in batches:
+        pass  # the partition is read to its end: its task finishes and its metrics file lands
+    yield pa.RecordBatch.from_pydict({"one": pa.array([1], pa.int32())})

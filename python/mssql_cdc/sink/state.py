@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.rows import FactsRow
+from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
 from mssql_cdc.tables.refs import TableRef
 
 if TYPE_CHECKING:
@@ -40,20 +41,34 @@ def already_recorded(
     """Identities among `events` that `sink_id` already wrote in a batch before `batch_id`.
 
     Such an event comes from a file an earlier batch failed to remove; writing it again would
-    record one event twice.
+    record one event twice. A path facts table is read in process (no Spark job).
     """
-    from pyspark.sql import functions as F
-
     if not events:
         return set()
     kinds = sorted({row.event for row in events if row.event is not None})
     lsns = sorted({row.min_lsn for row in events if row.min_lsn is not None})
+    columns = ("event", "min_lsn", "detail")
+    try:
+        import pyarrow.compute as pc
+
+        where = (
+            (pc.field("app_id") == sink_id)
+            & (pc.field("batch_id") < batch_id)
+            & pc.field("event").isin(kinds)
+            & pc.field("min_lsn").isin(lsns)
+        )
+        found = read_rows(facts, columns=columns, where=where).to_pylist()
+        return {(r["event"], r["min_lsn"], r["detail"]) for r in found}
+    except TableOutOfReach:
+        pass  # a catalog name, or a path only Spark reads
+    from pyspark.sql import functions as F
+
     rows = (
         spark.table(facts.sql)
         .where(F.col("app_id") == F.lit(sink_id))
         .where(F.col("batch_id") < F.lit(batch_id))
         .where(F.col("event").isin(kinds) & F.col("min_lsn").isin(lsns))
-        .select("event", "min_lsn", "detail")
+        .select(*columns)
         .collect()
     )
     return {(r["event"], r["min_lsn"], r["detail"]) for r in rows}

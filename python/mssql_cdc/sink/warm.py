@@ -6,10 +6,12 @@ snapshot. So each keyed append (bronze, then facts) would pay that reconstructio
 batch's critical path, several times the cost of appending the rows. The sink asks for the
 state on a background thread as soon as a table changed, so the jobs run while the stream
 plans and reads the next batch; the next append finds the snapshot's state computed (or
-waits for the running computation instead of starting its own). Decision 0370.
+waits for the running computation instead of starting its own). Decisions 0370 and 0800:
+the state is asked for by `DESCRIBE DETAIL`, a public command that computes the newest
+snapshot's state (its transactions too) in the session's Delta cache, on Spark Connect too.
 
 A warm only fills Delta's cache: it writes nothing, and when it fails (a stopped session,
-Spark Connect, a table another writer just replaced) the append computes the state itself.
+a table another writer just replaced) the append computes the state itself.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from mssql_cdc.tables.delta_log import delta_log_of, newest_snapshot
 from mssql_cdc.tables.refs import TableRef
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ class StateWarmer:
 
     def warm(self, ref: TableRef) -> None:
         """Start computing the state of `ref`'s newest snapshot, unless it is under way."""
-        if getattr(self._spark, "_jvm", None) is None:
-            return  # Spark Connect: Delta's log is out of reach; the append does the work
         with self._lock:
             if ref.name in self._failed:
                 return
@@ -71,11 +70,11 @@ class StateWarmer:
     def _run(self, ref: TableRef) -> None:
         while True:
             try:
-                transactions_of(self._spark, ref)
+                compute_state(self._spark, ref)
             except Exception as exc:  # noqa: BLE001 - a cache fill; the append computes it itself
                 log.debug("%s: computing the Delta state ahead failed: %s", ref, exc)
                 with self._lock:
-                    self._failed.add(ref.name)  # e.g. no such log API: do not retry per batch
+                    self._failed.add(ref.name)  # e.g. a stopped session: not retried per batch
                     self._again.discard(ref.name)
             with self._lock:
                 if ref.name not in self._again:
@@ -84,7 +83,6 @@ class StateWarmer:
                 self._again.discard(ref.name)
 
 
-def transactions_of(spark: SparkSession, ref: TableRef) -> int:
-    """How many app ids the newest snapshot of `ref` holds transaction records for, computing
-    the snapshot's state as a keyed append would."""
-    return int(newest_snapshot(spark, delta_log_of(spark, ref)).transactions().size())
+def compute_state(spark: SparkSession, ref: TableRef) -> None:
+    """Have Delta compute the state of `ref`'s newest snapshot, as a keyed append would."""
+    spark.sql(f"DESCRIBE DETAIL {ref.sql}").collect()

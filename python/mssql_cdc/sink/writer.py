@@ -27,7 +27,7 @@ from mssql_cdc.options.reader import is_uri
 from mssql_cdc.sink import metrics_dir as sink_files
 from mssql_cdc.sink.bronze import append_batch
 from mssql_cdc.sink.counts import aggregates_from_counts
-from mssql_cdc.sink.micro_batch import aggregate, check_columns, partitions, persist
+from mssql_cdc.sink.micro_batch import aggregate, check_columns, persist, read_into_cache
 from mssql_cdc.sink.state import LastBatch, already_recorded, rewound_error
 from mssql_cdc.sink.warm import StateWarmer
 from mssql_cdc.tables import refs as tables
@@ -240,10 +240,8 @@ class DeltaSink:
         they do not cover the batch, the aggregate job over the cache."""
         if not self.counted_by_reader or self.metrics_path is None:
             return aggregate(cached)
-        cached.write.format("noop").mode("overwrite").save()
-        counted = aggregates_from_counts(
-            sink_files.scan(self.metrics_path).ranges, partitions(cached)
-        )
+        partitions = read_into_cache(cached)
+        counted = aggregates_from_counts(sink_files.scan(self.metrics_path).ranges, partitions)
         if counted is None:
             self._warn_once(
                 "counts",

@@ -24,6 +24,7 @@ from mssql_cdc.snapshot.backfill_wave import Snapshot, facts_of_stored_wave, run
 from mssql_cdc.snapshot.chunk_plan import DEFAULT_CHUNK_ROWS, int_chunks, keyset_chunks
 from mssql_cdc.snapshot.full import check_mode_lock
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe
+from mssql_cdc.source.parallelism import default_parallelism
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables.writes import txn_version
 
@@ -247,11 +248,7 @@ def _throttle(
 
 
 def _partitions(spark: SparkSession, config: SourceConfig) -> int:
-    try:
-        default = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext; fall back to CPUs
-        default = 0
-    return config.partitions(default or None)
+    return config.partitions(default_parallelism(spark))
 
 
 def _waves(

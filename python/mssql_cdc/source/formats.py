@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
 
 from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.source.parallelism import default_parallelism
 from mssql_cdc.source.table_schema import declared_columns, read_columns, resolve_table, spark_ddl
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
@@ -108,10 +109,7 @@ def register(spark: Any) -> None:
             f"{', '.join(_NEEDED)}); the installed PySpark {pyspark.__version__} lacks "
             f"{', '.join(missing)}: pip install 'pyspark==4.2.0'"
         )
-    try:
-        parallelism: int | None = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext; auto falls back
-        parallelism = None
+    parallelism = default_parallelism(spark)
     redact_connection_strings(spark.conf)
     for source in (CdcDataSource, CdcSnapshotDataSource):
         source.default_num_partitions = parallelism

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.delta_read import TableOutOfReach
+from mssql_cdc.tables.delta_read import history as logged_history
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -40,28 +42,60 @@ def find_commits(
     """The commits whose parsed `userMetadata` satisfies `matches`, newest first.
 
     `needle`, when given, is a substring every wanted `userMetadata` holds; it only narrows what
-    leaves the JVM, `matches` decides. `newest`, when given, looks at only that many of the
-    newest commits (Delta then reads only their log entries). A missing table has no commits.
+    is parsed, `matches` decides. `newest`, when given, looks at only that many of the newest
+    commits. A path table's history is read in process by deltalake; a catalog name's, or a
+    path deltalake cannot open, by `DESCRIBE HISTORY`. A missing table has no commits.
     """
-    from pyspark.sql import functions as F
-
     ref = tables.table_ref(table)
     if not ref.exists(spark):
         return []
-    log = ref.delta_table(spark)
-    history = log.history() if newest is None else log.history(newest)
-    history = history.where(F.col("userMetadata").isNotNull())
-    if needle is not None:
-        history = history.where(F.instr(F.col("userMetadata"), needle) > 0)
+    try:
+        history = _logged_history(ref, newest)
+    except TableOutOfReach:
+        history = _described_history(spark, ref, newest, needle)
     found: list[Commit] = []
-    for row in history.select("version", "userMetadata", "operationMetrics").collect():
+    for version, text, metrics in history:
+        if text is None or (needle is not None and needle not in text):
+            continue
         try:
-            metadata = json.loads(row["userMetadata"])
+            metadata = json.loads(text)
         except json.JSONDecodeError:
             continue  # another writer's free text
         if not isinstance(metadata, dict) or not matches(metadata):
             continue
-        metrics = row["operationMetrics"] or {}
-        rows = metrics.get("numOutputRows")
-        found.append(Commit(int(row["version"]), metadata, None if rows is None else int(rows)))
+        rows = (metrics or {}).get("numOutputRows")
+        found.append(Commit(version, metadata, None if rows is None else int(rows)))
     return sorted(found, key=lambda c: c.version, reverse=True)
+
+
+_Entry = tuple[int, str | None, Mapping[str, Any] | None]
+
+
+def _logged_history(ref: tables.TableRef, newest: int | None) -> list[_Entry]:
+    entries = logged_history(ref, limit=newest)
+    return [
+        (int(e["version"]), _text(e.get("userMetadata")), _mapping(e.get("operationMetrics")))
+        for e in entries
+    ]
+
+
+def _described_history(
+    spark: SparkSession, ref: tables.TableRef, newest: int | None, needle: str | None
+) -> list[_Entry]:
+    from pyspark.sql import functions as F
+
+    limit = "" if newest is None else f" LIMIT {int(newest)}"
+    history = spark.sql(f"DESCRIBE HISTORY {ref.sql}{limit}")
+    history = history.where(F.col("userMetadata").isNotNull())
+    if needle is not None:  # narrows what leaves Spark
+        history = history.where(F.instr(F.col("userMetadata"), needle) > 0)
+    rows = history.select("version", "userMetadata", "operationMetrics").collect()
+    return [(int(r["version"]), r["userMetadata"], r["operationMetrics"]) for r in rows]
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _mapping(value: object) -> Mapping[str, Any] | None:
+    return value if isinstance(value, Mapping) else None

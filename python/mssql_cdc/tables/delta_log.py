@@ -1,58 +1,33 @@
-"""A Delta table's log head and its commit files, read on the driver without a Spark job.
+"""A Delta table's log head and its commit files, read in this process without Spark.
 
-`DeltaLog.update()` lists the log folder and answers the version and the table id from the
-newest checksum file; a commit file is a few JSON lines the log store reads directly. Neither
-starts a Spark job (a query on the table would: snapshot reconstruction and a scan), which is
-what lets the pre-flight tell in milliseconds whether anything but micro-batch facts commits
-reached the facts table since it last read it (`family_cache`). Every failure here means
-"cannot tell", never an answer: callers fall back to reading the table.
+The newest version and the table id come from `deltalake`; a commit file is a few JSON lines
+read directly (a local open, or pyarrow's file system for a URI). Neither starts a Spark job
+(a query on the table would: snapshot reconstruction and a scan), which is what lets the
+pre-flight tell in milliseconds whether anything but micro-batch facts commits reached the
+facts table since it last read it (`family_cache`). A catalog name is reached through its
+location (`DESCRIBE TABLE EXTENDED`). Every failure here means "cannot tell", never an answer:
+callers fall back to reading the table.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from py4j.protocol import Py4JError  # type: ignore[import-untyped]
-from pyspark.errors import PySparkException
-
+from mssql_cdc.tables.delta_read import TableOutOfReach, is_local, path_of
+from mssql_cdc.tables.delta_read import head as delta_head
 from mssql_cdc.tables.refs import TableRef
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["CommitSummary", "LogHead", "LogReader", "delta_log_of", "newest_snapshot", "summarize"]
+__all__ = ["CommitSummary", "LogHead", "LogReader", "commit_file", "summarize"]
 
 log = logging.getLogger(__name__)
-
-# What a JVM call can raise: Py4J's own errors, Spark's converted ones (a missing catalog
-# table), and a commit file that is not what Delta writes.
-_NO_ANSWER = (Py4JError, PySparkException, ValueError)
-
-
-def delta_log_of(spark: SparkSession, ref: TableRef) -> Any:
-    """The JVM `DeltaLog` of `ref` (a path or a catalog name), for reads that run no Spark job.
-
-    Raises:
-        AttributeError: the session has no JVM (Spark Connect); Py4JError and PySparkException
-            as the JVM raises them.
-    """
-    jvm: Any = spark._jvm
-    if ref.is_path:
-        return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, ref.name)
-    from delta.tables import DeltaTable
-
-    return DeltaTable.forName(spark, ref.name)._jdt.deltaLog()
-
-
-def newest_snapshot(spark: SparkSession, delta_log: Any) -> Any:
-    """The JVM snapshot of the log's newest version, after listing the log folder."""
-    jvm: Any = spark._jvm
-    empty = jvm.scala.Option.empty()
-    return delta_log.update(False, empty, empty)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,43 +97,51 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class LogReader:
-    """The Delta log of one table, reached through the session's JVM."""
+def commit_file(location: str, version: int) -> list[str]:
+    """The lines of commit file `version` of the table at `location` (a local path or a URI).
 
-    def __init__(self, spark: SparkSession, delta_log: Any) -> None:
-        self._spark = spark
-        self._jvm: Any = spark._jvm
-        self._log = delta_log
+    Raises:
+        OSError: the file is gone (log cleanup) or unreadable.
+    """
+    name = f"{version:020d}.json"
+    if not location.startswith("/"):
+        from pyarrow import fs
+
+        filesystem, root = fs.FileSystem.from_uri(location)
+        with filesystem.open_input_stream(posixpath.join(root, "_delta_log", name)) as stream:
+            return bytes(stream.read()).decode("utf-8").split("\n")
+    with open(posixpath.join(location, "_delta_log", name), encoding="utf-8") as file:
+        return file.read().split("\n")
+
+
+class LogReader:
+    """The Delta log of one table at a path this process reads."""
+
+    def __init__(self, path: TableRef) -> None:
+        self._path = path
         self._commits: dict[int, CommitSummary | None] = {}
 
     @classmethod
     def open(cls, spark: SparkSession, ref: TableRef) -> LogReader | None:
-        """The reader of `ref`'s log; None without a JVM (Spark Connect) or a catalog entry."""
-        jvm: Any = getattr(spark, "_jvm", None)
-        if jvm is None:
-            return None
+        """The reader of `ref`'s log; None when this process cannot read it (a catalog table
+        without a location it reaches, `/dbfs/...`)."""
         try:
-            delta_log = delta_log_of(spark, ref)
-        except _NO_ANSWER as exc:  # no answer here; the caller reads the table
+            path = path_of(spark, ref)
+        except TableOutOfReach as exc:  # no answer here; the caller reads the table
             log.debug("%s: the Delta log is out of reach: %s", ref, exc)
             return None
-        return cls(spark, delta_log)
+        if path.location is None or (not is_local(path) and path.location.startswith("/")):
+            return None
+        return cls(path)
 
     def head(self) -> LogHead | None:
         """The newest version and the table id; None for a missing table or on any error."""
         try:
-            snapshot = newest_snapshot(self._spark, self._log)
-            version = int(snapshot.version())
-            if version < 0:
-                return None
-            return LogHead(
-                table_id=str(snapshot.metadata().id()),
-                location=str(self._log.dataPath().toString()),
-                version=version,
-            )
-        except _NO_ANSWER as exc:  # no answer here; the caller reads the table
+            found = delta_head(self._path)
+        except TableOutOfReach as exc:  # no answer here; the caller reads the table
             log.debug("the Delta log's head is out of reach: %s", exc)
             return None
+        return LogHead(table_id=found.table_id, location=self._path.name, version=found.version)
 
     def commit(self, version: int) -> CommitSummary | None:
         """Commit `version`'s summary; None when its file is gone (log cleanup) or unreadable."""
@@ -168,9 +151,7 @@ class LogReader:
 
     def _read(self, version: int) -> CommitSummary | None:
         try:
-            path = self._jvm.org.apache.hadoop.fs.Path(self._log.logPath(), f"{version:020d}.json")
-            lines = self._log.store().read(path, self._log.newDeltaHadoopConf())
-            return summarize(version, str(lines.mkString("\n")).split("\n"))
-        except _NO_ANSWER as exc:  # no answer here; the caller reads the table
+            return summarize(version, commit_file(self._path.name, version))
+        except (OSError, ValueError) as exc:  # no answer here; the caller reads the table
             log.debug("commit %d of the Delta log is unreadable: %s", version, exc)
             return None

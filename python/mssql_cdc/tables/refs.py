@@ -1,6 +1,6 @@
 """Table references, creation on first write, kind checks and migrations of the library's tables.
 
-A table argument holding `/` or `:` is a path (`DeltaTable.forPath`, ``delta.`<path>` `` in SQL);
+A table argument holding `/` or `:` is a path (``delta.`<path>` `` in SQL);
 any other string is a catalog name. Both are normalized once, by `table_ref`, before they are
 compared or used: a path resolved, a name parsed and then always backquoted. Tables are created
 only by writers, in the newest shape, stamped with `mssql_cdc.kind` and
@@ -13,13 +13,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.tables import definitions as schemas
+from mssql_cdc.tables.creation import create_statement
 from mssql_cdc.tables.definitions import TableKind
 from mssql_cdc.tables.migrations import Migration, sql_string
 from mssql_cdc.tables.migrations import bronze as bronze_migrations
@@ -31,7 +32,6 @@ from mssql_cdc.tables.retry import is_concurrent_commit_error, retry_on_conflict
 from mssql_cdc.tables.shapes import ShapeColumn, needs_column_mapping, shape_of
 
 if TYPE_CHECKING:
-    from delta.tables import DeltaTable
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
@@ -41,6 +41,7 @@ __all__ = [
     "VERSION_PROPERTY",
     "TableHandle",
     "TableRef",
+    "create_table_sql",
     "ensure_table",
     "migrations_for",
     "open_for_read",
@@ -102,26 +103,21 @@ class TableRef:
             return "delta.`" + self.location.replace("`", "``") + "`"
         return quote_parts(self.parts)
 
-    def delta_table(self, spark: SparkSession) -> DeltaTable:
-        from delta.tables import DeltaTable
-
-        if self.location is not None:
-            return DeltaTable.forPath(spark, self.location)
-        return DeltaTable.forName(spark, self.name)
-
     def exists(self, spark: SparkSession) -> bool:
-        from delta.tables import DeltaTable
+        """Whether a Delta table is there: a catalog name in Spark's catalog; a path as deltalake
+        finds it (a folder of files without a Delta log is none), or, where this process
+        cannot tell (`/dbfs/...`, a URI deltalake cannot open), as Spark resolves it."""
+        from mssql_cdc.tables.delta_read import find_table
 
         if self.location is None:
             return bool(spark.catalog.tableExists(self.name))
-        if DeltaTable.isDeltaTable(spark, self.location):
-            return True
-        # isDeltaTable answers from the log state this JVM cached; a table another writer
-        # created since then is seen only by a lookup that updates the log.
+        found = find_table(self)
+        if found is not None:
+            return found
         from pyspark.errors import AnalysisException
 
-        try:
-            DeltaTable.forPath(spark, self.location)
+        try:  # the schema makes Spark Connect resolve the path too
+            spark.read.format("delta").load(self.location).schema  # noqa: B018
         except AnalysisException:
             return False
         return True
@@ -201,9 +197,6 @@ class TableHandle:
     version: int
     created: bool = False
 
-    def delta_table(self, spark: SparkSession) -> DeltaTable:
-        return self.ref.delta_table(spark)
-
 
 def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
     """Return the Delta table properties of an existing table."""
@@ -242,7 +235,7 @@ def ensure_table(
         _create(spark, ref, kind, columns)
     except Exception as exc:  # a lost creation race is used; the rest re-raise
         if not _created_by_another_writer(spark, ref, exc):
-            if any(code in str(exc) for code in _NOT_A_DELTA_LOCATION):
+            if ref.is_path and any(code in str(exc) for code in _NOT_A_DELTA_LOCATION):
                 raise ConfigError(
                     f"{ref}: the location holds files but no Delta table; pass an empty or new "
                     "location, or move the files away"
@@ -253,7 +246,7 @@ def ensure_table(
         if handle is None:
             raise
         return handle
-    # createIfNotExists is silent when a table appeared since the look; check what is there.
+    # The kind and version are read back, as a table that already existed would be.
     return TableHandle(ref, kind, _checked_version(spark, ref, kind), created=True)
 
 
@@ -288,21 +281,20 @@ def open_for_read(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> 
     return TableHandle(ref, kind, _checked_version(spark, ref, kind, writing=False))
 
 
+def create_table_sql(ref: TableRef, kind: TableKind, columns: Sequence[ShapeColumn]) -> str:
+    """Return the CREATE TABLE statement of a new `kind` table: its columns with
+    their comments, the kind's table comment, the kind and newest schema version stamped, and
+    Delta column mapping for a bronze or silver column name that needs it."""
+    properties = {KIND_PROPERTY: kind, VERSION_PROPERTY: str(len(migrations_for(kind)))}
+    if kind in ("bronze", "silver") and needs_column_mapping(c.name for c in columns):
+        properties["delta.columnMapping.mode"] = "name"
+    return create_statement(ref.sql, columns, comment=_TABLE_COMMENTS[kind], properties=properties)
+
+
 def _create(
     spark: SparkSession, ref: TableRef, kind: TableKind, columns: list[ShapeColumn]
 ) -> None:
-    from delta.tables import DeltaTable
-
-    builder = DeltaTable.createIfNotExists(spark)
-    builder = builder.location(ref.name) if ref.is_path else builder.tableName(ref.name)
-    for column in columns:
-        builder = builder.addColumn(column.name, column.type, nullable=True, comment=column.comment)
-    builder = builder.comment(_TABLE_COMMENTS[kind])
-    builder = builder.property(KIND_PROPERTY, kind)
-    builder = builder.property(VERSION_PROPERTY, str(len(migrations_for(kind))))
-    if kind in ("bronze", "silver") and needs_column_mapping(c.name for c in columns):
-        builder = builder.property("delta.columnMapping.mode", "name")
-    builder.execute()
+    spark.sql(create_table_sql(ref, kind, columns))
 
 
 _TABLE_COMMENTS: dict[TableKind, str] = {
@@ -313,9 +305,17 @@ _TABLE_COMMENTS: dict[TableKind, str] = {
 }
 
 
-# What creating a table says about a location with a log folder but no commit yet: another
-# writer may be between the two, or a creator died there.
-_MID_CREATION = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_TABLE_NOT_FOUND")
+# What creating a table by path says about a location that exists but holds no table yet:
+# another writer may be between making its log folder and committing, a creator died there, or
+# the folder holds someone's files. CREATE TABLE says "already exists" for all three (decision
+# 0810); the DeltaTable builder said these.
+_MID_CREATION = (
+    "ALREADY_EXISTS",
+    "already exists",
+    "FileAlreadyExistsException",
+    "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION",
+    "DELTA_TABLE_NOT_FOUND",
+)
 _NOT_A_DELTA_LOCATION = (*_MID_CREATION, "DELTA_MISSING_DELTA_TABLE")
 # How long a location another writer is creating a table in may show files without a commit.
 _CREATION_WAIT_SECONDS = 15.0
@@ -324,13 +324,14 @@ _CREATION_WAIT_SECONDS = 15.0
 def _created_by_another_writer(spark: SparkSession, ref: TableRef, exc: BaseException) -> bool:
     """Tell whether `exc` lost a creation race to a writer whose table now exists.
 
-    Delta reports the race as a conflict or an existing file once the other commit landed, and
-    as a non-empty location or a missing table while the other writer has made its log folder
-    but not yet its first commit; those wait a little for the commit to appear.
+    Delta reports the race as a conflict once the other commit landed; a catalog name says it
+    already exists. A path that exists without a table may be another writer's log folder
+    before its first commit: those wait a little for the commit to appear.
     """
-    if _lost_creation_race(exc):
+    text = str(exc)
+    if is_concurrent_commit_error(exc) or (not ref.is_path and "ALREADY_EXISTS" in text):
         return ref.exists(spark)
-    if not any(code in str(exc) for code in _MID_CREATION):
+    if not ref.is_path or not any(code in text for code in _MID_CREATION):
         return False
     deadline = time.monotonic() + _CREATION_WAIT_SECONDS
     while not ref.exists(spark):
@@ -338,14 +339,6 @@ def _created_by_another_writer(spark: SparkSession, ref: TableRef, exc: BaseExce
             return False
         time.sleep(0.2)
     return True
-
-
-def _lost_creation_race(exc: BaseException) -> bool:
-    text = str(exc)
-    return is_concurrent_commit_error(exc) or any(
-        marker in text
-        for marker in ("ALREADY_EXISTS", "already exists", "FileAlreadyExistsException")
-    )
 
 
 def _checked_version(

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.errors import ConfigError, MssqlCdcError
-from mssql_cdc.tables.delta_log import delta_log_of, newest_snapshot
+from mssql_cdc.tables.delta_read import TableOutOfReach, path_of, transaction_version
 from mssql_cdc.tables.refs import TableRef, table_ref
 from mssql_cdc.tables.retry import retry_on_conflict
 
@@ -89,20 +89,45 @@ def txn_version(spark: SparkSession, ref: TableRef | str, app_id: str) -> int | 
 
     Delta keeps these records in its log (they survive checkpoints), so this tells which
     keyed writes a table already holds, e.g. the last wave appended under `A#snap.<S>`.
+    They are read in process by deltalake (no Spark job); a table this process cannot read
+    (a location deltalake cannot open) has its log files read through Spark.
 
     Returns:
         The version, or None when the table has none for `app_id` or does not exist.
-    Raises:
-        MssqlCdcError: the session has no JVM (Spark Connect), where Delta's log is not reachable.
     """
     ref = table_ref(ref)
     if not ref.exists(spark):
         return None
-    if getattr(spark, "_jvm", None) is None:
+    try:
+        return transaction_version(path_of(spark, ref), app_id)
+    except TableOutOfReach:
+        return _logged_txn_version(spark, ref, app_id)
+
+
+def _logged_txn_version(spark: SparkSession, ref: TableRef, app_id: str) -> int | None:
+    """The highest `txn.version` of `app_id` in the log's commit and checkpoint files, read by
+    Spark: the library's keyed writers only raise a key's version, so the highest is the last,
+    and the files a log cleanup keeps (the newest checkpoint and the commits after) hold it."""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import functions as F
+
+    try:
+        location = path_of(spark, ref).name
+    except TableOutOfReach as exc:
         raise MssqlCdcError(
-            f"{ref}: reading Delta transaction records needs a classic Spark session with a "
-            "JVM; Spark Connect does not expose Delta's log"
-        )
-    # The log itself, not DESCRIBE DETAIL: that runs Spark jobs to size the table.
-    recorded = newest_snapshot(spark, delta_log_of(spark, ref)).transactions().get(app_id)
-    return int(recorded.get()) if recorded.isDefined() else None
+            f"{ref}: the table's transaction records are out of reach ({exc}); pass the "
+            "table as a path"
+        ) from exc
+    found: list[int] = []
+    for kind, pattern in (("json", "*.json"), ("parquet", "*.checkpoint*.parquet")):
+        try:  # Spark Connect analyses lazily: the columns are where a missing file shows
+            frame = spark.read.format(kind).load(f"{location}/_delta_log/{pattern}")
+            columns = frame.columns
+        except AnalysisException:
+            continue  # no checkpoint yet
+        if "txn" not in columns:
+            continue
+        row = frame.where(F.col("txn.appId") == F.lit(app_id)).agg(F.max("txn.version")).first()
+        if row is not None and row[0] is not None:
+            found.append(int(row[0]))
+    return max(found, default=None)

@@ -29,6 +29,7 @@ from tests.spark.support.chunked_support import (
     acted_start,
     backfill,
     bronze_version,
+    chunked_resnapshot_of_the_newer_instance,
     details,
     dry_plan,
     op0,
@@ -301,15 +302,5 @@ def test_a_disabled_instance_holding_unread_changes_opens_a_chunked_snapshot_of_
     assert backfill(orders)["state"] == "done"
     newer = orders.switch_instance_over(change("update", 1, "paid"), change("delete", 2))
 
-    orders.run(snapshot="chunked")
-    state = orders.state()
-    assert state is not None
-    assert state["generation"] == 1
-    [opened] = [o for o in orders.events("snapshot_open") if o["generation"] == 1]
-    assert opened["min_lsn"] == state["snapshot_lsn"]
-    status = backfill(orders)
-    assert (status["snapshot"], status["state"]) == (state["snapshot_lsn"], "done")
-    chunks = [r for r in op0(orders) if r["_snapshot"] == state["snapshot_lsn"]]
-    assert {r["_capture_instance"] for r in chunks} == {newer}
-    orders.run(snapshot="chunked")
+    chunked_resnapshot_of_the_newer_instance(orders, newer)
     assert orders.rebuilt() == orders.source() == [(0, "new"), (1, "paid"), (100, "after")]

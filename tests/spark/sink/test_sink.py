@@ -27,7 +27,6 @@ from tests.spark.support.sink_batches import (
     at,
     bronze_rows,
     change,
-    commit_metadata,
     event_record,
     facts_rows,
     latest_version,
@@ -36,6 +35,11 @@ from tests.spark.support.sink_batches import (
     reading,
     write_event_file,
 )
+from tests.spark.support.sink_replay import (
+    batch_rows,
+    check_a_replayed_batch_commits_once,
+    with_batch,
+)
 
 
 @pytest.fixture
@@ -43,58 +47,9 @@ def paths(tmp_path: Path) -> tuple[str, str, Path]:
     return str(tmp_path / "bronze"), str(tmp_path / "facts"), tmp_path / "metrics"
 
 
-def with_batch(rows: list[tuple[Any, ...]], batch_id: int) -> list[tuple[Any, ...]]:
-    return [(*row, batch_id) for row in rows]
-
-
-def batch_rows(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted((r for r in facts if r["event"] is None), key=lambda r: r["batch_id"])
-
-
 def test_sink_replay_writes_once(spark: SparkSession, paths: tuple[str, str, Path]) -> None:
     bronze, facts, _ = paths
-    first = [change(1, 2, 1, "a"), change(2, 2, 2, "b"), change(2, 3, 1, "a", 1)]
-    first.append(change(2, 4, 1, "a2", 2))
-    second = [change(3, 1, 2, "b"), change(4, 2, 3, "c")]
-    sink = delta_sink(bronze, "orders", facts)
-
-    sink(reading(spark, first), 0)
-    sink(reading(spark, first), 0)  # the same batch offered twice
-    assert bronze_rows(spark, bronze) == sorted(with_batch(first, 0))
-    after_first = latest_version(spark, bronze)
-    assert commit_metadata(spark, bronze, after_first) == {
-        "batch_id": 0,
-        "app_id": "orders",
-        "rows": 4,
-        "min_lsn": "0x00000000000000000001",
-        "max_lsn": "0x00000000000000000002",
-        "min_commit_ts": "2026-10-01T12:00:01.000",
-        "max_commit_ts": "2026-10-01T12:00:02.000",
-        "inserts": 2,
-        "updates": 1,
-        "deletes": 0,
-    }
-
-    with failpoints({"sink.after_target_write": "raise"}), pytest.raises(InjectedFault):
-        sink(reading(spark, second), 1)
-    crashed = latest_version(spark, bronze)
-    assert crashed == after_first + 1  # bronze took batch 1, the facts did not
-    assert [r["batch_id"] for r in batch_rows(facts_rows(spark, facts))] == [0]
-
-    restarted = delta_sink(bronze, "orders", facts)  # Spark replays batch 1 after a restart
-    restarted(reading(spark, second), 1)
-
-    assert latest_version(spark, bronze) == crashed  # no new bronze version on replay
-    assert bronze_rows(spark, bronze) == sorted(with_batch(first, 0) + with_batch(second, 1))
-    counted = [
-        tuple(r[c] for c in ("batch_id", "rows", "min_lsn", "max_lsn", "inserts", "updates"))
-        + tuple(r[c] for c in ("deletes", "app_id", "generation", "target"))
-        for r in batch_rows(facts_rows(spark, facts))
-    ]
-    assert counted == [
-        (0, 4, lsn(1), lsn(2), 2, 1, 0, "orders", 0, bronze),
-        (1, 2, lsn(3), lsn(4), 1, 0, 1, "orders", 0, bronze),
-    ]
+    check_a_replayed_batch_commits_once(spark, bronze, facts)
 
 
 def test_a_later_generation_writes_under_its_own_sink_id(

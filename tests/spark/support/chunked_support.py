@@ -105,3 +105,21 @@ def acted_start(written: list[GenerationState]) -> dict[str, str] | None:
         if state.recovering is not None:
             return dict(state.recovering.to_json())
     return None
+
+
+def chunked_resnapshot_of_the_newer_instance(orders: Orders, newer: str) -> dict[str, Any]:
+    """After a capture-instance switch that lost unread changes: a chunked run opens generation
+    1's snapshot, `backfill()` reads all of it from `newer`, and a run completes it. Returns
+    the state file's content."""
+    orders.run(snapshot="chunked")
+    state = orders.state()
+    assert state is not None
+    assert state["generation"] == 1
+    [opened] = [o for o in orders.events("snapshot_open") if o["generation"] == 1]
+    assert opened["min_lsn"] == state["snapshot_lsn"]
+    status = backfill(orders)
+    assert (status["snapshot"], status["state"]) == (state["snapshot_lsn"], "done")
+    chunks = [r for r in op0(orders) if r["_snapshot"] == state["snapshot_lsn"]]
+    assert {r["_capture_instance"] for r in chunks} == {newer}
+    orders.run(snapshot="chunked")
+    return state

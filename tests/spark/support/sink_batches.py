@@ -135,8 +135,14 @@ def reading(
     metrics_dir: Path | None = None,
     ranges: list[dict[str, Any]] | None = None,
 ) -> DataFrame:
-    """A batch of `rows` (all in partition 0); partition i writes `ranges[i]` when computed."""
+    """A batch of `rows` (all in partition 0); partition i writes `ranges[i]` when computed.
+
+    Without `ranges` the batch is a local DataFrame, which Spark Connect builds too (it carries
+    no RDD).
+    """
     ranges = ranges or []
+    if not ranges:
+        return spark.createDataFrame(rows, schema).coalesce(1)
     parts = max(1, len(ranges))
     folder = None if metrics_dir is None else str(metrics_dir)
 
@@ -163,15 +169,21 @@ def facts_rows(spark: SparkSession, path: str) -> list[dict[str, Any]]:
     return [r.asDict() for r in frame.collect()]
 
 
-def latest_version(spark: SparkSession, path: str) -> int:
-    from delta.tables import DeltaTable
+def _commits(path: str) -> dict[int, dict[str, Any]]:
+    """Each commit's `commitInfo` action, read from the table's Delta log files by hand."""
+    found: dict[int, dict[str, Any]] = {}
+    for file in (Path(path) / "_delta_log").glob("*.json"):
+        if file.stem.isdigit():
+            actions = [json.loads(line) for line in file.read_text().splitlines() if line]
+            found[int(file.stem)] = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+    return found
 
-    return int(DeltaTable.forPath(spark, path).history(1).collect()[0]["version"])
+
+def latest_version(spark: SparkSession, path: str) -> int:
+    """The newest version in the table's Delta log (`spark` unused: the log is read by hand)."""
+    return max(_commits(path))
 
 
 def commit_metadata(spark: SparkSession, path: str, version: int) -> dict[str, Any]:
-    from delta.tables import DeltaTable
-
-    history = DeltaTable.forPath(spark, path).history().collect()
-    found = [h["userMetadata"] for h in history if h["version"] == version]
-    return dict(json.loads(found[0]))
+    """The userMetadata JSON of commit `version`, from the Delta log file."""
+    return dict(json.loads(_commits(path)[version]["userMetadata"]))

@@ -208,6 +208,61 @@ def test_an_idempotent_append_commits_once_per_key_by_path_and_by_name(
         handle = tables.open_for_read(spark, ref, "control")
         assert handle is not None
         assert spark.table(handle.ref.sql).count() == 1
-        history = handle.delta_table(spark).history().collect()
+        history = spark.sql(f"DESCRIBE HISTORY {handle.ref.sql}").collect()
         assert [r["operation"] for r in history] == ["WRITE", "CREATE TABLE"]
         assert history[0]["userMetadata"] == '{"k":1}'
+
+
+def test_a_table_created_by_sql_matches_one_the_deltatable_builder_created(
+    spark: SparkSession, table_dir: Path
+) -> None:
+    # The builder is how tables were created before decision 0810; both must come out the same.
+    odd = StructType.fromDDL("`order id` BIGINT, name STRING")
+    old = str(table_dir / "built")
+    builder = DeltaTable.createIfNotExists(spark).location(old)
+    builder = builder.addColumn("order id", "BIGINT", nullable=True)
+    builder = builder.addColumn("name", "STRING", nullable=True)
+    builder = builder.addColumn(
+        "_start_lsn",
+        "STRING",
+        nullable=True,
+        comment="LSN of the row's current image; the snapshot's LSN if unchanged since",
+    )
+    builder = builder.addColumn(
+        "_commit_ts", "TIMESTAMP_NTZ", nullable=True, comment="Commit time of _start_lsn, UTC"
+    )
+    builder = builder.comment("mssql_cdc silver: the current row of each key of one source table")
+    builder = builder.property("mssql_cdc.kind", "silver")
+    builder = builder.property("mssql_cdc.schema_version", "0")
+    builder.property("delta.columnMapping.mode", "name").execute()
+    new = tables.ensure_table(spark, str(table_dir / "by_sql"), "silver", source_schema=odd)
+    assert new.created
+    expected_columns = [
+        ("order id", "bigint", True, None),
+        ("name", "string", True, None),
+        (
+            "_start_lsn",
+            "string",
+            True,
+            "LSN of the row's current image; the snapshot's LSN if unchanged since",
+        ),
+        ("_commit_ts", "timestamp_ntz", True, "Commit time of _start_lsn, UTC"),
+    ]
+    expected_properties = {
+        "delta.columnMapping.maxColumnId": "4",
+        "delta.columnMapping.mode": "name",
+        "mssql_cdc.kind": "silver",
+        "mssql_cdc.schema_version": "0",
+    }
+    for sql_name in (f"delta.`{old}`", new.ref.sql):
+        columns = [
+            (f.name, f.dataType.simpleString(), f.nullable, f.metadata.get("comment"))
+            for f in spark.table(sql_name).schema.fields
+        ]
+        assert columns == expected_columns, sql_name
+        row = spark.sql(f"DESCRIBE DETAIL {sql_name}").collect()[0]
+        assert dict(row["properties"]) == expected_properties, sql_name
+        assert row["description"] == (
+            "mssql_cdc silver: the current row of each key of one source table"
+        )
+        assert (row["minReaderVersion"], row["minWriterVersion"]) == (3, 7), sql_name

@@ -1,0 +1,218 @@
+"""Delta tables at a path read in this process by `deltalake` (delta-rs), without Spark.
+
+The library's bookkeeping (the facts family, transaction records, the newest commits) is a
+few small files; reading them through Spark costs a job or a JVM round trip each, and on Spark
+Connect the JVM is not there at all. A path table is read here instead. A local path, as the
+checkpoint is (decision 0502), is this driver's file system, so what deltalake finds there is
+the answer; a URI is read when deltalake can open it. Anything else is out of reach
+(`TableOutOfReach`): a catalog name, `/dbfs/...` (Spark reads it as `dbfs:/dbfs/...`), a table
+deltalake cannot open or read; the caller then asks Spark.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mssql_cdc.core.checkpoint import spark_only
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+    from pyspark.sql import SparkSession
+
+    from mssql_cdc.tables.refs import TableRef
+
+__all__ = [
+    "Head",
+    "TableOutOfReach",
+    "find_table",
+    "head",
+    "history",
+    "is_local",
+    "open_table",
+    "path_of",
+    "read_rows",
+    "transaction_version",
+]
+
+log = logging.getLogger(__name__)
+
+
+class TableOutOfReach(Exception):
+    """The table cannot be read in this process; the caller reads it through Spark."""
+
+
+def is_local(ref: TableRef) -> bool:
+    """Whether `ref` is a path on this driver's own file system (so deltalake's answer is the
+    answer): a local path, but not `/dbfs/...`, which Spark reads elsewhere."""
+    return ref.location is not None and not spark_only(ref.location)
+
+
+def _errors() -> tuple[type[BaseException], ...]:
+    """What deltalake and pyarrow raise for a table they cannot open or read."""
+    import pyarrow as pa
+    from deltalake.exceptions import DeltaError, DeltaProtocolError
+
+    return (DeltaError, DeltaProtocolError, OSError, ValueError, pa.ArrowException)
+
+
+def open_table(ref: TableRef) -> DeltaTable:
+    """The newest version of the Delta table at `ref`'s path, opened by deltalake.
+
+    Raises:
+        TableOutOfReach: `ref` is a catalog name or `/dbfs/...`, no Delta table is there, or
+            deltalake cannot open it (an unsupported URI, missing credentials).
+    """
+    if ref.location is None:
+        raise TableOutOfReach(f"{ref}: a catalog name is read through Spark")
+    if ref.location == "/dbfs" or ref.location.startswith("/dbfs/"):
+        raise TableOutOfReach(f"{ref}: /dbfs/ is read through Spark")
+    if is_local(ref) and not os.path.isdir(os.path.join(ref.location, "_delta_log")):
+        raise TableOutOfReach(f"{ref}: no Delta log at this path")
+    from deltalake import DeltaTable
+
+    try:
+        return DeltaTable(ref.location)
+    except _errors() as exc:
+        raise TableOutOfReach(f"{ref}: deltalake cannot open the table: {exc}") from exc
+
+
+def find_table(ref: TableRef) -> bool | None:
+    """Whether a Delta table is at `ref`'s path: True when deltalake opens one there, False
+    when this driver's file system has none there (a missing path, an empty folder, files
+    without a Delta log), None when this process cannot tell (a catalog name, `/dbfs/...`, a
+    URI deltalake cannot open)."""
+    try:
+        open_table(ref)
+    except TableOutOfReach as exc:
+        if not is_local(ref):
+            return None
+        log.debug("%s", exc)
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The newest version of a table, its Delta metadata id and its data file count."""
+
+    version: int
+    table_id: str
+    files: int
+
+
+def head(ref: TableRef) -> Head:
+    """The newest version of the table at `ref`'s path, its id and data file count.
+
+    Raises:
+        TableOutOfReach: as `open_table`, or deltalake cannot read the log.
+    """
+    table = open_table(ref)
+    try:
+        return Head(int(table.version()), str(table.metadata().id), len(table.file_uris()))
+    except _errors() as exc:
+        raise TableOutOfReach(f"{ref}: deltalake cannot read the log: {exc}") from exc
+
+
+def history(ref: TableRef, *, limit: int | None = None) -> list[dict[str, Any]]:
+    """The commit infos of the table at `ref`'s path, newest first (`limit`: only that many),
+    each with its `version` and the fields its writer stored (`userMetadata`, ...).
+
+    Raises:
+        TableOutOfReach: as `open_table`, or deltalake cannot read the log.
+    """
+    table = open_table(ref)
+    try:
+        return list(table.history(limit))
+    except _errors() as exc:
+        raise TableOutOfReach(f"{ref}: deltalake cannot read the history: {exc}") from exc
+
+
+def transaction_version(ref: TableRef, app_id: str) -> int | None:
+    """The last `txnVersion` recorded for `app_id` in the table at `ref`'s path; None: none.
+
+    Raises:
+        TableOutOfReach: as `open_table`, or deltalake cannot read the log.
+    """
+    table = open_table(ref)
+    try:
+        recorded = table.transaction_version(app_id)
+    except _errors() as exc:
+        raise TableOutOfReach(f"{ref}: deltalake cannot read the log: {exc}") from exc
+    return None if recorded is None else int(recorded)
+
+
+def read_rows(
+    ref: TableRef,
+    *,
+    columns: Sequence[str] | None = None,
+    where: pc.Expression | None = None,
+) -> pa.Table:
+    """The rows of the Delta table at `ref`'s path, newest version, read by deltalake.
+
+    `columns` selects and orders the columns (None: all of them); `where` keeps the rows it
+    holds true for, as the equal SQL condition would (a NULL comparison keeps nothing).
+
+    Timestamps arrive as Spark's `collect()` gives them to the library: naive. A TIMESTAMP_NTZ
+    column (every time the library stores, naive UTC) is `timestamp[us]` as stored; a TIMESTAMP
+    column is converted to naive UTC `timestamp[us]`, what `collect()` gives on a UTC driver.
+
+    Raises:
+        TableOutOfReach: a catalog name, no Delta table at the path, a column the table lacks,
+            or a table deltalake cannot read (e.g. a reader feature it does not support).
+    """
+    table = open_table(ref)
+    try:
+        dataset = table.to_pyarrow_dataset()
+        names = list(columns) if columns is not None else None
+        missing = [c for c in names or () if c not in dataset.schema.names]
+        if missing:
+            raise TableOutOfReach(f"{ref}: the table has no columns {missing}")
+        data = dataset.to_table(columns=names, filter=where)
+    except _errors() as exc:
+        raise TableOutOfReach(f"{ref}: deltalake cannot read the table: {exc}") from exc
+    return _naive_times(data)
+
+
+def _naive_times(data: pa.Table) -> pa.Table:
+    import pyarrow as pa
+
+    for index, field in enumerate(data.schema):
+        kind = field.type
+        if pa.types.is_timestamp(kind) and (kind.tz is not None or kind.unit != "us"):
+            column = data.column(index)
+            if kind.tz is not None:
+                column = column.cast(pa.timestamp(kind.unit, tz="UTC"))
+            data = data.set_column(index, field.name, column.cast(pa.timestamp("us")))
+    return data
+
+
+def path_of(spark: SparkSession, ref: TableRef) -> TableRef:
+    """`ref` itself for a path; for a catalog name, the path of its location as
+    `DESCRIBE TABLE EXTENDED` tells it (`file:` dropped, so a local location reads here).
+
+    Raises:
+        TableOutOfReach: the catalog table is missing or shows no location (a view).
+    """
+    if ref.location is not None:
+        return ref
+    from pyspark.errors import PySparkException
+
+    from mssql_cdc.tables.refs import table_ref
+
+    try:
+        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {ref.sql}").collect()
+    except PySparkException as exc:
+        raise TableOutOfReach(f"{ref}: no location: {exc}") from exc
+    for row in rows:
+        if row[0] == "Location" and row[1]:
+            text = str(row[1])
+            if text.startswith("file:"):
+                text = "/" + text[len("file:") :].lstrip("/")
+            return table_ref(text)
+    raise TableOutOfReach(f"{ref}: DESCRIBE TABLE EXTENDED shows no location")
