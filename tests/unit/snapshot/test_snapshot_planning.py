@@ -67,6 +67,12 @@ class Conf(dict[str, str]):
         self[key] = value
 
 
+def explained(splits: int) -> Any:
+    """`spark.sql("EXPLAIN SELECT id FROM range(1)")` of a session with that parallelism."""
+    plan = f"== Physical Plan ==\n*(1) Range (0, 1, step=1, splits={splits})\n\n"
+    return lambda _text: SimpleNamespace(collect=lambda: [(plan,)])
+
+
 @pytest.mark.parametrize(
     ("before", "after"),
     [
@@ -81,7 +87,7 @@ def test_register_extends_the_redaction_pattern_to_cover_connection_strings(
 ) -> None:
     conf = Conf() if before is None else Conf({"spark.sql.redaction.options.regex": before})
     spark = SimpleNamespace(
-        sparkContext=SimpleNamespace(defaultParallelism=1),
+        sql=explained(1),
         dataSource=SimpleNamespace(register=lambda _c: None),
         conf=conf,
     )
@@ -94,7 +100,7 @@ def test_register_stores_parallelism_and_refuses_an_older_pyspark(
 ) -> None:
     registered: list[Any] = []
     spark = SimpleNamespace(
-        sparkContext=SimpleNamespace(defaultParallelism=3),
+        sql=explained(3),
         dataSource=SimpleNamespace(register=registered.append),
         conf=Conf(),
     )
