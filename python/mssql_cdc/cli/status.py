@@ -1,9 +1,10 @@
 """`mssql-cdc status CHECKPOINT`: where a stream is, read from its files alone.
 
 Needs neither Spark nor SQL Server: the generation state file, the live generation's Spark
-checkpoint and its last committed offset, and any pending recovery. Exit codes: 0 when the
-files are valid, 2 for a missing or refused checkpoint folder, an invalid state file or an
-unreadable offset log.
+checkpoint and its last committed offset, and any pending recovery; with `--facts`, the newest
+micro-batch and event rows of the stream in its facts table, read in process
+(`mssql_cdc.facts.health`). Exit codes: 0 when the files are valid, 2 for a missing or refused
+checkpoint folder, an invalid state file, an unreadable offset log or facts table.
 """
 
 from __future__ import annotations
@@ -31,10 +32,17 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         help="show a stream's generation, last committed offset and pending recovery",
         description=__doc__.splitlines()[0] if __doc__ else None,
         epilog="exit codes: 0 the files are valid; 2 a missing or refused checkpoint folder, "
-        "an invalid state file or an unreadable offset log",
+        "an invalid state file, an unreadable offset log, or a facts table that is missing, "
+        "not a path, of another kind or unreadable",
     )
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpoint given to to_delta")
     parser.add_argument("--app-id", help="the app_id given to to_delta, to show the sink app_id")
+    parser.add_argument(
+        "--facts",
+        metavar="PATH",
+        help="the facts table's path given to to_delta, to show the newest batch and events "
+        "(needs --app-id)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -43,11 +51,16 @@ def _offset(o: StreamOffset | None) -> dict[str, str | None] | None:
     return {"lsn": o.lsn, "commit_ts": o.commit_ts} if o is not None else None
 
 
-def collect(root: str, app_id: str | None) -> dict[str, Any]:
+def collect(root: str, app_id: str | None, facts: str | None = None) -> dict[str, Any]:
     """The status as plain data; raises ValueError (ConfigError, StateFileError) or OSError."""
     root = checkpoint.check_checkpoint_path(root)
     if app_id is not None:
         validate_app_id(app_id)
+    if facts is not None and app_id is None:
+        # One facts table may hold the rows of several streams.
+        raise ConfigError(
+            "--facts needs --app-id: pass the app_id given to to_delta to pick the stream's rows"
+        )
     if not os.path.isdir(root):
         # A mistyped path would otherwise read as a stream that has not started yet.
         what = "is not a folder" if os.path.exists(root) else "does not exist"
@@ -79,7 +92,15 @@ def collect(root: str, app_id: str | None) -> dict[str, Any]:
         },
         "recovering": _offset(live.recovering),
         "failed_at": live.failed_at,
+        "facts": None if facts is None or app_id is None else _health(facts, app_id),
     }
+
+
+def _health(facts: str, app_id: str) -> dict[str, Any]:
+    # Imported here: the Arrow and Delta readers cost every other verb their import time.
+    from mssql_cdc.facts.health import read_health
+
+    return read_health(facts, app_id).to_json()
 
 
 def _text(s: dict[str, Any]) -> str:
@@ -118,12 +139,64 @@ def _text(s: dict[str, Any]) -> str:
     ]
     if pending:
         rows.append(("", "run to_delta with on_data_loss='resnapshot' to finish the recovery"))
+    if s["facts"] is not None:
+        rows.extend(_facts_rows(s["facts"]))
     return "\n".join(f"{k:<16}{v}" for k, v in rows)
+
+
+def _or(value: object, unknown: str) -> str:
+    return unknown if value is None else str(value)
+
+
+def _facts_rows(f: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = [("facts", f["table"])]
+    b = f["latest_batch"]
+    if b is None:
+        rows.append(("latest batch", "none"))
+    else:
+        span = "no rows" if b["min_lsn"] is None else f"rows {b['min_lsn']}..{b['max_lsn']}"
+        rows += [
+            (
+                "latest batch",
+                f"batch {b['batch_id']} of {b['app_id']}, {_or(b['rows'], '?')} "
+                f"rows, written {_or(b['written_at'], 'at an unknown time')}",
+            ),
+            (
+                "  range",
+                f"{span}, end {_or(b['end_lsn'], 'unknown')} "
+                f"({_or(b['end_commit_ts'], 'commit time unknown')})",
+            ),
+            (
+                "  lag",
+                "unknown"
+                if b["ingestion_lag_seconds"] is None
+                else f"{b['ingestion_lag_seconds']} s behind the source's newest change "
+                f"({_or(b['source_max_commit_ts'], 'its commit time unknown')})",
+            ),
+            (
+                "  headroom",
+                "unknown"
+                if b["retention_headroom_hours"] is None
+                else f"{b['retention_headroom_hours']} h before CDC cleanup reaches the end offset "
+                f"(cleanup at {_or(b['retention_watermark_ts'], 'an unknown time')})",
+            ),
+        ]
+    for name, e in f["events"].items():
+        if e is None:
+            rows.append((name, "none"))
+            continue
+        text = f"{e['app_id']} at {_or(e['lsn'], 'no LSN')}"
+        if e["rows"] is not None:
+            text += f", {e['rows']} rows"
+        if e["lost_from_ts"] is not None or e["lost_to_ts"] is not None:
+            text += f", lost {_or(e['lost_from_ts'], '?')} to {_or(e['lost_to_ts'], '?')}"
+        rows.append((name, text + f", written {_or(e['written_at'], 'at an unknown time')}"))
+    return rows
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        status = collect(args.checkpoint, args.app_id)
+        status = collect(args.checkpoint, args.app_id, args.facts)
     except (MssqlCdcError, ValueError, OSError) as exc:
         print(f"mssql-cdc status: {exc}", file=sys.stderr)
         return 2
