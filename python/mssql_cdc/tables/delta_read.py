@@ -173,7 +173,9 @@ def read_rows(
         missing = [c for c in names or () if c not in dataset.schema.names]
         if missing:
             raise TableOutOfReach(f"{ref}: the table has no columns {missing}")
-        data = dataset.to_table(columns=names, filter=where)
+        # One thread: a threaded scan through deltalake's file system (pyarrow 26, deltalake
+        # 1.6) leaves a thread that aborts the interpreter at exit; bookkeeping tables are small.
+        data = dataset.to_table(columns=names, filter=where, use_threads=False)
     except _errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the table: {exc}") from exc
     return _naive_times(data)

@@ -160,7 +160,8 @@ def test_a_chunked_backfill_an_instance_switch_a_skip_and_silver_agree_on_every_
     if not _in_process_second:
         _in_process_second.update(_second_story(spark, tmp_path / "in-process", "emulator"))
         assert _in_process_second["events"] == [
-            None, "bootstrap", "data_skipped", "resnapshot", "snapshot_open", "snapshot_plan",
+            None, "bootstrap", "data_skipped", "resnapshot", "snapshot_chunk", "snapshot_open",
+            "snapshot_plan",
         ], _in_process_second["events"]  # fmt: skip
     if backend == "emulator":
         return
