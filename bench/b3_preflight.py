@@ -114,10 +114,11 @@ def instrumented(phases: Phases) -> Iterator[None]:
     snapshot = importlib.import_module("mssql_cdc.snapshot.full")
     family_cache = importlib.import_module("mssql_cdc.facts.family_cache")
     stream = importlib.import_module("mssql_cdc.pipeline.cdc_stream")
+    entry = importlib.import_module("mssql_cdc.recovery.entry")
 
     patches: list[tuple[object, str, Any]] = [
         (stream.CdcStream, "_start_query", lambda self, args, paths, start: None),
-        (stream, "read_state", phases.wrap("state read (to_delta)", stream.read_state)),
+        (entry, "read_state", phases.wrap("state read (to_delta)", entry.read_state)),
         (recovery, "read_state", phases.wrap("state read (pre-flight)", recovery.read_state)),
         (
             recovery,

@@ -11,6 +11,7 @@ stamping the version after each.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -333,12 +334,24 @@ def _created_by_another_writer(spark: SparkSession, ref: TableRef, exc: BaseExce
         return ref.exists(spark)
     if not ref.is_path or not any(code in text for code in _MID_CREATION):
         return False
+    if _local_without_log(ref):  # nobody is creating a table here: answer at once
+        return False
     deadline = time.monotonic() + _CREATION_WAIT_SECONDS
     while not ref.exists(spark):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.2)
     return True
+
+
+def _local_without_log(ref: TableRef) -> bool:
+    """True when `ref` is a local folder with no `_delta_log` in it."""
+    location = ref.location or ""
+    if location.startswith("file:"):
+        location = location[len("file:") :]
+    if ":" in location or not location.startswith("/"):
+        return False  # a remote store: its listing may lag, so the caller waits
+    return not os.path.isdir(os.path.join(location, "_delta_log"))
 
 
 def _checked_version(

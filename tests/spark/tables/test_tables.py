@@ -180,12 +180,14 @@ def test_a_writer_that_finds_another_writers_log_folder_before_its_commit_uses_t
 def test_a_location_with_files_but_no_delta_table_is_refused_and_left_alone(
     spark: SparkSession, table_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tables, "_CREATION_WAIT_SECONDS", 0.5)
     path = table_dir / "occupied"
     path.mkdir(parents=True)
     (path / "notes.csv").write_text("a,b\n1,2\n")
-    with pytest.raises(ValueError, match=r"occupied: the location holds files but no Delta table"):
-        tables.ensure_table(spark, str(path), "control")
+    with monkeypatch.context() as no_clock:  # no log folder: refused without waiting for one
+        no_clock.setattr(tables, "time", _NoWaiting())
+        with pytest.raises(ValueError, match=r"occupied: the location holds files but no Delta"):
+            tables.ensure_table(spark, str(path), "control")
+    monkeypatch.setattr(tables, "_CREATION_WAIT_SECONDS", 0.5)
     assert sorted(p.name for p in path.iterdir()) == ["notes.csv"]
     assert (path / "notes.csv").read_text() == "a,b\n1,2\n"
     abandoned = table_dir / "abandoned"  # a creator died after making its log folder
@@ -193,6 +195,16 @@ def test_a_location_with_files_but_no_delta_table_is_refused_and_left_alone(
     with pytest.raises(ValueError, match=r"abandoned: the location holds files but no Delta"):
         tables.ensure_table(spark, str(abandoned), "control")
     assert [p.name for p in abandoned.iterdir()] == ["_delta_log"]
+
+
+class _NoWaiting:
+    """A clock that fails the test when asked: the caller was not meant to wait."""
+
+    def monotonic(self) -> float:
+        raise AssertionError("ensure_table waited for a table nobody was creating")
+
+    def sleep(self, seconds: float) -> None:
+        raise AssertionError("ensure_table waited for a table nobody was creating")
 
 
 def test_an_idempotent_append_commits_once_per_key_by_path_and_by_name(
