@@ -82,7 +82,7 @@ std::string datetime_text(const DateTime2& v, int style) {
   if (style == 126 || style == 121 || style == 120 || style == 20 || style == 21) {
     std::string out = date_text(r.days) + (style == 126 ? "T" : " ") + time_text(r.ticks, 0);
     if (style != 120 && style != 20 && (style != 126 || ms % 1000 != 0))
-      out += "." + two(static_cast<int>(ms % 1000), 3);
+      out.append(".").append(two(static_cast<int>(ms % 1000), 3));  // not "." + text: see group_key
     return out;
   }
   static const std::array<const char*, 12> kMonths{"Jan", "Feb", "Mar", "Apr", "May", "Jun",

@@ -78,7 +78,8 @@ std::string float_text(double v, bool real, int style) {
   // SQL Server writes three exponent digits: 1.0000000000000000e+000.
   std::string out = buf;
   const auto e = out.find('e');
-  if (e != std::string::npos && out.size() - e == 4) out.insert(e + 2, "0");
+  // A character, not the text "0": GCC 12 at -O3 warns falsely on inserting a literal (-Wrestrict).
+  if (e != std::string::npos && out.size() - e == 4) out.insert(e + 2, 1, '0');
   return out;
 }
 
@@ -101,7 +102,7 @@ std::string text_of(const TypedValue& v, int style) {
     } while (mag != 0);
     if (t.scale > 0) {
       while (digits.size() <= t.scale) digits.insert(digits.begin(), '0');
-      digits.insert(digits.size() - t.scale, ".");
+      digits.insert(digits.size() - t.scale, 1, '.');  // a character: see float_text
     }
     return (negative ? "-" : "") + digits;
   }
