@@ -41,7 +41,7 @@ lint: ## ruff (lint and format), mypy --strict and clang-format (.clang-format) 
 	@find cpp \( -name '*.hpp' -o -name '*.cpp' \) -print0 | xargs -0 clang-format --dry-run --Werror
 
 docs: setup ## the guides and the API reference from the docstrings into build/site; a warning fails it
-	@$(VENV)/bin/mkdocs build --strict --quiet
+	@$(VENV)/bin/mkdocs build --strict  # not --quiet: it hides the warnings that --strict counts
 
 test-python: ## pytest: tests/unit (no JVM), tests/spark (local Spark and Delta), tests/connect (Spark Connect)
 	@$(PY) -m pytest tests/unit -q
