@@ -9,7 +9,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 CMAKE_FLAGS := -G Ninja -DMSSQLCDC_BUILD_TESTS=ON -DMSSQLCDC_BUILD_PYTHON=OFF
 
-.PHONY: help setup demo test test-cpp test-cpp-sanitize lint test-python bench clean
+.PHONY: help setup demo test test-cpp test-cpp-sanitize lint docs test-python bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -20,8 +20,8 @@ setup: ## install apt packages, .venv, the package (with its C++ core) and Delta
 demo: setup ## the main job on the embedded emulator: stream, lose data to cleanup, recover
 	@$(VENV)/bin/mssql-cdc demo --out demo-output
 
-test: setup ## the whole suite: C++ (plain and sanitized), ruff, mypy, pytest unit, Spark and Connect tiers
-	@$(MAKE) --no-print-directory test-cpp test-cpp-sanitize lint test-python
+test: setup ## the whole suite: C++ (plain and sanitized), ruff, mypy, the docs build, pytest unit, Spark and Connect tiers
+	@$(MAKE) --no-print-directory test-cpp test-cpp-sanitize lint docs test-python
 
 test-cpp: ## GoogleTest suite of the C++ core
 	@cmake -S cpp -B build/cpp $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug >/dev/null
@@ -39,6 +39,9 @@ lint: ## ruff (lint and format), mypy --strict and clang-format (.clang-format) 
 	@$(VENV)/bin/ruff format --check python tests bench tools
 	@$(VENV)/bin/mypy
 	@find cpp \( -name '*.hpp' -o -name '*.cpp' \) -print0 | xargs -0 clang-format --dry-run --Werror
+
+docs: setup ## the guides and the API reference from the docstrings into build/site; a warning fails it
+	@$(VENV)/bin/mkdocs build --strict  # not --quiet: it hides the warnings that --strict counts
 
 test-python: ## pytest: tests/unit (no JVM), tests/spark (local Spark and Delta), tests/connect (Spark Connect)
 	@$(PY) -m pytest tests/unit -q

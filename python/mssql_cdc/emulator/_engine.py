@@ -31,7 +31,10 @@ from mssql_cdc.emulator.serve import DEFAULT_MAX_CONNECTIONS, TdsServer, serve
 from mssql_cdc.errors import UnknownObjectError
 
 Row = Mapping[str, object]
+"""A row: column names to Python values (int, str, Decimal, datetime, bytes, None...)."""
 Change = tuple[str, str, Row] | tuple[str, str, Row, Row]
+"""One change for `commit`: (kind, table, row), kind "insert", "update" (row holds the key and
+the columns it sets) or "delete" (row holds the key); (kind, table, row, old_key) updates a key."""
 ReadKind = Literal["changes", "table"]
 
 

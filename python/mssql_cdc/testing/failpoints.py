@@ -17,7 +17,9 @@ from mssql_cdc.errors import ConfigError
 __all__ = ["ENV", "POINTS", "Action", "InjectedFault", "failpoint", "failpoints"]
 
 ENV = "MSSQL_CDC_FAILPOINTS"
+"""The environment variable that arms points in a process: "name=action,name=action"."""
 Action = Literal["raise", "kill"]
+"""What an armed point does: raise InjectedFault, or kill the process with exit code 137."""
 
 POINTS = frozenset(
     {
@@ -33,6 +35,7 @@ POINTS = frozenset(
         "sink.after_facts_write",
     }
 )
+"""The names of every failpoint; arming another name raises ConfigError."""
 
 
 class InjectedFault(BaseException):

@@ -1,12 +1,13 @@
 """`mssql-cdc status --facts` after a real stream's loss and recovery, against the facts rows
-Spark reads."""
+Spark reads; and docs/operations.md's alert query, run as written on the same facts table."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,23 @@ from tests.spark.support.recovery_support import Orders
 @pytest.fixture
 def orders(spark: SparkSession, tmp_path: Path) -> Orders:
     return Orders(spark, tmp_path)
+
+
+GUIDE = Path(__file__).resolve().parents[3] / "docs" / "operations.md"
+
+
+def alert_query(facts: str) -> str:
+    """The guide's alert query, reading the facts table at `facts` instead of its example name."""
+    found = re.search(r"```sql\n-- alert-query\n(.*?)```", GUIDE.read_text(), re.DOTALL)
+    assert found is not None, "docs/operations.md lost its alert query"
+    return found.group(1).replace("ops.ingestion_facts", f"delta.`{facts}`")
+
+
+def level(headroom: float | None) -> str:
+    """The guide's thresholds, written again: 6 h critical, 24 h warning."""
+    if headroom is None:
+        return "unknown"
+    return "critical" if headroom < 6 else "warning" if headroom < 24 else "ok"
 
 
 def text(value: datetime | None) -> str | None:
@@ -101,3 +119,20 @@ def test_status_json_shows_the_facts_rows_of_the_recovered_stream(orders: Orders
         }
     assert events["resnapshot"]["lost_to_ts"] is not None
     assert events["data_skipped"] is None
+
+    # The guide's alert query names the newest batch of the stream's family, across generations,
+    # as status does, and takes the hours since it was written from its headroom.
+    before = datetime.now(UTC).replace(tzinfo=None)
+    alerts = [r.asDict() for r in orders.spark.sql(alert_query(orders.facts)).collect()]
+    after = datetime.now(UTC).replace(tzinfo=None)
+    assert [
+        (a["stream"], a["app_id"], a["generation"], a["batch_id"], a["retention_headroom_hours"])
+        for a in alerts
+    ] == [("life-v1", "life-v1.g1", 1, newest["batch_id"], newest["retention_headroom_hours"])]
+    alert = alerts[0]
+    assert newest["retention_headroom_hours"] is not None
+    written = newest["written_at"]
+    oldest = newest["retention_headroom_hours"] - (after - written).total_seconds() / 3600
+    youngest = newest["retention_headroom_hours"] - (before - written).total_seconds() / 3600
+    assert oldest - 0.001 <= alert["effective_headroom_hours"] <= youngest + 0.001
+    assert alert["level"] == level(alert["effective_headroom_hours"])
