@@ -18,13 +18,14 @@ _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """ " (did you mean X?)" naming the known names closest to `name`, or "" when none is close."""
-    names = list(known)
-    lowered = {n.lower(): n for n in names}
-    close = difflib.get_close_matches(name.lower(), list(lowered), n=2, cutoff=0.6)
-    if not close:
-        return ""
-    return f" (did you mean {' or '.join(lowered[c] for c in close)}?)"
+    """ " (did you mean X?)" naming the known name closest to `name`, or "" when none is close.
+
+    Leading dashes and case are ignored in the comparison: they would make every flag look
+    alike.
+    """
+    bare = {n.lstrip("-").lower(): n for n in known}
+    close = difflib.get_close_matches(name.lstrip("-").lower(), list(bare), n=1, cutoff=0.7)
+    return f" (did you mean {bare[close[0]]}?)" if close else ""
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):

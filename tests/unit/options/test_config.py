@@ -257,8 +257,9 @@ def test_an_unknown_option_is_warned_once_listing_the_known_names(
         parse(MAXCOMMITPERBATCH="4")
     warnings = [r.getMessage() for r in caplog.records if "maxCommitPerBatch" in r.getMessage()]
     assert len(warnings) == 1
-    assert "unknown option maxCommitPerBatch is ignored (did you mean maxCommitsPerBatch?)" in (
-        warnings[0]
+    assert (
+        "unknown option maxCommitPerBatch is ignored (did you mean maxCommitsPerBatch?)"
+        in (warnings[0])
     )
 
 
