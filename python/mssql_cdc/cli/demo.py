@@ -53,7 +53,7 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
 
 
 def result(summary: DemoSummary) -> dict[str, Any]:
-    """The demo's result as `--json` prints it (docs/cli.md, 'demo --json')."""
+    """The demo's result as `--json` prints it (docs/cli.md, 'Output')."""
     event = summary.resnapshot or {}
     return {
         "equal": summary.equal,
