@@ -37,18 +37,6 @@ class Progress:
     rate: float | None = None
     eta_seconds: float | None = None
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "task": self.task,
-            "subject": self.subject,
-            "stage": self.stage,
-            "done": self.done,
-            "total": self.total,
-            "unit": self.unit,
-            "rate": self.rate,
-            "eta_seconds": self.eta_seconds,
-        }
-
 
 def report(
     log: logging.Logger, progress: Progress, message: str, *args: object, level: int = logging.INFO
