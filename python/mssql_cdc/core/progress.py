@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Progress", "Stage", "Task", "Throughput", "progress_of", "report"]
+__all__ = ["Progress", "Stage", "Task", "Throughput", "per_second", "progress_of", "report"]
 
 Task = Literal["snapshot", "backfill", "recovery", "demo"]
 Stage = Literal["started", "advanced", "finished"]
@@ -46,6 +46,11 @@ def report(
         log.log(level, message, *args, extra={"progress": progress})
 
 
+def per_second(rate: float, unit: str) -> str:
+    """A rate for a message: whole numbers from 10 up, two significant digits below."""
+    return f"{rate:,.0f} {unit}/s" if rate >= 10 else f"{rate:.2g} {unit}/s"
+
+
 def progress_of(record: logging.LogRecord) -> Progress | None:
     """The `Progress` a record carries, or None for any other record."""
     value = getattr(record, "progress", None)
@@ -53,7 +58,7 @@ def progress_of(record: logging.LogRecord) -> Progress | None:
 
 
 class Throughput:
-    """Units done since a start on the monotonic clock: the rate, and the ETA against a total."""
+    """Units done since a start on the monotonic clock, and their rate."""
 
     def __init__(self) -> None:
         self._start = time.monotonic()
@@ -65,10 +70,3 @@ class Throughput:
         """Units per second, or None before any time or unit has passed."""
         elapsed = self.seconds()
         return done / elapsed if done > 0 and elapsed > 0 else None
-
-    def eta(self, done: int, total: int | None) -> float | None:
-        """Seconds left at the rate so far, or None without a total or a rate."""
-        rate = self.rate(done)
-        if total is None or rate is None:
-            return None
-        return max(total - done, 0) / rate

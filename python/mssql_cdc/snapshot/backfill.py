@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-from mssql_cdc.core.progress import Progress, Throughput, report
+from mssql_cdc.core.progress import Progress, Throughput, per_second, report
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import family
 from mssql_cdc.facts.details import SnapshotPlanDetail, json_key, parse_time
@@ -338,7 +338,7 @@ def _report_wave(
         done,
         total,
         f"{rows:,}",
-        "" if row_rate is None else f" ({row_rate:,.0f} rows/s)",
+        "" if row_rate is None else f" ({per_second(row_rate, 'rows')})",
         "" if eta is None else f", about {eta:,.0f} s left",
     )
 

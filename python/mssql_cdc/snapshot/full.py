@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.core.progress import Progress, report
+from mssql_cdc.core.progress import Progress, per_second, report
 from mssql_cdc.core.recovery_decision import Mode, Observation, lock_violation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import family
@@ -201,7 +201,7 @@ def _report_finished(target: str, rows: int, seconds: float) -> None:
         target,
         f"{rows:,}",
         seconds,
-        "" if rate is None else f" ({rate:,.0f} rows/s)",
+        "" if rate is None else f" ({per_second(rate, 'rows')})",
     )
 
 
