@@ -71,7 +71,9 @@ Estimate estimate_snapshot(std::optional<std::int64_t> table_rows, const std::ve
   e.retention_hours = retention_hours;
   std::vector<double> rates;
   for (const SnapshotTiming& t : newest_first) {
-    if (t.rows < 1 || t.duration_ms < 1) continue;
+    // A small snapshot's time is mostly Spark's fixed cost, so its rate would scale into
+    // nonsense (one row in 28 s made "139 s to read 5 rows"); decision 0922.
+    if (t.rows < kMinSampleRows || t.duration_ms < 1) continue;
     rates.push_back(static_cast<double>(t.rows) / (static_cast<double>(t.duration_ms) / 1000.0));
     if (rates.size() == 5) break;
   }

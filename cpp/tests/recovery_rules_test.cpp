@@ -224,9 +224,20 @@ TEST(EstimateSnapshot, TakesTheMedianRateOfTheNewestFiveUsableSnapshots) {
 TEST(EstimateSnapshot, LeavesWhatItCannotKnowUnknown) {
   const Estimate e = estimate_snapshot(std::nullopt, {}, std::nullopt);
   EXPECT_EQ(e, Estimate{});
-  const Estimate no_retention = estimate_snapshot(100, {{100, 1000}}, std::nullopt);
+  const Estimate no_retention = estimate_snapshot(1000, {{1000, 1000}}, std::nullopt);
   EXPECT_DOUBLE_EQ(*no_retention.seconds, 1.0);
   EXPECT_FALSE(no_retention.fits);
+}
+
+TEST(EstimateSnapshot, DoesNotScaleFromSnapshotsOfFewerThanAThousandRows) {
+  // The case: a one-row bootstrap read in 28 s, then a table of five rows.
+  const Estimate tiny = estimate_snapshot(5, {{1, 28'000}, {999, 1000}}, 1.0);
+  EXPECT_EQ(tiny.rows, 5);
+  EXPECT_FALSE(tiny.rows_per_second);
+  EXPECT_FALSE(tiny.seconds);
+  EXPECT_FALSE(tiny.fits);
+  const Estimate enough = estimate_snapshot(5000, {{1, 28'000}, {1000, 2000}}, 1.0);
+  EXPECT_DOUBLE_EQ(*enough.rows_per_second, 500.0);  // only the thousand-row snapshot counts
 }
 
 }  // namespace

@@ -4,10 +4,14 @@ users' own work."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import socket
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -81,6 +85,7 @@ def local_session(
     cores: int = 2,
     warehouse: str | os.PathLike[str] | None = None,
     driver_memory: str = "2g",
+    verbose: bool = False,
 ) -> SparkSession:
     """Return a local SparkSession (`local[cores]`) with Delta Lake from the cached jars.
 
@@ -89,6 +94,9 @@ def local_session(
     a Spark Connect one first. With the SPARK_REMOTE environment variable set (a Spark Connect
     URL, `sc://host:port/;token=...`), a Connect session to that server is returned instead:
     the server brings Delta Lake (docs/spark-connect.md).
+
+    Spark's start-up lines and its warnings are silenced (its log level is ERROR) unless
+    `verbose`, which leaves Spark's own logging as it comes (decision 0923).
 
     Raises:
         ConfigError: `cores` is below 1, or Delta's jars are missing (run `make setup`).
@@ -103,9 +111,15 @@ def local_session(
     if remote:
         return SparkSession.builder.remote(remote).getOrCreate()
     builder = SparkSession.builder.appName(app_name).master(f"local[{cores}]")
-    for key, value in _local_configs(cores, warehouse, driver_memory).items():
+    configs = _local_configs(cores, warehouse, driver_memory)
+    if not verbose:
+        configs = quiet_configs(configs)
+    for key, value in configs.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    if verbose:
+        return builder.getOrCreate()
+    with quiet_launch():
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
 
@@ -155,9 +169,10 @@ def local_connect_session(
         "spark.sql.artifact.isolation.alwaysApplyClassloader": "true",
     }
     builder = SparkSession.builder.appName(app_name).master(f"local[{cores}]")
-    for key, value in configs.items():
+    for key, value in quiet_configs(configs).items():
         builder = builder.config(key, value)
-    builder.getOrCreate().sparkContext.setLogLevel("ERROR")
+    with quiet_launch():
+        builder.getOrCreate().sparkContext.setLogLevel("ERROR")
     # pyspark's functions build Connect columns only while this is set, and a Connect session
     # stops its local server on stop() while SPARK_LOCAL_REMOTE is set (pyspark's local mode).
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
@@ -219,3 +234,74 @@ def _local_configs(
         "spark.databricks.delta.stats.collect": "true",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
     }
+
+
+# Quiet start-up (decision 0923). A fresh local_session printed eight lines on stderr before
+# any work: the JVM's "Using incubator modules" warning (Spark's launcher always adds
+# jdk.incubator.vector, and no JVM flag silences it), two "Using Spark's default log4j profile"
+# lines, the loopback-address and native-hadoop warnings and the "Setting default log level"
+# hint. A log4j2 configuration at level ERROR removes the log4j lines; the JVM's own line is
+# dropped by a pipe on the JVM's stderr that passes every other line on, for the JVM's life.
+
+# Lines a JVM launch prints before log4j's configuration applies, or outside log4j.
+NOISE = re.compile(
+    rb"^(WARNING: Using incubator modules: |Using Spark's default log4j profile: |"
+    rb"Setting default log level to |To adjust logging level use sc\.setLogLevel)"
+)
+
+LOG4J2_PROPERTIES = """\
+# Written by mssql_cdc.spark.local_session: Spark logs errors only (verbose=True logs more).
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def quiet_configs(configs: Mapping[str, str]) -> dict[str, str]:
+    """`configs` with the driver's log4j2 configuration set to the quiet one, written beside
+    the session's warehouse."""
+    home = Path(configs["spark.sql.warehouse.dir"]).parent
+    home.mkdir(parents=True, exist_ok=True)
+    properties = home / "log4j2-quiet.properties"
+    properties.write_text(LOG4J2_PROPERTIES, encoding="utf-8")
+    java = configs.get("spark.driver.extraJavaOptions", "")
+    option = f"-Dlog4j2.configurationFile={properties.as_uri()}"
+    return {**configs, "spark.driver.extraJavaOptions": f"{java} {option}".strip()}
+
+
+@contextmanager
+def quiet_launch() -> Iterator[None]:
+    """While the block runs, a process started here gets a stderr that drops `NOISE` lines
+    and passes every other line on to this process's stderr, for as long as it lives."""
+    if os.name != "posix":
+        yield
+        return
+    sys.stderr.flush()
+    target = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    threading.Thread(
+        target=_forward, args=(read_end, target), name="mssql-cdc-jvm-stderr", daemon=True
+    ).start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(target, 2)  # the pipe's write end is now held by the JVM alone
+
+
+def _forward(read_end: int, target: int) -> None:
+    """Copy lines from `read_end` to `target` without `NOISE`, until every writer is gone."""
+    with os.fdopen(read_end, "rb") as lines, os.fdopen(target, "wb", buffering=0) as out:
+        for line in lines:
+            if NOISE.match(line):
+                continue
+            try:
+                out.write(line)
+            except OSError:  # this process's stderr is gone; keep draining so the JVM never blocks
+                continue

@@ -123,8 +123,11 @@ struct SnapshotTiming {
   std::int64_t duration_ms = 0;
 };
 
-// rows_per_second is the median rate of the first five usable timings (rows >= 1 and
-// duration_ms >= 1), given newest first; retention_hours is the smallest observed retention.
+// The fewest rows an earlier snapshot must have read for its rate to be used.
+inline constexpr std::int64_t kMinSampleRows = 1000;
+
+// rows_per_second is the median rate of the first five usable timings (rows >= kMinSampleRows
+// and duration_ms >= 1), given newest first; retention_hours is the smallest observed retention.
 [[nodiscard]] Estimate estimate_snapshot(std::optional<std::int64_t> table_rows,
                                          const std::vector<SnapshotTiming>& newest_first,
                                          std::optional<double> retention_hours);

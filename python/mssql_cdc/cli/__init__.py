@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
 from mssql_cdc.cli import demo, emulator, plan, status
+from mssql_cdc.cli.output import mode_of, showing
+from mssql_cdc.cli.parser import Parser, parse
 
 __all__ = ["main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser() -> Parser:
+    parser = Parser(
         prog="mssql-cdc",
         description="Stream SQL Server CDC into Delta Lake on Spark; tools for the CDC emulator.",
     )
@@ -26,8 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one verb: 0 on success, 1 on an error it reports, 2 on a usage error or bad input."""
-    args = build_parser().parse_args(argv)
-    code: int = args.run(args)
+    args = parse(build_parser(), argv)
+    with showing(mode_of(args), sys.stderr):
+        code: int = args.run(args)
     return code
 
 

@@ -1,14 +1,24 @@
-"""`mssql-cdc demo`: the main job on the embedded emulator, from loss to recovery."""
+"""`mssql-cdc demo`: the main job on the embedded emulator, from loss to recovery.
+
+Progress goes to stderr (bars on a terminal); the summary, or with --json one JSON object,
+to stdout. Exit codes: 0 bronze's latest image equals the source table after the recovery,
+1 it does not, 2 --out is refused (nothing deleted).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.cli.output import add_output_flags
 from mssql_cdc.errors import ConfigError
 
-__all__ = ["add_parser", "run"]
+if TYPE_CHECKING:
+    from mssql_cdc.cli.demo_job import DemoSummary
+
+__all__ = ["add_parser", "result", "run", "summary_text"]
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -16,6 +26,8 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "demo",
         help="stream an emulated SQL Server into Delta, lose data to CDC cleanup, recover",
         description=__doc__.splitlines()[0] if __doc__ else None,
+        epilog="exit codes: 0 bronze equals the source after the recovery; 1 it does not; "
+        "2 --out is refused (nothing deleted)",
     )
     parser.add_argument(
         "--out",
@@ -33,20 +45,80 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "--backend",
         choices=["emulator", "mssql-python", "pymssql"],
         default="emulator",
-        help="how the stream reads the emulator: in process (default), or over TDS through the "
+        help="how the stream reads the emulator: in process, or over TDS through the "
         "mssql-python or pymssql driver, as it reads a real SQL Server",
     )
+    add_output_flags(parser, json_help="print the result as one JSON object, without progress")
     parser.set_defaults(run=run)
 
 
+def result(summary: DemoSummary) -> dict[str, Any]:
+    """The demo's result as `--json` prints it (docs/cli.md, 'Output')."""
+    event = summary.resnapshot or {}
+    return {
+        "equal": summary.equal,
+        "backend": summary.backend,
+        "runs": summary.runs,
+        "generation": summary.generation,
+        "bronze_rows": summary.bronze_rows,
+        "source_rows": summary.source_rows,
+        "resnapshot": None
+        if not event
+        else {
+            "snapshot_lsn": event.get("max_lsn"),
+            "rows": event.get("rows"),
+            "lost_from_ts": _text(event.get("lost_from_ts")),
+            "lost_to_ts": _text(event.get("lost_to_ts")),
+        },
+        "out": str(summary.out_dir),
+        "chart": None if summary.chart is None else str(summary.chart),
+    }
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def summary_text(summary: DemoSummary) -> str:
+    """The closing summary the demo prints without --json."""
+    from mssql_cdc.cli.demo_job import APP_ID, TABLE
+    from mssql_cdc.core.checkpoint import STATE_FILE_NAME
+
+    r = result(summary)
+    event = r["resnapshot"]
+    state_file = summary.out_dir / "checkpoint" / STATE_FILE_NAME
+    rows = [
+        ("backend", r["backend"]),
+        ("runs of to_delta", str(r["runs"])),
+        ("live generation", f"{r['generation']} (sink app_id {APP_ID}.g{r['generation']})"),
+        ("state file", str(state_file)),
+    ]
+    if event is None:
+        rows.append(("'resnapshot' facts row", "none (no loss was found)"))
+    else:
+        rows += [
+            ("'resnapshot' facts row", f"snapshot {event['snapshot_lsn']}, {event['rows']} rows"),
+            ("lost interval", f"{event['lost_from_ts']} to {event['lost_to_ts']}"),
+        ]
+    rows += [
+        ("bronze rows", str(r["bronze_rows"])),
+        (f"source rows ({TABLE})", str(r["source_rows"])),
+        ("bronze latest image vs source", "EQUAL" if r["equal"] else "DIFFERENT"),
+    ]
+    if r["chart"]:
+        rows.append(("chart", r["chart"]))
+    return "Summary\n" + "\n".join(f"  {k + ':':<31}{v}" for k, v in rows)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when bronze's latest image equals the source table after the recovery, 1 when
-    it does not, 2 when --out is refused (nothing deleted)."""
     from mssql_cdc.cli.demo_job import run_demo
 
     try:
-        summary = run_demo(args.out, seed=args.seed, force=args.force, backend=args.backend)
+        summary = run_demo(
+            args.out, seed=args.seed, force=args.force, backend=args.backend, verbose=args.verbose
+        )
     except ConfigError as exc:
         print(f"mssql-cdc demo: {exc}", file=sys.stderr)
         return 2
+    print(json.dumps(result(summary), indent=2) if args.json else summary_text(summary))
     return 0 if summary.equal and summary.generation >= 1 else 1

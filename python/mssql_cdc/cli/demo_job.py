@@ -8,9 +8,8 @@ facts' 'resnapshot' row with its gap, and bronze's latest image equal to the sou
 
 from __future__ import annotations
 
-import json
+import logging
 import random
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -19,16 +18,19 @@ from typing import Any, Literal
 
 from mssql_cdc.cli.demo_output import prepare_out_dir
 from mssql_cdc.core import checkpoint
+from mssql_cdc.core.progress import Progress, Stage, report
 from mssql_cdc.emulator import Emulator
 
-__all__ = ["DemoSummary", "latest_image", "run_demo"]
+__all__ = ["APP_ID", "TABLE", "DemoSummary", "latest_image", "run_demo"]
+
+log = logging.getLogger(__name__)
 
 TABLE = "dbo.orders"
 APP_ID = "orders-demo"
 START = datetime(2026, 9, 24, 8, 0, 0)
 RETENTION_MINUTES = 3 * 24 * 60
 STATUSES = ("new", "paid", "shipped", "returned")
-Progress = Callable[[str], None]
+STEPS = 6
 DemoBackend = Literal["emulator", "mssql-python", "pymssql"]
 
 
@@ -124,18 +126,26 @@ class _Workload:
         self.emulator.run_cleanup_job()
 
 
+def progress(step: int, message: str, *, finished: bool = False) -> None:
+    """One INFO progress record of the demo: `message`, at `step` of its six."""
+    stage: Stage = "finished" if finished else "started" if step == 1 else "advanced"
+    report(log, Progress("demo", "demo", stage, step, STEPS, "steps"), "%s", message)
+
+
 def run_demo(
     out_dir: str | Path = "demo-output",
     *,
     seed: int = 18,
-    progress: Progress = print,
     force: bool = False,
     backend: DemoBackend = "emulator",
+    verbose: bool = False,
 ) -> DemoSummary:
     """Run the whole demo in `out_dir` (emptied first) and return what it found.
 
     `backend` is how the stream reads the emulator: in process, or over TDS through a real
     SQL Server driver (the emulator file is then served on 127.0.0.1 for the demo's length).
+    Each step is an INFO progress record of the logger `mssql_cdc.cli.demo_job`; `verbose`
+    lets Spark print its start-up lines and warnings.
 
     Raises:
         ConfigError: `out_dir` is not a folder the demo may empty (see
@@ -149,7 +159,7 @@ def run_demo(
     summary = DemoSummary(out_dir=out, backend=backend)
     paths = {name: str(out / name) for name in ("bronze", "facts", "checkpoint")}
 
-    progress(f"[1/6] emulator database {out / 'emulator.db'} with table {TABLE}")
+    progress(1, f"emulator database {out / 'emulator.db'} with table {TABLE}")
     emulator = Emulator.create(
         out / "emulator.db", start=START.isoformat(), retention_minutes=RETENTION_MINUTES
     )
@@ -171,31 +181,30 @@ def run_demo(
         workload.advance(hours=12, commits=8)
         workload.idle_and_cleanup()
 
-    progress("[2/6] starting Spark (local, Delta from the cached jars)")
-    spark = local_session("mssql-cdc-demo", warehouse=out / "spark")
+    progress(2, "starting Spark (local, with Delta)")
+    spark = local_session("mssql-cdc-demo", warehouse=out / "spark", verbose=verbose)
     with ExitStack() as cleanup:
-        options = _source(out / "emulator.db", backend, cleanup, progress)
+        options = _source(out / "emulator.db", backend, cleanup)
         cdc = stream(spark, {**options, "captureInstance": instance})
-        _stream_story(cdc, emulator, workload, instance, paths, summary, progress)
-    progress("[6/6] checking bronze against the source table")
+        _stream_story(cdc, emulator, workload, instance, paths, summary)
+    progress(6, "checking bronze against the source table")
     _conclude(spark, emulator, paths, summary)
     summary.chart = _chart(summary, out / "retention-headroom.png")
     emulator.close()
-    _print_summary(summary, paths, progress)
+    verdict = "equals" if summary.equal else "differs from"
+    progress(STEPS, f"done: bronze's latest image {verdict} the source table", finished=True)
     return summary
 
 
-def _source(
-    path: Path, backend: DemoBackend, cleanup: ExitStack, progress: Progress
-) -> dict[str, str]:
+def _source(path: Path, backend: DemoBackend, cleanup: ExitStack) -> dict[str, str]:
     """The source options reading `path` through `backend`; a served file stops with `cleanup`."""
     if backend == "emulator":
-        progress("      backend: emulator (in process)")
+        progress(2, "backend: emulator (in process)")
         return {"backend": "emulator", "emulatorPath": str(path)}
     from mssql_cdc.emulator.serve import serve
 
     server = cleanup.enter_context(serve(path))
-    progress(f"      backend: {backend} over TDS to the emulator at {server.host}:{server.port}")
+    progress(2, f"backend: {backend} over TDS to the emulator at {server.host}:{server.port}")
     return {"backend": backend, "connectionString": server.connection_string(backend)}
 
 
@@ -206,11 +215,10 @@ def _stream_story(
     instance: str,
     paths: dict[str, str],
     summary: DemoSummary,
-    progress: Progress,
 ) -> None:
     """Steps 3 to 5: stream, lose changes to the cleanup job, recover, stream on."""
 
-    def run_once(label: str) -> None:
+    def run_once(label: str, step: int) -> None:
         query = cdc.to_delta(
             paths["bronze"],
             APP_ID,
@@ -227,29 +235,30 @@ def _stream_story(
         state = checkpoint.read_state(paths["checkpoint"])
         generation = state.generation if state is not None else 0
         progress(
-            f"      run {summary.runs} ({label}): generation {generation}, "
-            f"source time {workload.clock:%Y-%m-%d %H:%M}"
+            step,
+            f"run {summary.runs} of to_delta ({label}): generation {generation}, "
+            f"source time {workload.clock:%Y-%m-%d %H:%M}",
         )
 
-    progress("[3/6] streaming with on_data_loss='resnapshot' while the workload runs")
-    run_once("bootstrap")
+    progress(3, "streaming with on_data_loss='resnapshot' while the workload runs")
+    run_once("bootstrap", 3)
     for _ in range(4):
         workload.advance(hours=6, commits=12)
         workload.idle_and_cleanup()
-        run_once("steady")
+        run_once("steady", 3)
 
-    progress("[4/6] the job stops; 4 simulated days pass and CDC cleanup purges unread changes")
+    progress(4, "the job stops; 4 simulated days pass and CDC cleanup purges unread changes")
     for _ in range(8):
         workload.advance(hours=12, commits=10)
         workload.idle_and_cleanup()
-    progress(f"      {instance} now begins at {emulator.min_lsn(instance)}")
+    progress(4, f"{instance} now begins at {emulator.min_lsn(instance)}")
 
-    progress("[5/6] the job restarts: the pre-flight finds the loss and re-snapshots")
-    run_once("recovery")
+    progress(5, "the job restarts: the pre-flight finds the loss and re-snapshots")
+    run_once("recovery", 5)
     for _ in range(2):
         workload.advance(hours=6, commits=12)
         workload.idle_and_cleanup()
-        run_once("steady")
+        run_once("steady", 5)
 
 
 def _conclude(spark: Any, emulator: Emulator, paths: dict[str, str], summary: DemoSummary) -> None:
@@ -313,41 +322,3 @@ def _chart(summary: DemoSummary, path: Path) -> Path | None:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
-
-
-def _print_summary(summary: DemoSummary, paths: dict[str, str], progress: Progress) -> None:
-    event = summary.resnapshot or {}
-    progress("")
-    progress("Summary")
-    progress(f"  backend:                    {summary.backend}")
-    progress(f"  runs of to_delta:           {summary.runs}")
-    progress(
-        f"  live generation:            {summary.generation} "
-        f"(sink app_id {APP_ID}.g{summary.generation})"
-    )
-    progress(
-        f"  state file:                 {Path(paths['checkpoint']) / checkpoint.STATE_FILE_NAME}"
-    )
-    if event:
-        progress(
-            f"  'resnapshot' facts row:     snapshot {event.get('max_lsn')}, "
-            f"{event.get('rows')} rows"
-        )
-        progress(
-            f"  lost interval:              {event.get('lost_from_ts')} to "
-            f"{event.get('lost_to_ts')}"
-        )
-    else:
-        progress("  'resnapshot' facts row:     none (no loss was found)")
-    progress(f"  bronze rows:                {summary.bronze_rows}")
-    progress(f"  source rows ({TABLE}):   {summary.source_rows}")
-    verdict = "EQUAL" if summary.equal else "DIFFERENT"
-    progress(f"  bronze latest image vs source: {verdict}")
-    if summary.chart:
-        progress(f"  chart:                      {summary.chart}")
-    verdict_json = {
-        "backend": summary.backend,
-        "generation": summary.generation,
-        "equal": summary.equal,
-    }
-    progress("  " + json.dumps(verdict_json))

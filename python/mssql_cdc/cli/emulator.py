@@ -51,15 +51,22 @@ def rows_range(text: str) -> tuple[int, int]:
     return low, int(match.group(2) or low)
 
 
-def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(verbs: Any) -> None:  # argparse's subparsers action has no public type
     parser = verbs.add_parser("emulator", help="create and drive a SQL Server CDC emulator file")
     sub = parser.add_subparsers(dest="emulator_verb", required=True, metavar="VERB")
 
     p = sub.add_parser("create", help="a new emulator file")
     p.add_argument("path")
     p.add_argument("--start", default="2026-09-28T13:50:00", help="the clock's floor (ISO)")
-    p.add_argument("--retention-minutes", type=int, default=4320)
-    p.add_argument("--capture", choices=["immediate", "manual"], default="immediate")
+    p.add_argument(
+        "--retention-minutes", type=int, default=4320, help="CDC retention of the cleanup job"
+    )
+    p.add_argument(
+        "--capture",
+        choices=["immediate", "manual"],
+        default="immediate",
+        help="capture at each commit, or only when `emulator capture` runs",
+    )
     p.add_argument("--time-zone", default="UTC", help="server time zone: an IANA name, default UTC")
     p.add_argument("--demo", action="store_true", help="add dbo.orders and instance dbo_orders")
     p.set_defaults(run=_guarded(_create))
@@ -70,18 +77,43 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--rate", type=float, required=True, help="commits per simulated second")
     p.add_argument("--duration", type=duration, required=True, help="simulated span, e.g. 10m")
     p.add_argument("--start", help="first simulated time (ISO); default just after the last")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--mix", type=mix, default=(50, 40, 10))
-    p.add_argument("--rows-per-commit", type=rows_range, default=(1, 5))
-    p.add_argument("--idle-every", type=duration, default=0.0)
-    p.add_argument("--cleanup-every", type=duration, default=0.0)
+    p.add_argument("--seed", type=int, default=1, help="seed of the random workload")
+    p.add_argument(
+        "--mix",
+        type=mix,
+        default=(50, 40, 10),
+        help="weights of inserts, updates and deletes (default insert=50,update=40,delete=10)",
+    )
+    p.add_argument(
+        "--rows-per-commit",
+        type=rows_range,
+        default=(1, 5),
+        help="rows per commit, a number or a range (default 1-5)",
+    )
+    p.add_argument(
+        "--idle-every",
+        type=duration,
+        default=0.0,
+        help="simulated time between idle entries (default 0: none)",
+    )
+    p.add_argument(
+        "--cleanup-every",
+        type=duration,
+        default=0.0,
+        help="simulated time between runs of the cleanup job (default 0: none)",
+    )
     p.set_defaults(run=_guarded(_workload))
 
     p = sub.add_parser("idle", help="idle entries")
     p.add_argument("path")
     p.add_argument("--at", help="time of the first entry (ISO)")
-    p.add_argument("--count", type=int, default=1)
-    p.add_argument("--every", type=duration, default=300.0)
+    p.add_argument("--count", type=int, default=1, help="how many idle entries")
+    p.add_argument(
+        "--every",
+        type=duration,
+        default=300.0,
+        help="simulated time between the entries (default 5m)",
+    )
     p.set_defaults(run=_guarded(_idle))
 
     p = sub.add_parser("capture", help="one capture cycle (manual mode), or all with --all")

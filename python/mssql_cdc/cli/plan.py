@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.cli.output import add_output_flags
 from mssql_cdc.errors import MssqlCdcError
 
 if TYPE_CHECKING:
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_CODES", "add_parser", "render", "run"]
 
 EXIT_CODES = {"none": 0, "resnapshot": 10, "blocked": 11}
+# The smallest earlier snapshot the estimate scales from (the C++ estimate's kMinSampleRows).
+MIN_SAMPLE_ROWS = 1000
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -40,10 +43,20 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
     parser.add_argument("--app-id", required=True, help="the app_id given to to_delta")
     parser.add_argument("--checkpoint", required=True, help="the checkpoint given to to_delta")
     parser.add_argument("--facts", required=True, help="the facts table")
-    parser.add_argument("--snapshot", choices=("full", "chunked"), default="full")
-    parser.add_argument("--interval-days", type=float, default=7.0)
+    parser.add_argument(
+        "--snapshot",
+        choices=("full", "chunked"),
+        default="full",
+        help="the snapshot mode the job's to_delta passes",
+    )
+    parser.add_argument(
+        "--interval-days",
+        type=float,
+        default=7.0,
+        help="resnapshot_interval_days as the job's to_delta passes it",
+    )
     parser.add_argument("--bootstrap", action="store_true", help="as the job's to_delta passes it")
-    parser.add_argument("--json", action="store_true", help="print the plan as one JSON object")
+    add_output_flags(parser, json_help="print the plan as one JSON object")
     parser.set_defaults(run=run)
 
 
@@ -88,15 +101,7 @@ def render(plan: dict[str, Any]) -> str:
     rows.append(("interval", "ok" if plan["interval_ok"] else "a re-snapshot now would loop"))
     estimate = plan["estimate"]
     if estimate is not None:
-        seconds = estimate["seconds"]
-        rows.append(
-            (
-                "estimate",
-                f"{'unknown' if seconds is None else f'{seconds:,.0f} s'} to read "
-                f"{estimate['rows'] if estimate['rows'] is not None else 'unknown'} rows; "
-                f"retention {_hours(estimate['retention_hours'])}; fits: {estimate['fits']}",
-            )
-        )
+        rows.append(("estimate", _estimate(estimate)))
     f = plan["forecast"]
     trend = f["trend_hours_per_day"]
     rows.append(
@@ -113,7 +118,31 @@ def render(plan: dict[str, Any]) -> str:
     return "\n".join(f"{k:<12}{v}" for k, v in rows)
 
 
-def _session_on_first_use() -> tuple[SparkSession, Callable[[], None]]:
+def _estimate(e: dict[str, Any]) -> str:
+    """The duration estimate in words: each figure, or why it is unknown (never None)."""
+    table = "an unknown number of" if e["rows"] is None else f"{e['rows']:,}"
+    if e["seconds"] is not None:
+        duration = f"about {e['seconds']:,.0f} s to read {table} rows"
+    elif e["rows"] is None:
+        duration = "duration unknown: the source gives no row count"
+    else:
+        duration = (
+            f"duration unknown for {table} rows: too few rows measured to estimate (no earlier "
+            f"full snapshot of at least {MIN_SAMPLE_ROWS:,} rows)"
+        )
+    retention = (
+        "retention unknown (no micro-batch of the last 7 days recorded it)"
+        if e["retention_hours"] is None
+        else f"retention {_hours(e['retention_hours'])}"
+    )
+    if e["fits"] is None:
+        fits = "fits: unknown (needs both the duration and the retention)"
+    else:
+        fits = "fits: yes" if e["fits"] else "fits: no, more than half the retention"
+    return f"{duration}; {retention}; {fits}"
+
+
+def _session_on_first_use(*, verbose: bool) -> tuple[SparkSession, Callable[[], None]]:
     """A SparkSession that starts on first use, and a function stopping it if it was started.
 
     `plan_recovery` checks the options and every argument before it touches the session, so a
@@ -131,7 +160,7 @@ def _session_on_first_use() -> tuple[SparkSession, Callable[[], None]]:
             from mssql_cdc.spark import local_session
 
             ours.append(SparkSession.getActiveSession() is None)
-            started.append(local_session("mssql-cdc-plan"))
+            started.append(local_session("mssql-cdc-plan", verbose=verbose))
         return started[0]
 
     class _Deferred(SparkSession):
@@ -151,7 +180,7 @@ def _session_on_first_use() -> tuple[SparkSession, Callable[[], None]]:
 def run(args: argparse.Namespace) -> int:
     from mssql_cdc import stream
 
-    spark, stop_if_started_here = _session_on_first_use()
+    spark, stop_if_started_here = _session_on_first_use(verbose=args.verbose)
     try:
         try:
             plan = stream(spark, _options(args.options)).plan_recovery(

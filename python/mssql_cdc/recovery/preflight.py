@@ -32,6 +32,7 @@ from mssql_cdc.core.checkpoint import (
     replace_state,
 )
 from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.progress import Progress, report
 from mssql_cdc.core.recovery_decision import (
     CompletionRow,
     DecideInputs,
@@ -324,7 +325,14 @@ def _resnapshot(
     source: SourceObserver,
 ) -> GenerationState | None:
     g = decision.next_generation
-    log.warning("%s", decision.warning)
+    # Three steps a user waits through: the loss found, the snapshot, the generation switch.
+    report(
+        log,
+        Progress("recovery", request.target, "started", 1, 3, "steps"),
+        "%s",
+        decision.warning,
+        level=logging.WARNING,
+    )
     recovering = dataclasses.replace(state, recovering=decision.start)
     if not replace_state(request.checkpoint, state, recovering):
         return None
@@ -339,6 +347,14 @@ def _resnapshot(
         if reused is None:  # decide() always names the offset of a reuse
             raise RuntimeError(f"{request.target}: a reuse decision without its snapshot")
         snapshot = Taken(reused)
+    report(
+        log,
+        Progress("recovery", request.target, "advanced", 2, 3, "steps"),
+        "%s: the snapshot generation %d starts from is at %s",
+        request.target,
+        g,
+        snapshot.offset.lsn,
+    )
     verdict = conclude(
         decision,
         snapshot.offset,
@@ -368,5 +384,7 @@ def _resnapshot(
     if not replace_state(request.checkpoint, recovering, verdict.state_to_write):
         return None
     failpoint("recovery.after_state")
-    log.info("%s", verdict.message)
+    report(
+        log, Progress("recovery", request.target, "finished", 3, 3, "steps"), "%s", verdict.message
+    )
     return verdict.state_to_write

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
 
+from mssql_cdc.core.progress import Progress, Throughput, per_second, report
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import family
 from mssql_cdc.facts.details import SnapshotPlanDetail, json_key, parse_time
@@ -265,6 +266,8 @@ def _waves(
     total = len(plan["chunks"])
     began = time.monotonic()
     ran = 0
+    pace = Throughput()
+    chunks_read = rows_read = 0
     width = _partitions(spark, config)
     # Bronze's recorded wave is read once: later waves of this call are its own appends (a
     # concurrent call's wave is found by run_wave, whose append Delta then skips).
@@ -308,9 +311,36 @@ def _waves(
         wave = max(appended, written) + 1
         pending = [i for i in range(total) if i not in done][:width]
         chunks = [_bounds(probe, snap, plan, i) for i in pending]
-        run_wave(spark, config, snap, probe, wave, chunks, open_target=ran == 0)
+        rows_read += run_wave(spark, config, snap, probe, wave, chunks, open_target=ran == 0)
         appended = wave
         ran += 1
+        chunks_read += len(chunks)
+        _report_wave(snap, wave, len(done) + len(chunks), total, chunks_read, rows_read, pace)
+
+
+def _report_wave(
+    snap: Snapshot, wave: int, done: int, total: int, read: int, rows: int, pace: Throughput
+) -> None:
+    """One record per wave: chunks done of total; the rate and ETA from this call's waves."""
+    rate = pace.rate(read)
+    eta = None if rate is None else (total - done) / rate
+    row_rate = pace.rate(rows)
+    report(
+        log,
+        Progress(
+            "backfill", snap.target, "advanced", done, total, "chunks", rate=rate, eta_seconds=eta
+        ),
+        "%s: backfill wave %d of the snapshot at %s: %d of %d chunks done, %s rows read in "
+        "this call%s%s",
+        snap.target,
+        wave,
+        snap.s,
+        done,
+        total,
+        f"{rows:,}",
+        "" if row_rate is None else f" ({per_second(row_rate, 'rows')})",
+        "" if eta is None else f", about {eta:,.0f} s left",
+    )
 
 
 def _bounds(

@@ -226,10 +226,13 @@ def run_wave(
     chunks: Sequence[tuple[int, Any, Any, bool]],
     *,
     open_target: bool = True,
-) -> None:
+) -> int:
     """Read `chunks` (`(chunk, lo, hi, last)`) at a new stamp, append, write their rows.
 
     `open_target` False: this call already opened bronze for write in an earlier wave.
+
+    Returns:
+        The rows this attempt read (another attempt may have stored the wave first).
 
     Raises:
         ValueError: the stamp is below S (C2: a secondary behind the primary).
@@ -298,6 +301,7 @@ def run_wave(
         else:
             _write_chunk_facts(spark, snap, probe, wave, at.lsn, reads)
         frame.unpersist()
+        return sum(counts.values())
     finally:
         if temporary:
             shutil.rmtree(directory, ignore_errors=True)

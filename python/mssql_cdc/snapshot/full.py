@@ -7,6 +7,7 @@ commit without a transaction key, and found again by that commit's `userMetadata
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.progress import Progress, per_second, report
 from mssql_cdc.core.recovery_decision import Mode, Observation, lock_violation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import family
@@ -43,6 +45,8 @@ __all__ = [
 ]
 
 Kind = Literal["bootstrap", "resnapshot", "manual"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +160,20 @@ def take_full(
                 seen,
             )
         frame = read_whole(spark, config, at.lsn)
+        expected = probe.row_count()
+        report(
+            log,
+            Progress("snapshot", target, "started", 0, expected, "rows"),
+            "%s: %s snapshot of %s at %s started, %s",
+            target,
+            kind,
+            capture_instance,
+            at.lsn,
+            "rows unknown" if expected is None else f"about {expected:,} rows",
+        )
         # A count from the source's metadata spares the Spark job of isEmpty(); only a count of
         # none is confirmed by the read itself (decision 0456).
-        empty = not (probe.row_count() or 0) and frame.isEmpty()
+        empty = not (expected or 0) and frame.isEmpty()
         failpoint("snapshot.before_append")
         rows: int | None = 0
         if not empty:
@@ -168,10 +183,26 @@ def take_full(
             )
             failpoint("snapshot.after_append")
             rows = whole_snapshot_rows(spark, target, at.lsn, just_written=True)
-        duration_ms = int((time.monotonic() - clock_start) * 1000)
-        return SnapshotResult(at, rows, started, duration_ms, taken=True, facts_opened=opened)
+        seconds = time.monotonic() - clock_start
+        _report_finished(target, rows or 0, seconds)
+        return SnapshotResult(
+            at, rows, started, int(seconds * 1000), taken=True, facts_opened=opened
+        )
     finally:
         probe.close()
+
+
+def _report_finished(target: str, rows: int, seconds: float) -> None:
+    rate = rows / seconds if rows and seconds > 0 else None
+    report(
+        log,
+        Progress("snapshot", target, "finished", rows, rows, "rows", rate=rate, eta_seconds=0.0),
+        "%s: snapshot finished, %s rows read and written in %.1f s%s",
+        target,
+        f"{rows:,}",
+        seconds,
+        "" if rate is None else f" ({per_second(rate, 'rows')})",
+    )
 
 
 def _open_full(

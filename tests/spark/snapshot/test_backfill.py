@@ -4,12 +4,14 @@ statuses and the mode lock (spec 30 sections 3 and 4); the oracle is the emulato
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
 from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.progress import progress_of
 from mssql_cdc.facts.details import parse_time
 from mssql_cdc.facts.rows import FactsRow, append_facts
 from mssql_cdc.snapshot.backfill import backfill
@@ -48,13 +50,23 @@ def bronze_version(source: Source) -> int:
 
 
 def test_a_chunked_bootstrap_in_two_waves_with_changes_between_and_during_rebuilds_the_source(
-    source: Source,
+    source: Source, caplog: pytest.LogCaptureFixture
 ) -> None:
     source.insert(*range(1, 9))
     s = opened(source)
     source.update(1, "after-open")  # after S, before any wave
     source.insert(20)  # above MAX: the stream has it, no chunk needs it
-    first = run(source, chunk_rows=4, max_waves=1)
+    with caplog.at_level(logging.INFO, logger="mssql_cdc.snapshot.backfill"):
+        first = run(source, chunk_rows=4, max_waves=1)
+    # One progress record per wave, as a user with logging configured (or the CLI's bar) sees it.
+    [wave] = [p for p in map(progress_of, caplog.records) if p is not None]
+    assert (wave.task, wave.subject, wave.done, wave.total, wave.unit) == (
+        "backfill", source.target, 1, 2, "chunks",
+    )  # fmt: skip
+    assert wave.eta_seconds is not None
+    assert wave.eta_seconds > 0
+    assert "backfill wave 0 of the snapshot at" in caplog.records[-1].getMessage()
+    assert "1 of 2 chunks done" in caplog.records[-1].getMessage()
     assert first["state"] == "running"
     assert first["chunks_done"] == 1
     assert first["chunks_total"] == 2

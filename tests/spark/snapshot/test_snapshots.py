@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.progress import progress_of
 from mssql_cdc.snapshot import full as snapshot_module
 from mssql_cdc.snapshot.chunked_open import open_chunked
 from mssql_cdc.snapshot.full import (
@@ -59,14 +61,21 @@ def open_chunked_by_another_run(
 
 
 def test_a_bootstrap_over_fully_purged_history_holds_exactly_the_table_once(
-    source: Source,
+    source: Source, caplog: pytest.LogCaptureFixture
 ) -> None:
     source.insert(1, 2, 3)
     source.update(2, "changed")
     source.delete(3)
     newest = source.insert(4)
     source.emu.cleanup(CI, newest)  # every change before the newest is gone
-    result = bootstrap(source)
+    with caplog.at_level(logging.INFO, logger="mssql_cdc.snapshot.full"):
+        result = bootstrap(source)
+    started, finished = [p for p in map(progress_of, caplog.records) if p is not None]
+    assert (started.stage, started.done, started.total) == ("started", 0, 3)
+    assert (finished.stage, finished.done, finished.total, finished.unit) == (
+        "finished", 3, 3, "rows",
+    )  # fmt: skip
+    assert "snapshot finished, 3 rows read and written in" in caplog.records[-1].getMessage()
     rows = [r for r in source.bronze() if r["_operation"] == 0]
     assert sorted(r["order_id"] for r in rows) == [1, 2, 4]
     assert {r["order_id"]: (r["status"], r["qty"]) for r in rows} == source.source_rows()

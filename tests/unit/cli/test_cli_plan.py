@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mssql_cdc.cli import main
-from mssql_cdc.cli.plan import EXIT_CODES
+from mssql_cdc.cli.plan import EXIT_CODES, render
 from mssql_cdc.emulator import Emulator
 
 
@@ -73,3 +73,47 @@ def test_a_bad_argument_exits_2_naming_it_before_spark_starts(
             args += [flag, value]
     assert main(args) == 2
     assert named in capsys.readouterr().err
+
+
+def a_plan(estimate: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "action": "resnapshot", "generation": 0, "next_generation": 1, "start": None,
+        "lost_from_ts": None, "lost_to_ts": None, "reuse": None, "mode": "full",
+        "interval_ok": True, "reason": "", "estimate": estimate,
+        "forecast": {"headroom_hours": None, "trend_hours_per_day": None,
+                     "loss_by_trend_at": None, "loss_if_stopped_at": None, "samples": 0},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("estimate", "expected"),
+    [
+        (
+            {"rows": 5, "rows_per_second": None, "seconds": None, "retention_hours": 72.0,
+             "fits": None},
+            "duration unknown for 5 rows: too few rows measured to estimate (no earlier full "
+            "snapshot of at least 1,000 rows); retention 72.0 h; fits: unknown (needs both the "
+            "duration and the retention)",
+        ),
+        (
+            {"rows": None, "rows_per_second": None, "seconds": None, "retention_hours": None,
+             "fits": None},
+            "duration unknown: the source gives no row count; retention unknown (no micro-batch "
+            "of the last 7 days recorded it); fits: unknown (needs both the duration and the "
+            "retention)",
+        ),
+        (
+            {"rows": 1_000_000, "rows_per_second": 100.0, "seconds": 10_000.0,
+             "retention_hours": 1.0, "fits": False},
+            "about 10,000 s to read 1,000,000 rows; retention 1.0 h; fits: no, more than half "
+            "the retention",
+        ),
+    ],
+    ids=["too few rows measured", "nothing known", "an estimate that does not fit"],
+)  # fmt: skip
+def test_the_plan_text_says_why_a_figure_is_unknown_and_never_none(
+    estimate: dict[str, Any], expected: str
+) -> None:
+    text = render(a_plan(estimate))
+    assert f"estimate    {expected}" in text.splitlines()
+    assert "None" not in text

@@ -257,8 +257,19 @@ def test_an_unknown_option_is_warned_once_listing_the_known_names(
         parse(MAXCOMMITPERBATCH="4")
     warnings = [r.getMessage() for r in caplog.records if "maxCommitPerBatch" in r.getMessage()]
     assert len(warnings) == 1
-    assert "unknown option maxCommitPerBatch is ignored" in warnings[0]
-    assert "maxCommitsPerBatch" in warnings[0]
+    assert (
+        "unknown option maxCommitPerBatch is ignored (did you mean maxCommitsPerBatch?)"
+        in (warnings[0])
+    )
+
+
+def test_an_unknown_option_far_from_every_name_gets_no_suggestion(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="mssql_cdc.options.config"):
+        parse(colour="blue")
+    warning = next(r.getMessage() for r in caplog.records if "colour" in r.getMessage())
+    assert warning.startswith("unknown option colour is ignored; known options: ")
 
 
 def test_declared_columns_accept_backquotes_aliases_and_decimals() -> None:

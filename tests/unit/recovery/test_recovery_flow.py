@@ -9,6 +9,7 @@ import pytest
 
 from mssql_cdc.core.checkpoint import GenerationState, read_state, write_state
 from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.progress import progress_of
 from mssql_cdc.core.recovery_decision import CompletionRow
 from mssql_cdc.errors import ConfigError, DataLossError
 from mssql_cdc.recovery.plan import plan_recovery
@@ -44,7 +45,19 @@ def test_a_purged_range_re_snapshots_into_generation_one(
     assert generation == 1
     assert seen == GenerationState(recovering=StreamOffset(L(100), ts(100)))
     assert world.journal[2][1] == (1, 3, ts(100), ts(300))
-    warning, info = (r for r in caplog.records if r.name == "mssql_cdc.recovery.preflight")
+    warning, snapshot, info = (
+        r for r in caplog.records if r.name == "mssql_cdc.recovery.preflight"
+    )
+    # What a user with logging configured sees, and what a progress bar reads: steps 1 to 3.
+    steps = [progress_of(r) for r in (warning, snapshot, info)]
+    assert [(p.task, p.subject, p.stage, p.done, p.total) for p in steps if p] == [
+        ("recovery", "bronze.orders", "started", 1, 3),
+        ("recovery", "bronze.orders", "advanced", 2, 3),
+        ("recovery", "bronze.orders", "finished", 3, 3),
+    ]
+    assert snapshot.getMessage() == (
+        f"bronze.orders: the snapshot generation 1 starts from is at {L(400)}"
+    )
     assert warning.levelno == logging.WARNING
     assert f"purged the changes after {L(100)}" in warning.getMessage()
     assert "generation 1, sink app_id life-v1.g1: taking a full snapshot" in warning.getMessage()
