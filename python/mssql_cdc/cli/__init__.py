@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from mssql_cdc import __version__
 from mssql_cdc.cli import demo, emulator, plan, status
 
 __all__ = ["main"]
@@ -16,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="mssql-cdc",
         description="Stream SQL Server CDC into Delta Lake on Spark; tools for the CDC emulator.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     status.add_parser(verbs)
     plan.add_parser(verbs)
