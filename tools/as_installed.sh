@@ -28,11 +28,20 @@ say "fresh virtualenv in $work/venv"
 venv_py=$work/venv/bin/python
 "$venv_py" -m pip install -q --upgrade pip
 
-# pip applies PIP_CONSTRAINT to the wheel's isolated build environment too
-[ "$mode" = pinned ] && export PIP_CONSTRAINT=$root/constraints/pinned.txt
+# The wheel is built in a build environment that stays in build/installed, not in an isolated
+# one under a new random folder each time: ccache hashes the include paths, and only paths
+# below CCACHE_BASEDIR hash alike from run to run (an isolated build recompiled everything).
+pyver=$("$python_bin" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+buildenv=$root/build/installed/buildenv-$pyver
+if [ ! -x "$buildenv/bin/python" ]; then
+  "$python_bin" -m venv "$buildenv"
+  "$buildenv/bin/python" -m pip install -q -c "$root/constraints/pinned.txt" scikit-build-core nanobind
+fi
 say "building the wheel"
-"$venv_py" -m pip wheel -q --no-deps -w "$dist" "$root"
+"$buildenv/bin/python" -m pip wheel -q --no-build-isolation --no-deps -w "$dist" "$root"
 wheel=$(ls "$dist"/mssql_cdc-*.whl)
+
+[ "$mode" = pinned ] && export PIP_CONSTRAINT=$root/constraints/pinned.txt
 
 say "installing $(basename "$wheel")[demo]"
 "$venv_py" -m pip install -q "$wheel[demo]"
