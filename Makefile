@@ -9,7 +9,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 CMAKE_FLAGS := -G Ninja -DMSSQLCDC_BUILD_TESTS=ON -DMSSQLCDC_BUILD_PYTHON=OFF
 
-.PHONY: help setup demo test test-cpp test-cpp-sanitize lint docs test-python bench clean
+.PHONY: help setup demo test test-cpp test-cpp-sanitize lint docs test-python test-installed bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -20,8 +20,8 @@ setup: ## install apt packages, .venv, the package (with its C++ core) and Delta
 demo: setup ## the main job on the embedded emulator: stream, lose data to cleanup, recover
 	@$(VENV)/bin/mssql-cdc demo --out demo-output
 
-test: setup ## the whole suite: C++ (plain and sanitized), ruff, mypy, the docs build, pytest unit, Spark and Connect tiers
-	@$(MAKE) --no-print-directory test-cpp test-cpp-sanitize lint docs test-python
+test: setup ## the whole suite: C++ (plain and sanitized), ruff, mypy, the docs build, pytest unit, Spark, Connect and as-installed tiers
+	@$(MAKE) --no-print-directory test-cpp test-cpp-sanitize lint docs test-python test-installed
 
 test-cpp: ## GoogleTest suite of the C++ core
 	@cmake -S cpp -B build/cpp $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug >/dev/null
@@ -47,6 +47,13 @@ test-python: ## pytest: tests/unit (no JVM), tests/spark (local Spark and Delta)
 	@$(PY) -m pytest tests/unit -q
 	@$(PY) -m pytest tests/spark -q --durations=20
 	@$(PY) -m pytest tests/connect -q --durations=5  # its own process: the Connect server needs a JVM without a classic session
+
+# Python 3.12 for the newest set where the machine has it (pyenv), else 3.11 again.
+PY312 := $(firstword $(shell python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null) $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.11)
+
+test-installed: setup ## the built wheel in a fresh virtualenv: --version, demo and the README's tour (pinned, 3.11), the tour on the newest allowed set (3.12)
+	@tools/as_installed.sh pinned python3.11
+	@tools/as_installed.sh newest $(PY312)
 
 bench: setup ## run the benchmarks (or ONLY="b4_snapshot ...") and write bench/REPORT.md
 	@$(PY) bench/run.py $(ONLY)

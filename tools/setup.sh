@@ -32,12 +32,12 @@ fi
 # The editable install rebuilds the extension on import when C++ changes, so a reinstall is
 # needed only when the package metadata changes.
 stamp=.venv/.mssql-cdc-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+want=$(cat pyproject.toml constraints/pinned.txt | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c 'import mssql_cdc._native' 2>/dev/null; then
   say "installing the package and its pinned dependencies into .venv"
   .venv/bin/pip install -q --upgrade pip >/dev/null
-  .venv/bin/pip install -q "scikit-build-core>=0.10" "nanobind>=2.4" setuptools wheel
-  .venv/bin/pip install -q --no-build-isolation -e '.[dev]'
+  .venv/bin/pip install -q -c constraints/pinned.txt scikit-build-core nanobind setuptools wheel
+  .venv/bin/pip install -q -c constraints/pinned.txt --no-build-isolation -e '.[dev]'
   echo "$want" > "$stamp"
 fi
 

@@ -19,6 +19,8 @@ from mssql_cdc.errors import (
 )
 from mssql_cdc.spark import skip_native_rebuild_check
 
+__version__ = "0.1.0"  # the one place the version is written; pyproject.toml reads it here
+
 skip_native_rebuild_check()  # in Spark's Python workers of a local_session (decision 0371)
 
 if TYPE_CHECKING:
@@ -80,5 +82,3 @@ __all__ = [
     "register",
     "stream",
 ]
-
-__version__ = "0.1.0"

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from mssql_cdc.core import classpath
 from mssql_cdc.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -28,35 +29,28 @@ __all__ = [
     "skip_native_rebuild_check",
 ]
 
-JARS_ENV = "MSSQL_CDC_JARS"
 NATIVE_CHECKED_ENV = "MSSQL_CDC_NATIVE_CHECKED"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
 def delta_jars() -> list[Path]:
-    """Return Delta's jar files resolved by `make setup`.
+    """Return the jar files of a local copy of Delta's jars (`make setup` writes one).
 
     The folder is `$MSSQL_CDC_JARS` when set, else the project's `.cache/jars` found above
-    this package. Sessions never resolve packages at start-up.
+    this package. Without either, sessions let Spark fetch Delta from Maven Central instead.
 
     Raises:
-        ConfigError: no folder with Delta's jars was found.
+        ConfigError: no folder with Delta's jars was found, or MSSQL_CDC_JARS names one
+            without them.
     """
-    candidates: list[Path] = []
-    if os.environ.get(JARS_ENV):
-        candidates.append(Path(os.environ[JARS_ENV]))
-    candidates += [parent / ".cache" / "jars" for parent in Path(__file__).resolve().parents]
-    for folder in candidates:
-        jars = sorted(folder.glob("*.jar"))
-        if any(j.name.startswith("delta-spark") for j in jars):
-            return jars
-    raise ConfigError(
-        "Delta Lake's jars were not found (looked in "
-        + ", ".join(str(c) for c in candidates[:3])
-        + ", ...); run `make setup`, or point "
-        + JARS_ENV
-        + " at a folder holding delta-spark and its dependencies"
-    )
+    found = classpath.cached_jars()
+    if found is None:
+        raise ConfigError(
+            "Delta Lake's jars were not found (no .cache/jars above "
+            f"{Path(__file__).resolve().parent}): run `make setup` in the repository, or "
+            f"point {classpath.JARS_ENV} at a folder holding delta-spark and its dependencies"
+        )
+    return found[2]
 
 
 def skip_native_rebuild_check() -> bool:
@@ -87,10 +81,13 @@ def local_session(
     driver_memory: str = "2g",
     verbose: bool = False,
 ) -> SparkSession:
-    """Return a local SparkSession (`local[cores]`) with Delta Lake from the cached jars.
+    """Return a local SparkSession (`local[cores]`) with Delta Lake.
 
-    The session uses UTC, few shuffle partitions and no UI; its warehouse and metastore live
-    under `warehouse`, or under a new temporary folder. An active session is returned as is,
+    Delta's jars come from `$MSSQL_CDC_JARS` or the project's `.cache/jars` when there is
+    one, else Spark fetches them from Maven Central into ivy's cache on the first start
+    (`spark.jars.packages`, as delta-spark documents). The session uses UTC, few shuffle
+    partitions and no UI; its warehouse and metastore live under `warehouse`, or under a new
+    temporary folder. An active session is returned as is,
     a Spark Connect one first. With the SPARK_REMOTE environment variable set (a Spark Connect
     URL, `sc://host:port/;token=...`), a Connect session to that server is returned instead:
     the server brings Delta Lake (docs/spark-connect.md).
@@ -99,7 +96,8 @@ def local_session(
     `verbose`, which leaves Spark's own logging as it comes (decision 0923).
 
     Raises:
-        ConfigError: `cores` is below 1, or Delta's jars are missing (run `make setup`).
+        ConfigError: `cores` is below 1, no Java 17+ runtime is found, MSSQL_CDC_JARS names
+            a folder without Delta, or Spark could not fetch Delta from Maven Central.
     """
     _checked(cores)
     from pyspark.sql import SparkSession
@@ -110,16 +108,17 @@ def local_session(
     remote = os.environ.get("SPARK_REMOTE", "").strip()
     if remote:
         return SparkSession.builder.remote(remote).getOrCreate()
+    configs, delta = _local_configs(cores, warehouse, driver_memory)
     builder = SparkSession.builder.appName(app_name).master(f"local[{cores}]")
-    configs = _local_configs(cores, warehouse, driver_memory)
     if not verbose:
         configs = quiet_configs(configs)
     for key, value in configs.items():
         builder = builder.config(key, value)
     if verbose:
-        return builder.getOrCreate()
-    with quiet_launch():
-        session = builder.getOrCreate()
+        session = _started(builder, delta)
+    else:
+        with quiet_launch():
+            session = _started(builder, delta)
     session.sparkContext.setLogLevel("ERROR")
     return session
 
@@ -139,9 +138,9 @@ def local_connect_session(
     (`pip install mssql-cdc[connect]`); docs/spark-connect.md.
 
     Raises:
-        ConfigError: `cores` is below 1, Delta's jars are missing (run `make setup`), or this
-            process runs a classic SparkSession already (start the Connect session in a
-            process of its own).
+        ConfigError: `cores` is below 1, no Java 17+ runtime is found, Delta's jars could be
+            neither found nor fetched (as for `local_session`), or this process runs a
+            classic SparkSession already (start the Connect session in a process of its own).
     """
     _checked(cores)
     from pyspark.sql import SparkSession
@@ -160,8 +159,9 @@ def local_connect_session(
     # The client sends the token and the server requires it; pyspark's own local mode does
     # the same, but always on port 15002, which another local server may hold.
     os.environ.setdefault("SPARK_CONNECT_AUTHENTICATE_TOKEN", secrets.token_hex(16))
+    local, delta = _local_configs(cores, warehouse, driver_memory)
     configs = {
-        **_local_configs(cores, warehouse, driver_memory),
+        **local,
         "spark.plugins": "org.apache.spark.sql.connect.SparkConnectPlugin",
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),
@@ -172,7 +172,7 @@ def local_connect_session(
     for key, value in quiet_configs(configs).items():
         builder = builder.config(key, value)
     with quiet_launch():
-        builder.getOrCreate().sparkContext.setLogLevel("ERROR")
+        _started(builder, delta).sparkContext.setLogLevel("ERROR")
     # pyspark's functions build Connect columns only while this is set, and a Connect session
     # stops its local server on stop() while SPARK_LOCAL_REMOTE is set (pyspark's local mode).
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
@@ -204,10 +204,30 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _started(builder: SparkSession.Builder, delta: classpath.DeltaClasspath) -> SparkSession:
+    """Start the builder's session; a JVM that died fetching Delta gets a message that says so."""
+    from pyspark.errors import PySparkRuntimeError
+
+    try:
+        return builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        if delta.origin != "maven":
+            raise
+        raise ConfigError(
+            f"Spark did not start: it fetches Delta Lake ({delta.where}) from Maven Central on "
+            f"a first start, which failed or was refused (see Spark's output above). Check "
+            f"access to repo1.maven.org, or point {classpath.JARS_ENV} at a folder holding "
+            f"delta-spark and its dependencies ({exc.getErrorClass()})"
+        ) from exc
+
+
 def _local_configs(
     cores: int, warehouse: str | os.PathLike[str] | None, driver_memory: str
-) -> dict[str, str]:
-    """The settings of a local session with Delta; prepares this process for its workers."""
+) -> tuple[dict[str, str], classpath.DeltaClasspath]:
+    """The settings of a local session with Delta, and where Delta comes from; checks Java and
+    prepares this process for its workers."""
+    delta = classpath.delta_classpath()
+    classpath.check_java()
     # Executors' Python workers must run the same interpreter as the driver (the venv's).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -217,7 +237,7 @@ def _local_configs(
     home = Path(warehouse) if warehouse is not None else Path(tempfile.mkdtemp(prefix="mssql-cdc-"))
     home.mkdir(parents=True, exist_ok=True)
     return {
-        "spark.jars": ",".join(str(j) for j in delta_jars()),
+        **delta.configs,
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         "spark.sql.session.timeZone": "UTC",
@@ -233,7 +253,7 @@ def _local_configs(
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.databricks.delta.stats.collect": "true",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
-    }
+    }, delta
 
 
 # Quiet start-up (decision 0923). A fresh local_session printed eight lines on stderr before

@@ -24,6 +24,7 @@ and the executors' imports must not drag Spark or Delta in.
 | silver         | core, tables, facts, finalization, errors, testing                       |
 | pipeline       | everything but cli                                                       |
 | cli            | mssql_cdc (public names), core, emulator, facts, spark, errors, testing  |
+| spark          | _native, core (the Delta classpath), errors                              |
 
 So the source never imports the sink, the recovery, snapshots or table writes; the sink never
 imports the recovery or snapshots; nothing but the CLI imports the CLI. Decision 0600 gives the
@@ -91,7 +92,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     # facts: `status` reads a stream's health from its facts table (decision 0830).
     "cli": {"mssql_cdc", "core", "emulator", "facts", "spark", "errors", "testing"},
-    "spark": {"_native", "errors"},
+    "spark": {"_native", "core", "errors"},
 }
 
 # Third-party modules a package must not import outside `if TYPE_CHECKING:`.

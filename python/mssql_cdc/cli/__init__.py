@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from mssql_cdc import __version__
 from mssql_cdc.cli import demo, emulator, plan, status
 from mssql_cdc.cli.output import mode_of, showing
 from mssql_cdc.cli.parser import Parser, parse
@@ -17,6 +18,7 @@ def build_parser() -> Parser:
         prog="mssql-cdc",
         description="Stream SQL Server CDC into Delta Lake on Spark; tools for the CDC emulator.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     status.add_parser(verbs)
     plan.add_parser(verbs)

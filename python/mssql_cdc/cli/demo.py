@@ -81,7 +81,7 @@ def _text(value: object) -> str | None:
 
 def summary_text(summary: DemoSummary) -> str:
     """The closing summary the demo prints without --json."""
-    from mssql_cdc.cli.demo_job import APP_ID, TABLE
+    from mssql_cdc.cli.demo_job import APP_ID, NO_MATPLOTLIB, TABLE
     from mssql_cdc.core.checkpoint import STATE_FILE_NAME
 
     r = result(summary)
@@ -107,6 +107,8 @@ def summary_text(summary: DemoSummary) -> str:
     ]
     if r["chart"]:
         rows.append(("chart", r["chart"]))
+    elif summary.headroom:
+        rows.append(("chart", f"not drawn: {NO_MATPLOTLIB}"))
     return "Summary\n" + "\n".join(f"  {k + ':':<31}{v}" for k, v in rows)
 
 

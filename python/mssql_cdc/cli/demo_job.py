@@ -29,6 +29,7 @@ TABLE = "dbo.orders"
 APP_ID = "orders-demo"
 START = datetime(2026, 9, 24, 8, 0, 0)
 RETENTION_MINUTES = 3 * 24 * 60
+NO_MATPLOTLIB = 'matplotlib is not installed (pip install "mssql-cdc[demo]")'
 STATUSES = ("new", "paid", "shipped", "returned")
 STEPS = 6
 DemoBackend = Literal["emulator", "mssql-python", "pymssql"]
@@ -181,7 +182,7 @@ def run_demo(
         workload.advance(hours=12, commits=8)
         workload.idle_and_cleanup()
 
-    progress(2, "starting Spark (local, with Delta)")
+    progress(2, "starting Spark (local, with Delta Lake)")
     spark = local_session("mssql-cdc-demo", warehouse=out / "spark", verbose=verbose)
     with ExitStack() as cleanup:
         options = _source(out / "emulator.db", backend, cleanup)
@@ -286,7 +287,10 @@ def _conclude(spark: Any, emulator: Emulator, paths: dict[str, str], summary: De
 def _chart(summary: DemoSummary, path: Path) -> Path | None:
     if not summary.headroom:
         return None
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # the `demo` extra draws; the story itself needs no matplotlib
+        return None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
