@@ -139,7 +139,8 @@ def _second_story(spark: SparkSession, root: Path, backend: Backend) -> dict[str
     assert is_data_loss(mid_read.value), f"{backend}: {mid_read.value}"
     assert "may be missing" in str(mid_read.value), f"{backend}: not the executor's guard"
     assert o.emu.pending_hooks() == [], f"{backend}: the mid-read hook did not fire"
-    o.run()  # the pre-flight finds the range purged and re-snapshots
+    # the pre-flight finds the range purged; a second re-snapshot within the interval is asked for
+    o.run(resnapshot_interval_days=0)
     assert len(o.events("resnapshot")) == 2, f"{backend}: no re-snapshot after the task's loss"
     assert o.rebuilt() == o.source(), f"{backend}: the rebuild differs after the mid-read loss"
     o.commit(("update", 3, "gone"))
