@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
@@ -193,6 +194,39 @@ void fire_hook(const std::filesystem::path& path, const Hook& hook) {
     throw Error(ErrorKind::EmuHook, "hook " + describe(hook) + " failed when it fired: " + e.what() +
                                         "; it is consumed, register a corrected one");
   }
+}
+
+ReadHooks ReadHooks::claim(const std::filesystem::path& path, const std::string& read_kind) {
+  ReadHooks out;
+  std::vector<Hook> before;  // commit_before_read, cleanup_before_read
+  {
+    auto db = open_file(path);
+    for (auto& h : claim_hooks(*db, read_kind)) {
+      if (h.kind == "inject_null_row") out.null_row = true;
+      else if (h.kind == "cleanup_during_read") out.during.push_back(std::move(h));
+      else if (h.kind == "cleanup_mid_read") out.mid.push_back(std::move(h));
+      else before.push_back(std::move(h));
+    }
+  }
+  for (const auto& h : before) fire_hook(path, h);
+  return out;
+}
+
+std::optional<Lsn> ReadHooks::fire_mid(const std::filesystem::path& path, std::int64_t object_id) {
+  const Hook h = mid.front();
+  mid.erase(mid.begin());
+  fire_hook(path, h);
+  auto other = open_file(path);
+  auto st = other->prepare("SELECT start_lsn FROM \"cdc.change_tables\" WHERE object_id = ?");
+  st.bind(1, object_id);
+  if (!st.step()) return std::nullopt;
+  return lsn_from_blob(st.blob(0));
+}
+
+void ReadHooks::fire_during(const std::filesystem::path& path) {
+  const std::vector<Hook> hooks = std::move(during);
+  during.clear();
+  for (const auto& h : hooks) fire_hook(path, h);
 }
 
 }  // namespace mssqlcdc::emu

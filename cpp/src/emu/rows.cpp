@@ -1,9 +1,14 @@
 // rows.cpp: row cursors and the object list behind the TDS front end's catalog. A cursor steps
 // one SQLite statement in its own read transaction, so a client reading a large change table
-// holds one row in memory, and a range bound reaches SQLite's index on the ordering column.
+// holds one row in memory, and a range bound reaches SQLite's index on the ordering column. A
+// cursor serving a backend's data read claims and fires its fault hooks (decision 0760): each
+// fires on a connection of its own, and SQLite's WAL lets that write commit while the cursor's
+// read transaction stays open, so a hook never waits on the read it interrupts.
 #include <algorithm>
+#include <cstring>
 
 #include "mssqlcdc/emu/format.hpp"
+#include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
@@ -11,11 +16,18 @@
 namespace mssqlcdc::emu {
 namespace {
 
+// The hooks a served read claimed, and what it needs to fire them where read_changes does.
+struct CursorHooks {
+  std::filesystem::path path;
+  ReadHooks hooks;
+  std::int64_t object_id = 0;  // a change read's instance, whose new mark a mid-read hook reads
+};
+
 class SqlCursor final : public RowCursor {
  public:
   SqlCursor(std::unique_ptr<Db> db, std::unique_ptr<ReadTxn> txn, const std::string& sql,
-            const std::vector<Cell>& binds)
-      : db_(std::move(db)), txn_(std::move(txn)) {
+            const std::vector<Cell>& binds, CursorHooks hooks = {})
+      : db_(std::move(db)), txn_(std::move(txn)), hooks_(std::move(hooks)) {
     stmt_.emplace(db_->prepare(sql));
     for (std::size_t i = 0; i < binds.size(); ++i) stmt_->bind(static_cast<int>(i + 1), binds[i]);
   }
@@ -24,22 +36,39 @@ class SqlCursor final : public RowCursor {
   ~SqlCursor() override { stmt_.reset(); }  // the statement goes back to the cache before the Db closes
 
   bool next(std::vector<Cell>& row) override {
-    if (!stmt_) return false;
-    if (!stmt_->step()) {
-      stmt_.reset();
-      txn_->end();
-      return false;
+    while (stmt_) {
+      if (hooks_.hooks.mid_due(seen_)) {
+        if (auto mark = hooks_.hooks.fire_mid(hooks_.path, hooks_.object_id)) below_ = mark;
+      }
+      if (!stmt_->step()) {
+        stmt_.reset();
+        txn_->end();
+        hooks_.hooks.fire_during(hooks_.path);  // after the transaction, before the end is reported
+        return false;
+      }
+      ++seen_;
+      // A change read racing a mid-read cleanup misses the rows below the new mark from here on,
+      // as a dirty read racing the deletes would; column 0 is __$start_lsn.
+      if (below_ && std::memcmp(sqlite3_column_blob(stmt_->raw(), 0), below_->bytes().data(), Lsn::kBytes) < 0) {
+        continue;
+      }
+      const int n = stmt_->columns();
+      row.resize(static_cast<std::size_t>(n));
+      for (int i = 0; i < n; ++i) row[static_cast<std::size_t>(i)] = stmt_->cell(i);
+      return true;
     }
-    const int n = stmt_->columns();
-    row.resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) row[static_cast<std::size_t>(i)] = stmt_->cell(i);
-    return true;
+    return false;
   }
+
+  [[nodiscard]] bool null_row_first() const override { return hooks_.hooks.null_row; }
 
  private:
   std::unique_ptr<Db> db_;
   std::unique_ptr<ReadTxn> txn_;
   std::optional<Stmt> stmt_;
+  CursorHooks hooks_;
+  std::int64_t seen_ = 0;
+  std::optional<Lsn> below_;
 };
 
 // " WHERE col >= ?1 AND col < ?2" for the bounds given, appending their cells to `binds`.
@@ -96,7 +125,9 @@ std::unique_ptr<RowCursor> Reader::mapping_rows(const CellRange& start_lsn) {
   return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds);
 }
 
-std::unique_ptr<RowCursor> Reader::change_table_rows(std::string_view ci, const CellRange& start_lsn) {
+std::unique_ptr<RowCursor> Reader::change_table_rows(std::string_view ci, const CellRange& start_lsn, bool fire_hooks) {
+  // The hooks fire before the read transaction starts, as in read_changes.
+  ReadHooks hooks = fire_hooks ? ReadHooks::claim(path_, "changes") : ReadHooks{};
   auto db = open_file(path_);
   auto txn = std::make_unique<ReadTxn>(*db);
   const Instance in = load_instance(*db, ci);
@@ -107,7 +138,8 @@ std::unique_ptr<RowCursor> Reader::change_table_rows(std::string_view ci, const 
   sql += " FROM " + in.change_table() + range_where(R"("__$start_lsn")", start_lsn, binds);
   sql += in.has_command_id ? R"( ORDER BY "__$start_lsn", "__$command_id", "__$seqval", "__$operation")"
                            : R"( ORDER BY "__$start_lsn", "__$seqval", "__$operation")";
-  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds);
+  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds,
+                                     CursorHooks{path_, std::move(hooks), in.object_id});
 }
 
 std::int64_t Reader::change_row_count(std::string_view ci) {
@@ -118,7 +150,8 @@ std::int64_t Reader::change_row_count(std::string_view ci) {
   });
 }
 
-std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const CellRange& first_key) {
+std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const CellRange& first_key, bool fire_hooks) {
+  ReadHooks hooks = fire_hooks ? ReadHooks::claim(path_, "table") : ReadHooks{};
   auto db = open_file(path_);
   auto txn = std::make_unique<ReadTxn>(*db);
   const Table t = load_table(*db, table);
@@ -135,7 +168,7 @@ std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const Cell
     sql += range_where(quote_ident(key[0]->name), first_key, binds) + " ORDER BY ";
     for (std::size_t i = 0; i < key.size(); ++i) sql += (i ? ", " : "") + quote_ident(key[i]->name);
   }
-  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds);
+  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds, CursorHooks{path_, std::move(hooks)});
 }
 
 }  // namespace mssqlcdc::emu

@@ -41,27 +41,6 @@ std::size_t total_bytes(const std::vector<ColumnBuilder>& cols) {
   return n;
 }
 
-// Claims the hooks of one read and sorts them by when they fire.
-struct ClaimedHooks {
-  std::vector<Hook> before;  // commit_before_read, cleanup_before_read
-  std::vector<Hook> during;  // cleanup_during_read
-  std::vector<Hook> mid;     // cleanup_mid_read
-  bool null_row = false;
-
-  static ClaimedHooks claim(const std::filesystem::path& path, const std::string& read_kind) {
-    ClaimedHooks out;
-    auto db = open_file(path);
-    for (auto& h : claim_hooks(*db, read_kind)) {
-      if (h.kind == "inject_null_row") out.null_row = true;
-      else if (h.kind == "cleanup_during_read") out.during.push_back(std::move(h));
-      else if (h.kind == "cleanup_mid_read") out.mid.push_back(std::move(h));
-      else out.before.push_back(std::move(h));
-    }
-    for (const auto& h : out.before) fire_hook(path, h);
-    return out;
-  }
-};
-
 class ChangeScan final : public BatchSource {
  public:
   ChangeScan(const std::filesystem::path& path, std::string_view ci, std::optional<Lsn> from, std::optional<Lsn> to,
@@ -72,7 +51,7 @@ class ChangeScan final : public BatchSource {
                   "batch_rows=" + std::to_string(options.batch_rows) + " is not valid; it takes 1..1000000");
     }
     if (options.batch_bytes < 1) throw Error(ErrorKind::InvalidArgument, "batch_bytes must be positive");
-    if (options.fire_hooks) hooks_ = ClaimedHooks::claim(path, "changes");
+    if (options.fire_hooks) hooks_ = ReadHooks::claim(path, "changes");
     db_ = open_file(path);
     txn_ = std::make_unique<ReadTxn>(*db_);
     in_ = load_instance(*db_, ci);
@@ -160,7 +139,10 @@ class ChangeScan final : public BatchSource {
     // A batch takes at least one row, so a tiny batch_bytes still makes progress.
     while (rows < options_.batch_rows &&
            (rows == 0 || total_bytes(builders_) < static_cast<std::size_t>(options_.batch_bytes))) {
-      if (!hooks_.mid.empty() && seen_ >= hooks_.mid.front().after_rows) fire_mid();
+      // A dirty read racing the deletes misses the rows below the new mark from here on.
+      if (hooks_.mid_due(seen_)) {
+        if (auto mark = hooks_.fire_mid(path_, in_.object_id)) filter_below_ = mark;
+      }
       if (!stmt_->step()) {
         finish();
         return rows > 0;
@@ -212,28 +194,16 @@ class ChangeScan final : public BatchSource {
     }
   }
 
-  void fire_mid() {
-    const Hook h = hooks_.mid.front();
-    hooks_.mid.erase(hooks_.mid.begin());
-    fire_hook(path_, h);
-    // A dirty read racing the deletes misses the rows below the new mark from here on.
-    auto other = open_file(path_);
-    auto st = other->prepare("SELECT start_lsn FROM \"cdc.change_tables\" WHERE object_id = ?");
-    st.bind(1, in_.object_id);
-    if (st.step()) filter_below_ = lsn_from_blob(st.blob(0));
-  }
-
   void finish() {
     finished_ = true;
     stmt_.reset();
     txn_->end();
-    for (const auto& h : hooks_.during) fire_hook(path_, h);
-    hooks_.during.clear();
+    hooks_.fire_during(path_);
   }
 
   std::filesystem::path path_;
   ChangeReadOptions options_;
-  ClaimedHooks hooks_;
+  ReadHooks hooks_;
   std::unique_ptr<Db> db_;
   std::unique_ptr<ReadTxn> txn_;
   std::optional<Stmt> stmt_;
@@ -259,7 +229,7 @@ class TableScan final : public BatchSource {
       throw Error(ErrorKind::InvalidArgument,
                   "batch_rows=" + std::to_string(options.batch_rows) + " is not valid; it takes 1..1000000");
     }
-    if (options.fire_hooks) hooks_ = ClaimedHooks::claim(path, "table");
+    if (options.fire_hooks) hooks_ = ReadHooks::claim(path, "table");
     db_ = open_file(path);
     txn_ = std::make_unique<ReadTxn>(*db_);
     const Table t = load_table(*db_, table);
@@ -320,8 +290,7 @@ class TableScan final : public BatchSource {
         finished_ = true;
         stmt_.reset();
         txn_->end();
-        for (const auto& h : hooks_.during) fire_hook(path_, h);
-        hooks_.during.clear();
+        hooks_.fire_during(path_);
         return rows > 0;
       }
       for (std::size_t c = 0; c < cols_.size(); ++c)
@@ -334,7 +303,7 @@ class TableScan final : public BatchSource {
  private:
   std::filesystem::path path_;
   TableReadOptions options_;
-  ClaimedHooks hooks_;
+  ReadHooks hooks_;
   std::unique_ptr<Db> db_;
   std::unique_ptr<ReadTxn> txn_;
   std::optional<Stmt> stmt_;

@@ -13,7 +13,8 @@ namespace mssqlcdc::tds {
 namespace {
 
 using Cells = std::vector<emu::Cell>;
-using Open = std::function<std::unique_ptr<emu::RowCursor>(const emu::CellRange&)>;
+// Opens the cursor of a scan; the flag says whether the read fires the emulator's hooks.
+using Open = std::function<std::unique_ptr<emu::RowCursor>(const emu::CellRange&, bool)>;
 
 constexpr int kUpdateOld = 3;  // __$operation of an update's before image
 
@@ -64,6 +65,7 @@ class CursorStream final : public RowStream {
     }
     return false;
   }
+  [[nodiscard]] bool null_row_first() const override { return cursor_->null_row_first(); }
 
  private:
   std::unique_ptr<emu::RowCursor> cursor_;
@@ -71,22 +73,27 @@ class CursorStream final : public RowStream {
   Cells cells_;
 };
 
+// Whether a relation's data reads fire the emulator's hooks: a change table's and a captured
+// table's do; the mapping's and the CDC functions' (what a person types) never do.
+enum class Hooks : std::uint8_t { Never, OnDataRead };
+
 class CursorRelation final : public Relation {
  public:
   CursorRelation(std::vector<RelColumn> columns, Shape shape, std::vector<std::string> order, std::string hint_column,
-                 emu::SqlType hint_type, Open open)
+                 emu::SqlType hint_type, Open open, Hooks hooks = Hooks::Never)
       : columns_(std::move(columns)),
         shape_(std::move(shape)),
         order_(std::move(order)),
         hint_column_(std::move(hint_column)),
         hint_type_(hint_type),
-        open_(std::move(open)) {}
+        open_(std::move(open)),
+        hooks_(hooks) {}
   [[nodiscard]] const std::vector<RelColumn>& columns() const override { return columns_; }
   [[nodiscard]] std::vector<std::string> ordered_by() const override { return order_; }
   std::unique_ptr<RowStream> scan(const ScanHints& hints) override {
     const emu::CellRange range =
         hint_column_.empty() ? emu::CellRange{} : stored_range(hints, hint_column_, hint_type_);
-    return std::make_unique<CursorStream>(open_(range), shape_);
+    return std::make_unique<CursorStream>(open_(range, hooks_ == Hooks::OnDataRead && hints.data_read), shape_);
   }
 
  private:
@@ -96,6 +103,7 @@ class CursorRelation final : public Relation {
   std::string hint_column_;
   emu::SqlType hint_type_;
   Open open_;
+  Hooks hooks_;
 };
 
 std::vector<RelColumn> rel_columns(const std::vector<ObjectColumn>& columns, const std::vector<std::size_t>& pick) {
@@ -207,7 +215,7 @@ std::unique_ptr<Relation> mapping_relation(emu::Reader& reader) {
   const auto pick = all_of(columns.size());
   return std::make_unique<CursorRelation>(rel_columns(columns, pick), shape_of(columns, pick),
                                           std::vector<std::string>{"start_lsn"}, "start_lsn", columns[0].type,
-                                          [&reader](const emu::CellRange& r) { return reader.mapping_rows(r); });
+                                          [&reader](const emu::CellRange& r, bool) { return reader.mapping_rows(r); });
 }
 
 std::unique_ptr<Relation> change_table_relation(emu::Reader& reader, const SqlObject& ct) {
@@ -218,7 +226,8 @@ std::unique_ptr<Relation> change_table_relation(emu::Reader& reader, const SqlOb
   const std::string ci = ct.instance->name;
   return std::make_unique<CursorRelation>(
       rel_columns(ct.columns, pick), shape_of(ct.columns, pick), std::move(order), "__$start_lsn", ct.columns[0].type,
-      [&reader, ci](const emu::CellRange& r) { return reader.change_table_rows(ci, r); });
+      [&reader, ci](const emu::CellRange& r, bool fire) { return reader.change_table_rows(ci, r, fire); },
+      Hooks::OnDataRead);
 }
 
 std::unique_ptr<Relation> user_table_relation(emu::Reader& reader, const SqlObject& t) {
@@ -238,7 +247,8 @@ std::unique_ptr<Relation> user_table_relation(emu::Reader& reader, const SqlObje
   const std::string name = t.table->full_name();
   return std::make_unique<CursorRelation>(
       rel_columns(t.columns, pick), shape_of(t.columns, pick), std::move(order), std::move(hint), hint_type,
-      [&reader, name](const emu::CellRange& r) { return reader.table_rows(name, r); });
+      [&reader, name](const emu::CellRange& r, bool fire) { return reader.table_rows(name, r, fire); },
+      Hooks::OnDataRead);
 }
 
 std::unique_ptr<Relation> change_function(emu::Reader& reader, const emu::Instance& in, ChangeFunction which,
@@ -280,7 +290,8 @@ std::unique_ptr<Relation> change_function(emu::Reader& reader, const emu::Instan
   // The range is the function's own; a WHERE on its columns is the engine's to apply.
   return std::make_unique<CursorRelation>(
       rel_columns(columns, pick), std::move(shape), std::vector<std::string>{"__$start_lsn"}, std::string(),
-      emu::SqlType{}, [&reader, ci, range](const emu::CellRange&) { return reader.change_table_rows(ci, range); });
+      emu::SqlType{},
+      [&reader, ci, range](const emu::CellRange&, bool) { return reader.change_table_rows(ci, range); });
 }
 
 }  // namespace mssqlcdc::tds

@@ -64,6 +64,7 @@ struct Scope {
 struct Env {
   Catalog& catalog;
   std::shared_ptr<const Params> params;
+  bool outermost = true;  // false inside a derived table, whose reads are never data reads
 };
 
 // A whole query, its UNION ALL cores and its ORDER BY; `owner` keeps the tree alive for as long
@@ -118,6 +119,7 @@ struct Opened {
   std::vector<std::string> ordered_by;  // the relation's own order, lower-case; empty if none
   std::shared_ptr<Relation> relation;   // null for a derived table
   RowSource derived;
+  std::shared_ptr<RowStream> stream;  // the relation's scan, once joined_rows opened it
 };
 
 // Opens the core's FROM source and its JOINs in order (208 for an unknown object, 8155 for a
@@ -126,9 +128,10 @@ struct Opened {
                                                const Env& env, Scope& scope);
 
 // The rows of FROM and its JOINs, before WHERE. The first source streams, the others are held
-// (with a hash on a column equality); a relation gets the range hints WHERE puts on its columns.
+// (with a hash on a column equality); a relation gets the range hints WHERE puts on its columns,
+// and the first one `data_read` (ScanHints).
 [[nodiscard]] Producer joined_rows(const SelectCore& c, std::vector<Opened>& opened, const Scope& scope, const Env& env,
-                                   Binder& constants);
+                                   Binder& constants, bool data_read);
 
 // GROUP BY: the groups of `rows`, each its keys then its aggregates, one row a group (one row
 // for aggregates without GROUP BY, even over no rows); sets `binder` to that layout.

@@ -53,14 +53,6 @@ RowSource run_core(const SelectCore& c, const Query* ordering, const std::shared
   auto scope = std::make_shared<Scope>();
   const Scope empty;
   Binder constants(env, empty);
-  std::vector<Opened> opened = open_sources(c, owner, env, *scope);
-  Producer rows = joined_rows(c, opened, *scope, env, constants);
-
-  auto binder = std::make_shared<Binder>(env, *scope);
-  if (c.where) {
-    rows = filtered(rows, binder->compile(*c.where));
-  }
-
   std::vector<const Expr*> aggregates, windows;
   for (const auto& it : c.items) {
     if (it.expr) collect(*it.expr, aggregates, windows);
@@ -70,6 +62,18 @@ RowSource run_core(const SelectCore& c, const Query* ordering, const std::shared
     for (const auto& o : ordering->order_by) collect(*o.expr, aggregates, windows);
   }
   const bool grouped = !c.group_by.empty() || !aggregates.empty();
+  // The backends' change and snapshot reads have this shape; their planning queries (NTILE
+  // tiles, MIN/MAX extents, OFFSET ... FETCH) and a person's whole-table look do not.
+  const bool data_read = env.outermost && c.where && !grouped && windows.empty() && !c.top &&
+                         (ordering == nullptr || (!ordering->offset && !ordering->fetch));
+
+  std::vector<Opened> opened = open_sources(c, owner, env, *scope);
+  Producer rows = joined_rows(c, opened, *scope, env, constants, data_read);
+
+  auto binder = std::make_shared<Binder>(env, *scope);
+  if (c.where) {
+    rows = filtered(rows, binder->compile(*c.where));
+  }
   Binder source_binder(env, *scope);
   std::shared_ptr<std::vector<Row>> held;  // rows a group or a window needed, produced from here
 
@@ -97,6 +101,15 @@ RowSource run_core(const SelectCore& c, const Query* ordering, const std::shared
   result.columns = projection.columns;
   Producer out_rows =
       ordered_rows(c, ordering, rows, projection, *scope, opened, grouped || !windows.empty(), *binder, constants);
+  if (!opened.empty() && opened.front().stream && opened.front().stream->null_row_first()) {
+    // inject_null_row: one row of NULLs before the others, past the WHERE that would drop it.
+    out_rows = [out_rows, width = projection.fns.size(), first = true](Row& r) mutable {
+      if (!first) return out_rows(r);
+      first = false;
+      r.assign(width, Value{});
+      return true;
+    };
+  }
   result.next = [out_rows, owner](std::vector<Value>& row) mutable { return out_rows(row); };
   return result;
 }

@@ -19,7 +19,9 @@ namespace {
 Opened open(const Source& s, const std::shared_ptr<const Query>& owner, const Env& env, const Scope& empty) {
   Opened o;
   if (s.derived) {
-    o.derived = run_query(*s.derived, owner, env);
+    Env inner = env;
+    inner.outermost = false;
+    o.derived = run_query(*s.derived, owner, inner);
     for (std::size_t i = 0; i < o.derived.columns.size(); ++i) {
       const Column& c = o.derived.columns[i];
       if (c.name.empty()) {
@@ -131,7 +133,7 @@ std::vector<Opened> open_sources(const SelectCore& c, const std::shared_ptr<cons
 }
 
 Producer joined_rows(const SelectCore& c, std::vector<Opened>& opened, const Scope& scope, const Env& env,
-                     Binder& constants) {
+                     Binder& constants, bool data_read) {
   const auto where = conjuncts(c.where.get());
   // No FROM: one row of no columns, so SELECT 1 gives one row.
   Producer rows = [done = false](Row& r) mutable {
@@ -143,8 +145,10 @@ Producer joined_rows(const SelectCore& c, std::vector<Opened>& opened, const Sco
     Opened& o = opened[k];
     Producer scan;
     if (o.relation) {
-      std::shared_ptr<RowStream> stream = o.relation->scan(hints_for(where, scope, k, constants));
-      scan = [stream, relation = o.relation](Row& r) { return stream->next(r); };
+      ScanHints hints = hints_for(where, scope, k, constants);
+      hints.data_read = data_read && k == 0;
+      o.stream = o.relation->scan(hints);
+      scan = [stream = o.stream, relation = o.relation](Row& r) { return stream->next(r); };
     } else {
       scan = o.derived.next;
     }

@@ -4,8 +4,9 @@ served over TDS to mssql-python and to pymssql (issue 15, "End to end").
 The first: a bootstrap snapshot, changes over restarts (exactly once), a restart with nothing
 new, changes the cleanup job purges before the stream reads them (the guard and a resnapshot
 recovery), and changes after the recovery. The second: a chunked bootstrap finished by
-backfill(), a capture-instance switch over unread changes, a skip with its data_skipped row,
-and silver. Each backend's bronze, facts, state file (and silver) must equal the in-process
+backfill(), a capture-instance switch over unread changes, a cleanup in the middle of the
+stream's change read (the executor's guard, then a re-snapshot), a skip with its data_skipped
+row, and silver. Each backend's bronze, facts, state file (and silver) must equal the in-process
 run's; the in-process run itself is checked against the source table by the rebuild oracle,
 so the comparison is not only of the library with itself.
 """
@@ -16,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
+from mssql_cdc import is_data_loss
 from mssql_cdc.silver import apply_changes
 from tests.spark.support.backends import BACKENDS, Backend
 from tests.spark.support.chunked_support import backfill
@@ -111,8 +114,9 @@ def test_every_backend_streams_the_same_bronze_facts_and_state(
 
 def _second_story(spark: SparkSession, root: Path, backend: Backend) -> dict[str, Any]:
     """A chunked bootstrap finished by backfill(), a capture-instance switch whose disabled
-    instance held unread changes (re-snapshot from the newer one), a skip past purged changes
-    with its `data_skipped` row, and silver built from the result."""
+    instance held unread changes (re-snapshot from the newer one), a cleanup while a task reads
+    the changes (the executor's guard fails the batch, the next run re-snapshots), a skip past
+    purged changes with its `data_skipped` row, and silver built from the result."""
     o = Orders(spark, root, app_id="wide-v1", backend=backend, extra={"numPartitions": "2"})
     o.orders(6)
     o.run(snapshot="chunked", on_data_loss="fail")  # opens the chunked bootstrap
@@ -126,6 +130,19 @@ def _second_story(spark: SparkSession, root: Path, backend: Backend) -> dict[str
     o.run()  # the disabled instance held unread changes: re-snapshot from the newer one
     assert o.rebuilt() == o.source(), f"{backend}: the rebuild differs after the switch"
     o.extra["captureInstance"] = newer
+    o.commit(("update", 4, "moving"))
+    o.commit(("insert", 10, "mid"))
+    mark = o.emu.idle(at=o._tick())  # above every change of the batch, whichever task claims
+    o.emu.cleanup_mid_read(newer, mark, after_rows=1)  # fires in the task's read, over the wire too
+    with pytest.raises(StreamingQueryException) as mid_read:
+        o.run()
+    assert is_data_loss(mid_read.value), f"{backend}: {mid_read.value}"
+    assert "may be missing" in str(mid_read.value), f"{backend}: not the executor's guard"
+    assert o.emu.pending_hooks() == [], f"{backend}: the mid-read hook did not fire"
+    # the pre-flight finds the range purged; a second re-snapshot within the interval is asked for
+    o.run(resnapshot_interval_days=0)
+    assert len(o.events("resnapshot")) == 2, f"{backend}: no re-snapshot after the task's loss"
+    assert o.rebuilt() == o.source(), f"{backend}: the rebuild differs after the mid-read loss"
     o.commit(("update", 3, "gone"))
     o.cleanup_past_everything()
     o.commit(("insert", 9, "late"))

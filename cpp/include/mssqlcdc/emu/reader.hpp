@@ -128,6 +128,9 @@ class RowCursor {
  public:
   virtual ~RowCursor() = default;
   virtual bool next(std::vector<Cell>& row) = 0;  // false at the end
+  // Whether the read claimed inject_null_row: its consumer shows one all-NULL row first. The
+  // cursor does not yield it, since the consumer's own filter (a WHERE) would drop it.
+  [[nodiscard]] virtual bool null_row_first() const { return false; }
 };
 
 // Stored-cell bounds on the column a cursor is ordered by; open where nullopt.
@@ -197,11 +200,14 @@ class Reader {
   std::unique_ptr<RowCursor> mapping_rows(const CellRange& start_lsn);
   // __$start_lsn, __$end_lsn, __$seqval, __$operation, __$update_mask, the captured columns by
   // ordinal, then __$command_id when the table has it; by (__$start_lsn, __$command_id,
-  // __$seqval, __$operation), the order the backends ask for.
-  std::unique_ptr<RowCursor> change_table_rows(std::string_view ci, const CellRange& start_lsn);
+  // __$seqval, __$operation), the order the backends ask for. With `fire_hooks` the read claims
+  // and fires the hooks of read kind "changes" as read_changes does (hooks.hpp, decision 0760).
+  std::unique_ptr<RowCursor> change_table_rows(std::string_view ci, const CellRange& start_lsn,
+                                               bool fire_hooks = false);
   std::int64_t change_row_count(std::string_view ci);  // rows in cdc.<ci>_CT, for sys.partitions
-  // Every column in column_id order, by primary key (a heap in insertion order, unbounded).
-  std::unique_ptr<RowCursor> table_rows(std::string_view table, const CellRange& first_key);
+  // Every column in column_id order, by primary key (a heap in insertion order, unbounded). With
+  // `fire_hooks` the read claims and fires the hooks of read kind "table" as read_table does.
+  std::unique_ptr<RowCursor> table_rows(std::string_view table, const CellRange& first_key, bool fire_hooks = false);
 
   // Converts a stored key cell back to a caller value (for keys returned to Python).
   static Value to_value(const Cell& c, const SqlType& type);

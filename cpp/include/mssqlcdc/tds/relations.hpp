@@ -41,6 +41,10 @@ struct ScanHints {
   std::vector<RangeHint> ranges;  // conjuncts of the WHERE on this relation's own columns
   // Columns the query reads (lower-case); nullopt reads all. A relation may still fill others.
   std::optional<std::vector<std::string>> columns;
+  // The statement is a data read of this relation: its first source, at the top level, with a
+  // WHERE, and no grouping, window, TOP or OFFSET. Such a read of a change table or a captured
+  // table fires the emulator's fault hooks as read_changes and read_table do (decision 0760).
+  bool data_read = false;
 };
 
 class RowStream {
@@ -49,6 +53,9 @@ class RowStream {
   // Fills `row` with one value per column of the relation and returns true, or returns false
   // at the end. Rows are produced one at a time: a stream holds at most one batch in memory.
   virtual bool next(std::vector<Value>& row) = 0;
+  // Whether the statement shows one all-NULL row first (the emulator's inject_null_row hook):
+  // the engine adds it after its own filters, which would drop it.
+  [[nodiscard]] virtual bool null_row_first() const { return false; }
 };
 
 class Relation {
