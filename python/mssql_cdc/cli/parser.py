@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn
 
@@ -74,6 +75,15 @@ class Parser(argparse.ArgumentParser):
 
 def parse(parser: Parser, argv: Sequence[str] | None) -> argparse.Namespace:
     """Parse `argv`; an unknown option exits 2 with its verb's usage and the closest options."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    if (
+        given
+        and given[0].startswith("-")
+        and given[0].split("=", 1)[0] not in parser.option_names()
+    ):
+        # Before the verb: argparse would only say the verb is missing.
+        known = parser.option_names()
+        parser.error(f"unrecognized arguments: {given[0]}{did_you_mean(given[0], known)}")
     args, extras = parser.parse_known_args(argv)
     if extras:
         innermost: Parser = getattr(args, "_parser", parser)

@@ -196,8 +196,16 @@ def test_quiet_and_json_cannot_be_combined(capsys: pytest.CaptureFixture[str]) -
         (["status", "ckpt", "--app_id", "a"], "(did you mean --app-id?)"),
         (["emulator", "create", "e.db", "--retension-minutes", "5"], "--retention-minutes?"),
         (["stauts", "ckpt"], "(did you mean status?)"),
+        (["--verison"], "(did you mean --version?)"),
     ],
-    ids=["a demo flag", "a mode flag", "underscore for dash", "a nested verb's flag", "a verb"],
+    ids=[
+        "a demo flag",
+        "a mode flag",
+        "underscore for dash",
+        "a nested verb's flag",
+        "a verb",
+        "a flag before the verb",
+    ],
 )
 def test_a_mistyped_name_exits_2_suggesting_the_closest(
     argv: list[str], suggestion: str, capsys: pytest.CaptureFixture[str]
