@@ -80,8 +80,10 @@ def test_the_lifecycle_bootstrap_loss_resnapshot_guard_and_override(
         for r in caplog.records
         if r.name == "mssql_cdc.recovery.preflight"
     ]
-    assert [level for level, _ in messages] == ["WARNING", "INFO"]
+    # The loss, the snapshot the generation starts from, the switch (decision 0920's steps).
+    assert [level for level, _ in messages] == ["WARNING", "INFO", "INFO"]
     assert "generation 1, sink app_id life-v1.g1" in messages[0][1]
+    assert f"the snapshot generation 1 starts from is at {state['snapshot_lsn']}" in messages[1][1]
     assert orders.rebuilt() == orders.source() == [(0, "new"), (1, "paid"), (3, "new")]
 
     orders.commit(("update", 0, "paid"))
@@ -162,7 +164,7 @@ def test_recovery_before_batch_zero_starts_generation_one_at_once(
     assert len([r for r in orders.bronze() if r["_operation"] == 0]) == 2
     [event] = orders.events("resnapshot")
     assert event["lost_from_ts"] is None
-    warning, info = (
+    warning, _, info = (  # the loss, the snapshot's position, the switch
         r.getMessage() for r in caplog.records if r.name == "mssql_cdc.recovery.preflight"
     )
     assert f"changes after {given}" in warning
