@@ -63,7 +63,9 @@ if [ "$mode" = pinned ]; then
 fi
 
 "$venv_py" "$root/tools/readme_tour.py" > "$work/tour.py"
-for run in 1 2; do
+runs="1 2"
+[ "$mode" = newest ] && runs=1  # running twice is checked on the pinned set; CI time is short
+for run in $runs; do
   say "the README's tour, run $run"
   "$venv_py" "$work/tour.py" > "$work/tour-$run.log" 2>&1 || { cat "$work/tour-$run.log"; exit 1; }
 done
