@@ -1,32 +1,22 @@
 """The CLI's argparse parser class: defaults in every `--help`, and "did you mean" suggestions.
 
 argparse of Python 3.11 suggests nothing for a mistyped option or verb; `Parser` adds the
-closest known names (difflib) to its usage errors, which still exit 2. Decision 0921.
+closest known names (core/names.py) to its usage errors, which still exit 2. Decision 0921.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
-__all__ = ["Parser", "did_you_mean", "parse"]
+from mssql_cdc.core.names import did_you_mean
+
+__all__ = ["Parser", "parse"]
 
 _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """ " (did you mean X?)" naming the known name closest to `name`, or "" when none is close.
-
-    Leading dashes and case are ignored in the comparison: they would make every flag look
-    alike.
-    """
-    bare = {n.lstrip("-").lower(): n for n in known}
-    close = difflib.get_close_matches(name.lstrip("-").lower(), list(bare), n=1, cutoff=0.7)
-    return f" (did you mean {bare[close[0]]}?)" if close else ""
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):

@@ -6,13 +6,13 @@ Messages name the option and what it accepts, and quote a value only when it can
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from mssql_cdc.core import lsn
+from mssql_cdc.core.names import did_you_mean
 from mssql_cdc.errors import ConfigError
 
 __all__ = ["OptionReader", "is_uri", "parse_lsn", "shown"]
@@ -84,11 +84,10 @@ class OptionReader:
         for key, (name, _) in self._values.items():
             if key not in self._known and key not in _warned_unknown:
                 _warned_unknown.add(key)
-                close = difflib.get_close_matches(key, list(self._known), n=1, cutoff=0.75)
                 _log.warning(
                     "unknown option %s is ignored%s; known options: %s",
                     name,
-                    f" (did you mean {self._known[close[0]]}?)" if close else "",
+                    did_you_mean(key, self._known.values()),
                     ", ".join(sorted(self._known.values(), key=str.lower)),
                 )
 
