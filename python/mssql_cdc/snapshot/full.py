@@ -28,6 +28,7 @@ from mssql_cdc.snapshot.open_race import FactsSeen, chunked_opens, facts_seen
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
 from mssql_cdc.snapshot.read import read_whole
 from mssql_cdc.snapshot.targets import newest_known, newest_whole, whole_snapshot_rows
+from mssql_cdc.snapshot.whole_progress import watch_whole_read
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
 from mssql_cdc.testing.failpoints import failpoint
@@ -159,7 +160,6 @@ def take_full(
                 lost_to_ts,
                 seen,
             )
-        frame = read_whole(spark, config, at.lsn)
         expected = probe.row_count()
         report(
             log,
@@ -171,16 +171,22 @@ def take_full(
             at.lsn,
             "rows unknown" if expected is None else f"about {expected:,} rows",
         )
-        # A count from the source's metadata spares the Spark job of isEmpty(); only a count of
-        # none is confirmed by the read itself (decision 0456).
-        empty = not (expected or 0) and frame.isEmpty()
-        failpoint("snapshot.before_append")
         rows: int | None = 0
+        with watch_whole_read(spark, log, target, expected=expected) as progress_folder:
+            frame = read_whole(spark, config, at.lsn, progress_path=progress_folder)
+            # A count from the source's metadata spares the Spark job of isEmpty(); only a
+            # count of none is confirmed by the read itself (decision 0456).
+            empty = not (expected or 0) and frame.isEmpty()
+            failpoint("snapshot.before_append")
+            if not empty:
+                tables.ensure_table(spark, ref, "bronze", source_schema=frame.schema)
+                table_writes.append(
+                    frame,
+                    ref,
+                    user_metadata=snapshot_metadata(capture_instance, at),
+                    merge_schema=True,
+                )
         if not empty:
-            tables.ensure_table(spark, ref, "bronze", source_schema=frame.schema)
-            table_writes.append(
-                frame, ref, user_metadata=snapshot_metadata(capture_instance, at), merge_schema=True
-            )
             failpoint("snapshot.after_append")
             rows = whole_snapshot_rows(spark, target, at.lsn, just_written=True)
         seconds = time.monotonic() - clock_start
