@@ -2,10 +2,10 @@
 
 The append gives the driver nothing until it ends, so the read's tasks leave
 `progress-<partition>.json` files (rows read so far) in a private temporary folder, and a
-thread on the driver sums them into `advanced` progress records with a rate and, when the
-source's row count is known, an ETA. The folder is only offered where the executors write to
-the driver's disk (a `local` master, or `local-cluster`); elsewhere the snapshot reports its
-start and its end only.
+thread on the driver sums them into `advanced` progress records with a rate (from the first
+rows seen) and, when the source's row count is known, an ETA. The folder is only offered
+where the executors write to the driver's disk (a `local` master, or `local-cluster`);
+elsewhere the snapshot reports its start and its end only.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.progress import Progress, Throughput, per_second, report
+from mssql_cdc.core.progress import Progress, per_second, report
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,7 +61,6 @@ class _Watcher:
     def __init__(self, log: logging.Logger, target: str, folder: str, expected: int | None):
         self._log, self._target, self._folder, self._expected = log, target, folder, expected
         self._stop = threading.Event()
-        self._clock = Throughput()
         self._thread = threading.Thread(
             target=self._run, name=f"mssql-cdc snapshot progress {target}", daemon=True
         )
@@ -73,18 +73,27 @@ class _Watcher:
         self._thread.join()
 
     def _run(self) -> None:
+        # The rate counts from the first rows seen: the table's creation and the tasks' start
+        # before them would make every early ETA far too long.
+        first: tuple[float, int] | None = None
         last = 0
         while not self._stop.wait(REPORT_SECONDS):
             done = read_progress(self._folder)
-            if done > last:
-                last = done
-                self._report(done)
+            if done <= last:
+                continue
+            last = done
+            now = time.monotonic()
+            if first is None:
+                first = (now, done)
+                self._report(done, None)
+            else:
+                seconds, rows = now - first[0], done - first[1]
+                self._report(done, rows / seconds if seconds > 0 else None)
 
-    def _report(self, done: int) -> None:
+    def _report(self, done: int, rate: float | None) -> None:
         expected = self._expected
         total = expected if expected is not None and expected >= done else None
-        rate = self._clock.rate(done)
-        eta = None if rate is None or total is None else (total - done) / rate
+        eta = None if not rate or total is None else (total - done) / rate
         report(
             self._log,
             Progress("snapshot", self._target, "advanced", done, total, "rows", rate, eta),

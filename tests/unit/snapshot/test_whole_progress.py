@@ -122,7 +122,8 @@ def test_the_driver_reports_rows_rate_and_eta_while_the_files_grow_and_removes_i
     assert not os.path.exists(folder)
     seen = records(caplog)
     assert [p.done for p in seen] == [250, 600]  # one record per change, none when idle
-    last = seen[-1]
+    first, last = seen
+    assert (first.rate, first.eta_seconds) == (None, None)  # no rate from one sighting
     assert (last.task, last.subject, last.stage, last.total, last.unit) == (
         "snapshot", "t", "advanced", 1000, "rows",
     )  # fmt: skip
