@@ -135,9 +135,7 @@ def test_a_dropped_instance_gives_sql_servers_208_text_in_process_and_over_tds(
     )
     with emu.serve() as server:
         for fn in ("fn_cdc_get_all_changes_dbo_orders", "fn_cdc_get_net_changes_dbo_orders"):
-            number, text = wire_error(
-                server, f"SELECT * FROM cdc.{fn}({lsn}, {lsn}, N'all')"
-            )
+            number, text = wire_error(server, f"SELECT * FROM cdc.{fn}({lsn}, {lsn}, N'all')")
             assert (number, text.strip()) == (208, f"Invalid object name 'cdc.{fn}'.")
 
 
@@ -209,7 +207,9 @@ def test_with_shuffled_reads_every_library_reader_still_gets_its_rows_in_order(
 ) -> None:
     emu = Emulator.create(tmp_path / "e.db", start="2026-09-28T13:50:00", shuffle_unordered=True)
     assert emu.settings()["shuffle_unordered"] is True
-    emu.create_table("dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id")
+    emu.create_table(
+        "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
+    )
     emu.enable_cdc("dbo.orders")
     first = emu.commit([("insert", "dbo.orders", {"order_id": i}) for i in range(8)], at=at(1))
     last = emu.commit(
