@@ -16,6 +16,18 @@ _EPOCH = datetime(1970, 1, 1)
 _ZERO_LSN = "0x" + "0" * 20
 _INT_SETTINGS = ("maxtrans", "retention_minutes", "cleanup_threshold", "max_text_repl_size")
 _FLAG_SETTINGS = ("command_id_column", "shuffle_unordered")
+SETTING_NAMES = (
+    "capture",
+    "maxtrans",
+    "idle_interval_seconds",
+    "retention_minutes",
+    "cleanup_threshold",
+    "cleanup_job_rule",
+    "max_text_repl_size",
+    "command_id_column",
+    "time_zone",
+    "shuffle_unordered",
+)  # in the order settings() returns them
 
 
 def to_micros(value: Time) -> int:

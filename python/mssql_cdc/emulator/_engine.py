@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from mssql_cdc import _native
 from mssql_cdc.emulator._convert import (
+    SETTING_NAMES,
     Time,
     from_micros,
     lsn_arg,
@@ -63,11 +64,8 @@ class Emulator:
         capture: Literal["immediate", "manual"] = "immediate",
         shuffle_unordered: bool = False,
     ) -> Emulator:
-        """A new emulator file, returned open. `start` is the clock's floor.
-
-        `shuffle_unordered=True` is the order check: over TDS, stored rows read without ORDER BY
-        come in a shuffled order (the setting of that name, docs/emulator.md).
-        """
+        """A new emulator file, returned open. `start` is the clock's floor; `shuffle_unordered`
+        turns the order check on (the setting of that name, docs/emulator.md)."""
         if isinstance(retention_minutes, bool) or not isinstance(retention_minutes, int):
             raise TypeError("retention_minutes must be an int")
         p = Path(path)
@@ -130,19 +128,7 @@ class Emulator:
             self._e.configure(name, setting_text(name, value))
 
     def settings(self) -> dict[str, object]:
-        names = (
-            "capture",
-            "maxtrans",
-            "idle_interval_seconds",
-            "retention_minutes",
-            "cleanup_threshold",
-            "cleanup_job_rule",
-            "max_text_repl_size",
-            "command_id_column",
-            "time_zone",
-            "shuffle_unordered",
-        )
-        return {n: setting_value(n, self._e.setting(n)) for n in names}
+        return {n: setting_value(n, self._e.setting(n)) for n in SETTING_NAMES}
 
     def create_table(
         self,
