@@ -20,7 +20,13 @@ from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.keys import sink_id
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
-from mssql_cdc.recovery.entry import live_generation, plan_on_spark, recovery_request
+from mssql_cdc.recovery.entry import (
+    ResnapshotResult,
+    live_generation,
+    plan_on_spark,
+    recovery_request,
+    request_resnapshot,
+)
 from mssql_cdc.recovery.plan import RecoveryPlan
 from mssql_cdc.tables.session import check_session, kind_of
 
@@ -314,6 +320,74 @@ class CdcStream:
             max_waves=max_waves,
             max_seconds=max_seconds,
             min_headroom_hours=min_headroom_hours,
+        )
+
+    def resnapshot(
+        self,
+        target: str,
+        app_id: str,
+        checkpoint: str,
+        facts_table: str,
+        *,
+        resnapshot_interval_days: float = 7.0,
+        snapshot: SnapshotMode = "full",
+    ) -> ResnapshotResult:
+        """Re-snapshot the stream on purpose: open its next generation from a new snapshot
+        although CDC lost nothing, through the automatic recovery's crash-safe steps.
+
+        Stop the stream's query first; the next `to_delta` with the same arguments starts the
+        new generation. The `snapshot_open` row (and a full snapshot's `resnapshot` row) carry
+        `"requested": true` in `detail` and no lost interval (docs/data-loss.md, 'A requested
+        re-snapshot'). A rerun after a crash finishes the same attempt without a second read.
+
+        Args:
+            target, app_id, checkpoint, facts_table: the stream's to_delta arguments.
+            resnapshot_interval_days: the anti-loop guard: refused within this many days of
+                the stream's last re-snapshot or failed attempt; 0 re-snapshots now.
+            snapshot: "full" reads the table now; "chunked" opens a chunked snapshot for
+                backfill() beside the running stream.
+        Returns:
+            The generation now live, its sink app_id, its checkpoint and its snapshot offset.
+        Raises:
+            ConfigError (a ValueError): an invalid argument, the anti-loop guard, the mode
+                lock, or a stream that has not started (nothing to re-snapshot).
+            DataLossError: the new snapshot was purged during its own read (the state then
+                records failed_at), or changes after the stream's position are already lost.
+        """
+        args = check_to_delta(
+            self.config,
+            self._options,
+            target=target,
+            app_id=app_id,
+            checkpoint=checkpoint,
+            facts_table=facts_table,
+            bootstrap=False,
+            on_data_loss="resnapshot",
+            interval_days=resnapshot_interval_days,
+            mode=snapshot,
+        )
+        from mssql_cdc.snapshot.bootstrap import checked_family
+        from mssql_cdc.source.formats import register
+
+        register(self._spark)
+        facts_rows = checked_family(
+            self._spark,
+            self.config,
+            args.target,
+            app_id=args.app_id,
+            facts_table=args.facts_table,
+            checkpoint=args.checkpoint,
+            mode=args.mode,
+            bootstrap=False,
+            resnapshot=True,
+        )
+        request = replace(self._request(args), requested=True)
+        return request_resnapshot(
+            self._spark,
+            self.config,
+            request,
+            facts_table=args.facts_table or "",
+            snapshot_facts=facts_rows,
         )
 
     def plan_recovery(
