@@ -150,11 +150,17 @@ Decision decide(const DecideInputs& in) {
     d.lost_to_ts = known(loss->low_commit_ts);
   }
 
+  // Rows of generation g can only be an attempt to open g; a requested re-snapshot of a
+  // stream that has read everything stamps its snapshot at its start, so its own attempt's
+  // rows are usable at the start too.
+  const auto fit = [&](const Lsn& lsn) {
+    return in.requested ? lsn >= start.lsn && !lost(lsn, in.observation) : usable(lsn, start, in.observation);
+  };
   int g = in.state.generation + 1;
   for (;;) {
     if (const CompletionRow* c =
             highest_of_generation(in.completions, g, [](const CompletionRow& r) { return r.lsn.lsn; })) {
-      if (usable(c->lsn.lsn, start, in.observation)) {
+      if (fit(c->lsn.lsn)) {
         d.reuse = Reuse{ReuseKind::Completion, c->lsn, g};
         break;
       }
@@ -167,7 +173,7 @@ Decision decide(const DecideInputs& in) {
       if (chunked_of_g(r) && (open == nullptr || r.s.lsn > open->s.lsn)) open = &r;
     }
     if (open != nullptr) {
-      if (usable(open->s.lsn, start, in.observation)) {
+      if (fit(open->s.lsn)) {
         d.reuse = Reuse{ReuseKind::Open, open->s, g};
         break;
       }
@@ -180,8 +186,15 @@ Decision decide(const DecideInputs& in) {
     break;
   }
   d.next_generation = g;
-  if (d.reuse.kind == ReuseKind::None && in.newest_whole && usable(in.newest_whole->lsn, start, in.observation)) {
-    d.reuse = Reuse{ReuseKind::Target, *in.newest_whole, g};
+  if (d.reuse.kind == ReuseKind::None && in.newest_whole) {
+    // A requested re-snapshot reads the table again unless the target's newest snapshot is its
+    // own crashed attempt's: the one a full open of generation g names.
+    const bool own = std::any_of(in.opens.begin(), in.opens.end(), [&](const OpenRow& r) {
+      return r.mode == Mode::Full && r.generation == g && r.s.lsn == in.newest_whole->lsn;
+    });
+    if (in.requested ? own && fit(in.newest_whole->lsn) : usable(in.newest_whole->lsn, start, in.observation)) {
+      d.reuse = Reuse{ReuseKind::Target, *in.newest_whole, g};
+    }
   }
 
   const std::string sink = in.app_id + ".g" + std::to_string(g);

@@ -383,14 +383,36 @@ TEST(Requested, AStreamThatNeverStartedIsRefused) {
   EXPECT_NE(d.error_message.find("nothing to re-snapshot"), std::string::npos);
 }
 
-TEST(Requested, ARerunAfterACrashReusesTheSnapshotItTookAndWritesTheEvent) {
+TEST(Requested, ReadsTheTableAgainRatherThanReuseASnapshotItDidNotTake) {
   auto in = requested_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
-  in.newest_whole = at(60);
+  in.newest_whole = at(60);  // say, a manual snapshot(): not this request's
   const Decision d = decide(in);
-  EXPECT_EQ(d.action, Action::Resnapshot);
-  EXPECT_EQ(d.reuse.kind, ReuseKind::Target);
-  EXPECT_EQ(d.steps, std::vector<Step>{Step::WriteEvent});
+  EXPECT_EQ(d.reuse.kind, ReuseKind::None);
+  EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
+}
+
+TEST(Requested, ARerunAfterACrashReusesTheSnapshotItTookEvenAtTheStart) {
+  for (unsigned s : {10u, 60u}) {  // at the start when nothing changed since the last batch
+    auto in = requested_stream();
+    in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+    in.newest_whole = at(s);
+    in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(s)}};
+    const Decision d = decide(in);
+    EXPECT_EQ(d.action, Action::Resnapshot);
+    EXPECT_EQ(d.next_generation, 1);
+    EXPECT_EQ(d.reuse.kind, ReuseKind::Target);
+    EXPECT_EQ(d.steps, std::vector<Step>{Step::WriteEvent});
+    in.completions = {CompletionRow{1, at(s)}};
+    EXPECT_EQ(decide(in).reuse.kind, ReuseKind::Completion);
+    EXPECT_EQ(decide(in).next_generation, 1);
+    EXPECT_TRUE(decide(in).steps.empty());
+  }
+}
+
+TEST(Requested, ALossStillNeverReusesASnapshotAtTheStart) {
+  auto in = purged_stream();
+  in.completions = {CompletionRow{1, at(10)}};
+  EXPECT_EQ(decide(in).next_generation, 2);
 }
 
 TEST(Requested, AnActualLossIsStillReportedAsALoss) {
