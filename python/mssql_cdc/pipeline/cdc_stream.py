@@ -341,7 +341,10 @@ class CdcStream:
         re-snapshot'). A rerun after a crash finishes the same attempt without a second read.
 
         Args:
-            target, app_id, checkpoint, facts_table: the stream's to_delta arguments.
+            target: the stream's bronze table, as to_delta takes it.
+            app_id: the stream's app_id, as to_delta takes it.
+            checkpoint: the stream's checkpoint, as to_delta takes it.
+            facts_table: the stream's facts table, as to_delta takes it.
             resnapshot_interval_days: the anti-loop guard: refused within this many days of
                 the stream's last re-snapshot or failed attempt; 0 re-snapshots now.
             snapshot: "full" reads the table now; "chunked" opens a chunked snapshot for
