@@ -102,6 +102,7 @@ def take_full(
     facts_table: str | None,
     lost_from_ts: str | None = None,
     lost_to_ts: str | None = None,
+    requested: bool = False,
 ) -> SnapshotResult:
     """Take a full snapshot of the source into `target`, or return the newest known one.
 
@@ -159,6 +160,7 @@ def take_full(
                 lost_from_ts,
                 lost_to_ts,
                 seen,
+                requested=requested,
             )
         expected = probe.row_count()
         report(
@@ -223,6 +225,8 @@ def _open_full(
     lost_from_ts: str | None,
     lost_to_ts: str | None,
     seen: FactsSeen,
+    *,
+    requested: bool,
 ) -> None:
     """Step 3 of docs/snapshots.md: one open row per attempt, then the race re-check (from
     `seen`, the family's facts read before, while the facts log shows no commit that can have
@@ -234,6 +238,8 @@ def _open_full(
         "lost_from_ts": _json_time(lost_from_ts),
         "lost_to_ts": _json_time(lost_to_ts),
     }
+    if requested:
+        detail["requested"] = True
     row = snapshot_open_row(
         app_id=validate_app_id(app_id),
         target=target,
@@ -293,6 +299,7 @@ def write_completion(
     snapshot: SnapshotResult,
     lost_from_ts: str | None = None,
     lost_to_ts: str | None = None,
+    requested: bool = False,
 ) -> None:
     """Offer the `bootstrap`/`resnapshot` row of a full snapshot (txnAppId `<app_id>#events`,
     txnVersion `generation`): stored once however often it is offered."""
@@ -309,6 +316,7 @@ def write_completion(
         written_at=family.now_naive(),
         lost_from_ts=parse_time(lost_from_ts),
         lost_to_ts=parse_time(lost_to_ts),
+        detail={"requested": True} if requested else None,
     )
     if snapshot.facts_opened != facts_table:
         tables.ensure_table(spark, facts_table, "facts")
