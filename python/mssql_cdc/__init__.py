@@ -26,6 +26,8 @@ skip_native_rebuild_check()  # in Spark's Python workers of a local_session (dec
 if TYPE_CHECKING:
     from mssql_cdc.core.offsets import Offset
     from mssql_cdc.pipeline.cdc_stream import CdcStream, stream
+    from mssql_cdc.pipeline.fan_out import FanOutJob, fan_out
+    from mssql_cdc.pipeline.fan_out_plan import StreamEntry
     from mssql_cdc.recovery.plan import RecoveryPlan
     from mssql_cdc.silver import ApplyResult, apply_changes
     from mssql_cdc.sink.writer import delta_sink
@@ -36,11 +38,14 @@ _LAZY = {
     "ApplyResult": "mssql_cdc.silver",
     "BackfillStatus": "mssql_cdc.snapshot.backfill",
     "CdcStream": "mssql_cdc.pipeline.cdc_stream",
+    "FanOutJob": "mssql_cdc.pipeline.fan_out",
     "Offset": "mssql_cdc.core.offsets",
     "RecoveryPlan": "mssql_cdc.recovery.plan",
+    "StreamEntry": "mssql_cdc.pipeline.fan_out_plan",
     "stream": "mssql_cdc.pipeline.cdc_stream",
     "apply_changes": "mssql_cdc.silver",
     "delta_sink": "mssql_cdc.sink.writer",
+    "fan_out": "mssql_cdc.pipeline.fan_out",
 }
 
 
@@ -72,12 +77,15 @@ __all__ = [
     "CdcStream",
     "ConfigError",
     "DataLossError",
+    "FanOutJob",
     "MssqlCdcError",
     "Offset",
     "RecoveryPlan",
     "SchemaChangedError",
+    "StreamEntry",
     "apply_changes",
     "delta_sink",
+    "fan_out",
     "is_data_loss",
     "register",
     "stream",
