@@ -20,7 +20,7 @@ from mssql_cdc.pipeline.cdc_stream import CdcStream
 from mssql_cdc.pipeline.fan_out_plan import (
     JobSettings,
     PlannedStream,
-    check_max_snapshots,
+    check_limit,
     plan_streams,
 )
 from mssql_cdc.snapshot.slots import limited
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 __all__ = ["FanOutJob", "OnFailure", "StreamState", "fan_out"]
 
 OnFailure = Literal["stop", "continue"]
+
+START_WAIT = 60.0
+"""The longest a starting stream holds its start slot waiting for its first progress."""
 StreamState = Literal["starting", "running", "finished", "failed", "stopped"]
 
 
@@ -50,6 +53,7 @@ def fan_out(
     snapshot: SnapshotMode = "full",
     resnapshot_interval_days: float = 7.0,
     max_snapshots: int = 2,
+    max_starting: int = 4,
     on_failure: OnFailure = "stop",
 ) -> FanOutJob:
     """Start one `to_delta` per entry of `streams` and return the running job (docs/fan-out.md).
@@ -69,6 +73,9 @@ def fan_out(
             takes them, for every stream whose entry does not give its own.
         max_snapshots: how many full snapshots (bootstraps and re-snapshots) may be read at
             once, 1 to 64.
+        max_starting: how many streams may be starting at once, 1 to 64: a stream starts
+            with its pre-flight and ends starting with its query's first progress report
+            (each query of a Python data source starts a Python process of its own).
         on_failure: "stop" stops the other streams at the first failure; "continue" lets them
             run on (`await_termination` raises the first failure once all have ended).
     Returns:
@@ -91,12 +98,15 @@ def fan_out(
             resnapshot_interval_days=resnapshot_interval_days,
         ),
     )
-    slots = check_max_snapshots(max_snapshots)
+    slots = check_limit("max_snapshots", max_snapshots, "full snapshots may be read at once")
+    starting = check_limit("max_starting", max_starting, "streams may be starting at once")
     if on_failure not in get_args(OnFailure):
         raise ConfigError(f"on_failure={on_failure!r}: pass 'stop' or 'continue'")
     # Created once here, so the streams' first facts writes do not race to create it.
     tables.ensure_table(session, tables.table_ref(facts_table, argument="facts_table"), "facts")
-    job = FanOutJob(session, planned, max_snapshots=slots, on_failure=on_failure)
+    job = FanOutJob(
+        session, planned, max_snapshots=slots, max_starting=starting, on_failure=on_failure
+    )
     job._start()
     return job
 
@@ -110,11 +120,13 @@ class FanOutJob:
         planned: tuple[PlannedStream, ...],
         *,
         max_snapshots: int,
+        max_starting: int,
         on_failure: OnFailure,
     ) -> None:
         self._spark = spark
         self._planned = {p.args.app_id: p for p in planned}
         self._slots = threading.BoundedSemaphore(max_snapshots)
+        self._starting = threading.BoundedSemaphore(max_starting)
         self._on_failure = on_failure
         self._changed = threading.Condition()
         self._states: dict[str, StreamState] = {app_id: "starting" for app_id in self._planned}
@@ -201,22 +213,33 @@ class FanOutJob:
     def _run(self, planned: PlannedStream) -> None:
         app_id = planned.args.app_id
         try:
-            if self._stopping:
-                self._set(app_id, "stopped")
-                return
-            with limited(self._slots):
-                query = self._to_delta(planned)
-            with self._changed:
-                self._queries[app_id] = query
-                stop_now = self._stopping
-                self._set_locked(app_id, "running")
-            if stop_now:
-                query.stop()
+            with self._starting:
+                if self._stopping:
+                    self._set(app_id, "stopped")
+                    return
+                with limited(self._slots):
+                    query = self._to_delta(planned)
+                with self._changed:
+                    self._queries[app_id] = query
+                    stop_now = self._stopping
+                    self._set_locked(app_id, "running")
+                if stop_now:
+                    query.stop()
+                self._wait_until_started(query)
             query.awaitTermination()
         except Exception as exc:  # noqa: BLE001 - recorded as the stream's failure, re-raised by await
             self._fail(planned, exc)
             return
         self._set(app_id, "stopped" if self._stopping else "finished")
+
+    def _wait_until_started(self, query: StreamingQuery) -> None:
+        """Return once `query` reported its first progress, ended, or START_WAIT passed: its
+        Python processes are up by then, so the next stream's do not compete with them."""
+        deadline = time.monotonic() + START_WAIT
+        while query.isActive and query.lastProgress is None and time.monotonic() < deadline:
+            if self._stopping:
+                return
+            time.sleep(0.2)
 
     def _to_delta(self, planned: PlannedStream) -> StreamingQuery:
         a = planned.args

@@ -23,16 +23,17 @@ from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta, given_opti
 
 __all__ = [
     "ENTRY_FIELDS",
-    "MAX_SNAPSHOTS",
+    "MAX_AT_ONCE",
     "JobSettings",
     "PlannedStream",
     "StreamEntry",
-    "check_max_snapshots",
+    "check_limit",
     "plan_streams",
 ]
 
-MAX_SNAPSHOTS = 64
-"""The most snapshots a job may read at once: beyond it a job competes with itself."""
+MAX_AT_ONCE = 64
+"""The most snapshots a job may read, or streams it may start, at once: beyond it a job
+competes with itself for the driver's cores and the source."""
 
 # A capture instance name from which folders and an app_id may be derived: the app_id grammar
 # (letters, digits, '_', '-', '.') without a leading dot, so never '.', '..' or a hidden folder.
@@ -113,12 +114,11 @@ def plan_streams(streams: object, settings: JobSettings) -> tuple[PlannedStream,
     return tuple(planned)
 
 
-def check_max_snapshots(value: object) -> int:
-    """`max_snapshots` as given, when it is a whole number from 1 to MAX_SNAPSHOTS."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SNAPSHOTS:
+def check_limit(name: str, value: object, what: str) -> int:
+    """`value` as given, when it is a whole number from 1 to MAX_AT_ONCE."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_AT_ONCE:
         raise ConfigError(
-            f"max_snapshots={value!r}: pass how many full snapshots may run at once, a whole "
-            f"number from 1 to {MAX_SNAPSHOTS}"
+            f"{name}={value!r}: pass how many {what}, a whole number from 1 to {MAX_AT_ONCE}"
         )
     return value
 
