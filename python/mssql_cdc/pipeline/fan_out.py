@@ -9,6 +9,7 @@ recovers on its own; the streams share one facts table. Decision 1020.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Mapping
@@ -35,9 +36,16 @@ __all__ = ["FanOutJob", "OnFailure", "StreamState", "fan_out"]
 
 OnFailure = Literal["stop", "continue"]
 
+START_ATTEMPTS = 3
+"""How often a stream is started when its query's Python process fails to connect back."""
 START_WAIT = 60.0
 """The longest a starting stream holds its start slot waiting for its first progress."""
 StreamState = Literal["starting", "running", "finished", "failed", "stopped"]
+
+log = logging.getLogger(__name__)
+
+# What Spark and PySpark say when a Python process did not connect back in time.
+_WORKER_DID_NOT_START = ("Python worker failed to connect back", "[CANNOT_OPEN_SOCKET]")
 
 
 def fan_out(
@@ -214,23 +222,47 @@ class FanOutJob:
         app_id = planned.args.app_id
         try:
             with self._starting:
-                if self._stopping:
-                    self._set(app_id, "stopped")
-                    return
-                with limited(self._slots):
-                    query = self._to_delta(planned)
-                with self._changed:
-                    self._queries[app_id] = query
-                    stop_now = self._stopping
-                    self._set_locked(app_id, "running")
-                if stop_now:
-                    query.stop()
-                self._wait_until_started(query)
+                query = self._start_one(planned)
+            if query is None:
+                self._set(app_id, "stopped")
+                return
             query.awaitTermination()
         except Exception as exc:  # noqa: BLE001 - recorded as the stream's failure, re-raised by await
             self._fail(planned, exc)
             return
         self._set(app_id, "stopped" if self._stopping else "finished")
+
+    def _start_one(self, planned: PlannedStream) -> StreamingQuery | None:
+        """The stream's query once started (its first progress), None when the job stops
+        first. A query whose Python process did not connect back in Spark's fixed 10 seconds
+        (a busy driver) did nothing yet, so it is started again, up to START_ATTEMPTS times."""
+        app_id = planned.args.app_id
+        for attempt in range(1, START_ATTEMPTS + 1):
+            if self._stopping:
+                return None
+            with limited(self._slots):
+                query = self._to_delta(planned)
+            with self._changed:
+                self._queries[app_id] = query
+                stop_now = self._stopping
+                self._set_locked(app_id, "running")
+            if stop_now:
+                query.stop()
+                return query
+            self._wait_until_started(query)
+            failure = None if query.isActive else query.exception()
+            if failure is None or query.lastProgress is not None or attempt == START_ATTEMPTS:
+                return query
+            if not any(sign in str(failure) for sign in _WORKER_DID_NOT_START):
+                return query
+            log.warning(
+                "%s: its query's Python process did not start in time (attempt %d of %d); "
+                "starting it again",
+                planned.label,
+                attempt,
+                START_ATTEMPTS,
+            )
+        return None  # not reached: the last attempt returns its query
 
     def _wait_until_started(self, query: StreamingQuery) -> None:
         """Return once `query` reported its first progress, ended, or START_WAIT passed: its

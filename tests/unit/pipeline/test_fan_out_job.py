@@ -36,6 +36,9 @@ class Query:
         if self.error is not None:
             raise self.error
 
+    def exception(self) -> Exception | None:
+        return self.error
+
     def stop(self) -> None:
         self.stopped = True
         self.ended.set()
@@ -159,3 +162,43 @@ def test_no_more_snapshots_run_at_once_than_the_job_allows(
     job = job_of(tmp_path, monkeypatch, start, n=8, max_snapshots=2)
     assert job.await_termination(30) is True
     assert peak[0] == 2
+
+
+def test_a_query_whose_python_process_did_not_start_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    starts: list[Query] = []
+
+    def start(app_id: str) -> Query:
+        query = Query()
+        if not starts:  # the first start fails before its first progress
+            query.lastProgress = None
+            query.fail(RuntimeError("Python worker failed to connect back."))
+        else:
+            query.ended.set()
+        starts.append(query)
+        return query
+
+    job = job_of(tmp_path, monkeypatch, start, n=1)
+    assert job.await_termination(30) is True
+    assert len(starts) == 2
+    assert job.states() == {"dbo_t0": "finished"}
+    assert "did not start in time (attempt 1 of 3)" in caplog.text
+
+
+def test_a_query_that_fails_otherwise_is_not_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    starts: list[Query] = []
+
+    def start(app_id: str) -> Query:
+        query = Query()
+        query.lastProgress = None
+        query.fail(DataLossError("dbo_t0: purged", "dbo_t0"))
+        starts.append(query)
+        return query
+
+    job = job_of(tmp_path, monkeypatch, start, n=1)
+    with pytest.raises(StreamFailedError, match="purged"):
+        job.await_termination(30)
+    assert len(starts) == 1
