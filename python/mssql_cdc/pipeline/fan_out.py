@@ -77,8 +77,11 @@ def fan_out(
             `<root>/bronze/<capture instance>`, `<root>/checkpoints/<capture instance>` and the
             capture instance's name; only names of letters, digits, `_`, `-` and `.` (not
             first) are used so, and two names differing only in case are refused.
-        trigger, bootstrap, on_data_loss, snapshot, resnapshot_interval_days: as `to_delta`
-            takes them, for every stream whose entry does not give its own.
+        trigger: as `to_delta` takes it, for every stream.
+        bootstrap: as `to_delta` takes it, for each stream whose entry gives none.
+        on_data_loss: as `to_delta` takes it; an entry may give its own.
+        snapshot: as `to_delta` takes it; an entry may give its own.
+        resnapshot_interval_days: as `to_delta` takes it; an entry may give its own.
         max_snapshots: how many full snapshots (bootstraps and re-snapshots) may be read at
             once, 1 to 64.
         max_starting: how many streams may be starting at once, 1 to 64: a stream starts
