@@ -39,11 +39,13 @@ OnFailure = Literal["stop", "continue"]
 START_ATTEMPTS = 3
 """How often a stream is started when its query's Python process fails to connect back."""
 START_WAIT = 60.0
-"""The longest a starting stream holds its start slot waiting for its first progress."""
+"""The longest a starting stream holds its start slot waiting for its query's sources."""
 StreamState = Literal["starting", "running", "finished", "failed", "stopped"]
 
 log = logging.getLogger(__name__)
 
+# The status of a query whose sources (and their Python processes) are not up yet.
+_INITIALIZING = "Initializing sources"
 # What Spark and PySpark say when a Python process did not connect back in time.
 _WORKER_DID_NOT_START = ("Python worker failed to connect back", "[CANNOT_OPEN_SOCKET]")
 
@@ -84,9 +86,9 @@ def fan_out(
         resnapshot_interval_days: as `to_delta` takes it; an entry may give its own.
         max_snapshots: how many full snapshots (bootstraps and re-snapshots) may be read at
             once, 1 to 64.
-        max_starting: how many streams may be starting at once, 1 to 64: a stream starts
-            with its pre-flight and ends starting with its query's first progress report
-            (each query of a Python data source starts a Python process of its own).
+        max_starting: how many streams may be starting at once, 1 to 64: from a stream's
+            pre-flight until its query's sources are up (each query of a Python data source
+            starts a Python process of its own).
         on_failure: "stop" stops the other streams at the first failure; "continue" lets them
             run on (`await_termination` raises the first failure once all have ended).
     Returns:
@@ -236,7 +238,7 @@ class FanOutJob:
         self._set(app_id, "stopped" if self._stopping else "finished")
 
     def _start_one(self, planned: PlannedStream) -> StreamingQuery | None:
-        """The stream's query once started (its first progress), None when the job stops
+        """The stream's query once started (its sources up), None when the job stops
         first. A query whose Python process did not connect back in Spark's fixed 10 seconds
         (a busy driver) did nothing yet, so it is started again, up to START_ATTEMPTS times."""
         app_id = planned.args.app_id
@@ -268,11 +270,14 @@ class FanOutJob:
         return None  # not reached: the last attempt returns its query
 
     def _wait_until_started(self, query: StreamingQuery) -> None:
-        """Return once `query` reported its first progress, ended, or START_WAIT passed: its
-        Python processes are up by then, so the next stream's do not compete with them."""
+        """Return once `query` has its sources initialized (their Python process connected
+        back), reported progress, or ended, or START_WAIT passed, so the next stream's Python
+        process does not compete with this one's start."""
         deadline = time.monotonic() + START_WAIT
-        while query.isActive and query.lastProgress is None and time.monotonic() < deadline:
-            if self._stopping:
+        while time.monotonic() < deadline and not self._stopping:
+            if not query.isActive or query.lastProgress is not None:
+                return
+            if query.status.get("message") != _INITIALIZING:
                 return
             time.sleep(0.2)
 
