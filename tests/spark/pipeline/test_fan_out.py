@@ -79,9 +79,12 @@ def test_twenty_tables_stream_in_one_job_and_only_the_lossy_one_re_snapshots(
         on_failure="continue",
     )
     tracker = track(spark, job.targets.values(), facts, control_table=control)
-    with pytest.raises(StreamFailedError) as failed:
-        job.await_termination(600)
-    verdicts = tracker.stop()
+    try:
+        with pytest.raises(StreamFailedError) as failed:
+            job.await_termination(600)
+    finally:
+        job.stop()  # returns at once after the job ended; a test that failed stops it here
+        verdicts = tracker.stop()
 
     assert (failed.value.app_id, failed.value.capture_instance) == ("dbo_t07", "dbo_t07")
     assert "streams[7] (dbo_t07)" in str(failed.value)
