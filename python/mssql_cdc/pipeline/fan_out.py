@@ -36,7 +36,7 @@ __all__ = ["FanOutJob", "OnFailure", "StreamState", "fan_out"]
 
 OnFailure = Literal["stop", "continue"]
 
-START_ATTEMPTS = 3
+START_ATTEMPTS = 5
 """How often a stream is started when its query's Python process fails to connect back."""
 START_WAIT = 60.0
 """The longest a starting stream holds its start slot waiting for its query's sources."""
@@ -267,6 +267,7 @@ class FanOutJob:
                 attempt,
                 START_ATTEMPTS,
             )
+            time.sleep(2.0 * attempt)  # a driver too busy to start it needs a moment
         return None  # not reached: the last attempt returns its query
 
     def _wait_until_started(self, query: StreamingQuery) -> None:

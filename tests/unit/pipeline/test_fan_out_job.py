@@ -183,7 +183,7 @@ def test_a_query_whose_python_process_did_not_start_is_started_again(
     assert job.await_termination(30) is True
     assert len(starts) == 2
     assert job.states() == {"dbo_t0": "finished"}
-    assert "did not start in time (attempt 1 of 3)" in caplog.text
+    assert "did not start in time (attempt 1 of 5)" in caplog.text
 
 
 def test_a_query_that_fails_otherwise_is_not_started_again(
