@@ -114,9 +114,12 @@ def test_twenty_tables_stream_in_one_job_and_only_the_lossy_one_re_snapshots(
     batches = {f"dbo_{n}" for n in TABLES if n not in (LOSSY, FAILING)} | {"dbo_t03.g1"}
     assert by_event[None] == batches  # micro-batch rows, under each generation's sink id
 
-    # Every stream's last batch ends at the newest entry, 15:30: its hours are complete up to
-    # 15:00. The failing stream committed no batch, so track has nothing to pass for it.
+    # Every stream that read changes read up to the newest entry, 15:30: its hours are
+    # complete up to 15:00. A snapshotted stream's only batch (after its snapshot, at that
+    # entry) had nothing to read and its facts row no end commit time, so track passes nothing
+    # for it yet; nor for the failing stream, which committed no batch.
     last_entry = emu.lsn_time(mark)
     assert last_entry is not None
     hour = datetime(last_entry.year, last_entry.month, last_entry.day, last_entry.hour)
-    assert verdicts == {str(root / "bronze" / f"dbo_{n}"): hour for n in TABLES if n != FAILING}
+    read_changes = [n for n in TABLES if n not in BOOTSTRAPPED | {LOSSY, FAILING}]
+    assert verdicts == {str(root / "bronze" / f"dbo_{n}"): hour for n in read_changes}
