@@ -26,6 +26,8 @@ skip_native_rebuild_check()  # in Spark's Python workers of a local_session (dec
 if TYPE_CHECKING:
     from mssql_cdc.core.offsets import Offset
     from mssql_cdc.pipeline.cdc_stream import CdcStream, stream
+    from mssql_cdc.pipeline.fan_out import FanOutJob, fan_out
+    from mssql_cdc.pipeline.fan_out_plan import StreamEntry
     from mssql_cdc.recovery.entry import ResnapshotResult
     from mssql_cdc.recovery.plan import RecoveryPlan
     from mssql_cdc.silver import ApplyResult, apply_changes
@@ -37,12 +39,15 @@ _LAZY = {
     "ApplyResult": "mssql_cdc.silver",
     "BackfillStatus": "mssql_cdc.snapshot.backfill",
     "CdcStream": "mssql_cdc.pipeline.cdc_stream",
+    "FanOutJob": "mssql_cdc.pipeline.fan_out",
     "Offset": "mssql_cdc.core.offsets",
     "RecoveryPlan": "mssql_cdc.recovery.plan",
     "ResnapshotResult": "mssql_cdc.recovery.entry",
+    "StreamEntry": "mssql_cdc.pipeline.fan_out_plan",
     "stream": "mssql_cdc.pipeline.cdc_stream",
     "apply_changes": "mssql_cdc.silver",
     "delta_sink": "mssql_cdc.sink.writer",
+    "fan_out": "mssql_cdc.pipeline.fan_out",
 }
 
 
@@ -74,13 +79,16 @@ __all__ = [
     "CdcStream",
     "ConfigError",
     "DataLossError",
+    "FanOutJob",
     "MssqlCdcError",
     "Offset",
     "RecoveryPlan",
     "ResnapshotResult",
     "SchemaChangedError",
+    "StreamEntry",
     "apply_changes",
     "delta_sink",
+    "fan_out",
     "is_data_loss",
     "register",
     "stream",

@@ -25,6 +25,7 @@ __all__ = [
     "SchemaChangedError",
     "SchemaError",
     "StateFileError",
+    "StreamFailedError",
     "UnknownObjectError",
     "from_native",
     "is_data_loss",
@@ -81,6 +82,16 @@ class SchemaChangedError(MssqlCdcError):
 
     def __init__(self, message: str, capture_instance: str = "") -> None:
         super().__init__(message, capture_instance)
+        self.capture_instance = capture_instance
+
+
+class StreamFailedError(MssqlCdcError):
+    """One stream of a fan-out job failed; `app_id` and `capture_instance` name it, and the
+    stream's own error is the `__cause__` (`is_data_loss` follows it)."""
+
+    def __init__(self, message: str, app_id: str = "", capture_instance: str = "") -> None:
+        super().__init__(message, app_id, capture_instance)
+        self.app_id = app_id
         self.capture_instance = capture_instance
 
 

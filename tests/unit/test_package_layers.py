@@ -197,7 +197,7 @@ def test_every_package_imports_only_what_its_layer_allows() -> None:
 
 def test_the_package_root_holds_only_the_public_entry_modules() -> None:
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert modules == ["__init__.py", "errors.py", "finalization.py", "spark.py"]
+    assert modules == ["__init__.py", "errors.py", "spark.py"]
 
 
 def test_no_module_is_longer_than_a_sitting() -> None:

@@ -14,8 +14,9 @@ import json
 import sys
 from typing import Any
 
-from mssql_cdc.cli.job_args import read_options, session_on_first_use
+from mssql_cdc.cli.job_args import read_options
 from mssql_cdc.cli.output import add_output_flags
+from mssql_cdc.cli.session import session_on_first_use
 from mssql_cdc.errors import MssqlCdcError
 
 __all__ = ["EXIT_CODES", "add_parser", "render", "run"]
@@ -131,7 +132,9 @@ def _estimate(e: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     from mssql_cdc import stream
 
-    spark, stop_if_started_here = session_on_first_use("mssql-cdc-plan", verbose=args.verbose)
+    spark, stop_if_started_here = session_on_first_use(
+        verbose=args.verbose, app_name="mssql-cdc-plan"
+    )
     try:
         try:
             plan = stream(spark, read_options(args.options)).plan_recovery(

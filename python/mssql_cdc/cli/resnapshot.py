@@ -16,8 +16,9 @@ import json
 import sys
 from typing import Any
 
-from mssql_cdc.cli.job_args import read_options, session_on_first_use
+from mssql_cdc.cli.job_args import read_options
 from mssql_cdc.cli.output import add_output_flags
+from mssql_cdc.cli.session import session_on_first_use
 from mssql_cdc.errors import MssqlCdcError
 
 __all__ = ["add_parser", "run"]
@@ -56,7 +57,9 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
 def run(args: argparse.Namespace) -> int:
     from mssql_cdc import stream
 
-    spark, stop_if_started_here = session_on_first_use("mssql-cdc-resnapshot", verbose=args.verbose)
+    spark, stop_if_started_here = session_on_first_use(
+        verbose=args.verbose, app_name="mssql-cdc-resnapshot"
+    )
     try:
         try:
             result = stream(spark, read_options(args.options)).resnapshot(

@@ -27,6 +27,7 @@ from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.snapshot.open_race import FactsSeen, chunked_opens, facts_seen
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
 from mssql_cdc.snapshot.read import read_whole
+from mssql_cdc.snapshot.slots import slot
 from mssql_cdc.snapshot.targets import newest_known, newest_whole, whole_snapshot_rows
 from mssql_cdc.snapshot.whole_progress import watch_whole_read
 from mssql_cdc.tables import refs as tables
@@ -141,61 +142,64 @@ def take_full(
             )
             if known is not None:
                 return SnapshotResult(known.offset, known.rows, None, None, taken=False)
-        started = _clock.now()
-        clock_start = time.monotonic()
-        at = stamp(probe)
-        capture_instance = probe.resolved().capture_instance
-        opened: str | None = None
-        if kind != "manual" and app_id is not None and facts_table is not None:
-            opened = facts_table
-            _open_full(
-                spark,
-                target,
-                facts_table,
-                app_id,
-                kind,
-                generation,
-                at,
-                started,
-                lost_from_ts,
-                lost_to_ts,
-                seen,
-                requested=requested,
-            )
-        expected = probe.row_count()
-        report(
-            log,
-            Progress("snapshot", target, "started", 0, expected, "rows"),
-            "%s: %s snapshot of %s at %s started, %s",
-            target,
-            kind,
-            capture_instance,
-            at.lsn,
-            "rows unknown" if expected is None else f"about {expected:,} rows",
-        )
-        rows: int | None = 0
-        with watch_whole_read(spark, log, target, expected=expected) as progress_folder:
-            frame = read_whole(spark, config, at.lsn, progress_path=progress_folder)
-            # A count from the source's metadata spares the Spark job of isEmpty(); only a
-            # count of none is confirmed by the read itself (decision 0456).
-            empty = not (expected or 0) and frame.isEmpty()
-            failpoint("snapshot.before_append")
-            if not empty:
-                tables.ensure_table(spark, ref, "bronze", source_schema=frame.schema)
-                table_writes.append(
-                    frame,
-                    ref,
-                    user_metadata=snapshot_metadata(capture_instance, at),
-                    merge_schema=True,
+        # A fan-out job bounds the snapshots read at once (snapshot/slots.py); the stamp is
+        # taken once the slot is held, so a waiting stream reads from where it starts.
+        with slot():
+            started = _clock.now()
+            clock_start = time.monotonic()
+            at = stamp(probe)
+            capture_instance = probe.resolved().capture_instance
+            opened: str | None = None
+            if kind != "manual" and app_id is not None and facts_table is not None:
+                opened = facts_table
+                _open_full(
+                    spark,
+                    target,
+                    facts_table,
+                    app_id,
+                    kind,
+                    generation,
+                    at,
+                    started,
+                    lost_from_ts,
+                    lost_to_ts,
+                    seen,
+                    requested=requested,
                 )
-        if not empty:
-            failpoint("snapshot.after_append")
-            rows = whole_snapshot_rows(spark, target, at.lsn, just_written=True)
-        seconds = time.monotonic() - clock_start
-        _report_finished(target, rows or 0, seconds)
-        return SnapshotResult(
-            at, rows, started, int(seconds * 1000), taken=True, facts_opened=opened
-        )
+            expected = probe.row_count()
+            report(
+                log,
+                Progress("snapshot", target, "started", 0, expected, "rows"),
+                "%s: %s snapshot of %s at %s started, %s",
+                target,
+                kind,
+                capture_instance,
+                at.lsn,
+                "rows unknown" if expected is None else f"about {expected:,} rows",
+            )
+            rows: int | None = 0
+            with watch_whole_read(spark, log, target, expected=expected) as progress_folder:
+                frame = read_whole(spark, config, at.lsn, progress_path=progress_folder)
+                # A count from the source's metadata spares the Spark job of isEmpty(); only a
+                # count of none is confirmed by the read itself (decision 0456).
+                empty = not (expected or 0) and frame.isEmpty()
+                failpoint("snapshot.before_append")
+                if not empty:
+                    tables.ensure_table(spark, ref, "bronze", source_schema=frame.schema)
+                    table_writes.append(
+                        frame,
+                        ref,
+                        user_metadata=snapshot_metadata(capture_instance, at),
+                        merge_schema=True,
+                    )
+            if not empty:
+                failpoint("snapshot.after_append")
+                rows = whole_snapshot_rows(spark, target, at.lsn, just_written=True)
+            seconds = time.monotonic() - clock_start
+            _report_finished(target, rows or 0, seconds)
+            return SnapshotResult(
+                at, rows, started, int(seconds * 1000), taken=True, facts_opened=opened
+            )
     finally:
         probe.close()
 

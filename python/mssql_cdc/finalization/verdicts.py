@@ -1,12 +1,5 @@
-"""Completeness verdicts: which periods of a table will receive no more rows.
-
-The verdict of a table is `finalized_until` in the control table, one row per table name. It
-only moves forward: `advance` takes the end offset of a batch whose data is already committed
-(the `endOffset` of a progress event, never a latest-available offset), truncates its commit
-time to the granularity (the period holding the end is not complete yet) and keeps the greater
-of that and the stored verdict. The verdict is keyed by table, not app_id, so it stays monotonic
-across checkpoint generations.
-"""
+"""The verdicts themselves: `advance`, `finalized_until`, `is_final`, and the control rows
+silver reads and writes through the same MERGE."""
 
 from __future__ import annotations
 

@@ -1,0 +1,158 @@
+"""`mssql-cdc run JOB`: start the streams of a job file with `fan_out` and wait for them.
+
+The job file is JSON (or YAML, with PyYAML installed): one object whose keys are `fan_out`'s
+arguments, `streams` a list of stream entries (docs/fan-out.md). The whole job is checked
+before Spark starts. Exit codes: 0 every stream ended or was stopped, 1 a stream failed (each
+failure is printed, naming its stream) or another error it reports, 2 an invalid job file,
+entry or option (argparse's usage errors exit 2 too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mssql_cdc.cli.output import add_output_flags
+from mssql_cdc.cli.session import session_on_first_use
+from mssql_cdc.core.names import did_you_mean
+from mssql_cdc.errors import ConfigError, MssqlCdcError
+
+__all__ = ["EXIT_FAILED", "add_parser", "job_arguments", "read_job", "run"]
+
+EXIT_FAILED = 1
+
+
+def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="run the streams of a job file (many tables in one job)",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+        epilog="exit codes: 0 every stream ended or was stopped; 1 a stream failed; 2 an "
+        "invalid job file, entry or option (checked before Spark starts)",
+    )
+    parser.add_argument("job", metavar="JOB", help="the job file, .json, .yaml or .yml")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="stop the streams after this many seconds (default: wait until they end)",
+    )
+    add_output_flags(parser, json_help="print each stream's result as one JSON object")
+    parser.set_defaults(run=run)
+
+
+def read_job(path: str) -> dict[str, Any]:
+    """The job file's object.
+
+    Raises:
+        ConfigError: the file cannot be read, is not JSON or YAML, or holds no object.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the job file ({exc.strerror or exc})") from None
+    if file.suffix.lower() in (".yaml", ".yml"):
+        loaded = _yaml(path, text)
+    else:
+        try:
+            loaded = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: not a JSON job file ({exc})") from None
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path}: the job file must hold one object with a 'streams' list")
+    return loaded
+
+
+def _yaml(path: str, text: str) -> object:
+    try:
+        yaml = importlib.import_module("yaml")
+    except ImportError:
+        raise ConfigError(
+            f"{path}: reading a YAML job file needs PyYAML (pip install pyyaml); or write the "
+            "job as JSON"
+        ) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not a YAML job file ({exc})") from None
+
+
+def job_arguments(job: dict[str, Any], path: str) -> tuple[object, dict[str, Any]]:
+    """The job's `streams` and the keyword arguments of `fan_out` it gives.
+
+    Raises:
+        ConfigError: a key `fan_out` does not take (with the closest one), or a missing
+            `streams` or `facts_table`.
+    """
+    from mssql_cdc import fan_out
+
+    known = [
+        name
+        for name, p in inspect.signature(fan_out).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    for key in job:
+        if key != "streams" and key not in known:
+            raise ConfigError(
+                f"{path}: unknown key {key!r}{did_you_mean(str(key), [*known, 'streams'])}; a "
+                f"job takes streams, {', '.join(known)}"
+            )
+    required = [
+        name
+        for name, p in inspect.signature(fan_out).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+    ]
+    for key in ("streams", *required):
+        if key not in job:
+            raise ConfigError(f"{path}: the job has no {key!r}")
+    kwargs = {k: v for k, v in job.items() if k != "streams"}
+    kwargs.setdefault("options", {})
+    return job["streams"], kwargs
+
+
+def run(args: argparse.Namespace) -> int:
+    from mssql_cdc import fan_out
+
+    spark, stop_if_started_here = session_on_first_use(
+        verbose=args.verbose, app_name="mssql-cdc-run"
+    )
+    try:
+        try:
+            streams, kwargs = job_arguments(read_job(args.job), args.job)
+            job = fan_out(spark, streams, **kwargs)
+        except ConfigError as exc:
+            print(f"mssql-cdc run: {exc}", file=sys.stderr)
+            return 2
+        except (MssqlCdcError, OSError) as exc:
+            print(f"mssql-cdc run: {exc}", file=sys.stderr)
+            return 1
+        try:
+            ended = job.await_termination(args.timeout)
+        except MssqlCdcError:
+            ended = True  # every failure is printed below, the first one included
+        except KeyboardInterrupt:
+            ended = False
+        if not ended:
+            job.stop()
+    finally:
+        stop_if_started_here()
+    failures = job.failures
+    for failure in failures:
+        print(f"mssql-cdc run: {failure}", file=sys.stderr)
+    results = [
+        {"app_id": app_id, "target": job.targets[app_id], "state": state}
+        for app_id, state in job.states().items()
+    ]
+    if args.json:
+        print(json.dumps({"streams": results, "failures": [str(f) for f in failures]}, indent=2))
+    else:
+        width = max(len(r["app_id"]) for r in results)
+        for r in results:
+            print(f"{r['app_id']:<{width}}  {r['state']:<8}  {r['target']}")
+    return EXIT_FAILED if failures else 0

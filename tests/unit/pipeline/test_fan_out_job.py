@@ -1,0 +1,204 @@
+"""A fan-out job's policies, on streams whose queries are stand-ins (no JVM): the first
+failure names its stream, "stop" stops the others, "continue" lets them end, and no more
+snapshots run at once than the job allows."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mssql_cdc import is_data_loss
+from mssql_cdc.errors import DataLossError, StreamFailedError
+from mssql_cdc.pipeline.fan_out import FanOutJob, OnFailure
+from mssql_cdc.pipeline.fan_out_plan import JobSettings, PlannedStream, plan_streams
+from mssql_cdc.snapshot.slots import slot
+
+
+class Query:
+    """A StreamingQuery stand-in that runs until stopped, or ends or fails when told."""
+
+    def __init__(self) -> None:
+        self.ended = threading.Event()
+        self.error: Exception | None = None
+        self.stopped = False
+        self.lastProgress: dict[str, Any] | None = {"batchId": 0}
+
+    @property
+    def isActive(self) -> bool:
+        return not self.ended.is_set()
+
+    def awaitTermination(self) -> None:
+        self.ended.wait()
+        if self.error is not None:
+            raise self.error
+
+    def exception(self) -> Exception | None:
+        return self.error
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.ended.set()
+
+    def fail(self, error: Exception) -> None:
+        self.error = error
+        self.ended.set()
+
+
+def planned(tmp_path: Path, n: int) -> tuple[PlannedStream, ...]:
+    db = tmp_path / "e.db"
+    db.write_bytes(b"")
+    settings = JobSettings(
+        options={"backend": "emulator", "emulatorPath": str(db)},
+        facts_table=str(tmp_path / "facts"),
+        root=str(tmp_path / "lake"),
+    )
+    return plan_streams([{"capture_instance": f"dbo_t{i}"} for i in range(n)], settings)
+
+
+def job_of(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    start: Any,
+    *,
+    n: int = 3,
+    on_failure: OnFailure = "stop",
+    max_snapshots: int = 2,
+) -> FanOutJob:
+    monkeypatch.setattr(FanOutJob, "_to_delta", lambda self, p: start(p.args.app_id))
+    job = FanOutJob(
+        object(),  # type: ignore[arg-type]
+        planned(tmp_path, n),
+        max_snapshots=max_snapshots,
+        max_starting=n,
+        on_failure=on_failure,
+    )
+    job._start()
+    return job
+
+
+def test_a_failed_start_stops_the_others_and_names_its_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries: dict[str, Query] = {}
+
+    def start(app_id: str) -> Query:
+        if app_id == "dbo_t1":
+            raise DataLossError("dbo_t1: purged", "dbo_t1")
+        return queries.setdefault(app_id, Query())
+
+    job = job_of(tmp_path, monkeypatch, start)
+    with pytest.raises(StreamFailedError) as failed:
+        job.await_termination(30)
+    assert (failed.value.app_id, failed.value.capture_instance) == ("dbo_t1", "dbo_t1")
+    assert str(failed.value).startswith("streams[1] (dbo_t1), app_id 'dbo_t1', failed:")
+    assert is_data_loss(failed.value)
+    assert all(q.stopped for q in queries.values())
+    assert job.states()["dbo_t1"] == "failed"
+    assert set(job.states().values()) <= {"failed", "stopped"}
+
+
+def test_with_continue_the_others_run_to_their_end_before_the_failure_is_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries = {f"dbo_t{i}": Query() for i in range(3)}
+    job = job_of(tmp_path, monkeypatch, queries.__getitem__, on_failure="continue")
+    queries["dbo_t0"].fail(RuntimeError("the sink broke"))
+    assert job.await_termination(0.3) is False  # dbo_t1 and dbo_t2 still run
+    assert not queries["dbo_t1"].stopped
+    queries["dbo_t1"].ended.set()
+    queries["dbo_t2"].ended.set()
+    with pytest.raises(StreamFailedError, match="the sink broke") as failed:
+        job.await_termination(30)
+    assert failed.value.app_id == "dbo_t0"
+    assert job.states() == {"dbo_t0": "failed", "dbo_t1": "finished", "dbo_t2": "finished"}
+
+
+def test_a_job_whose_streams_all_end_returns_true(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def start(app_id: str) -> Query:
+        query = Query()
+        query.ended.set()  # an availableNow query that caught up
+        return query
+
+    job = job_of(tmp_path, monkeypatch, start)
+    assert job.await_termination(30) is True
+    assert job.failures == []
+    assert set(job.states().values()) == {"finished"}
+
+
+def test_stop_stops_every_running_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    queries: dict[str, Query] = {}
+    job = job_of(tmp_path, monkeypatch, lambda a: queries.setdefault(a, Query()))
+    while len(job.queries) < 3:
+        time.sleep(0.01)
+    job.stop()
+    assert all(q.stopped for q in queries.values())
+    assert set(job.states().values()) == {"stopped"}
+    assert job.await_termination(1) is True
+
+
+def test_no_more_snapshots_run_at_once_than_the_job_allows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    running, peak, lock = [0], [0], threading.Lock()
+
+    def start(app_id: str) -> Query:
+        with slot():  # what take_full holds while it reads and writes
+            with lock:
+                running[0] += 1
+                peak[0] = max(peak[0], running[0])
+            time.sleep(0.05)
+            with lock:
+                running[0] -= 1
+        query = Query()
+        query.ended.set()
+        return query
+
+    job = job_of(tmp_path, monkeypatch, start, n=8, max_snapshots=2)
+    assert job.await_termination(30) is True
+    assert peak[0] == 2
+
+
+def test_a_query_whose_python_process_did_not_start_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    starts: list[Query] = []
+
+    def start(app_id: str) -> Query:
+        query = Query()
+        if not starts:  # the first start fails before its first progress
+            query.lastProgress = None
+            query.fail(RuntimeError("Python worker failed to connect back."))
+        else:
+            query.ended.set()
+        starts.append(query)
+        return query
+
+    job = job_of(tmp_path, monkeypatch, start, n=1)
+    assert job.await_termination(30) is True
+    assert len(starts) == 2
+    assert job.states() == {"dbo_t0": "finished"}
+    assert "did not start in time (attempt 1 of 5)" in caplog.text
+
+
+def test_a_query_that_fails_otherwise_is_not_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    starts: list[Query] = []
+
+    def start(app_id: str) -> Query:
+        query = Query()
+        query.lastProgress = None
+        query.fail(DataLossError("dbo_t0: purged", "dbo_t0"))
+        starts.append(query)
+        return query
+
+    job = job_of(tmp_path, monkeypatch, start, n=1)
+    with pytest.raises(StreamFailedError, match="purged"):
+        job.await_termination(30)
+    assert len(starts) == 1
