@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["DeltaSink", "delta_sink"]
 
 log = logging.getLogger("mssql_cdc.sink.writer")
+# One DEBUG record as each step of a batch starts ("<batch id> <step>"), for profiling
+# (bench/b1_jobs.py); while DEBUG is off each costs one level check.
+phases = logging.getLogger("mssql_cdc.sink.phases")
 
 
 def delta_sink(
@@ -153,6 +156,7 @@ class DeltaSink:
         started_at = _utc_now()
         if isinstance(batch_id, bool) or not isinstance(batch_id, int) or batch_id < 0:
             raise ConfigError(f"{self!r}: batch_id={batch_id!r} must be an integer >= 0")
+        phases.debug("%d enter", batch_id)
         check_columns(df, self.target)
         spark = df.sparkSession
         self._enter(spark)
@@ -164,6 +168,7 @@ class DeltaSink:
             self._write(spark, cached, batch_id, started_at)
         finally:
             cached.unpersist()
+            phases.debug("%d end", batch_id)
 
     def _enter(self, spark: SparkSession) -> None:
         """Step 1, first call only: open the tables (migrating them) and read `last`."""
@@ -200,7 +205,9 @@ class DeltaSink:
     ) -> None:
         from pyspark.sql import functions as F
 
+        phases.debug("%d counts", batch_id)
         agg = self._aggregates(cached)
+        phases.debug("%d bronze", batch_id)
         if agg.rows > 0:
             rows = cached.withColumn("_batch_id", F.lit(batch_id).cast("bigint"))
             key = batch_key(self.app_id, self.generation, batch_id)
@@ -211,6 +218,7 @@ class DeltaSink:
             self._bronze_exists = True
             self._warm(self.target)
         failpoint("sink.after_target_write")
+        phases.debug("%d files", batch_id)
         scan = sink_files.scan(self.metrics_path) if self.metrics_path is not None else None
         folded = fold_metrics(scan.ranges) if scan is not None else None
         if scan is not None and agg.rows > 0 and not scan.ranges:
@@ -230,7 +238,9 @@ class DeltaSink:
                     "table: pass facts_table to keep them",
                 )
         else:
+            phases.debug("%d facts", batch_id)
             self._commit_facts(spark, batch_id, agg, folded, records, started_at)
+        phases.debug("%d cleanup", batch_id)
         if scan is not None:
             sink_files.remove_files(scan.paths)
 
