@@ -213,11 +213,19 @@ def measure_ours(
     spark: Any, options: dict[str, str], work: Path, rows: int
 ) -> tuple[float, Any, b1_jobs.RunJobs]:
     """Run ours once with its jobs and phases recorded; the plain counts are filled later."""
-    with b1_jobs.PhaseLog() as phases:
-        opened = b1_jobs.now_ms()
-        seconds, query = run_ours(spark, options, work, rows)
-        wait_for_warm_ups()
-        closed = b1_jobs.now_ms()
+    for attempt in range(3):
+        with b1_jobs.PhaseLog() as phases:
+            opened = b1_jobs.now_ms()
+            try:
+                seconds, query = run_ours(spark, options, work / f"try{attempt}", rows)
+            except Exception as exc:  # a worker that missed its 10 s to connect back: again
+                if attempt == 2 or "connect back" not in str(exc):
+                    raise
+                print(f"B1: {exc.__class__.__name__} (connect back), run again", flush=True)
+                continue
+            wait_for_warm_ups()
+            closed = b1_jobs.now_ms()
+        break
     jobs = b1_jobs.jobs_between(spark, opened, closed)
     run_id = str(query.runId)
     profiles = b1_jobs.profile(jobs, run_id, phases.marks)

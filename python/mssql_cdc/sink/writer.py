@@ -31,6 +31,7 @@ from mssql_cdc.sink.micro_batch import aggregate, check_columns, persist, read_i
 from mssql_cdc.sink.state import LastBatch, already_recorded, rewound_error
 from mssql_cdc.sink.warm import StateWarmer
 from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.delta_write import writes_in_process
 from mssql_cdc.testing.failpoints import failpoint
 
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ class DeltaSink:
         if self._bronze_exists:
             self._warmer.warm(self.target)
         if self.facts_table is not None:
-            self._warmer.warm(self.facts_table)
+            self._warm_facts()
             # a facts table created just now holds no row to read
             found = None if created else facts.last_batch(spark, self.facts_table, self.sink_id)
             self._last = None if found is None else LastBatch(*found)
@@ -192,6 +193,11 @@ class DeltaSink:
         """After a commit to `ref`: compute its next append's Delta state in the background."""
         if self._warmer is not None:
             self._warmer.warm(ref)
+
+    def _warm_facts(self) -> None:
+        """A facts table committed to in process needs no Delta state in Spark (decision 1000)."""
+        if self.facts_table is not None and not writes_in_process(self.facts_table):
+            self._warm(self.facts_table)
 
     def _check_rewind(self, batch_id: int) -> None:
         """Step 2: a batch older than the newest one recorded means a rewound checkpoint."""
@@ -306,7 +312,7 @@ class DeltaSink:
             app_id=self.app_id, generation=self.generation, batch_id=batch_id
         )
         facts.append_facts(spark, self.facts_table, [row, *events], key=key, user_metadata=marker)
-        self._warm(self.facts_table)
+        self._warm_facts()
         self._committed_any = True
         if last is None or batch_id > last.batch_id:
             self._last = LastBatch(batch_id, end_lsn)

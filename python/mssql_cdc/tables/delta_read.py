@@ -36,6 +36,7 @@ __all__ = [
     "is_local",
     "open_table",
     "path_of",
+    "properties",
     "read_rows",
     "transaction_version",
 ]
@@ -131,6 +132,21 @@ def history(ref: TableRef, *, limit: int | None = None) -> list[dict[str, Any]]:
         return list(table.history(limit))
     except _errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the history: {exc}") from exc
+
+
+def properties(ref: TableRef) -> dict[str, str]:
+    """The table properties (Delta's `configuration`) of the table at `ref`'s path, newest
+    version: what `SHOW TBLPROPERTIES` lists of them, without Spark. Spark needs a job to read
+    a version whose commit another client wrote (no checksum file), deltalake never does.
+
+    Raises:
+        TableOutOfReach: as `open_table`, or deltalake cannot read the log.
+    """
+    table = open_table(ref)
+    try:
+        return {str(k): str(v) for k, v in table.metadata().configuration.items()}
+    except _errors() as exc:
+        raise TableOutOfReach(f"{ref}: deltalake cannot read the metadata: {exc}") from exc
 
 
 def transaction_version(ref: TableRef, app_id: str) -> int | None:

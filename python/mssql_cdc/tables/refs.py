@@ -201,7 +201,14 @@ class TableHandle:
 
 def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
     """Return the Delta table properties of an existing table."""
+    from mssql_cdc.tables.delta_read import TableOutOfReach, is_local, properties
+
     ref = table_ref(ref)
+    if is_local(ref):  # read in process: no JVM round trip, no job (decision 1000)
+        try:
+            return properties(ref)
+        except TableOutOfReach as exc:
+            log.debug("%s", exc)
     # SHOW TBLPROPERTIES reads the table's metadata only; DESCRIBE DETAIL runs jobs to size it.
     rows = spark.sql(f"SHOW TBLPROPERTIES {ref.sql}").collect()
     return {str(row["key"]): str(row["value"]) for row in rows}
