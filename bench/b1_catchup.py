@@ -26,7 +26,7 @@ import b1_stream  # noqa: E402
 from report import Figure  # noqa: E402
 
 ROWS = 1_000_000
-ROUNDS = 3
+ROUNDS = 2
 
 
 def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
