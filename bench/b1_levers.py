@@ -80,11 +80,7 @@ def main(lever: str, shape: str, rounds: int) -> None:
         with tempfile.TemporaryDirectory(prefix="b1l-") as tmp:
             path = Path(tmp) / "e.db"
             b1_stream.build(path, rows)
-            options = {
-                "captureInstance": "dbo_orders",
-                "backend": "emulator",
-                "emulatorPath": str(path),
-            }
+            options = b1_stream.emulator_options(path)
             if shape == "steady":
                 commits = rows // b1_stream.PER_COMMIT // b1_stream.BATCHES
                 options["numPartitions"] = "2"

@@ -198,6 +198,29 @@ def warm_up(spark: Any, work: Path) -> None:
     b1_plain.run_plain(spark, options, warm_offsets, str(work / "warm-plain"))
 
 
+def emulator_options(path: Path) -> dict[str, str]:
+    """The source options every B1 run starts from: the emulator file at `path`."""
+    return {"captureInstance": "dbo_orders", "backend": "emulator", "emulatorPath": str(path)}
+
+
+def shortfall(plain_s: float, ours_s: float) -> list[str]:
+    """The note of a missed 0.8 target (none when met), from the two sides' seconds."""
+    if plain_s / ours_s >= 0.8:
+        return []
+    return [
+        f"target NOT met: ratio {plain_s / ours_s:.2f} against 0.8; ours would need to be "
+        f"{0.8 * ours_s / plain_s:.1f} times faster"
+    ]
+
+
+def show(figure: Figure) -> None:
+    print(figure.summary())
+    for note in figure.notes:
+        print(" ", note)
+    for line in figure.table:
+        print(line)
+
+
 def wait_for_warm_ups(timeout: float = 120.0) -> None:
     """Let the sink's background state computations of the last commits end, so their jobs
     fall in ours' window and not in the next side's."""
@@ -284,9 +307,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
             build(path, rows)
             build_s = time.perf_counter() - built
             options = {
-                "captureInstance": "dbo_orders",
-                "backend": "emulator",
-                "emulatorPath": str(path),
+                **emulator_options(path),
                 "numPartitions": "2",
                 "maxCommitsPerBatch": str(rows // PER_COMMIT // BATCHES),
             }
@@ -327,14 +348,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
     trigger_ms = [statistics.median(d["triggerExecution"] for d in r.progress[1:]) for r in runs]
     plain_batch_ms = [1000 * s / BATCHES for s in plain_s]
     beyond = statistics.median(t - p for t, p in zip(trigger_ms, plain_batch_ms, strict=True))
-    short = (
-        []
-        if plain / ours >= 0.8
-        else [
-            f"target NOT met: ratio {plain / ours:.2f} against 0.8; ours would need to be "
-            f"{0.8 * ours / plain:.1f} times faster"
-        ]
-    )
+    short = shortfall(plain, ours)
     return Figure(
         key="B1-steady",
         title=f"steady stream: {rows:,} emulator change rows in {BATCHES} micro-batches "
@@ -383,9 +397,4 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
 if __name__ == "__main__":
     import os
 
-    figure = run(int(os.environ.get("B1_ROWS", ROWS)), int(os.environ.get("B1_ROUNDS", ROUNDS)))
-    print(figure.summary())
-    for note in figure.notes:
-        print(" ", note)
-    for line in figure.table:
-        print(line)
+    show(run(int(os.environ.get("B1_ROWS", ROWS)), int(os.environ.get("B1_ROUNDS", ROUNDS))))
