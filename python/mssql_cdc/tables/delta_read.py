@@ -38,6 +38,7 @@ __all__ = [
     "path_of",
     "properties",
     "read_rows",
+    "table_properties",
     "transaction_version",
 ]
 
@@ -147,6 +148,22 @@ def properties(ref: TableRef) -> dict[str, str]:
         return {str(k): str(v) for k, v in table.metadata().configuration.items()}
     except _errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the metadata: {exc}") from exc
+
+
+def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
+    """Return the Delta table properties of an existing table: a local path's read here (no
+    job: Spark needs one for a version deltalake committed, decision 1000), else through Spark."""
+    from mssql_cdc.tables.refs import table_ref
+
+    ref = table_ref(ref)
+    if is_local(ref):
+        try:
+            return properties(ref)
+        except TableOutOfReach as exc:
+            log.debug("%s", exc)
+    # SHOW TBLPROPERTIES reads the table's metadata only; DESCRIBE DETAIL runs jobs to size it.
+    rows = spark.sql(f"SHOW TBLPROPERTIES {ref.sql}").collect()
+    return {str(row["key"]): str(row["value"]) for row in rows}
 
 
 def transaction_version(ref: TableRef, app_id: str) -> int | None:
