@@ -1,16 +1,66 @@
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <utility>
+#include <vector>
 
 #include "bindings.hpp"
 #include "convert_state.hpp"
 #include "mssqlcdc/checkpoint.hpp"
 #include "mssqlcdc/generation.hpp"
+#include "mssqlcdc/generation_gc.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace mssqlcdc::py {
+namespace {
+
+std::vector<checkpoint::Entry> entries_from_py(const std::vector<std::pair<std::string, std::string>>& listed,
+                                               const char* what) {
+  std::vector<checkpoint::Entry> out;
+  for (const auto& [name, kind] : listed) {
+    checkpoint::EntryKind k;
+    if (kind == "folder") {
+      k = checkpoint::EntryKind::Folder;
+    } else if (kind == "file") {
+      k = checkpoint::EntryKind::File;
+    } else if (kind == "link") {
+      k = checkpoint::EntryKind::Link;
+    } else {
+      throw nb::value_error((std::string(what) + ": kind of " + name + " must be folder, file or link").c_str());
+    }
+    out.push_back({name, k});
+  }
+  return out;
+}
+
+nb::dict plan_to_py(const checkpoint::GcPlan& plan) {
+  nb::list remove, left;
+  for (const auto& r : plan.remove) {
+    nb::dict d;
+    d["generation"] = r.generation;
+    d["path"] = r.path;
+    d["folder"] = r.folder;
+    remove.append(d);
+  }
+  for (const auto& l : plan.left) {
+    nb::dict d;
+    d["path"] = l.path;
+    d["why"] = l.why;
+    left.append(d);
+  }
+  nb::dict out;
+  out["remove"] = remove;
+  out["kept"] = plan.kept;
+  out["left"] = left;
+  return out;
+}
+
+}  // namespace
 
 // Paths cross as str: the toolkit works on local and Volume paths only (the Python side
 // refuses URIs before calling it).
@@ -85,6 +135,14 @@ void bind_checkpoint(nb::module_& m) {
       },
       "checkpoint"_a, "app_id"_a, "generation"_a, "metrics_path"_a = nb::none());
   ck.def("in_family", &checkpoint::in_family, "row_app_id"_a, "app_id"_a, "generation"_a);
+  ck.def(
+      "plan_gc",
+      [](int live_generation, int keep, const std::vector<std::pair<std::string, std::string>>& root,
+         const std::vector<std::pair<std::string, std::string>>& generations) {
+        return plan_to_py(checkpoint::plan_gc(
+            {live_generation, keep, entries_from_py(root, "root"), entries_from_py(generations, "generations")}));
+      },
+      "live_generation"_a, "keep"_a, "root"_a, "generations"_a);
 }
 
 }  // namespace mssqlcdc::py

@@ -269,7 +269,10 @@ nb::dict instance_dict(const emu::InstanceInfo& in, bool with_table) {
   nb::dict d;
   d["name"] = in.name;
   if (with_table) d["table"] = in.table;
-  d["start_lsn"] = in.start_lsn.to_string();
+  // NULL until capture reaches the enable point, as cdc.change_tables shows it; the mark itself
+  // stays readable for the Emulator's inspection face.
+  d["start_lsn"] = in.established ? nb::object(nb::str(in.start_lsn.to_string().c_str())) : nb::none();
+  d["low_water_mark"] = in.start_lsn.to_string();
   d["create_lsn"] = in.create_lsn.to_string();
   d["create_date"] = in.create_date;
   d["create_date_utc"] = in.create_date_utc;

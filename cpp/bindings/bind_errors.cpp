@@ -31,6 +31,7 @@ const char* kind_name(ErrorKind kind) {
     case ErrorKind::EmuFormatVersion: return "EmuFormatVersion";
     case ErrorKind::EmuBusy: return "EmuBusy";
     case ErrorKind::EmuHook: return "EmuHook";
+    case ErrorKind::EmuArgument: return "EmuArgument";
     case ErrorKind::FileExists: return "FileExists";
     case ErrorKind::FileNotFound: return "FileNotFound";
     case ErrorKind::Type: return "Type";

@@ -197,6 +197,7 @@ recovery::DecideInputs decide_inputs_from_py(nb::handle h) {
   in.now = str_item(d, "now", w);
   in.estimate = estimate_from_py(item(d, "estimate", w));
   in.duration_guard = from_name(names::kDurationGuard, str_item(d, "duration_guard", w), "snapshotDurationGuard");
+  in.requested = bool_item(d, "requested", w);
   return in;
 }
 

@@ -126,25 +126,41 @@ Decision decide(const DecideInputs& in) {
     return blocked(d, DecisionError::InvalidArgument, *lock, "the mode lock: a snapshot of the other mode is open");
   }
   if (!in.start) {
+    if (in.requested) {
+      return blocked(d, DecisionError::InvalidArgument,
+                     in.target +
+                         ": there is nothing to re-snapshot: the stream has not processed a batch "
+                         "and has no snapshot to start from. Start it with to_delta(..., bootstrap=True) "
+                         "instead.",
+                     "a requested re-snapshot needs a stream that has started");
+    }
     d.reason = "no start to test: the stream begins at earliest or latest, which cannot be purged";
     return d;
   }
   const Offset& start = *in.start;
   const auto loss = lost(start.lsn, in.observation);
-  if (!loss) {
+  if (!loss && !in.requested) {
     if (in.state.recovering) d.steps = {Step::ClearRecovering};
     d.reason = "the changes after " + start.lsn.to_string() + " are not purged";
     return d;
   }
   d.low = loss;
-  d.lost_from_ts = known(start.commit_ts);
-  d.lost_to_ts = known(loss->low_commit_ts);
+  if (loss) {
+    d.lost_from_ts = known(start.commit_ts);
+    d.lost_to_ts = known(loss->low_commit_ts);
+  }
 
+  // Rows of generation g can only be an attempt to open g; a requested re-snapshot of a
+  // stream that has read everything stamps its snapshot at its start, so its own attempt's
+  // rows are usable at the start too.
+  const auto fit = [&](const Lsn& lsn) {
+    return in.requested ? lsn >= start.lsn && !lost(lsn, in.observation) : usable(lsn, start, in.observation);
+  };
   int g = in.state.generation + 1;
   for (;;) {
     if (const CompletionRow* c =
             highest_of_generation(in.completions, g, [](const CompletionRow& r) { return r.lsn.lsn; })) {
-      if (usable(c->lsn.lsn, start, in.observation)) {
+      if (fit(c->lsn.lsn)) {
         d.reuse = Reuse{ReuseKind::Completion, c->lsn, g};
         break;
       }
@@ -157,7 +173,7 @@ Decision decide(const DecideInputs& in) {
       if (chunked_of_g(r) && (open == nullptr || r.s.lsn > open->s.lsn)) open = &r;
     }
     if (open != nullptr) {
-      if (usable(open->s.lsn, start, in.observation)) {
+      if (fit(open->s.lsn)) {
         d.reuse = Reuse{ReuseKind::Open, open->s, g};
         break;
       }
@@ -170,14 +186,28 @@ Decision decide(const DecideInputs& in) {
     break;
   }
   d.next_generation = g;
-  if (d.reuse.kind == ReuseKind::None && in.newest_whole && usable(in.newest_whole->lsn, start, in.observation)) {
-    d.reuse = Reuse{ReuseKind::Target, *in.newest_whole, g};
+  if (d.reuse.kind == ReuseKind::None && in.newest_whole) {
+    // A requested re-snapshot reads the table again unless the target's newest snapshot is its
+    // own crashed attempt's: the one a full open of generation g names.
+    const bool own = std::any_of(in.opens.begin(), in.opens.end(), [&](const OpenRow& r) {
+      return r.mode == Mode::Full && r.generation == g && r.s.lsn == in.newest_whole->lsn;
+    });
+    if (in.requested ? own && fit(in.newest_whole->lsn) : usable(in.newest_whole->lsn, start, in.observation)) {
+      d.reuse = Reuse{ReuseKind::Target, *in.newest_whole, g};
+    }
   }
 
   const std::string sink = in.app_id + ".g" + std::to_string(g);
   const std::string purged = in.target + ": CDC cleanup purged the changes after " + start.lsn.to_string();
   std::string how;
   if (d.reuse.kind == ReuseKind::None) {
+    if (!d.interval_ok && !loss) {
+      return blocked(d, DecisionError::InvalidArgument,
+                     in.target + ": a re-snapshot was requested within resnapshot_interval_days=" +
+                         number_text(in.interval_days, "%.15g") + " of " + last_what + " at " + last_text +
+                         "; nothing was written. Pass resnapshot_interval_days=0 to re-snapshot now.",
+                     "the anti-loop guard: " + last_what + " at " + last_text + " is within the interval");
+    }
     if (!d.interval_ok) {
       return blocked(d, DecisionError::DataLoss,
                      in.target + ": the changes after " + start.lsn.to_string() +
@@ -213,6 +243,13 @@ Decision decide(const DecideInputs& in) {
     how = "reusing the snapshot at " + d.reuse.offset->lsn.to_string();
   }
   d.action = Action::Resnapshot;
+  if (!loss) {
+    d.reason = "a re-snapshot was requested after " + start.lsn.to_string();
+    d.warning = in.target + ": a re-snapshot was requested (last read " + start.lsn.to_string() + ", " +
+                (start.commit_ts.empty() ? "commit time unknown" : start.commit_ts) + "). Moving to generation " +
+                std::to_string(g) + ", sink app_id " + sink + ": " + how + ".";
+    return d;
+  }
   d.reason = "the changes after " + start.lsn.to_string() + " were purged (" + loss->instance + " begins at " +
              loss->low.to_string() + ")";
   d.warning = purged + " (last read " + (start.commit_ts.empty() ? "unknown" : start.commit_ts) +

@@ -139,6 +139,39 @@ TEST(EmuEngine, ManualModeCapturesAtMostMaxtransPerCycle) {
   EXPECT_EQ(e->pending_capture(), 0);
 }
 
+TEST(EmuEngine, AManualEnableIsEstablishedOnlyWhenACaptureCyclePassesIt) {
+  TempFile f;
+  auto e = orders_file(f.path(), "manual");
+  Reader r(f.path());
+  EXPECT_FALSE(r.resolve_instance("dbo_orders").established);
+  EXPECT_EQ(r.min_lsn("dbo_orders").state, MinLsn::State::NotEstablished);
+  EXPECT_EQ(e->pending_capture(), 0);  // an enable is no transaction
+  e->configure("maxtrans", "1");
+  e->drain();  // the enable alone in the log: one cycle reads to the end and passes it
+  EXPECT_TRUE(r.resolve_instance("dbo_orders").established);
+  const Lsn below = e->commit({insert("dbo.orders", {{"order_id", I(1)}})}, kStart + kSecond);
+  e->enable_cdc("dbo.orders", std::string("dbo_orders_v2"), std::nullopt);
+  e->commit({insert("dbo.orders", {{"order_id", I(2)}})}, kStart + 2 * kSecond);
+  EXPECT_EQ(e->capture(), below);  // a full cycle that stops below the enable point
+  const InstanceInfo v2 = r.resolve_instance("dbo_orders_v2");
+  EXPECT_FALSE(v2.established);
+  EXPECT_EQ(v2.start_lsn, v2.create_lsn);  // the mark is stored from the enable on
+  e->drain();
+  EXPECT_TRUE(r.resolve_instance("dbo_orders_v2").established);
+}
+
+TEST(EmuEngine, AnImmediateEnableIsEstablishedAtOnceAndADisabledPendingOneLeavesNoRecord) {
+  TempFile f;
+  auto e = orders_file(f.path());
+  EXPECT_TRUE(Reader(f.path()).resolve_instance("dbo_orders").established);
+  e->configure("capture", "manual");
+  e->enable_cdc("dbo.orders", std::string("dbo_orders_v2"), std::nullopt);
+  e->disable_cdc("dbo_orders_v2");
+  auto st = e->db().prepare("SELECT count(*) FROM emu_log");
+  st.step();
+  EXPECT_EQ(st.i64(0), 0);
+}
+
 TEST(EmuEngine, OpenFailsClearlyOnANonEmulatorFile) {
   TempFile f;
   {

@@ -335,6 +335,95 @@ TEST(Decide, RefusesAnIntervalOrClockThatMakesNoSense) {
 }
 
 // Section 6.4: the state each crash leaves behind, and what the next run decides.
+// A stream that read L(10) and lost nothing: cleanup is at L(5).
+DecideInputs requested_stream() {
+  auto in = purged_stream();
+  in.observation.instances = {Instance{"dbo_orders", L(1), L(5), "2026-10-30T00:00:00.000"}};
+  in.requested = true;
+  return in;
+}
+
+TEST(Requested, AReSnapshotWithoutALossTakesTheSameStepsWithoutAGap) {
+  const Decision d = decide(requested_stream());
+  EXPECT_EQ(d.action, Action::Resnapshot);
+  EXPECT_EQ(d.next_generation, 1);
+  EXPECT_FALSE(d.low);
+  EXPECT_FALSE(d.lost_from_ts);
+  EXPECT_FALSE(d.lost_to_ts);
+  EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
+  EXPECT_EQ(d.warning, "bronze.orders: a re-snapshot was requested (last read " + S(10) +
+                           ", 2026-11-01T10:00:00.000). Moving to generation 1, sink app_id orders-v1.g1: taking a "
+                           "full snapshot.");
+  auto chunked = requested_stream();
+  chunked.mode = Mode::Chunked;
+  EXPECT_EQ(decide(chunked).steps, std::vector<Step>{Step::OpenChunked});
+}
+
+TEST(Requested, TheAntiLoopGuardRefusesItWithinTheIntervalUnlessItIsZero) {
+  auto in = requested_stream();
+  in.state = generation(1, 8, "2026-11-19T12:00:00+00:00");
+  const Decision d = decide(in);
+  EXPECT_EQ(d.action, Action::Blocked);
+  EXPECT_EQ(d.error_kind, DecisionError::InvalidArgument);
+  EXPECT_NE(d.error_message.find("a re-snapshot was requested within resnapshot_interval_days=7 of the previous "
+                                 "re-snapshot at 2026-11-19T12:00:00+00:00; nothing was written. Pass "
+                                 "resnapshot_interval_days=0"),
+            std::string::npos)
+      << d.error_message;
+  in.interval_days = 0;
+  EXPECT_EQ(decide(in).action, Action::Resnapshot);
+  EXPECT_EQ(decide(in).next_generation, 2);
+}
+
+TEST(Requested, AStreamThatNeverStartedIsRefused) {
+  auto in = requested_stream();
+  in.start.reset();
+  const Decision d = decide(in);
+  EXPECT_EQ(d.action, Action::Blocked);
+  EXPECT_NE(d.error_message.find("nothing to re-snapshot"), std::string::npos);
+}
+
+TEST(Requested, ReadsTheTableAgainRatherThanReuseASnapshotItDidNotTake) {
+  auto in = requested_stream();
+  in.newest_whole = at(60);  // say, a manual snapshot(): not this request's
+  const Decision d = decide(in);
+  EXPECT_EQ(d.reuse.kind, ReuseKind::None);
+  EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
+}
+
+TEST(Requested, ARerunAfterACrashReusesTheSnapshotItTookEvenAtTheStart) {
+  for (unsigned s : {10u, 60u}) {  // at the start when nothing changed since the last batch
+    auto in = requested_stream();
+    in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+    in.newest_whole = at(s);
+    in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(s)}};
+    const Decision d = decide(in);
+    EXPECT_EQ(d.action, Action::Resnapshot);
+    EXPECT_EQ(d.next_generation, 1);
+    EXPECT_EQ(d.reuse.kind, ReuseKind::Target);
+    EXPECT_EQ(d.steps, std::vector<Step>{Step::WriteEvent});
+    in.completions = {CompletionRow{1, at(s)}};
+    EXPECT_EQ(decide(in).reuse.kind, ReuseKind::Completion);
+    EXPECT_EQ(decide(in).next_generation, 1);
+    EXPECT_TRUE(decide(in).steps.empty());
+  }
+}
+
+TEST(Requested, ALossStillNeverReusesASnapshotAtTheStart) {
+  auto in = purged_stream();
+  in.completions = {CompletionRow{1, at(10)}};
+  EXPECT_EQ(decide(in).next_generation, 2);
+}
+
+TEST(Requested, AnActualLossIsStillReportedAsALoss) {
+  auto in = purged_stream();
+  in.requested = true;
+  const Decision d = decide(in);
+  ASSERT_TRUE(d.low);
+  EXPECT_EQ(d.lost_to_ts, "2026-11-05T00:00:00.000");
+  EXPECT_NE(d.warning.find("CDC cleanup purged"), std::string::npos);
+}
+
 TEST(CrashMatrix, AfterRecoveringTheNextRunRecoversFromTheRecordedStart) {
   auto in = purged_stream();
   in.state.recovering = at(10, "2026-11-01T10:00:00.000");

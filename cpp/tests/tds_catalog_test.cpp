@@ -2,11 +2,13 @@
 // the query engine reads them. Oracles are literal values and the emulator's own reader calls.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "emu_test_util.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
+#include "mssqlcdc/tds/builtins.hpp"
 #include "mssqlcdc/tds/catalog.hpp"
 #include "mssqlcdc/tds/stored.hpp"
 
@@ -260,6 +262,58 @@ TEST(TdsCatalog, AllChangesRefusesARangeOutsideTheInstanceWithError313) {
                  "cdc.fn_cdc_get_all_changes_ ... .");
   }
   EXPECT_TRUE(o.catalog->function({"cdc", "fn_cdc_get_all_changes_nope"}, {}) == nullptr);
+}
+
+TEST(TdsCatalog, TheRowFilterIsTrimmedOfSpacesOnlyAsLtrimAndRtrimTrimIt) {
+  Orders o;
+  const Lsn min = o.reader.min_lsn("dbo_orders").lsn;
+  const ObjectName fn{"cdc", "fn_cdc_get_all_changes_dbo_orders"};
+  EXPECT_EQ(rows_of(*o.catalog->function(fn, {binary(min), binary(o.commits[2]), text("  ALL  ")})).size(), 4u);
+  for (const char* filter : {"\tall", "all\n", "all update old\r"}) {
+    try {
+      (void)o.catalog->function(fn, {binary(min), binary(o.commits[2]), text(filter)});
+      ADD_FAILURE() << "accepted a row filter with a tab or newline";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.number(), 313);
+    }
+  }
+}
+
+TEST(TdsCatalog, BinaryValuesCompareAndGroupWithTrailingZeroBytesIgnored) {
+  const auto bin = [](Bytes b) { return TypedValue{ColumnType{SqlKind::VarBinary, 10}, std::move(b)}; };
+  EXPECT_EQ(compare(bin({0}), bin(Bytes(10, 0))), 0);  // an idle entry's tran_id equals 0x00
+  EXPECT_EQ(compare(bin({1}), bin({1, 0})), 0);
+  EXPECT_LT(compare(bin({0, 1}), bin({1})), 0);
+  EXPECT_GT(compare(bin({1, 0, 2}), bin({1})), 0);
+  EXPECT_LT(compare(bin({}), bin({0, 0, 1})), 0);
+  EXPECT_EQ(group_key(bin({7})), group_key(bin({7, 0, 0})));
+  EXPECT_NE(group_key(bin({7})), group_key(bin({0, 7})));
+}
+
+TEST(TdsCatalog, AManualModeInstanceShowsANullStartLsnUntilCaptureReachesIt) {
+  TempFile f;
+  auto engine = emu::test::orders_file(f.path(), "manual");
+  emu::Reader reader{f.path()};
+  auto catalog = emulator_catalog(reader, "shop");
+  const auto start_lsn = [&] { return rows_of(*catalog->relation({"cdc", "change_tables"})).at(0).at(4); };
+  EXPECT_TRUE(is_null(start_lsn()));
+  engine->drain();
+  EXPECT_EQ(start_lsn(), lsn(reader.resolve_instance("dbo_orders").start_lsn));
+}
+
+TEST(TdsCatalog, WithShuffleUnorderedAStoredRelationClaimsNoOrderAndNeverGivesTheStoredOne) {
+  Orders o;
+  for (const ObjectName& name : std::vector<ObjectName>{{"cdc", "dbo_orders_CT"}, {"cdc", "lsn_time_mapping"}}) {
+    const Rows stored = rows_of(*o.relation(name));
+    ASSERT_GE(stored.size(), 2u);
+    o.engine->configure("shuffle_unordered", "true");
+    auto shuffled = o.relation(name);
+    EXPECT_TRUE(shuffled->ordered_by().empty());
+    const Rows seen = rows_of(*shuffled);
+    EXPECT_NE(seen, stored);
+    EXPECT_TRUE(std::is_permutation(seen.begin(), seen.end(), stored.begin(), stored.end()));
+    o.engine->configure("shuffle_unordered", "false");
+  }
 }
 
 TEST(TdsCatalog, NetChangesGiveEachKeysFinalStateOrNothingForARowBornAndGoneInTheRange) {

@@ -26,6 +26,7 @@ skip_native_rebuild_check()  # in Spark's Python workers of a local_session (dec
 if TYPE_CHECKING:
     from mssql_cdc.core.offsets import Offset
     from mssql_cdc.pipeline.cdc_stream import CdcStream, stream
+    from mssql_cdc.recovery.entry import ResnapshotResult
     from mssql_cdc.recovery.plan import RecoveryPlan
     from mssql_cdc.silver import ApplyResult, apply_changes
     from mssql_cdc.sink.writer import delta_sink
@@ -38,6 +39,7 @@ _LAZY = {
     "CdcStream": "mssql_cdc.pipeline.cdc_stream",
     "Offset": "mssql_cdc.core.offsets",
     "RecoveryPlan": "mssql_cdc.recovery.plan",
+    "ResnapshotResult": "mssql_cdc.recovery.entry",
     "stream": "mssql_cdc.pipeline.cdc_stream",
     "apply_changes": "mssql_cdc.silver",
     "delta_sink": "mssql_cdc.sink.writer",
@@ -75,6 +77,7 @@ __all__ = [
     "MssqlCdcError",
     "Offset",
     "RecoveryPlan",
+    "ResnapshotResult",
     "SchemaChangedError",
     "apply_changes",
     "delta_sink",

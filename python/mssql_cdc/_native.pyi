@@ -36,6 +36,22 @@ class StateDict(TypedDict):
     recovering: OffsetDict | None
     failed_at: str | None
 
+EntryKindName = Literal["folder", "file", "link"]
+
+class GcRemovalDict(TypedDict):
+    generation: int
+    path: str  # relative to the checkpoint, '/'-separated
+    folder: bool
+
+class GcLeftDict(TypedDict):
+    path: str
+    why: str
+
+class GcPlanDict(TypedDict):
+    remove: list[GcRemovalDict]
+    kept: list[int]
+    left: list[GcLeftDict]
+
 class PathsDict(TypedDict):
     generation: int
     checkpoint: str
@@ -65,6 +81,13 @@ class _CheckpointModule(ModuleType):
     ) -> PathsDict: ...
     @staticmethod
     def in_family(row_app_id: str, app_id: str, generation: int) -> bool: ...
+    @staticmethod
+    def plan_gc(
+        live_generation: int,
+        keep: int,
+        root: list[tuple[str, EntryKindName]],
+        generations: list[tuple[str, EntryKindName]],
+    ) -> GcPlanDict: ...
 
 checkpoint: _CheckpointModule
 

@@ -7,6 +7,7 @@ re-raises them.
 from __future__ import annotations
 
 __all__ = [
+    "ArgumentError",
     "BusyError",
     "CaptureError",
     "CaptureInstanceLimitError",
@@ -130,6 +131,11 @@ class InvalidRangeError(EmulatorError):
     """A change range the change function refuses (error 313)."""
 
 
+class ArgumentError(EmulatorError, ValueError):
+    """An argument SQL Server refuses with a numbered error (22964: a cleanup low water mark
+    that is no entry of cdc.lsn_time_mapping)."""
+
+
 class CaptureError(EmulatorError):
     """A capture cycle cannot apply a log record."""
 
@@ -162,6 +168,7 @@ _EMULATOR_ERRORS: dict[str, type[EmulatorError]] = {
     "EmuFormatVersion": FormatVersionError,
     "EmuBusy": BusyError,
     "EmuHook": HookError,
+    "EmuArgument": ArgumentError,
 }
 
 

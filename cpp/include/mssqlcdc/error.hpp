@@ -28,6 +28,7 @@ enum class ErrorKind {
   EmuFormatVersion,  // FormatVersionError: a newer format
   EmuBusy,           // BusyError: a lock wait past the busy timeout
   EmuHook,           // HookError: a fault hook failed when it fired
+  EmuArgument,       // ArgumentError: an argument SQL Server refuses by number (22964)
   FileExists,        // Python FileExistsError
   FileNotFound,      // Python FileNotFoundError
   Type,              // Python TypeError

@@ -146,6 +146,9 @@ struct DecideInputs {
   std::string now;                     // the clock, "YYYY-MM-DDTHH:MM:SS+00:00"
   Estimate estimate;
   DurationGuard duration_guard = DurationGuard::Warn;
+  // A person asked for a re-snapshot (CdcStream.resnapshot, issue 20): the same steps as after
+  // a loss, without one; the anti-loop guard and the mode lock still apply.
+  bool requested = false;
 };
 
 struct Reuse {

@@ -227,6 +227,7 @@ void capture_record(Db& db, const LogRecord& rec, const TimeZone& zone, Instance
     case LogRecord::Kind::Txn: capture_txn(db, rec, zone, cache); break;
     case LogRecord::Kind::Ddl: capture_ddl(db, rec, zone); break;
     case LogRecord::Kind::Idle: insert_entry(db, rec, zone); break;
+    case LogRecord::Kind::Enable: bump_catalog(db); break;  // deleting the record establishes the instance
   }
 }
 
@@ -238,8 +239,8 @@ std::optional<Lsn> Engine::capture() {
       std::vector<LogRecord> records;
       {
         auto st = db_->prepare(
-            "SELECT commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload FROM emu_log ORDER BY "
-            "commit_lsn LIMIT ?");
+            "SELECT commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload FROM emu_log WHERE kind <> "
+            "'enable' ORDER BY commit_lsn LIMIT ?");
         st.bind(1, maxtrans);
         while (st.step()) records.push_back(LogRecord::from_row(st));
       }
@@ -248,6 +249,14 @@ std::optional<Lsn> Engine::capture() {
         capture_record(*db_, rec, zone(), this);
         db_->prepare("DELETE FROM emu_log WHERE commit_lsn = ?").bind_blob(1, lsn_blob(rec.commit_lsn)).run();
       }
+      // The scan passes every enable below its last record, or all of them when it read the log
+      // to its end; enables are no transactions, so maxtrans does not count them.
+      auto passed = db_->prepare("DELETE FROM emu_log WHERE kind = 'enable' AND (?1 IS NULL OR commit_lsn < ?1)");
+      if (static_cast<std::int64_t>(records.size()) == maxtrans)
+        passed.bind_blob(1, lsn_blob(records.back().commit_lsn));
+      else passed.bind_null(1);
+      passed.run();
+      if (db_->changes() > 0) bump_catalog(*db_);
       if (records.empty()) {
         const std::string interval = get_setting(*db_, "idle_interval_seconds");
         if (interval != "null") {
@@ -276,13 +285,20 @@ std::optional<Lsn> Engine::capture() {
 }
 
 std::optional<Lsn> Engine::drain() {
-  while (pending_capture() > 0) capture();
+  // Enables count here, so that one waiting alone in the log is established too.
+  const auto waiting = [this] {
+    ReadTxn r(*db_);
+    auto st = db_->prepare("SELECT count(*) FROM emu_log");
+    st.step();
+    return st.i64(0);
+  };
+  while (waiting() > 0) capture();
   return max_lsn();
 }
 
 std::int64_t Engine::pending_capture() {
   ReadTxn r(*db_);
-  auto st = db_->prepare("SELECT count(*) FROM emu_log");
+  auto st = db_->prepare("SELECT count(*) FROM emu_log WHERE kind <> 'enable'");
   st.step();
   return st.i64(0);
 }

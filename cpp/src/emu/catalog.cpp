@@ -103,6 +103,7 @@ Instance read_instance_row(Db& db, Stmt& st) {
   in.create_date = st.i64(5);
   in.has_command_id = st.i64(6) != 0;
   in.create_date_utc = st.i64(7);
+  in.established = st.i64(8) != 0;
   auto cols = db.prepare(
       "SELECT column_name, column_id, column_type, column_ordinal, present FROM \"cdc.captured_columns\" "
       "WHERE object_id = ? ORDER BY column_ordinal");
@@ -124,7 +125,7 @@ Instance read_instance_row(Db& db, Stmt& st) {
 
 constexpr const char* kInstanceColumns =
     "SELECT object_id, capture_instance, source_object_id, start_lsn, create_lsn, create_date, has_command_id, "
-    "create_date_utc "
+    "create_date_utc, NOT EXISTS (SELECT 1 FROM emu_log WHERE kind = 'enable' AND commit_lsn = create_lsn) "
     "FROM \"cdc.change_tables\" ";
 
 }  // namespace
@@ -168,6 +169,9 @@ Table load_table_by_id(Db& db, std::int64_t object_id) {
 }
 
 std::optional<Instance> find_instance(Db& db, std::string_view name) {
+  // sysname comparison ignores trailing spaces (only spaces: a tab is a character), so
+  // sys.fn_cdc_get_min_lsn('dbo_orders ') finds dbo_orders on SQL Server.
+  while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
   auto st = db.prepare(std::string(kInstanceColumns) + "WHERE capture_instance = ? COLLATE NOCASE");
   st.bind(1, name);
   if (!st.step()) return std::nullopt;

@@ -66,7 +66,7 @@ void cleanup_instance(Db& db, std::string_view capture_instance, const Lsn& mark
       auto st = db.prepare("SELECT 1 FROM \"cdc.lsn_time_mapping\" WHERE start_lsn = ?");
       st.bind_blob(1, lsn_blob(mark));
       if (!st.step()) {
-        throw Error(ErrorKind::InvalidArgument,
+        throw Error(ErrorKind::EmuArgument,
                     "capture instance '" + in.name + "': low water mark " + mark.to_string() +
                         " is not the start_lsn of an entry in cdc.lsn_time_mapping (error 22964); "
                         "pass an LSN from lsn_time_mapping()",

@@ -184,6 +184,8 @@ std::string LogRecord::payload() const {
     w.i64(column_id);
     w.str(new_type);
     w.str(ddl_command);
+  } else if (kind == Kind::Enable) {
+    w.i64(table_id);
   }
   return w.take();
 }
@@ -192,7 +194,7 @@ LogRecord LogRecord::from_row(Stmt& row) {
   LogRecord r;
   r.commit_lsn = lsn_from_blob(row.blob(0));
   const std::string kind = row.text(1);
-  r.kind = kind == "txn" ? Kind::Txn : kind == "ddl" ? Kind::Ddl : Kind::Idle;
+  r.kind = kind == "txn" ? Kind::Txn : kind == "ddl" ? Kind::Ddl : kind == "enable" ? Kind::Enable : Kind::Idle;
   r.begin_lsn = lsn_from_blob(row.blob(2));
   r.tran_id = row.blob(3);
   r.begin_time = row.i64(4);
@@ -218,6 +220,8 @@ LogRecord LogRecord::from_row(Stmt& row) {
     r.column_id = in.i64();
     r.new_type = in.str();
     r.ddl_command = in.str();
+  } else if (r.kind == Kind::Enable) {
+    r.table_id = in.i64();
   }
   return r;
 }

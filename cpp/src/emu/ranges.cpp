@@ -23,10 +23,12 @@ namespace {
 }  // namespace
 
 std::string normalize_row_filter(const std::string& f) {
+  // The query functions test lower(rtrim(ltrim(@row_filter_option))): LTRIM and RTRIM remove
+  // spaces only, so a tab or a newline around the option is refused (313).
   std::string s = f;
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  while (!s.empty() && s.back() == ' ') s.pop_back();
   std::size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (b < s.size() && s[b] == ' ') ++b;
   s = s.substr(b);
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;

@@ -61,7 +61,7 @@ MinLsn Reader::min_lsn(std::string_view ci) {
     if (!in) return out;
     auto st = db_->prepare("SELECT max(start_lsn) FROM \"cdc.lsn_time_mapping\"");
     st.step();
-    if (st.is_null(0) || lsn_from_blob(st.blob(0)) < in->start_lsn) {
+    if (!in->established || st.is_null(0) || lsn_from_blob(st.blob(0)) < in->start_lsn) {
       out.state = MinLsn::State::NotEstablished;
       return out;
     }
@@ -229,9 +229,9 @@ std::vector<DdlEntry> Reader::ddl_history(std::string_view ci, const Lsn& after,
 namespace {
 
 InstanceInfo info_of(const Instance& in, const std::string& table) {
-  return InstanceInfo{in.name,           table,           in.start_lsn,
-                      in.create_lsn,     in.create_date,  in.create_date_utc,
-                      in.has_command_id, in.index_columns};
+  return InstanceInfo{in.name,         table,          in.start_lsn,       in.established,
+                      in.create_lsn,   in.create_date, in.create_date_utc, in.has_command_id,
+                      in.index_columns};
 }
 
 }  // namespace
@@ -460,6 +460,10 @@ std::vector<Entry> Reader::lsn_time_mapping() {
 
 std::string Reader::server_time_zone() {
   return in_read([&]() { return get_setting(*db_, "time_zone"); });
+}
+
+bool Reader::shuffle_unordered() {
+  return in_read([&]() { return get_setting(*db_, "shuffle_unordered") == "true"; });
 }
 
 std::vector<std::string> Reader::tables() {

@@ -54,7 +54,20 @@ class ChangeScan final : public BatchSource {
     if (options.fire_hooks) hooks_ = ReadHooks::claim(path, "changes");
     db_ = open_file(path);
     txn_ = std::make_unique<ReadTxn>(*db_);
-    in_ = load_instance(*db_, ci);
+    if (options.raw_names) {
+      in_ = load_instance(*db_, ci);
+    } else {
+      // The query function's own 208, the text other CDC tools match on.
+      auto found = find_instance(*db_, ci);
+      if (!found) {
+        throw Error(ErrorKind::EmuUnknownObject,
+                    "Invalid object name 'cdc.fn_cdc_get_all_changes_" + std::string(ci) +
+                        "'. (error 208): no capture " + "instance '" + std::string(ci) + "' in " + path.string() +
+                        "; check capture_instances(table)",
+                    208);
+      }
+      in_ = std::move(*found);
+    }
     if (!options.raw_names) check_change_range(*db_, in_, from, to, options.row_filter);
     const bool drop_old = !options.raw_names && normalize_row_filter(options.row_filter) == "all";
     if (options.include_command_id && !in_.has_command_id && !options.raw_names) {

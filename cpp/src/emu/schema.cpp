@@ -163,7 +163,6 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
   }
   WriteState s = load_state();
   const Lsn begin = s.cursor.take();
-  (void)begin;
   const Lsn lsn = s.cursor.take();
   s.cursor.flush();
   const bool command_id = get_setting(*db_, "command_id_column") == "true";
@@ -216,6 +215,14 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
   }
   db_->exec(ddl + " WITHOUT ROWID");
   db_->prepare("UPDATE \"sys.tables\" SET is_tracked_by_cdc = 1 WHERE object_id = ?").bind(1, t.object_id).run();
+  // In manual mode the instance waits in the log until a capture cycle reaches its create LSN.
+  LogRecord enable;
+  enable.kind = LogRecord::Kind::Enable;
+  enable.begin_lsn = begin;
+  enable.commit_lsn = lsn;
+  enable.begin_time = enable.end_time = s.last_time;
+  enable.table_id = id;
+  emit(enable);
   bump_catalog(*db_);
   store_state(s);
   txn.commit();
@@ -226,6 +233,9 @@ void Engine::disable_cdc(std::string_view capture_instance) {
   Txn txn(*this);
   const Instance in = load_instance(*db_, capture_instance);
   db_->exec("DROP TABLE " + in.change_table());
+  db_->prepare("DELETE FROM emu_log WHERE kind = 'enable' AND commit_lsn = ?")
+      .bind_blob(1, lsn_blob(in.create_lsn))
+      .run();
   for (const char* t :
        {"\"cdc.change_tables\"", "\"cdc.captured_columns\"", "\"cdc.index_columns\"", "\"cdc.ddl_history\""}) {
     db_->prepare(std::string("DELETE FROM ") + t + " WHERE object_id = ?").bind(1, in.object_id).run();

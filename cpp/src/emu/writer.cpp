@@ -112,7 +112,10 @@ void Engine::emit(const LogRecord& rec) {
     capture_record(*db_, rec, zone(), rec.kind == LogRecord::Kind::Txn ? this : nullptr);
     return;
   }
-  const char* kind = rec.kind == LogRecord::Kind::Txn ? "txn" : rec.kind == LogRecord::Kind::Ddl ? "ddl" : "idle";
+  const char* kind = rec.kind == LogRecord::Kind::Txn      ? "txn"
+                     : rec.kind == LogRecord::Kind::Ddl    ? "ddl"
+                     : rec.kind == LogRecord::Kind::Enable ? "enable"
+                                                           : "idle";
   db_->prepare(
          "INSERT INTO emu_log (commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload) VALUES (?, ?, ?, "
          "?, ?, ?, ?)")

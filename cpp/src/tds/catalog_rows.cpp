@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <random>
 
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/objects.hpp"
@@ -73,17 +74,48 @@ class CursorStream final : public RowStream {
   Cells cells_;
 };
 
+// All rows of a stream in a shuffled order that is never the stored one (for two rows or more),
+// so a reader that relies on the stored order fails every time, not by chance. The seed is
+// fixed: a failing test fails again the same way.
+class ShuffledStream final : public RowStream {
+ public:
+  explicit ShuffledStream(std::unique_ptr<RowStream> inner) : null_first_(inner->null_row_first()) {
+    std::vector<std::vector<Value>> stored;
+    for (std::vector<Value> row; inner->next(row);) stored.push_back(row);
+    std::vector<std::size_t> order(stored.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::mt19937_64 random(0x5eed);
+    std::shuffle(order.begin(), order.end(), random);
+    if (std::is_sorted(order.begin(), order.end())) std::reverse(order.begin(), order.end());
+    for (const std::size_t i : order) rows_.push_back(std::move(stored[i]));
+  }
+  bool next(std::vector<Value>& row) override {
+    if (at_ >= rows_.size()) return false;
+    row = std::move(rows_[at_++]);
+    return true;
+  }
+  [[nodiscard]] bool null_row_first() const override { return null_first_; }
+
+ private:
+  std::vector<std::vector<Value>> rows_;
+  std::size_t at_ = 0;
+  bool null_first_ = false;
+};
+
 // Whether a relation's data reads fire the emulator's hooks: a change table's and a captured
 // table's do; the mapping's and the CDC functions' (what a person types) never do.
 enum class Hooks : std::uint8_t { Never, OnDataRead };
 
 class CursorRelation final : public Relation {
  public:
+  // `shuffled` (the shuffle_unordered setting): rows come in a shuffled order and the relation
+  // claims none, so a statement without ORDER BY sees no stored order and one with it sorts.
   CursorRelation(std::vector<RelColumn> columns, Shape shape, std::vector<std::string> order, std::string hint_column,
-                 emu::SqlType hint_type, Open open, Hooks hooks = Hooks::Never)
+                 emu::SqlType hint_type, Open open, bool shuffled, Hooks hooks = Hooks::Never)
       : columns_(std::move(columns)),
         shape_(std::move(shape)),
-        order_(std::move(order)),
+        order_(shuffled ? std::vector<std::string>{} : std::move(order)),
+        shuffled_(shuffled),
         hint_column_(std::move(hint_column)),
         hint_type_(hint_type),
         open_(std::move(open)),
@@ -93,13 +125,16 @@ class CursorRelation final : public Relation {
   std::unique_ptr<RowStream> scan(const ScanHints& hints) override {
     const emu::CellRange range =
         hint_column_.empty() ? emu::CellRange{} : stored_range(hints, hint_column_, hint_type_);
-    return std::make_unique<CursorStream>(open_(range, hooks_ == Hooks::OnDataRead && hints.data_read), shape_);
+    auto stream = std::make_unique<CursorStream>(open_(range, hooks_ == Hooks::OnDataRead && hints.data_read), shape_);
+    if (!shuffled_) return stream;
+    return std::make_unique<ShuffledStream>(std::move(stream));
   }
 
  private:
   std::vector<RelColumn> columns_;
   Shape shape_;
   std::vector<std::string> order_;
+  bool shuffled_ = false;
   std::string hint_column_;
   emu::SqlType hint_type_;
   Open open_;
@@ -213,9 +248,10 @@ std::unique_ptr<Relation> mapping_relation(emu::Reader& reader) {
                                           {"tran_id", emu::SqlType::parse("varbinary(10)"), true},
                                           {"tran_begin_lsn", emu::SqlType::parse("binary(10)"), true}};
   const auto pick = all_of(columns.size());
-  return std::make_unique<CursorRelation>(rel_columns(columns, pick), shape_of(columns, pick),
-                                          std::vector<std::string>{"start_lsn"}, "start_lsn", columns[0].type,
-                                          [&reader](const emu::CellRange& r, bool) { return reader.mapping_rows(r); });
+  return std::make_unique<CursorRelation>(
+      rel_columns(columns, pick), shape_of(columns, pick), std::vector<std::string>{"start_lsn"}, "start_lsn",
+      columns[0].type, [&reader](const emu::CellRange& r, bool) { return reader.mapping_rows(r); },
+      reader.shuffle_unordered());
 }
 
 std::unique_ptr<Relation> change_table_relation(emu::Reader& reader, const SqlObject& ct) {
@@ -227,7 +263,7 @@ std::unique_ptr<Relation> change_table_relation(emu::Reader& reader, const SqlOb
   return std::make_unique<CursorRelation>(
       rel_columns(ct.columns, pick), shape_of(ct.columns, pick), std::move(order), "__$start_lsn", ct.columns[0].type,
       [&reader, ci](const emu::CellRange& r, bool fire) { return reader.change_table_rows(ci, r, fire); },
-      Hooks::OnDataRead);
+      reader.shuffle_unordered(), Hooks::OnDataRead);
 }
 
 std::unique_ptr<Relation> user_table_relation(emu::Reader& reader, const SqlObject& t) {
@@ -248,7 +284,7 @@ std::unique_ptr<Relation> user_table_relation(emu::Reader& reader, const SqlObje
   return std::make_unique<CursorRelation>(
       rel_columns(t.columns, pick), shape_of(t.columns, pick), std::move(order), std::move(hint), hint_type,
       [&reader, name](const emu::CellRange& r, bool fire) { return reader.table_rows(name, r, fire); },
-      Hooks::OnDataRead);
+      reader.shuffle_unordered(), Hooks::OnDataRead);
 }
 
 std::unique_ptr<Relation> change_function(emu::Reader& reader, const emu::Instance& in, ChangeFunction which,
@@ -290,8 +326,8 @@ std::unique_ptr<Relation> change_function(emu::Reader& reader, const emu::Instan
   // The range is the function's own; a WHERE on its columns is the engine's to apply.
   return std::make_unique<CursorRelation>(
       rel_columns(columns, pick), std::move(shape), std::vector<std::string>{"__$start_lsn"}, std::string(),
-      emu::SqlType{},
-      [&reader, ci, range](const emu::CellRange&, bool) { return reader.change_table_rows(ci, range); });
+      emu::SqlType{}, [&reader, ci, range](const emu::CellRange&, bool) { return reader.change_table_rows(ci, range); },
+      reader.shuffle_unordered());
 }
 
 }  // namespace mssqlcdc::tds

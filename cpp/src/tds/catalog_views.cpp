@@ -239,9 +239,10 @@ std::unique_ptr<Relation> cdc_change_tables(const ObjectModel& model) {
     const SqlObject* source = model.by_id(in.source_object_id);
     std::optional<std::string> index;
     if (!in.index_columns.empty() && source != nullptr) index = "PK_" + source->name;
-    rows.push_back({in.object_id, std::int64_t{0}, in.source_object_id, in.name, lsn_value(in.start_lsn),
-                    std::monostate{}, !in.index_columns.empty(), false, std::monostate{}, text_or_null(index),
-                    std::monostate{}, micros_to_datetime2(in.create_date), false});
+    rows.push_back({in.object_id, std::int64_t{0}, in.source_object_id, in.name,
+                    in.established ? lsn_value(in.start_lsn) : Value{std::monostate{}}, std::monostate{},
+                    !in.index_columns.empty(), false, std::monostate{}, text_or_null(index), std::monostate{},
+                    micros_to_datetime2(in.create_date), false});
   }
   return rows_relation(std::move(cols), std::move(rows));
 }

@@ -141,9 +141,10 @@ std::vector<ResultSet> help_change_data_capture(Storage& storage, const Args& ar
       std::vector<std::string> captured;
       for (const auto& c : reader.captured_columns(in.name)) captured.push_back(c.name);
       rs.rows.push_back({source_schema, source_table, in.name, ct.object_id, ct.source_object_id,
-                         lsn_value(in.start_lsn), std::monostate{}, !in.index_columns.empty(), ct.has_drop_pending,
-                         text_or_null(ct.role_name), text_or_null(ct.index_name), std::monostate{},
-                         micros_to_datetime2(in.create_date), bracket_list(in.index_columns), bracket_list(captured)});
+                         in.established ? lsn_value(in.start_lsn) : Value{std::monostate{}}, std::monostate{},
+                         !in.index_columns.empty(), ct.has_drop_pending, text_or_null(ct.role_name),
+                         text_or_null(ct.index_name), std::monostate{}, micros_to_datetime2(in.create_date),
+                         bracket_list(in.index_columns), bracket_list(captured)});
     }
   }
   return {std::move(rs)};

@@ -16,6 +16,12 @@ using namespace scalar;
 
 namespace {
 
+Bytes without_trailing_zeros(const Bytes& b) {
+  auto end = b.end();
+  while (end != b.begin() && *(end - 1) == 0) --end;
+  return Bytes(b.begin(), end);
+}
+
 int compare_same(const TypedValue& a, const TypedValue& b) {
   const SqlKind ka = a.type.kind, kb = b.type.kind;
   if (is_numeric(ka) && is_numeric(kb)) {
@@ -44,7 +50,10 @@ int compare_same(const TypedValue& a, const TypedValue& b) {
     const auto* y = std::get_if<Bytes>(&b.value);
     if (y == nullptr) sql_error(402, "The data types are incompatible in the comparison.");
     if (ka == SqlKind::UniqueIdentifier) return guid_text(*x).compare(guid_text(*y)) < 0 ? -1 : *x == *y ? 0 : 1;
-    return std::lexicographical_compare(x->begin(), x->end(), y->begin(), y->end()) ? -1 : *x == *y ? 0 : 1;
+    // SQL Server pads the shorter operand with zero bytes (0x00 = 0x0000), as it pads text with
+    // spaces; with the pad byte the smallest, that is comparing with trailing zeros dropped.
+    const Bytes l = without_trailing_zeros(*x), r = without_trailing_zeros(*y);
+    return std::lexicographical_compare(l.begin(), l.end(), r.begin(), r.end()) ? -1 : l == r ? 0 : 1;
   }
   if (const auto* x = std::get_if<DateTimeOffset>(&a.value)) {
     const auto& y = std::get<DateTimeOffset>(b.value).utc;
@@ -85,7 +94,10 @@ std::string group_key(const TypedValue& v) {
     while (!k.empty() && k.back() == ' ') k.pop_back();
     return tagged('s', k);
   }
-  if (const auto* b = std::get_if<Bytes>(&v.value)) return tagged('b', hex(*b, false));
+  if (const auto* b = std::get_if<Bytes>(&v.value)) {
+    if (v.type.kind == SqlKind::UniqueIdentifier) return tagged('b', hex(*b, false));
+    return tagged('b', hex(without_trailing_zeros(*b), false));  // groups as compare() equates
+  }
   if (const auto* d = std::get_if<DateTimeOffset>(&v.value)) {
     return tagged('t', std::to_string(d->utc.days) + "." + std::to_string(d->utc.ticks));
   }

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from mssql_cdc import __version__
-from mssql_cdc.cli import demo, emulator, plan, status
+from mssql_cdc.cli import demo, emulator, gc, plan, resnapshot, status
 from mssql_cdc.cli.output import mode_of, showing
 from mssql_cdc.cli.parser import Parser, parse
 
@@ -22,6 +22,8 @@ def build_parser() -> Parser:
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     status.add_parser(verbs)
     plan.add_parser(verbs)
+    resnapshot.add_parser(verbs)
+    gc.add_parser(verbs)
     emulator.register(verbs)
     demo.add_parser(verbs)
     return parser

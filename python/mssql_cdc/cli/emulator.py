@@ -270,7 +270,9 @@ def status(emu: Emulator) -> dict[str, Any]:
             instances.append(
                 {
                     "name": inst["name"],
-                    "min_lsn": inst["start_lsn"],
+                    "min_lsn": inst["low_water_mark"],
+                    # None until a capture cycle reaches the enable (manual capture)
+                    "start_lsn": inst["start_lsn"],
                     "create_lsn": inst["create_lsn"],
                     "change_rows": len(emu.change_rows(inst["name"])),
                     "columns": [c["name"] for c in reader.captured_columns(inst["name"])],
@@ -305,7 +307,9 @@ def _status(args: argparse.Namespace) -> int:
         print(f"table {t['name']}: {t['rows']} rows")
         for i in t["instances"]:
             print(
-                f"  instance {i['name']}: min_lsn {i['min_lsn']}, {i['change_rows']} change rows, "
+                f"  instance {i['name']}: min_lsn {i['min_lsn']}"
+                f"{'' if i['start_lsn'] else ' (start_lsn NULL: not captured yet)'}, "
+                f"{i['change_rows']} change rows, "
                 f"columns {', '.join(i['columns'])}"
             )
     print(f"max_lsn {info['max_lsn']} at {info['max_lsn_time']}; oldest {info['oldest_entry']}")

@@ -12,15 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mssql_cdc.cli.job_args import read_options, session_on_first_use
 from mssql_cdc.cli.output import add_output_flags
 from mssql_cdc.errors import MssqlCdcError
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 __all__ = ["EXIT_CODES", "add_parser", "render", "run"]
 
@@ -58,16 +54,6 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
     parser.add_argument("--bootstrap", action="store_true", help="as the job's to_delta passes it")
     add_output_flags(parser, json_help="print the plan as one JSON object")
     parser.set_defaults(run=run)
-
-
-def _options(path: str) -> dict[str, object]:
-    try:
-        loaded = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"--options {path}: cannot read a JSON object ({exc})") from None
-    if not isinstance(loaded, dict):
-        raise ValueError(f"--options {path}: the file must hold one JSON object of options")
-    return loaded
 
 
 def _offset(o: dict[str, Any] | None) -> str:
@@ -142,48 +128,13 @@ def _estimate(e: dict[str, Any]) -> str:
     return f"{duration}; {retention}; {fits}"
 
 
-def _session_on_first_use(*, verbose: bool) -> tuple[SparkSession, Callable[[], None]]:
-    """A SparkSession that starts on first use, and a function stopping it if it was started.
-
-    `plan_recovery` checks the options and every argument before it touches the session, so a
-    bad one exits 2 without Spark ever starting (a JVM, seconds, a temporary warehouse). The
-    stand-in is a SparkSession subclass, so the entry points' session check accepts it; every
-    attribute is read from the real session, started by the first read.
-    """
-    from pyspark.sql import SparkSession
-
-    started: list[SparkSession] = []
-    ours: list[bool] = []
-
-    def real() -> SparkSession:
-        if not started:
-            from mssql_cdc.spark import local_session
-
-            ours.append(SparkSession.getActiveSession() is None)
-            started.append(local_session("mssql-cdc-plan", verbose=verbose))
-        return started[0]
-
-    class _Deferred(SparkSession):
-        def __init__(self) -> None:  # no JVM until an attribute is read
-            pass
-
-        def __getattribute__(self, name: str) -> Any:
-            return getattr(real(), name)
-
-    def stop_if_started_here() -> None:
-        if started and ours[0]:  # a session the caller had stays
-            started[0].stop()
-
-    return _Deferred(), stop_if_started_here
-
-
 def run(args: argparse.Namespace) -> int:
     from mssql_cdc import stream
 
-    spark, stop_if_started_here = _session_on_first_use(verbose=args.verbose)
+    spark, stop_if_started_here = session_on_first_use("mssql-cdc-plan", verbose=args.verbose)
     try:
         try:
-            plan = stream(spark, _options(args.options)).plan_recovery(
+            plan = stream(spark, read_options(args.options)).plan_recovery(
                 args.target,
                 args.app_id,
                 args.checkpoint,

@@ -29,6 +29,7 @@ __all__ = [
     "event_file_name",
     "is_event_file",
     "is_written_file",
+    "progress_file_name",
     "range_file_name",
     "write_json_atomic",
 ]
@@ -119,6 +120,11 @@ def range_file_name(from_lsn: str, to_lsn: str) -> str:
 
 def chunk_file_name(chunk: int) -> str:
     return f"chunk-{chunk}.json"
+
+
+def progress_file_name(partition: int) -> str:
+    """`progress-<partition>.json`: rows a whole snapshot's task has read so far."""
+    return f"progress-{partition}.json"
 
 
 def write_json_atomic(directory: str | os.PathLike[str], name: str, payload: object) -> bool:

@@ -172,6 +172,7 @@ class DecideInputs:
     interval_days: float = 7.0
     estimate: Estimate = field(default_factory=Estimate)
     duration_guard: DurationGuard = "warn"
+    requested: bool = False  # a person asked for a re-snapshot without a loss (issue 20)
 
 
 @dataclass(frozen=True, slots=True)

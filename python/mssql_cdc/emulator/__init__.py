@@ -7,6 +7,7 @@ from mssql_cdc.emulator._engine import Change, Emulator, Row, Transaction
 from mssql_cdc.emulator._reader import EmulatorReader
 from mssql_cdc.emulator.serve import TdsServer
 from mssql_cdc.errors import (
+    ArgumentError,
     BusyError,
     CaptureError,
     CaptureInstanceLimitError,
@@ -22,6 +23,7 @@ from mssql_cdc.errors import (
 )
 
 __all__ = [
+    "ArgumentError",
     "BusyError",
     "CaptureError",
     "CaptureInstanceLimitError",

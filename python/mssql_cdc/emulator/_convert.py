@@ -15,6 +15,19 @@ Time = datetime | str
 _EPOCH = datetime(1970, 1, 1)
 _ZERO_LSN = "0x" + "0" * 20
 _INT_SETTINGS = ("maxtrans", "retention_minutes", "cleanup_threshold", "max_text_repl_size")
+_FLAG_SETTINGS = ("command_id_column", "shuffle_unordered")
+SETTING_NAMES = (
+    "capture",
+    "maxtrans",
+    "idle_interval_seconds",
+    "retention_minutes",
+    "cleanup_threshold",
+    "cleanup_job_rule",
+    "max_text_repl_size",
+    "command_id_column",
+    "time_zone",
+    "shuffle_unordered",
+)  # in the order settings() returns them
 
 
 def to_micros(value: Time) -> int:
@@ -105,7 +118,7 @@ def setting_text(name: str, value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
-        if name != "command_id_column":
+        if name not in _FLAG_SETTINGS:
             raise ValueError(f"emulator setting {name}={value!r} is not valid; it is not a flag")
         return "true" if value else "false"
     if isinstance(value, int | str):
@@ -117,7 +130,7 @@ def setting_value(name: str, text: str) -> object:
     """A stored setting's text as its Python value: int, bool, str or None."""
     if text == "null":
         return None
-    if name == "command_id_column":
+    if name in _FLAG_SETTINGS:
         return text == "true"
     if name in _INT_SETTINGS or name == "idle_interval_seconds":
         return int(text)

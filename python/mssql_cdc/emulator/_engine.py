@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from mssql_cdc import _native
 from mssql_cdc.emulator._convert import (
+    SETTING_NAMES,
     Time,
     from_micros,
     lsn_arg,
@@ -61,13 +62,18 @@ class Emulator:
         start: Time = "2026-09-28T13:50:00",
         retention_minutes: int = 4320,
         capture: Literal["immediate", "manual"] = "immediate",
+        shuffle_unordered: bool = False,
     ) -> Emulator:
-        """A new emulator file, returned open. `start` is the clock's floor."""
+        """A new emulator file, returned open. `start` is the clock's floor; `shuffle_unordered`
+        turns the order check on (the setting of that name, docs/emulator.md)."""
         if isinstance(retention_minutes, bool) or not isinstance(retention_minutes, int):
             raise TypeError("retention_minutes must be an int")
         p = Path(path)
         _native.emu.Engine.create(str(p), to_micros(start), retention_minutes, capture)
-        return cls(_native.emu.Engine(str(p)), p)
+        emu = cls(_native.emu.Engine(str(p)), p)
+        if shuffle_unordered:
+            emu.configure(shuffle_unordered=True)
+        return emu
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Emulator:
@@ -122,18 +128,7 @@ class Emulator:
             self._e.configure(name, setting_text(name, value))
 
     def settings(self) -> dict[str, object]:
-        names = (
-            "capture",
-            "maxtrans",
-            "idle_interval_seconds",
-            "retention_minutes",
-            "cleanup_threshold",
-            "cleanup_job_rule",
-            "max_text_repl_size",
-            "command_id_column",
-            "time_zone",
-        )
-        return {n: setting_value(n, self._e.setting(n)) for n in names}
+        return {n: setting_value(n, self._e.setting(n)) for n in SETTING_NAMES}
 
     def create_table(
         self,
@@ -325,7 +320,7 @@ class Emulator:
         if not capture_instance:
             return zero_lsn()
         try:
-            mark: str = self._r.resolve_instance(capture_instance)["start_lsn"]
+            mark: str = self._r.resolve_instance(capture_instance)["low_water_mark"]
         except UnknownObjectError:
             return zero_lsn()
         return mark

@@ -24,6 +24,7 @@ __all__ = [
     "FactsCommitMetadata",
     "IntExtent",
     "KeysetExtent",
+    "RequestedDetail",
     "SchemaChangeDetail",
     "SnapshotChunkDetail",
     "SnapshotCommitMetadata",
@@ -68,6 +69,7 @@ class SnapshotOpenDetail(TypedDict):
     lost_to_ts: str | None
     keys: NotRequired[list[str]]
     plan: NotRequired[IntExtent | KeysetExtent | None]
+    requested: NotRequired[bool]  # a re-snapshot a person asked for, not a loss (issue 20)
 
 
 class SnapshotPlanDetail(TypedDict):
@@ -92,6 +94,12 @@ class SnapshotCompletionDetail(TypedDict):
     chunks: int
     rows: int
     last_lsn: str | None
+
+
+class RequestedDetail(TypedDict):
+    """A full re-snapshot's completion row when a person asked for it (no loss)."""
+
+    requested: bool
 
 
 class SchemaChangeDetail(TypedDict):

@@ -212,7 +212,8 @@ class SnapshotFacts:
                 target=r["target"],
                 duration_ms=None if r["duration_ms"] is None else int(r["duration_ms"]),
                 written_at=r["written_at"],
-                chunked=r["detail"] is not None,
+                # a chunked completion names its chunks; a requested full one says only that
+                chunked="chunks" in _detail(r),
             )
             for r in self._of("bootstrap", "resnapshot")
         ]

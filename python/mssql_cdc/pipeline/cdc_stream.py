@@ -8,26 +8,30 @@ or take its start (the bootstrap snapshot), start the query. It decides nothing 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.checkpoint import GenerationPaths
-from mssql_cdc.core.folders import check_inside
 from mssql_cdc.core.offsets import Offset
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.keys import sink_id
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
-from mssql_cdc.recovery.entry import live_generation, plan_on_spark, recovery_request
+from mssql_cdc.pipeline.query_start import start_query
+from mssql_cdc.recovery.entry import (
+    ResnapshotResult,
+    live_generation,
+    plan_on_spark,
+    recovery_request,
+    request_resnapshot,
+)
 from mssql_cdc.recovery.plan import RecoveryPlan
 from mssql_cdc.tables.session import check_session, kind_of
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
+    from mssql_cdc.facts.family import SnapshotFacts
     from mssql_cdc.recovery.preflight import RecoveryRequest
     from mssql_cdc.snapshot.backfill import BackfillStatus
 
@@ -74,6 +78,48 @@ class CdcStream:
             mode=args.mode,
             bootstrap=args.bootstrap,
             interval_days=args.interval_days,
+        )
+
+    def _recovery_args(
+        self,
+        target: str,
+        app_id: str,
+        checkpoint: str,
+        facts_table: str,
+        interval_days: float,
+        mode: SnapshotMode,
+        bootstrap: bool,
+    ) -> ToDeltaArgs:
+        """The checked arguments of a to_delta(..., on_data_loss="resnapshot") run."""
+        return check_to_delta(
+            self.config,
+            self._options,
+            target=target,
+            app_id=app_id,
+            checkpoint=checkpoint,
+            facts_table=facts_table,
+            bootstrap=bootstrap,
+            on_data_loss="resnapshot",
+            interval_days=interval_days,
+            mode=mode,
+        )
+
+    def _checked_family(self, args: ToDeltaArgs) -> SnapshotFacts | None:
+        """Register the formats and check the snapshot mode lock; the family's facts read."""
+        from mssql_cdc.snapshot.bootstrap import checked_family
+        from mssql_cdc.source.formats import register
+
+        register(self._spark)
+        return checked_family(
+            self._spark,
+            self.config,
+            args.target,
+            app_id=args.app_id,
+            facts_table=args.facts_table,
+            checkpoint=None if args.checkpoint_is_spark_only else args.checkpoint,
+            mode=args.mode,
+            bootstrap=args.bootstrap,
+            resnapshot=args.on_data_loss == "resnapshot",
         )
 
     def to_delta(
@@ -150,21 +196,9 @@ class CdcStream:
             trigger=trigger,
             query_name=query_name,
         )
-        from mssql_cdc.snapshot.bootstrap import checked_family, generation_start
-        from mssql_cdc.source.formats import register
+        from mssql_cdc.snapshot.bootstrap import generation_start
 
-        register(self._spark)
-        facts_rows = checked_family(
-            self._spark,
-            self.config,
-            args.target,
-            app_id=args.app_id,
-            facts_table=args.facts_table,
-            checkpoint=None if args.checkpoint_is_spark_only else args.checkpoint,
-            mode=args.mode,
-            bootstrap=args.bootstrap,
-            resnapshot=args.on_data_loss == "resnapshot",
-        )
+        facts_rows = self._checked_family(args)
         state, paths = live_generation(
             self._spark,
             self.config,
@@ -183,44 +217,7 @@ class CdcStream:
             bootstrap=args.bootstrap,
             mode=args.mode,
         )
-        return self._start_query(args, paths, start)
-
-    def _start_query(
-        self, args: ToDeltaArgs, paths: GenerationPaths, start: str | None
-    ) -> StreamingQuery:
-        from mssql_cdc.sink.writer import delta_sink
-
-        metrics = paths.metrics_path or None
-        if metrics is not None:
-            # The sink cleans this folder: a symbolic link at <metricsPath>/<sink id> must not
-            # lead its cleaning elsewhere.
-            root = self.config.metrics_path or paths.checkpoint
-            check_inside(metrics, root, what="the generation's metrics folder")
-        sink = delta_sink(
-            args.target,
-            args.app_id,
-            args.facts_table,
-            metrics_path=metrics,
-            generation=paths.generation,
-            counted_by_reader=True,
-        )
-        # The generation's start and metrics folder replace any the caller gave.
-        reader = replace(
-            self.config,
-            starting_lsn=self.config.starting_lsn if start is None else lsn.normalize(start),
-            metrics_path=metrics,
-        )
-        writer = (
-            self._spark.readStream.format("mssql_cdc")
-            .options(**reader.to_options())
-            .load()
-            .writeStream.foreachBatch(_answerable(sink))
-            .option("checkpointLocation", paths.checkpoint)
-            .queryName(args.query_name or sink_id(args.app_id, paths.generation))
-        )
-        if args.trigger:
-            writer = writer.trigger(**args.trigger)
-        return writer.start()
+        return start_query(self._spark, self.config, args, paths, start)
 
     def snapshot(
         self,
@@ -316,6 +313,54 @@ class CdcStream:
             min_headroom_hours=min_headroom_hours,
         )
 
+    def resnapshot(
+        self,
+        target: str,
+        app_id: str,
+        checkpoint: str,
+        facts_table: str,
+        *,
+        resnapshot_interval_days: float = 7.0,
+        snapshot: SnapshotMode = "full",
+    ) -> ResnapshotResult:
+        """Re-snapshot the stream on purpose: open its next generation from a new snapshot
+        although CDC lost nothing, through the automatic recovery's crash-safe steps.
+
+        Stop the stream's query first; the next `to_delta` with the same arguments starts the
+        new generation. The `snapshot_open` row (and a full snapshot's `resnapshot` row) carry
+        `"requested": true` in `detail` and no lost interval (docs/data-loss.md, 'A requested
+        re-snapshot'). A rerun after a crash finishes the same attempt without a second read.
+
+        Args:
+            target: the stream's bronze table, as to_delta takes it.
+            app_id: the stream's app_id, as to_delta takes it.
+            checkpoint: the stream's checkpoint, as to_delta takes it.
+            facts_table: the stream's facts table, as to_delta takes it.
+            resnapshot_interval_days: the anti-loop guard: refused within this many days of
+                the stream's last re-snapshot or failed attempt; 0 re-snapshots now.
+            snapshot: "full" reads the table now; "chunked" opens a chunked snapshot for
+                backfill() beside the running stream.
+        Returns:
+            The generation now live, its sink app_id, its checkpoint and its snapshot offset.
+        Raises:
+            ConfigError (a ValueError): an invalid argument, the anti-loop guard, the mode
+                lock, or a stream that has not started (nothing to re-snapshot).
+            DataLossError: the new snapshot was purged during its own read (the state then
+                records failed_at), or changes after the stream's position are already lost.
+        """
+        args = self._recovery_args(
+            target, app_id, checkpoint, facts_table, resnapshot_interval_days, snapshot, False
+        )
+        facts_rows = self._checked_family(args)
+        request = replace(self._request(args), requested=True)
+        return request_resnapshot(
+            self._spark,
+            self.config,
+            request,
+            facts_table=args.facts_table or "",
+            snapshot_facts=facts_rows,
+        )
+
     def plan_recovery(
         self,
         target: str,
@@ -335,36 +380,9 @@ class CdcStream:
             ConfigError (a ValueError): what to_delta would raise before deciding (a wrong
                 snapshot mode among them).
         """
-        args = check_to_delta(
-            self.config,
-            self._options,
-            target=target,
-            app_id=app_id,
-            checkpoint=checkpoint,
-            facts_table=facts_table,
-            bootstrap=bootstrap,
-            on_data_loss="resnapshot",
-            interval_days=resnapshot_interval_days,
-            mode=snapshot,
+        args = self._recovery_args(
+            target, app_id, checkpoint, facts_table, resnapshot_interval_days, snapshot, bootstrap
         )
         return plan_on_spark(
             self._spark, self.config, self._request(args), facts_table=args.facts_table
         )
-
-
-def _answerable(sink: Callable[[DataFrame, int], None]) -> Callable[[DataFrame, int], None]:
-    """`sink` as Spark calls it through Py4J, which answers only an `Exception`: any other
-    BaseException (a failpoint's InjectedFault, KeyboardInterrupt) would end Py4J's callback
-    thread unanswered and leave the query waiting forever, so it fails the batch instead."""
-
-    def call(df: DataFrame, batch_id: int) -> None:
-        try:
-            sink(df, batch_id)
-        except Exception:
-            raise
-        except BaseException as exc:
-            raise RuntimeError(
-                f"batch {batch_id} was interrupted by {type(exc).__name__}: {exc}"
-            ) from exc
-
-    return call

@@ -9,7 +9,7 @@ state file nor generations, and neither has a `/dbfs/...` one (decision 0502).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from mssql_cdc.core.checkpoint import (
     GenerationPaths,
@@ -18,6 +18,7 @@ from mssql_cdc.core.checkpoint import (
     read_state,
     spark_only,
 )
+from mssql_cdc.core.offsets import Offset
 from mssql_cdc.facts.family import SnapshotFacts
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.recovery.observer import open_observer
@@ -28,7 +29,23 @@ from mssql_cdc.recovery.spark_steps import SparkRecoveryReads, SparkRecoveryWrit
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["live_generation", "plan_on_spark", "recovery_request"]
+__all__ = [
+    "ResnapshotResult",
+    "live_generation",
+    "plan_on_spark",
+    "recovery_request",
+    "request_resnapshot",
+]
+
+
+class ResnapshotResult(TypedDict):
+    """The generation a requested re-snapshot opened (`CdcStream.resnapshot`)."""
+
+    generation: int  # the live generation now
+    sink_app_id: str  # its facts rows' app_id: <app_id>.g<generation>
+    snapshot: Offset  # where it starts: the snapshot's LSN and commit time ("" when unknown)
+    checkpoint: str  # its Spark checkpoint, under the one passed
+
 
 # The pre-flight's warnings share its logger, whichever module gives them.
 log = logging.getLogger("mssql_cdc.recovery.preflight")
@@ -111,12 +128,46 @@ def _recover(
     reads = SparkRecoveryReads(
         spark, config, request.target, request.app_id, facts, snapshot_facts=snapshot_facts
     )
-    writes = SparkRecoveryWrites(spark, config, request.target, request.app_id, facts)
+    writes = SparkRecoveryWrites(
+        spark, config, request.target, request.app_id, facts, requested=request.requested
+    )
     observer = open_observer(config)
     try:
         return recover(request, reads, writes, observer)
     finally:
         observer.close()
+
+
+def request_resnapshot(
+    spark: SparkSession,
+    config: SourceConfig,
+    request: RecoveryRequest,
+    *,
+    facts_table: str,
+    snapshot_facts: SnapshotFacts | None = None,
+) -> ResnapshotResult:
+    """Open the next generation from a new snapshot although nothing was lost, through the
+    recovery's steps (`request.requested` must be set).
+
+    Raises:
+        ConfigError: the anti-loop guard (within the interval of the last re-snapshot), the
+            mode lock, or a stream that has not started.
+        DataLossError: the snapshot was purged during its own read, or the changes after the
+            stream's start are lost after all (then this is the automatic recovery).
+        ValueError: an invalid state file or offset log.
+    """
+    if not request.requested:
+        raise ValueError("request_resnapshot needs a request with requested=True")
+    state = _recover(spark, config, request, facts_table, snapshot_facts)
+    paths = live_paths(request.checkpoint, request.app_id, state, metrics_path=config.metrics_path)
+    if state.snapshot is None:  # decide() refuses a stream that has not started
+        raise RuntimeError(f"{request.target}: a requested re-snapshot left generation 0 live")
+    return {
+        "generation": state.generation,
+        "sink_app_id": paths.app_id,
+        "snapshot": state.snapshot.to_json(),
+        "checkpoint": paths.checkpoint,
+    }
 
 
 def _uri_paths(request: RecoveryRequest, config: SourceConfig) -> GenerationPaths:

@@ -132,6 +132,7 @@ class RecoveryRequest:
     interval_days: float = 7.0
     duration_guard: DurationGuard = "warn"
     metrics_path: str | None = None
+    requested: bool = False  # CdcStream.resnapshot(): a re-snapshot without a loss
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,10 +173,13 @@ def now_text() -> str:
     return _clock.now().replace(microsecond=0).isoformat()
 
 
-def observe(source: SourceObserver, start: StreamOffset | None) -> Observation:
-    """max_lsn, then the instances only when there is a range after `start` to test."""
+def observe(
+    source: SourceObserver, start: StreamOffset | None, *, instances: bool = False
+) -> Observation:
+    """max_lsn, then the instances only when there is a range after `start` to test (or
+    always with `instances`, for a requested re-snapshot that tests snapshots it may reuse)."""
     max_lsn = source.max_lsn()
-    if start is None or not has_range(start, max_lsn):
+    if not instances and (start is None or not has_range(start, max_lsn)):
         return Observation(max_lsn=max_lsn)
     return Observation(max_lsn=max_lsn, instances=source.instances())
 
@@ -221,7 +225,7 @@ def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserve
         start=start,
         family=family,
         newest_known=newest_known,
-        observation=observe(source, start.start),
+        observation=observe(source, start.start, instances=request.requested),
     )
 
 
@@ -246,6 +250,7 @@ def decide_now(
         completions=gathered.family.completions,
         interval_days=request.interval_days,
         duration_guard=request.duration_guard,
+        requested=request.requested,
     )
     decision = decide(inputs)
     if decision.low is not None:  # a loss: the target's newest snapshot may be reused
@@ -331,7 +336,7 @@ def _resnapshot(
         Progress("recovery", request.target, "started", 1, 3, "steps"),
         "%s",
         decision.warning,
-        level=logging.WARNING,
+        level=logging.INFO if decision.low is None else logging.WARNING,
     )
     recovering = dataclasses.replace(state, recovering=decision.start)
     if not replace_state(request.checkpoint, state, recovering):

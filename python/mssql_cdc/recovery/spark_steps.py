@@ -89,10 +89,18 @@ class SparkRecoveryWrites:
     """RecoveryWrites through the snapshot, chunked and facts modules."""
 
     def __init__(
-        self, spark: SparkSession, config: SourceConfig, target: str, app_id: str, facts: str
+        self,
+        spark: SparkSession,
+        config: SourceConfig,
+        target: str,
+        app_id: str,
+        facts: str,
+        *,
+        requested: bool = False,
     ) -> None:
         self._spark, self._config = spark, config
         self._target, self._app_id, self._facts = target, app_id, facts
+        self._requested = requested  # the facts rows say a person asked for this one
 
     def take_full(self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None) -> Taken:
         from mssql_cdc.snapshot import full as snapshot
@@ -108,6 +116,7 @@ class SparkRecoveryWrites:
             facts_table=self._facts,
             lost_from_ts=lost_from_ts,
             lost_to_ts=lost_to_ts,
+            requested=self._requested,
         )
         return Taken(
             result.offset, result.rows, result.started_at, result.duration_ms, result.taken
@@ -128,6 +137,7 @@ class SparkRecoveryWrites:
             facts_table=self._facts,
             lost_from_ts=lost_from_ts,
             lost_to_ts=lost_to_ts,
+            requested=self._requested,
         )
 
     def write_event(
@@ -151,4 +161,5 @@ class SparkRecoveryWrites:
             ),
             lost_from_ts=lost_from_ts,
             lost_to_ts=lost_to_ts,
+            requested=self._requested,
         )

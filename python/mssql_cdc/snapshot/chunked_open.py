@@ -39,6 +39,7 @@ def open_chunked(
     facts_table: str,
     lost_from_ts: str | None = None,
     lost_to_ts: str | None = None,
+    requested: bool = False,
 ) -> StreamOffset:
     """Open a chunked snapshot for `generation` and return its S (the stored one, when an
     earlier attempt or a concurrent run stored an open of that generation first).
@@ -70,6 +71,8 @@ def open_chunked(
             "keys": keys,
             "plan": extent,
         }
+        if requested:
+            detail["requested"] = True
         row = snapshot_open_row(
             app_id=app_id,
             target=target,

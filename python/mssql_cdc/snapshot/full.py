@@ -28,6 +28,7 @@ from mssql_cdc.snapshot.open_race import FactsSeen, chunked_opens, facts_seen
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
 from mssql_cdc.snapshot.read import read_whole
 from mssql_cdc.snapshot.targets import newest_known, newest_whole, whole_snapshot_rows
+from mssql_cdc.snapshot.whole_progress import watch_whole_read
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
 from mssql_cdc.testing.failpoints import failpoint
@@ -101,6 +102,7 @@ def take_full(
     facts_table: str | None,
     lost_from_ts: str | None = None,
     lost_to_ts: str | None = None,
+    requested: bool = False,
 ) -> SnapshotResult:
     """Take a full snapshot of the source into `target`, or return the newest known one.
 
@@ -158,8 +160,8 @@ def take_full(
                 lost_from_ts,
                 lost_to_ts,
                 seen,
+                requested=requested,
             )
-        frame = read_whole(spark, config, at.lsn)
         expected = probe.row_count()
         report(
             log,
@@ -171,16 +173,22 @@ def take_full(
             at.lsn,
             "rows unknown" if expected is None else f"about {expected:,} rows",
         )
-        # A count from the source's metadata spares the Spark job of isEmpty(); only a count of
-        # none is confirmed by the read itself (decision 0456).
-        empty = not (expected or 0) and frame.isEmpty()
-        failpoint("snapshot.before_append")
         rows: int | None = 0
+        with watch_whole_read(spark, log, target, expected=expected) as progress_folder:
+            frame = read_whole(spark, config, at.lsn, progress_path=progress_folder)
+            # A count from the source's metadata spares the Spark job of isEmpty(); only a
+            # count of none is confirmed by the read itself (decision 0456).
+            empty = not (expected or 0) and frame.isEmpty()
+            failpoint("snapshot.before_append")
+            if not empty:
+                tables.ensure_table(spark, ref, "bronze", source_schema=frame.schema)
+                table_writes.append(
+                    frame,
+                    ref,
+                    user_metadata=snapshot_metadata(capture_instance, at),
+                    merge_schema=True,
+                )
         if not empty:
-            tables.ensure_table(spark, ref, "bronze", source_schema=frame.schema)
-            table_writes.append(
-                frame, ref, user_metadata=snapshot_metadata(capture_instance, at), merge_schema=True
-            )
             failpoint("snapshot.after_append")
             rows = whole_snapshot_rows(spark, target, at.lsn, just_written=True)
         seconds = time.monotonic() - clock_start
@@ -217,6 +225,8 @@ def _open_full(
     lost_from_ts: str | None,
     lost_to_ts: str | None,
     seen: FactsSeen,
+    *,
+    requested: bool,
 ) -> None:
     """Step 3 of docs/snapshots.md: one open row per attempt, then the race re-check (from
     `seen`, the family's facts read before, while the facts log shows no commit that can have
@@ -228,6 +238,8 @@ def _open_full(
         "lost_from_ts": _json_time(lost_from_ts),
         "lost_to_ts": _json_time(lost_to_ts),
     }
+    if requested:
+        detail["requested"] = True
     row = snapshot_open_row(
         app_id=validate_app_id(app_id),
         target=target,
@@ -287,6 +299,7 @@ def write_completion(
     snapshot: SnapshotResult,
     lost_from_ts: str | None = None,
     lost_to_ts: str | None = None,
+    requested: bool = False,
 ) -> None:
     """Offer the `bootstrap`/`resnapshot` row of a full snapshot (txnAppId `<app_id>#events`,
     txnVersion `generation`): stored once however often it is offered."""
@@ -303,6 +316,7 @@ def write_completion(
         written_at=family.now_naive(),
         lost_from_ts=parse_time(lost_from_ts),
         lost_to_ts=parse_time(lost_to_ts),
+        detail={"requested": True} if requested else None,
     )
     if snapshot.facts_opened != facts_table:
         tables.ensure_table(spark, facts_table, "facts")

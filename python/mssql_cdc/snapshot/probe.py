@@ -123,6 +123,8 @@ class _EmulatorProbe:
         with self._reader.snapshot():
             instances = []
             for found in self._reader.capture_instances(table):
+                if found["start_lsn"] is None:
+                    continue  # not established yet, as the T-SQL probe skips it
                 name = str(found["name"])
                 low = self._reader.min_lsn(name)
                 low_ts = self.commit_ts(lsn.Lsn(low)) if low and low != lsn.ZERO else None

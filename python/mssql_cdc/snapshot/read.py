@@ -60,11 +60,15 @@ def _reader(spark: SparkSession, config: SourceConfig) -> DataFrame:
     return spark.read.format(SNAPSHOT_FORMAT).options(**config.to_options()).load()
 
 
-def read_whole(spark: SparkSession, config: SourceConfig, stamp: str) -> DataFrame:
-    """The whole table stamped `stamp`, with `_snapshot = stamp` (a whole snapshot's rows)."""
+def read_whole(
+    spark: SparkSession, config: SourceConfig, stamp: str, *, progress_path: str | None = None
+) -> DataFrame:
+    """The whole table stamped `stamp`, with `_snapshot = stamp` (a whole snapshot's rows);
+    with `progress_path`, the reader's tasks leave `progress-<n>.json` there as they read."""
     from pyspark.sql import functions as F
 
-    return _reader(spark, read_config(config, stamp)).withColumn("_snapshot", F.lit(stamp))
+    read = read_config(config, stamp, metrics_path=progress_path)
+    return _reader(spark, read).withColumn("_snapshot", F.lit(stamp))
 
 
 def read_chunks(

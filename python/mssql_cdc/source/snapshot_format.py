@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from mssql_cdc.core.metrics_files import chunk_file_name, write_json_atomic
+from mssql_cdc.core.metrics_files import chunk_file_name, progress_file_name, write_json_atomic
 from mssql_cdc.core.offsets import format_commit_ts, initial_lsn
 from mssql_cdc.core.operation import Operation
 from mssql_cdc.options.config import SourceConfig
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CdcSnapshotReader", "SnapshotPartition", "integer_bounds"]
 
+# How often a task of a whole read rewrites its progress file, at most.
+_PROGRESS_SECONDS = 1.0
 _INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
 # Types with no lossless text form cannot bound a partition: the whole table is one.
 _UNSPLITTABLE = frozenset(
@@ -50,6 +52,7 @@ class SnapshotPartition(InputPartition):
     time_zone: str
     keys: tuple[str, ...]
     ranges: tuple[tuple[int | None, KeyBound, KeyBound], ...]
+    index: int = 0  # names a whole read's progress file
 
 
 def integer_bounds(low: int, high: int, n: int) -> list[int]:
@@ -109,8 +112,9 @@ class CdcSnapshotReader(DataSourceReader):
                 zone,
                 keys,
                 tuple(group),
+                index,
             )
-            for group in groups
+            for index, group in enumerate(groups)
         ]
 
     def _groups(
@@ -156,6 +160,9 @@ class CdcSnapshotReader(DataSourceReader):
     ) -> Iterator[pa.RecordBatch]:
         started = time.perf_counter()
         rows = size = 0
+        # A whole read with a metrics folder tells the driver how far it is (decision 0924).
+        progress = self._config.metrics_path if chunk is None else None
+        reported = started
         for batch in backend.snapshots.read_table(
             part.source_schema,
             part.source_table,
@@ -170,7 +177,12 @@ class CdcSnapshotReader(DataSourceReader):
             )
             rows += out.num_rows
             size += out.nbytes
+            if progress is not None and time.perf_counter() - reported >= _PROGRESS_SECONDS:
+                reported = time.perf_counter()
+                _write_progress(progress, part.index, rows, done=False)
             yield out
+        if progress is not None:
+            _write_progress(progress, part.index, rows, done=True)
         if chunk is not None and self._config.metrics_path is not None:
             record: dict[str, Any] = {
                 "kind": "chunk",
@@ -182,6 +194,11 @@ class CdcSnapshotReader(DataSourceReader):
                 "high_lsn": backend.planner.max_lsn(),
             }
             write_json_atomic(self._config.metrics_path, chunk_file_name(chunk), record)
+
+
+def _write_progress(folder: str, partition: int, rows: int, *, done: bool) -> None:
+    record = {"kind": "progress", "partition": partition, "rows": rows, "done": done}
+    write_json_atomic(folder, progress_file_name(partition), record)
 
 
 def _with_metadata(

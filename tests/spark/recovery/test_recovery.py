@@ -116,6 +116,34 @@ def test_the_lifecycle_bootstrap_loss_resnapshot_guard_and_override(
     assert {e["app_id"] for e in orders.events("resnapshot")} == {"life-v1.g1", "life-v1.g2"}
     assert orders.rebuilt() == orders.source() == [(0, "paid"), (1, "paid"), (7, "new")]
 
+    # Three generations on disk: gc removes the older ones and the live one runs on.
+    ckpt = orders.checkpoint
+    (ckpt / "notes.txt").write_text("the operator's own file")
+    before = sorted(p.relative_to(ckpt).as_posix() for p in ckpt.rglob("*"))
+    assert gc_cli([str(ckpt), "--dry-run"]) == 0
+    assert sorted(p.relative_to(ckpt).as_posix() for p in ckpt.rglob("*")) == before
+    assert gc_cli([str(ckpt), "--keep", "2"]) == 0
+    assert not (ckpt / "offsets").exists()
+    assert not (ckpt / "metadata").exists()
+    assert (ckpt / "_generations" / "1" / "offsets").is_dir()
+    assert gc_cli([str(ckpt)]) == 0
+    assert sorted(p.name for p in ckpt.iterdir()) == [
+        "_generations", "_mssql_cdc_family_cache.json", "_mssql_cdc_generation.json", "notes.txt",
+    ]  # fmt: skip
+    assert [p.name for p in (ckpt / "_generations").iterdir()] == ["2"]
+    assert orders.state() == state
+    orders.commit(("update", 7, "paid"))
+    orders.run(on_data_loss="resnapshot")
+    assert orders.state() == state
+    assert len(orders.snapshot_lsns()) == 3
+    assert orders.rebuilt() == orders.source() == [(0, "paid"), (1, "paid"), (7, "paid")]
+
+
+def gc_cli(argv: list[str]) -> int:
+    from mssql_cdc.cli import main
+
+    return main(["gc", *argv])
+
 
 def test_an_emptied_tables_re_snapshot_is_only_its_event_row(
     orders: Orders, monkeypatch: pytest.MonkeyPatch

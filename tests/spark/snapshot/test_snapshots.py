@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from pyspark.sql import SparkSession
@@ -27,6 +29,7 @@ from mssql_cdc.snapshot.full import (
     write_completion,
 )
 from mssql_cdc.snapshot.probe import SourceProbe
+from mssql_cdc.snapshot.whole_progress import read_progress
 from mssql_cdc.testing import InjectedFault, failpoints
 from tests.spark.support.snapshot_support import CI, Source, at, make_source
 
@@ -61,15 +64,30 @@ def open_chunked_by_another_run(
 
 
 def test_a_bootstrap_over_fully_purged_history_holds_exactly_the_table_once(
-    source: Source, caplog: pytest.LogCaptureFixture
+    source: Source, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source.insert(1, 2, 3)
     source.update(2, "changed")
     source.delete(3)
     newest = source.insert(4)
     source.emu.cleanup(CI, newest)  # every change before the newest is gone
+    progress_seen: list[tuple[str, int]] = []
+    real_watch = snapshot_module.watch_whole_read
+
+    @contextlib.contextmanager
+    def watch(*args: Any, **kwargs: Any) -> Iterator[str | None]:
+        with real_watch(*args, **kwargs) as folder:
+            yield folder
+            # the append has committed: its tasks told the driver every row they read
+            assert folder is not None
+            progress_seen.append((folder, read_progress(folder)))
+
+    monkeypatch.setattr(snapshot_module, "watch_whole_read", watch)
     with caplog.at_level(logging.INFO, logger="mssql_cdc.snapshot.full"):
         result = bootstrap(source)
+    [(folder, rows_told)] = progress_seen
+    assert rows_told == 3
+    assert not os.path.exists(folder)
     started, finished = [p for p in map(progress_of, caplog.records) if p is not None]
     assert (started.stage, started.done, started.total) == ("started", 0, 3)
     assert (finished.stage, finished.done, finished.total, finished.unit) == (

@@ -36,3 +36,23 @@ def test_the_probe_follows_a_disabled_default_named_instance_to_its_newer_one(
     assert (resolved.capture_instance, resolved.table) == (newer, "dbo.orders")
     assert resolved.start_lsn == emu.min_lsn(newer)
     assert [i.name for i in probe.observe().instances] == [newer]
+
+
+def test_the_probe_leaves_out_an_instance_capture_has_not_reached_yet(tmp_path: Path) -> None:
+    emu = Emulator.create(tmp_path / "e.db", start=datetime(2026, 9, 28, 13, 50), capture="manual")
+    emu.create_table("dbo.orders", {"order_id": "int"}, primary_key="order_id")
+    emu.enable_cdc("dbo.orders")
+    emu.commit([("insert", "dbo.orders", {"order_id": 1})], at="2026-09-28T13:51:00")
+    emu.drain()
+    emu.enable_cdc("dbo.orders", capture_instance="dbo_orders_v2")  # start_lsn NULL until capture
+    options = {
+        "backend": "emulator",
+        "emulatorPath": str(emu.path),
+        "captureInstance": "dbo_orders",
+    }
+    probe = open_probe(SourceConfig.from_options(options))
+    assert [(i.name, i.start_lsn) for i in probe.observe().instances] == [
+        ("dbo_orders", emu.min_lsn("dbo_orders"))
+    ]
+    emu.drain()
+    assert [i.name for i in probe.observe().instances] == ["dbo_orders", "dbo_orders_v2"]

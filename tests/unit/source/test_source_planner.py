@@ -79,7 +79,7 @@ def test_starting_positions_follow_the_initial_offset_rule(tmp_path: Path) -> No
     assert [r["order_id"] for r in rows_of(reader, start, end)] == [1, 2]  # exclusive start
 
 
-def test_before_capture_the_stream_starts_below_the_instance_and_reads_the_first_capture(
+def test_before_capture_reaches_the_instance_the_start_waits_and_then_reads_the_first_capture(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "e.db"
@@ -87,13 +87,50 @@ def test_before_capture_the_stream_starts_below_the_instance_and_reads_the_first
     emu.commit([("insert", "dbo.orders", {"order_id": 7})], at=at(0))
     assert emu.max_lsn() is None
     [instance] = EmulatorBackend(str(path)).capture_instances("dbo", "orders")
+    assert instance.start_lsn is None  # as on SQL Server: not established before capture
+    with pytest.raises(ValueError, match="'dbo_orders' has no start LSN yet; retry once the cap"):
+        reader_for(path).initialOffset()
+    emu.drain()
     reader = reader_for(path)
     start = reader.initialOffset()
-    assert start["lsn"] == lsn.decrement(instance.start_lsn or "")
-    assert reader.latestOffset(start, ReadAllAvailable()) == start
-    emu.drain()
+    assert start["lsn"] == lsn.decrement(emu.min_lsn("dbo_orders"))
     end = reader.latestOffset(start, ReadAllAvailable())
     assert [r["order_id"] for r in rows_of(reader, start, end)] == [7]
+
+
+def test_a_newer_instance_not_yet_established_is_not_switched_to_until_capture_reaches_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.db"
+    emu = orders(path, capture="manual")
+    commits(emu, range(3))
+    emu.drain()
+    metrics = tmp_path / "metrics"
+    reader = reader_for(path, metricsPath=str(metrics))
+    start = reader.initialOffset()
+    below = commits(emu, range(3, 4), start=10)  # below the newer instance's enable point
+    emu.enable_cdc("dbo.orders", capture_instance="dbo_orders_v2")
+    commits(emu, range(4, 6), start=20)
+    emu.configure(maxtrans=1)
+    assert emu.capture() == below[0]  # this cycle stops below the enable point
+    newer = EmulatorBackend(str(path)).capture_instances("dbo", "orders")[1]
+    assert (newer.name, newer.start_lsn) == ("dbo_orders_v2", None)
+    end = reader.latestOffset(start, ReadAllAvailable())
+    first = rows_of(reader, start, end)
+    assert [(r["order_id"], r["_capture_instance"]) for r in first] == [
+        (0, "dbo_orders"), (1, "dbo_orders"), (2, "dbo_orders"), (3, "dbo_orders"),
+    ]  # fmt: skip
+    assert list(metrics.glob("event-*")) == []  # no switch while start_lsn is NULL
+    emu.drain()
+    s = emu.min_lsn("dbo_orders_v2")
+    later = reader.latestOffset(end, ReadAllAvailable())
+    second = rows_of(reader, end, later)
+    assert [(r["order_id"], r["_capture_instance"]) for r in second] == [
+        (4, "dbo_orders_v2"), (5, "dbo_orders_v2"),
+    ]  # fmt: skip
+    assert [p.name for p in metrics.glob("event-*")] == [
+        f"event-capture_instance_switched-dbo_orders_v2-{s}.json"
+    ]
 
 
 def test_admission_control_counts_mapping_entries_and_stops_at_the_available_now_end(

@@ -51,8 +51,12 @@ struct Instance {
   std::int64_t object_id = 0;
   std::string name;
   std::int64_t source_object_id = 0;
-  Lsn start_lsn;
+  Lsn start_lsn;  // the low water mark, stored from the enable on
   Lsn create_lsn;
+  // Whether capture has reached the enable point: false while a manual-mode enable waits in the
+  // log. Until then SQL Server shows start_lsn as NULL (cdc.change_tables: "NULL = the low
+  // endpoint has not been established").
+  bool established = true;
   std::int64_t create_date = 0;  // server-local
   std::int64_t create_date_utc = 0;
   bool has_command_id = true;

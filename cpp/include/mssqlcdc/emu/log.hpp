@@ -56,7 +56,8 @@ struct RowOp {
 };
 
 struct LogRecord {
-  enum class Kind : std::uint8_t { Txn, Ddl, Idle };
+  // Enable: a manual-mode enable_cdc at its create LSN; capturing it establishes the instance.
+  enum class Kind : std::uint8_t { Txn, Ddl, Idle, Enable };
   Kind kind = Kind::Txn;
   Lsn begin_lsn;
   Lsn commit_lsn;
@@ -64,7 +65,7 @@ struct LogRecord {
   std::int64_t begin_time = 0;
   std::int64_t end_time = 0;
   std::vector<RowOp> ops;  // Txn
-  // Ddl
+  // Ddl (Enable: the change table's object id)
   std::int64_t table_id = 0;
   std::string ddl_kind;  // add, drop, alter
   std::string column;

@@ -76,7 +76,8 @@ struct DdlEntry {
 struct InstanceInfo {
   std::string name;
   std::string table;
-  Lsn start_lsn;
+  Lsn start_lsn;            // the stored low water mark
+  bool established = true;  // false: SQL Server shows start_lsn as NULL (catalog.hpp)
   Lsn create_lsn;
   Micros create_date = 0;
   Micros create_date_utc = 0;
@@ -191,6 +192,9 @@ class Reader {
                   ArrowArrayStream* out);
   std::vector<Entry> lsn_time_mapping();
   std::string server_time_zone();  // the IANA name of the time_zone setting, e.g. "UTC"
+  // The shuffle_unordered setting: the TDS front end then returns stored rows read without
+  // ORDER BY in a shuffled order, as SQL Server guarantees none (docs/emulator.md).
+  bool shuffle_unordered();
   std::vector<std::string> tables();
 
   // Row cursors and the catalog for the TDS front end (rows.cpp). Rows hold stored cells.

@@ -1,0 +1,83 @@
+"""Starting a stream's query: the `mssql_cdc` source at the generation's start, into the Delta
+sink through `foreachBatch`, in the generation's Spark checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from mssql_cdc.core import lsn
+from mssql_cdc.core.checkpoint import GenerationPaths
+from mssql_cdc.core.folders import check_inside
+from mssql_cdc.facts.keys import sink_id
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.pipeline.arguments import ToDeltaArgs
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+
+__all__ = ["start_query"]
+
+
+def start_query(
+    spark: SparkSession,
+    config: SourceConfig,
+    args: ToDeltaArgs,
+    paths: GenerationPaths,
+    start: str | None,
+) -> StreamingQuery:
+    """Start the streaming query of the live generation: the source at `start` (None: the
+    options' own start) into the Delta sink, in the generation's checkpoint."""
+    from mssql_cdc.sink.writer import delta_sink
+
+    metrics = paths.metrics_path or None
+    if metrics is not None:
+        # The sink cleans this folder: a symbolic link at <metricsPath>/<sink id> must not
+        # lead its cleaning elsewhere.
+        root = config.metrics_path or paths.checkpoint
+        check_inside(metrics, root, what="the generation's metrics folder")
+    sink = delta_sink(
+        args.target,
+        args.app_id,
+        args.facts_table,
+        metrics_path=metrics,
+        generation=paths.generation,
+        counted_by_reader=True,
+    )
+    # The generation's start and metrics folder replace any the caller gave.
+    reader = replace(
+        config,
+        starting_lsn=config.starting_lsn if start is None else lsn.normalize(start),
+        metrics_path=metrics,
+    )
+    writer = (
+        spark.readStream.format("mssql_cdc")
+        .options(**reader.to_options())
+        .load()
+        .writeStream.foreachBatch(_answerable(sink))
+        .option("checkpointLocation", paths.checkpoint)
+        .queryName(args.query_name or sink_id(args.app_id, paths.generation))
+    )
+    if args.trigger:
+        writer = writer.trigger(**args.trigger)
+    return writer.start()
+
+
+def _answerable(sink: Callable[[DataFrame, int], None]) -> Callable[[DataFrame, int], None]:
+    """`sink` as Spark calls it through Py4J, which answers only an `Exception`: any other
+    BaseException (a failpoint's InjectedFault, KeyboardInterrupt) would end Py4J's callback
+    thread unanswered and leave the query waiting forever, so it fails the batch instead."""
+
+    def call(df: DataFrame, batch_id: int) -> None:
+        try:
+            sink(df, batch_id)
+        except Exception:
+            raise
+        except BaseException as exc:
+            raise RuntimeError(
+                f"batch {batch_id} was interrupted by {type(exc).__name__}: {exc}"
+            ) from exc
+
+    return call
