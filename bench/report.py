@@ -26,6 +26,7 @@ class Figure:
     baseline_name: str
     target: str
     notes: list[str] = field(default_factory=list)
+    table: list[str] = field(default_factory=list)  # Markdown lines shown after the notes
     measured_at: str = ""
     machine: str = ""
 
@@ -103,4 +104,6 @@ def write_report(path: Path, figures: list[Figure]) -> None:
             if f.measured_at:
                 lines.append(f"- measured {f.measured_at} on {f.machine}")
             lines += [f"- {n}" for n in f.notes]
+            if f.table:
+                lines += ["", *f.table]
     path.write_text("\n".join(lines) + "\n")

@@ -20,6 +20,7 @@ from report import Figure, load_results, save_result, write_report  # noqa: E402
 BENCHMARKS: list[str] = [
     "b1_source",
     "b1_stream",
+    "b1_catchup",
     "b2_emulator_read",
     "b3_preflight",
     "b4_snapshot",

@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 from datetime import datetime
@@ -35,6 +36,7 @@ from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
 from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
+from mssql_cdc.tables.delta_write import append_rows, columns_of, writes_in_process
 from mssql_cdc.tables.migrations import sql_string
 
 if TYPE_CHECKING:
@@ -58,6 +60,8 @@ __all__ = [
     "last_batch",
     "source_event_row",
 ]
+
+log = logging.getLogger(__name__)
 
 SOURCE_EVENTS = EVENT_KINDS
 
@@ -183,21 +187,38 @@ def append_facts(
     if not rows:
         return
     ref = tables.table_ref(facts_table, argument="facts_table")
-    present = {name.lower() for name in spark.table(ref.sql).columns}
+    if user_metadata is not None and any(r.event not in (None, *SOURCE_EVENTS) for r in rows):
+        raise ConfigError(f"{ref}: a micro-batch's facts commit holds only its row and events")
+    metadata = None if user_metadata is None else dict(user_metadata)
+    if writes_in_process(ref):
+        try:
+            _check_facts_columns(ref, columns_of(ref))
+            names = [c.name for c in schemas.FACTS]
+            append_rows(
+                ref,
+                [dict(zip(names, r.as_tuple(), strict=True)) for r in rows],
+                key=None if key is None else (key.app_id, key.version),
+                user_metadata=metadata,
+            )
+            return
+        except TableOutOfReach as exc:  # nothing committed: Spark appends under the same key
+            log.debug("%s: the facts commit goes through Spark: %s", ref, exc)
+    _check_facts_columns(ref, spark.table(ref.sql).columns)
+    df = facts_dataframe(spark, rows)
+    if key is None:
+        table_writes.append(df, ref, user_metadata=metadata)
+    else:
+        table_writes.append_idempotent(df, ref, key.app_id, key.version, metadata)
+
+
+def _check_facts_columns(ref: tables.TableRef, columns: Sequence[str]) -> None:
+    present = {name.lower() for name in columns}
     missing = [c.name for c in schemas.FACTS if c.name.lower() not in present]
     if missing:
         raise ConfigError(
             f"{ref}: the facts table lacks the columns {', '.join(missing)}; open it for write "
             "first (tables.ensure_table(..., 'facts')) so its migrations run"
         )
-    df = facts_dataframe(spark, rows)
-    if user_metadata is not None and any(r.event not in (None, *SOURCE_EVENTS) for r in rows):
-        raise ConfigError(f"{ref}: a micro-batch's facts commit holds only its row and events")
-    metadata = None if user_metadata is None else dict(user_metadata)
-    if key is None:
-        table_writes.append(df, ref, user_metadata=metadata)
-    else:
-        table_writes.append_idempotent(df, ref, key.app_id, key.version, metadata)
 
 
 def batch_row(

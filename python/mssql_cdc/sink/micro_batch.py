@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 __all__ = ["aggregate", "check_columns", "persist", "read_into_cache"]
 
+# The cached batch is Spark's compressed column batches already; kept deserialized, the block
+# manager does not copy them through a serializer on the way in and out (decision 1001).
+STORAGE_LEVEL = "MEMORY_AND_DISK_DESER"
+
 _REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
 _ADDED = ("_batch_id", "_snapshot")
 
@@ -76,7 +80,7 @@ def persist(df: DataFrame, target: tables.TableRef) -> DataFrame:
     from pyspark.storagelevel import StorageLevel
 
     try:
-        return df.persist(StorageLevel.MEMORY_AND_DISK)
+        return df.persist(getattr(StorageLevel, STORAGE_LEVEL))
     except Exception as exc:  # any refusal means the same thing; re-raised with the remedy
         raise MssqlCdcError(
             f"{target}: this platform refuses to cache the micro-batch (persist failed: {exc}); "

@@ -31,6 +31,7 @@ from mssql_cdc.sink.micro_batch import aggregate, check_columns, persist, read_i
 from mssql_cdc.sink.state import LastBatch, already_recorded, rewound_error
 from mssql_cdc.sink.warm import StateWarmer
 from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.delta_write import writes_in_process
 from mssql_cdc.testing.failpoints import failpoint
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 __all__ = ["DeltaSink", "delta_sink"]
 
 log = logging.getLogger("mssql_cdc.sink.writer")
+# One DEBUG record as each step of a batch starts ("<batch id> <step>"), for profiling
+# (bench/b1_jobs.py); while DEBUG is off each costs one level check.
+phases = logging.getLogger("mssql_cdc.sink.phases")
 
 
 def delta_sink(
@@ -153,6 +157,7 @@ class DeltaSink:
         started_at = _utc_now()
         if isinstance(batch_id, bool) or not isinstance(batch_id, int) or batch_id < 0:
             raise ConfigError(f"{self!r}: batch_id={batch_id!r} must be an integer >= 0")
+        phases.debug("%d enter", batch_id)
         check_columns(df, self.target)
         spark = df.sparkSession
         self._enter(spark)
@@ -164,6 +169,7 @@ class DeltaSink:
             self._write(spark, cached, batch_id, started_at)
         finally:
             cached.unpersist()
+            phases.debug("%d end", batch_id)
 
     def _enter(self, spark: SparkSession) -> None:
         """Step 1, first call only: open the tables (migrating them) and read `last`."""
@@ -177,7 +183,7 @@ class DeltaSink:
         if self._bronze_exists:
             self._warmer.warm(self.target)
         if self.facts_table is not None:
-            self._warmer.warm(self.facts_table)
+            self._warm_facts()
             # a facts table created just now holds no row to read
             found = None if created else facts.last_batch(spark, self.facts_table, self.sink_id)
             self._last = None if found is None else LastBatch(*found)
@@ -187,6 +193,11 @@ class DeltaSink:
         """After a commit to `ref`: compute its next append's Delta state in the background."""
         if self._warmer is not None:
             self._warmer.warm(ref)
+
+    def _warm_facts(self) -> None:
+        """A facts table committed to in process needs no Delta state in Spark (decision 1000)."""
+        if self.facts_table is not None and not writes_in_process(self.facts_table):
+            self._warm(self.facts_table)
 
     def _check_rewind(self, batch_id: int) -> None:
         """Step 2: a batch older than the newest one recorded means a rewound checkpoint."""
@@ -200,7 +211,9 @@ class DeltaSink:
     ) -> None:
         from pyspark.sql import functions as F
 
+        phases.debug("%d counts", batch_id)
         agg = self._aggregates(cached)
+        phases.debug("%d bronze", batch_id)
         if agg.rows > 0:
             rows = cached.withColumn("_batch_id", F.lit(batch_id).cast("bigint"))
             key = batch_key(self.app_id, self.generation, batch_id)
@@ -211,6 +224,7 @@ class DeltaSink:
             self._bronze_exists = True
             self._warm(self.target)
         failpoint("sink.after_target_write")
+        phases.debug("%d files", batch_id)
         scan = sink_files.scan(self.metrics_path) if self.metrics_path is not None else None
         folded = fold_metrics(scan.ranges) if scan is not None else None
         if scan is not None and agg.rows > 0 and not scan.ranges:
@@ -230,7 +244,9 @@ class DeltaSink:
                     "table: pass facts_table to keep them",
                 )
         else:
+            phases.debug("%d facts", batch_id)
             self._commit_facts(spark, batch_id, agg, folded, records, started_at)
+        phases.debug("%d cleanup", batch_id)
         if scan is not None:
             sink_files.remove_files(scan.paths)
 
@@ -296,7 +312,7 @@ class DeltaSink:
             app_id=self.app_id, generation=self.generation, batch_id=batch_id
         )
         facts.append_facts(spark, self.facts_table, [row, *events], key=key, user_metadata=marker)
-        self._warm(self.facts_table)
+        self._warm_facts()
         self._committed_any = True
         if last is None or batch_id > last.batch_id:
             self._last = LastBatch(batch_id, end_lsn)

@@ -36,7 +36,9 @@ __all__ = [
     "is_local",
     "open_table",
     "path_of",
+    "properties",
     "read_rows",
+    "table_properties",
     "transaction_version",
 ]
 
@@ -131,6 +133,37 @@ def history(ref: TableRef, *, limit: int | None = None) -> list[dict[str, Any]]:
         return list(table.history(limit))
     except _errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the history: {exc}") from exc
+
+
+def properties(ref: TableRef) -> dict[str, str]:
+    """The table properties (Delta's `configuration`) of the table at `ref`'s path, newest
+    version: what `SHOW TBLPROPERTIES` lists of them, without Spark. Spark needs a job to read
+    a version whose commit another client wrote (no checksum file), deltalake never does.
+
+    Raises:
+        TableOutOfReach: as `open_table`, or deltalake cannot read the log.
+    """
+    table = open_table(ref)
+    try:
+        return {str(k): str(v) for k, v in table.metadata().configuration.items()}
+    except _errors() as exc:
+        raise TableOutOfReach(f"{ref}: deltalake cannot read the metadata: {exc}") from exc
+
+
+def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
+    """Return the Delta table properties of an existing table: a local path's read here (no
+    job: Spark needs one for a version deltalake committed, decision 1000), else through Spark."""
+    from mssql_cdc.tables.refs import table_ref
+
+    ref = table_ref(ref)
+    if is_local(ref):
+        try:
+            return properties(ref)
+        except TableOutOfReach as exc:
+            log.debug("%s", exc)
+    # SHOW TBLPROPERTIES reads the table's metadata only; DESCRIBE DETAIL runs jobs to size it.
+    rows = spark.sql(f"SHOW TBLPROPERTIES {ref.sql}").collect()
+    return {str(row["key"]): str(row["value"]) for row in rows}
 
 
 def transaction_version(ref: TableRef, app_id: str) -> int | None:

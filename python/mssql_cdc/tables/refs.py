@@ -23,6 +23,7 @@ from mssql_cdc.errors import ConfigError
 from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables.creation import create_statement
 from mssql_cdc.tables.definitions import TableKind
+from mssql_cdc.tables.delta_read import table_properties
 from mssql_cdc.tables.migrations import Migration, sql_string
 from mssql_cdc.tables.migrations import bronze as bronze_migrations
 from mssql_cdc.tables.migrations import control as control_migrations
@@ -197,14 +198,6 @@ class TableHandle:
     kind: TableKind
     version: int
     created: bool = False
-
-
-def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
-    """Return the Delta table properties of an existing table."""
-    ref = table_ref(ref)
-    # SHOW TBLPROPERTIES reads the table's metadata only; DESCRIBE DETAIL runs jobs to size it.
-    rows = spark.sql(f"SHOW TBLPROPERTIES {ref.sql}").collect()
-    return {str(row["key"]): str(row["value"]) for row in rows}
 
 
 def ensure_table(

@@ -6,6 +6,8 @@ every expected value is typed out.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +32,18 @@ def with_batch(rows: list[tuple[Any, ...]], batch_id: int) -> list[tuple[Any, ..
 
 def batch_rows(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted((r for r in facts if r["event"] is None), key=lambda r: r["batch_id"])
+
+
+def facts_commits(facts: str) -> list[tuple[int, str]]:
+    """(batch id, engineInfo) of each micro-batch facts commit, from the log's commit files."""
+    found = []
+    for path in sorted(Path(facts, "_delta_log").glob("*.json")):
+        for line in path.read_text().splitlines():
+            info = json.loads(line).get("commitInfo") if line else None
+            marker = json.loads(info.get("userMetadata") or "{}") if info else {}
+            if marker.get("facts") == "batch":
+                found.append((marker["batch_id"], str(info.get("engineInfo", ""))))
+    return found
 
 
 def check_a_replayed_batch_commits_once(spark: SparkSession, bronze: str, facts: str) -> None:
@@ -77,3 +91,6 @@ def check_a_replayed_batch_commits_once(spark: SparkSession, bronze: str, facts:
         (0, 4, lsn(1), lsn(2), 2, 1, 0, "orders", 0, bronze),
         (1, 2, lsn(3), lsn(4), 1, 0, 1, "orders", 0, bronze),
     ]
+    # one facts commit per batch, committed by deltalake in the driver (decision 1000)
+    assert [batch for batch, _ in facts_commits(facts)] == [0, 1]
+    assert all(engine.startswith("delta-rs") for _, engine in facts_commits(facts))
