@@ -19,7 +19,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from mssql_cdc import stream
-from mssql_cdc.pipeline.cdc_stream import CdcStream
+from mssql_cdc.pipeline import cdc_stream
 from tests.spark.support.facts_child import append_rows
 from tests.spark.support.recovery_support import Orders
 
@@ -43,7 +43,7 @@ def pre_flight_jobs(orders: Orders, monkeypatch: pytest.MonkeyPatch, **kw: Any) 
     """
     starts: list[str | None] = []
     monkeypatch.setattr(
-        CdcStream, "_start_query", lambda self, args, paths, start: starts.append(start)
+        cdc_stream, "start_query", lambda spark, config, args, paths, start: starts.append(start)
     )
     context = orders.spark.sparkContext
     group = f"pre-flight-{len(starts)}-{id(kw)}"
