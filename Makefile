@@ -43,9 +43,15 @@ lint: ## ruff (lint and format), mypy --strict and clang-format (.clang-format) 
 docs: setup ## the guides and the API reference from the docstrings into build/site; a warning fails it
 	@$(VENV)/bin/mkdocs build --strict  # not --quiet: it hides the warnings that --strict counts
 
+# The Spark tier in SPARK_WORKERS processes (each its own local[2] session), a file per worker
+# at a time; a test whose Python worker did not connect back to its JVM in Spark's fixed 10 s
+# (an overloaded host, not the code) runs once more, and only then (decision 0980).
+SPARK_WORKERS ?= 2
+SPARK_RERUN := --reruns 1 --only-rerun "Python worker failed to connect back" --only-rerun "CANNOT_OPEN_SOCKET"
+
 test-python: ## pytest: tests/unit (no JVM), tests/spark (local Spark and Delta), tests/connect (Spark Connect)
 	@$(PY) -m pytest tests/unit -q
-	@$(PY) -m pytest tests/spark -q --durations=20
+	@$(PY) -m pytest tests/spark -q --durations=20 -n $(SPARK_WORKERS) --dist loadfile $(SPARK_RERUN)
 	@$(PY) -m pytest tests/connect -q --durations=5  # its own process: the Connect server needs a JVM without a classic session
 
 # Python 3.12 for the newest set where the machine has it (pyenv), else 3.11 again.

@@ -44,7 +44,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
             b1_stream.warm_up(spark, Path(tmp))
             offsets = b1_plain.plan_offsets(options, 1)
             for n in range(rounds):
-                seconds, _query, counted = b1_stream.measure_ours(
+                seconds, _query, counted, _used = b1_stream.measure_ours(
                     spark, options, Path(tmp) / f"ours{n}", rows
                 )
                 ours_s.append(seconds)

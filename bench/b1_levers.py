@@ -91,7 +91,9 @@ def main(lever: str, shape: str, rounds: int) -> None:
                 for side in order:
                     work = Path(tmp) / f"{side}{n}"
                     with before() if side == "off" else nullcontext():
-                        seconds, _q, counted = b1_stream.measure_ours(spark, options, work, rows)
+                        seconds, _q, counted, _used = b1_stream.measure_ours(
+                            spark, options, work, rows
+                        )
                     sides[side].append((seconds, counted))
                     print(
                         f"{lever} {shape} round {n} {side}: {seconds:.1f} s, "

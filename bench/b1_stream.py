@@ -233,13 +233,18 @@ def wait_for_warm_ups(timeout: float = 120.0) -> None:
 
 def measure_ours(
     spark: Any, options: dict[str, str], work: Path, rows: int
-) -> tuple[float, Any, b1_jobs.RunJobs]:
-    """Run ours once with its jobs and phases recorded; the plain counts are filled later."""
+) -> tuple[float, Any, b1_jobs.RunJobs, Path]:
+    """Run ours once with its jobs and phases recorded; the plain counts are filled later.
+
+    Also returns the folder its tables are in: `work`, or `work/retry<n>` for a run started
+    over after a Python worker that did not connect back.
+    """
     for attempt in range(3):
+        used = work / f"retry{attempt}" if attempt else work
         with b1_jobs.PhaseLog() as phases:
             opened = b1_jobs.now_ms()
             try:
-                seconds, query = run_ours(spark, options, work / f"try{attempt}", rows)
+                seconds, query = run_ours(spark, options, used, rows)
             except Exception as exc:  # a worker that missed its 10 s to connect back: again
                 if attempt == 2 or "connect back" not in str(exc):
                     raise
@@ -260,7 +265,7 @@ def measure_ours(
         profiles=profiles,
         progress=progress,
     )
-    return seconds, query, counted
+    return seconds, query, counted, used
 
 
 def measure_plain(
@@ -320,12 +325,12 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
                 work = Path(tmp) / f"ours{n}"
                 if n == 0:
                     reset_ok = memory.reset()
-                seconds, _query, counted = measure_ours(spark, options, work, rows)
+                seconds, _query, counted, used = measure_ours(spark, options, work, rows)
                 if n == 0:
                     peaks = memory.peaks_mib()
                 ours_s.append(seconds)
                 if not frames:
-                    frames = baseline_batches(spark, str(work / "bronze"))
+                    frames = baseline_batches(spark, str(used / "bronze"))
                     if sum(f.count() for f in frames) != rows or len(frames) != BATCHES:
                         raise RuntimeError("B1: the baseline's batches do not hold ours' rows")
                 base_s.append(run_baseline(frames, Path(tmp) / f"base{n}"))
