@@ -21,7 +21,16 @@ from mssql_cdc.core import checkpoint
 from mssql_cdc.core.progress import Progress, Stage, report
 from mssql_cdc.emulator import Emulator
 
-__all__ = ["APP_ID", "TABLE", "DemoSummary", "latest_image", "run_demo"]
+__all__ = [
+    "APP_ID",
+    "TABLE",
+    "DemoSummary",
+    "TableOutcome",
+    "Workload",
+    "create_orders_table",
+    "latest_image",
+    "run_demo",
+]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +58,21 @@ class DemoSummary:
     equal: bool = False
     chart: Path | None = None
     headroom: list[tuple[datetime, float, int]] = field(default_factory=list)
+    tables: list[TableOutcome] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TableOutcome:
+    """One table of a many-table demo: what its stream did and whether bronze equals it."""
+
+    table: str
+    app_id: str
+    paused: bool
+    generation: int
+    resnapshot: bool
+    bronze_rows: int
+    source_rows: int
+    equal: bool
 
 
 def latest_image(bronze_rows: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]:
@@ -80,14 +104,16 @@ def latest_image(bronze_rows: list[dict[str, Any]], key: str) -> dict[Any, dict[
     return image
 
 
-class _Workload:
-    """A seeded orders workload: inserts, updates and deletes over simulated time."""
+class Workload:
+    """A seeded orders workload over simulated time: inserts, updates and deletes in `tables`
+    (each of the demo's orders shape), one table chosen at random per transaction."""
 
-    def __init__(self, emulator: Emulator, seed: int) -> None:
+    def __init__(self, emulator: Emulator, seed: int, tables: tuple[str, ...] = (TABLE,)) -> None:
         self.emulator = emulator
         self.random = random.Random(seed)
-        self.live: list[int] = []
-        self.next_id = 1
+        self.tables = tables
+        self.live: dict[str, list[int]] = {table: [] for table in tables}
+        self.next_id = dict.fromkeys(tables, 1)
         self.clock = START
 
     def advance(self, hours: float, commits: int) -> None:
@@ -97,27 +123,30 @@ class _Workload:
             self.emulator.commit(self._transaction(), at=self.clock)
 
     def _transaction(self) -> list[tuple[Any, ...]]:
+        # One table draws nothing for the choice, so the one-table demo's rows stay the same.
+        table = self.tables[0] if len(self.tables) == 1 else self.random.choice(self.tables)
+        live = self.live[table]
         changes: list[tuple[Any, ...]] = []
         for _ in range(self.random.randint(1, 4)):
             roll = self.random.random()
-            if roll < 0.5 or len(self.live) < 5:
-                order_id = self.next_id
-                self.next_id += 1
-                self.live.append(order_id)
+            if roll < 0.5 or len(live) < 5:
+                order_id = self.next_id[table]
+                self.next_id[table] += 1
+                live.append(order_id)
                 row = {
                     "order_id": order_id,
                     "customer": f"customer-{self.random.randint(1, 40):02d}",
                     "amount": round(self.random.uniform(5, 500), 2),
                     "status": "new",
                 }
-                changes.append(("insert", TABLE, row))
+                changes.append(("insert", table, row))
             elif roll < 0.85:
-                order_id = self.random.choice(self.live)
+                order_id = self.random.choice(live)
                 status = self.random.choice(STATUSES)
-                changes.append(("update", TABLE, {"order_id": order_id, "status": status}))
+                changes.append(("update", table, {"order_id": order_id, "status": status}))
             else:
-                order_id = self.live.pop(self.random.randrange(len(self.live)))
-                changes.append(("delete", TABLE, {"order_id": order_id}))
+                order_id = live.pop(self.random.randrange(len(live)))
+                changes.append(("delete", table, {"order_id": order_id}))
         return changes
 
     def idle_and_cleanup(self) -> None:
@@ -139,33 +168,70 @@ def run_demo(
     seed: int = 18,
     force: bool = False,
     backend: DemoBackend = "emulator",
+    tables: int = 1,
     verbose: bool = False,
 ) -> DemoSummary:
     """Run the whole demo in `out_dir` (emptied first) and return what it found.
 
     `backend` is how the stream reads the emulator: in process, or over TDS through a real
     SQL Server driver (the emulator file is then served on 127.0.0.1 for the demo's length).
+    `tables` above 1 streams that many tables in one `fan_out` job, and only the streams of
+    the last `tables // 2` of them stop during the simulated days (`demo_tables.py`).
     Each step is an INFO progress record of the logger `mssql_cdc.cli.demo_job`; `verbose`
     lets Spark print its start-up lines and warnings.
 
     Raises:
-        ConfigError: `out_dir` is not a folder the demo may empty (see
-            `demo_output.prepare_out_dir`; `force` allows a non-empty folder it did not make);
-            nothing was deleted or started.
+        ConfigError: `tables` is not 1 to 20, or `out_dir` is not a folder the demo may empty
+            (see `demo_output.prepare_out_dir`; `force` allows a non-empty folder it did not
+            make); nothing was deleted or started.
     """
     from mssql_cdc import stream
+    from mssql_cdc.cli import demo_tables
     from mssql_cdc.spark import local_session
 
+    names = demo_tables.table_names(tables)
     out = prepare_out_dir(out_dir, force=force)
     summary = DemoSummary(out_dir=out, backend=backend)
     paths = {name: str(out / name) for name in ("bronze", "facts", "checkpoint")}
 
-    progress(1, f"emulator database {out / 'emulator.db'} with table {TABLE}")
+    shown = TABLE if tables == 1 else f"{tables} tables ({names[0]} to {names[-1]})"
+    progress(1, f"emulator database {out / 'emulator.db'} with {shown}")
     emulator = Emulator.create(
         out / "emulator.db", start=START.isoformat(), retention_minutes=RETENTION_MINUTES
     )
+    instances = tuple(create_orders_table(emulator, name) for name in names)
+    workload = Workload(emulator, seed, names)
+    # Four days of history first, so the cleanup job is in its steady state (it keeps the last
+    # three days) before the stream starts, as on a server that has run CDC for a while.
+    for _ in range(8):
+        workload.advance(hours=12, commits=8 * tables)
+        workload.idle_and_cleanup()
+
+    progress(2, "starting Spark (local, with Delta Lake)")
+    spark = local_session("mssql-cdc-demo", warehouse=out / "spark", verbose=verbose)
+    with ExitStack() as cleanup:
+        options = _source(out / "emulator.db", backend, cleanup)
+        if tables == 1:
+            cdc = stream(spark, {**options, "captureInstance": instances[0]})
+            _stream_story(cdc, emulator, workload, instances[0], paths, summary)
+        else:
+            demo_tables.stream_story(spark, options, emulator, workload, instances, summary)
+    progress(6, "checking bronze against the source table")
+    if tables == 1:
+        _conclude(spark, emulator, paths, summary)
+        summary.chart = _chart(summary, out / "retention-headroom.png")
+    else:
+        demo_tables.conclude(spark, emulator, names, instances, summary)
+    emulator.close()
+    verdict = "equals" if summary.equal else "differs from"
+    progress(STEPS, f"done: bronze's latest image {verdict} the source table", finished=True)
+    return summary
+
+
+def create_orders_table(emulator: Emulator, table: str) -> str:
+    """Create `table` in the demo's orders shape, enable CDC on it; its capture instance."""
     emulator.create_table(
-        TABLE,
+        table,
         {
             "order_id": "int",
             "customer": "nvarchar(40)",
@@ -174,27 +240,7 @@ def run_demo(
         },
         primary_key="order_id",
     )
-    instance = emulator.enable_cdc(TABLE)
-    workload = _Workload(emulator, seed)
-    # Four days of history first, so the cleanup job is in its steady state (it keeps the last
-    # three days) before the stream starts, as on a server that has run CDC for a while.
-    for _ in range(8):
-        workload.advance(hours=12, commits=8)
-        workload.idle_and_cleanup()
-
-    progress(2, "starting Spark (local, with Delta Lake)")
-    spark = local_session("mssql-cdc-demo", warehouse=out / "spark", verbose=verbose)
-    with ExitStack() as cleanup:
-        options = _source(out / "emulator.db", backend, cleanup)
-        cdc = stream(spark, {**options, "captureInstance": instance})
-        _stream_story(cdc, emulator, workload, instance, paths, summary)
-    progress(6, "checking bronze against the source table")
-    _conclude(spark, emulator, paths, summary)
-    summary.chart = _chart(summary, out / "retention-headroom.png")
-    emulator.close()
-    verdict = "equals" if summary.equal else "differs from"
-    progress(STEPS, f"done: bronze's latest image {verdict} the source table", finished=True)
-    return summary
+    return emulator.enable_cdc(table)
 
 
 def _source(path: Path, backend: DemoBackend, cleanup: ExitStack) -> dict[str, str]:
@@ -212,7 +258,7 @@ def _source(path: Path, backend: DemoBackend, cleanup: ExitStack) -> dict[str, s
 def _stream_story(
     cdc: Any,
     emulator: Emulator,
-    workload: _Workload,
+    workload: Workload,
     instance: str,
     paths: dict[str, str],
     summary: DemoSummary,
