@@ -64,6 +64,7 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
 def result(summary: DemoSummary) -> dict[str, Any]:
     """The demo's result as `--json` prints it (docs/cli.md, 'Output')."""
     event = summary.resnapshot or {}
+    tables = {"tables": [asdict(t) for t in summary.tables]} if summary.tables else {}
     return {
         "equal": summary.equal,
         "backend": summary.backend,
@@ -81,7 +82,7 @@ def result(summary: DemoSummary) -> dict[str, Any]:
         },
         "out": str(summary.out_dir),
         "chart": None if summary.chart is None else str(summary.chart),
-        "tables": [asdict(t) for t in summary.tables],
+        **tables,
     }
 
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from mssql_cdc.cli.job_args import read_options
 from mssql_cdc.cli.output import add_output_flags
-from mssql_cdc.cli.session import session_on_first_use
-from mssql_cdc.errors import MssqlCdcError
+from mssql_cdc.cli.session import call_in_session
 
 __all__ = ["EXIT_CODES", "add_parser", "render", "run"]
 
@@ -132,27 +130,20 @@ def _estimate(e: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     from mssql_cdc import stream
 
-    spark, stop_if_started_here = session_on_first_use(
-        verbose=args.verbose, app_name="mssql-cdc-plan"
+    plan, code = call_in_session(
+        "plan",
+        verbose=args.verbose,
+        call=lambda spark: stream(spark, read_options(args.options)).plan_recovery(
+            args.target,
+            args.app_id,
+            args.checkpoint,
+            args.facts,
+            resnapshot_interval_days=args.interval_days,
+            snapshot=args.snapshot,
+            bootstrap=args.bootstrap,
+        ),
     )
-    try:
-        try:
-            plan = stream(spark, read_options(args.options)).plan_recovery(
-                args.target,
-                args.app_id,
-                args.checkpoint,
-                args.facts,
-                resnapshot_interval_days=args.interval_days,
-                snapshot=args.snapshot,
-                bootstrap=args.bootstrap,
-            )
-        finally:
-            stop_if_started_here()
-    except ValueError as exc:
-        print(f"mssql-cdc plan: {exc}", file=sys.stderr)
-        return 2
-    except (MssqlCdcError, OSError) as exc:
-        print(f"mssql-cdc plan: {exc}", file=sys.stderr)
-        return 1
+    if plan is None:
+        return code
     print(json.dumps(plan, indent=2) if args.json else render(dict(plan)))
     return EXIT_CODES[plan["action"]]

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from mssql_cdc.cli.job_args import read_options
 from mssql_cdc.cli.output import add_output_flags
-from mssql_cdc.cli.session import session_on_first_use
-from mssql_cdc.errors import MssqlCdcError
+from mssql_cdc.cli.session import call_in_session
 
 __all__ = ["add_parser", "run"]
 
@@ -57,27 +55,20 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
 def run(args: argparse.Namespace) -> int:
     from mssql_cdc import stream
 
-    spark, stop_if_started_here = session_on_first_use(
-        verbose=args.verbose, app_name="mssql-cdc-resnapshot"
+    result, code = call_in_session(
+        "resnapshot",
+        verbose=args.verbose,
+        call=lambda spark: stream(spark, read_options(args.options)).resnapshot(
+            args.target,
+            args.app_id,
+            args.checkpoint,
+            args.facts,
+            resnapshot_interval_days=args.interval_days,
+            snapshot=args.snapshot,
+        ),
     )
-    try:
-        try:
-            result = stream(spark, read_options(args.options)).resnapshot(
-                args.target,
-                args.app_id,
-                args.checkpoint,
-                args.facts,
-                resnapshot_interval_days=args.interval_days,
-                snapshot=args.snapshot,
-            )
-        finally:
-            stop_if_started_here()
-    except ValueError as exc:
-        print(f"mssql-cdc resnapshot: {exc}", file=sys.stderr)
-        return 2
-    except (MssqlCdcError, OSError) as exc:
-        print(f"mssql-cdc resnapshot: {exc}", file=sys.stderr)
-        return 1
+    if result is None:
+        return code
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mssql_cdc.errors import MssqlCdcError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["session_on_first_use"]
+__all__ = ["call_in_session", "session_on_first_use"]
+
+T = TypeVar("T")
 
 
 def session_on_first_use(
@@ -46,3 +51,28 @@ def session_on_first_use(
             started[0].stop()
 
     return _Deferred(), stop_if_started_here
+
+
+def call_in_session(
+    verb: str, *, verbose: bool, call: Callable[[SparkSession], T]
+) -> tuple[T | None, int]:
+    """`call(spark)` with a session started on first use and stopped after it if started here.
+
+    Returns (its result, 0), or (None, exit code) once the error is printed to stderr as
+    `mssql-cdc VERB: ...`: 2 for a bad argument (a ValueError: nothing was done), 1 for a
+    failure of the library, the filesystem or Spark.
+    """
+    spark, stop_if_started_here = session_on_first_use(
+        verbose=verbose, app_name=f"mssql-cdc-{verb}"
+    )
+    try:
+        try:
+            return call(spark), 0
+        finally:
+            stop_if_started_here()
+    except ValueError as exc:
+        print(f"mssql-cdc {verb}: {exc}", file=sys.stderr)
+        return None, 2
+    except (MssqlCdcError, OSError) as exc:
+        print(f"mssql-cdc {verb}: {exc}", file=sys.stderr)
+        return None, 1
