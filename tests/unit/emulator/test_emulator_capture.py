@@ -148,7 +148,29 @@ def test_alter_column_converts_stored_change_rows_and_refuses_values_that_do_not
     with pytest.raises(ConstraintError, match="8115"):
         emu.alter_column("dbo.orders", "amount", "decimal(2,1)", at=at(3))
     with pytest.raises(SchemaError, match="within a type family"):
-        emu.alter_column("dbo.orders", "amount", "int", at=at(3))
+        emu.alter_column("dbo.orders", "amount", "date", at=at(3))
+
+
+def test_alter_column_converts_across_type_families_as_sql_server_does(tmp_path: Path) -> None:
+    emu = Emulator.create(tmp_path / "e.db")
+    emu.create_table("dbo.t", {"id": "int", "n": "int", "code": "varchar(10)"}, primary_key="id")
+    emu.enable_cdc("dbo.t")
+    emu.commit([("insert", "dbo.t", {"id": 1, "n": 42, "code": " 7 "})], at=at(1))
+    emu.commit([("insert", "dbo.t", {"id": 2, "n": -5, "code": "abc"})], at=at(2))
+    emu.alter_column("dbo.t", "n", "varchar(30)", at=at(3))  # int to varchar is legal
+    assert [r["n"] for r in emu.rows("dbo.t")] == ["42", "-5"]
+    assert [r["n"] for r in emu.change_rows("dbo_t")] == ["42", "-5"]
+    with pytest.raises(ConstraintError, match="^Conversion failed when converting the varchar value 'abc' to data type int") as failed:
+        emu.alter_column("dbo.t", "code", "int", at=at(4))
+    assert failed.value.number == 245
+    assert [r["code"] for r in emu.rows("dbo.t")] == [" 7 ", "abc"]  # a failed ALTER changes nothing
+    emu.commit([("delete", "dbo.t", {"id": 2})], at=at(5))
+    emu.alter_column("dbo.t", "code", "bigint", at=at(6))  # the remaining ' 7 ' converts
+    assert [r["code"] for r in emu.rows("dbo.t")] == [7]
+    emu.commit([("insert", "dbo.t", {"id": 3, "n": "99999999999999999999"})], at=at(7))
+    with pytest.raises(ConstraintError, match="overflowed a bigint column") as overflow:
+        emu.alter_column("dbo.t", "n", "bigint", at=at(8))
+    assert overflow.value.number == 248
 
 
 def test_alter_column_fails_capture_when_a_stored_change_row_does_not_fit(
