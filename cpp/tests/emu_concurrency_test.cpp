@@ -23,6 +23,18 @@ std::optional<std::vector<std::int32_t>> next_ids(ArrowArrayStream* s) {
   return ids;
 }
 
+// disable_cdc on dbo_orders fails as SQL Server's lock timeout does.
+void expect_lock_timeout(Engine& e) {
+  try {
+    e.disable_cdc("dbo_orders");
+    FAIL() << "disable_cdc did not wait for the open read";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.kind(), ErrorKind::EmuBusy);
+    EXPECT_EQ(err.number(), 1222);
+    EXPECT_TRUE(std::string(err.what()).starts_with("Lock request time out period exceeded.")) << err.what();
+  }
+}
+
 struct SixCommits {
   TempFile f;
   std::unique_ptr<Engine> e;
@@ -30,6 +42,13 @@ struct SixCommits {
   SixCommits() : e(orders_file(f.path())) {
     for (int i = 0; i < 6; ++i)
       commits.push_back(e->commit({insert("dbo.orders", {{"order_id", I(i)}})}, kStart + (i + 1) * kSecond));
+  }
+  // A read of two-row batches whose first batch is consumed, with the lock timeout given.
+  ArrowArrayStream started(Reader& r, const std::string& lock_timeout_ms) {
+    e->configure("lock_timeout_ms", lock_timeout_ms);
+    ArrowArrayStream s = read(r, 2);
+    EXPECT_EQ(next_ids(&s), (std::vector<std::int32_t>{0, 1}));
+    return s;
   }
   ArrowArrayStream read(Reader& r, std::int64_t batch_rows) {
     ChangeReadOptions o;
@@ -54,18 +73,9 @@ TEST(EmuConcurrency, ACleanupCommittedBetweenTwoBatchesRemovesTheRowsTheReadHasN
 
 TEST(EmuConcurrency, DisableWaitsForAnOpenReadAndTimesOutWithError1222) {
   SixCommits w;
-  w.e->configure("lock_timeout_ms", "30");
   Reader r(w.f.path());
-  ArrowArrayStream s = w.read(r, 2);
-  EXPECT_EQ(next_ids(&s), (std::vector<std::int32_t>{0, 1}));
-  try {
-    w.e->disable_cdc("dbo_orders");
-    FAIL() << "disable_cdc did not wait for the open read";
-  } catch (const Error& err) {
-    EXPECT_EQ(err.kind(), ErrorKind::EmuBusy);
-    EXPECT_EQ(err.number(), 1222);
-    EXPECT_TRUE(std::string(err.what()).starts_with("Lock request time out period exceeded.")) << err.what();
-  }
+  ArrowArrayStream s = w.started(r, "30");
+  expect_lock_timeout(*w.e);
   // The instance is untouched: the read goes on to its end, and then disable_cdc succeeds.
   EXPECT_EQ(next_ids(&s), (std::vector<std::int32_t>{2, 3}));
   EXPECT_EQ(next_ids(&s), (std::vector<std::int32_t>{4, 5}));
@@ -77,10 +87,8 @@ TEST(EmuConcurrency, DisableWaitsForAnOpenReadAndTimesOutWithError1222) {
 
 TEST(EmuConcurrency, AWaitingDisableProceedsOnceTheReadIsReleased) {
   SixCommits w;
-  w.e->configure("lock_timeout_ms", "-1");
   Reader r(w.f.path());
-  ArrowArrayStream s = w.read(r, 2);
-  EXPECT_EQ(next_ids(&s), (std::vector<std::int32_t>{0, 1}));
+  ArrowArrayStream s = w.started(r, "-1");
   std::string failure;
   std::thread disabler([&]() {
     try {
@@ -105,12 +113,7 @@ TEST(EmuConcurrency, ARowCursorOfAChangeTableHoldsItsInstanceUntilItEnds) {
   auto cursor = r.change_table_rows("dbo_orders", CellRange{});
   std::vector<Cell> row;
   ASSERT_TRUE(cursor->next(row));
-  try {
-    w.e->disable_cdc("dbo_orders");
-    FAIL() << "disable_cdc did not wait for the open cursor";
-  } catch (const Error& err) {
-    EXPECT_EQ(err.number(), 1222);
-  }
+  expect_lock_timeout(*w.e);
   while (cursor->next(row)) {}
   w.e->disable_cdc("dbo_orders");
 }

@@ -439,33 +439,9 @@ Value across_families(Value v, const SqlType& from, const SqlType& to, std::stri
 
 Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::string_view what) {
   if (stored.is_null()) return stored;
-  if (from.family() != to.family()) {
-    Value v;
-    switch (from.family()) {
-      case Family::Bit:
-      case Family::Integer:
-        v.kind = Value::Kind::Int;
-        v.i = stored.i;
-        break;
-      case Family::Exact:
-        v.kind = Value::Kind::Decimal;
-        v.s = scaled_to_text(decimal_decode(stored.s), from.scale);
-        break;
-      case Family::Approximate:
-        v.kind = Value::Kind::Float;
-        v.f = stored.d;
-        break;
-      default:
-        v.kind = Value::Kind::Text;
-        v.s = stored.s;
-        if (from.base == Base::Char || from.base == Base::NChar) {
-          while (!v.s.empty() && v.s.back() == ' ') v.s.pop_back();
-        }
-    }
-    return coerce(across_families(std::move(v), from, to, what), to, what);
-  }
   Value v;
   switch (from.family()) {
+    case Family::Bit:
     case Family::Integer:
       v.kind = Value::Kind::Int;
       v.i = stored.i;
@@ -501,6 +477,7 @@ Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::st
       break;
     default: return stored;
   }
+  if (from.family() != to.family()) v = across_families(std::move(v), from, to, what);
   return coerce(v, to, what);
 }
 

@@ -64,7 +64,8 @@ def test_a_read_in_another_process_holds_the_instance_until_it_ends(tmp_path: Pa
     emu.configure(lock_timeout_ms=50)
     ctx = multiprocessing.get_context("spawn")
     started, finish, out = ctx.Event(), ctx.Event(), ctx.Queue()
-    child = ctx.Process(target=hold_a_read, args=(str(tmp_path / "e.db"), lsns, started, finish, out))
+    path = str(tmp_path / "e.db")
+    child = ctx.Process(target=hold_a_read, args=(path, lsns, started, finish, out))
     child.start()
     try:
         assert started.wait(60)
