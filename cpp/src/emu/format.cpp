@@ -94,6 +94,7 @@ void bump_catalog(Db& db) { meta_set(db, "catalog_version", std::to_string(catal
 std::string get_setting(Db& db, const std::string& name) {
   const auto v = meta_get(db, "setting." + name);
   if (!v && name == "shuffle_unordered") return "false";  // a file made before the setting
+  if (!v && name == "lock_timeout_ms") return "10000";
   if (!v) throw Error(ErrorKind::InvalidArgument, "unknown emulator setting '" + name + "'");
   return *v;
 }
@@ -115,6 +116,9 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
     if (value != "at_or_before" && value != "after") bad_setting(name, value, "'at_or_before' or 'after'");
   } else if (name == "max_text_repl_size") {
     if (!parse_int(value, -1, 2'147'483'647, n)) bad_setting(name, value, "-1 or a byte count 0..2147483647");
+  } else if (name == "lock_timeout_ms") {
+    if (!parse_int(value, -1, 2'147'483'647, n))
+      bad_setting(name, value, "-1 (no limit) or milliseconds 0..2147483647");
   } else if (name == "command_id_column" || name == "shuffle_unordered") {
     if (value != "true" && value != "false") bad_setting(name, value, "True or False");
   } else if (name == "time_zone") {
@@ -135,7 +139,7 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
                 "unknown emulator setting '" + name +
                     "'; known: capture, maxtrans, idle_interval_seconds, retention_minutes, "
                     "cleanup_threshold, cleanup_job_rule, max_text_repl_size, "
-                    "command_id_column, time_zone, shuffle_unordered");
+                    "command_id_column, time_zone, shuffle_unordered, lock_timeout_ms");
   }
   meta_set(db, "setting." + name, value);
   bump_catalog(db);
@@ -186,7 +190,8 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
         {"max_text_repl_size", "65536"},
         {"command_id_column", "true"},
         {"time_zone", "UTC"},
-        {"shuffle_unordered", "false"}};
+        {"shuffle_unordered", "false"},
+        {"lock_timeout_ms", "10000"}};
     for (const auto& [k, v] : defaults) meta_set(db, std::string("setting.") + k, v);
     txn.commit();
   } catch (...) {

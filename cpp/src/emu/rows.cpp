@@ -11,6 +11,7 @@
 #include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/reader.hpp"
+#include "mssqlcdc/emu/schema_lock.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
@@ -21,6 +22,7 @@ struct CursorHooks {
   std::filesystem::path path;
   ReadHooks hooks;
   std::int64_t object_id = 0;  // a change read's instance, whose new mark a mid-read hook reads
+  SchemaLock lock;             // a change read's Sch-S on its instance (schema_lock.hpp)
 };
 
 class SqlCursor final : public RowCursor {
@@ -43,6 +45,7 @@ class SqlCursor final : public RowCursor {
       if (!stmt_->step()) {
         stmt_.reset();
         txn_->end();
+        hooks_.lock.release();
         hooks_.hooks.fire_during(hooks_.path);  // after the transaction, before the end is reported
         return false;
       }
@@ -129,6 +132,16 @@ std::unique_ptr<RowCursor> Reader::change_table_rows(std::string_view ci, const 
   // The hooks fire before the read transaction starts, as in read_changes.
   ReadHooks hooks = fire_hooks ? ReadHooks::claim(path_, "changes") : ReadHooks{};
   auto db = open_file(path_);
+  // Sch-S while the client reads, so sp_cdc_disable_table waits for it; taken before the read
+  // transaction, so the instance it reads is the one locked.
+  SchemaLock lock;
+  {
+    ReadTxn peek(*db);
+    const Instance locked = load_instance(*db, ci);
+    const std::int64_t timeout = lock_timeout_ms(*db);
+    peek.end();
+    lock = SchemaLock(path_, locked.object_id, SchemaLock::Mode::Shared, timeout);
+  }
   auto txn = std::make_unique<ReadTxn>(*db);
   const Instance in = load_instance(*db, ci);
   std::string sql = R"(SELECT "__$start_lsn", "__$end_lsn", "__$seqval", "__$operation", "__$update_mask")";
@@ -139,7 +152,7 @@ std::unique_ptr<RowCursor> Reader::change_table_rows(std::string_view ci, const 
   sql += in.has_command_id ? R"( ORDER BY "__$start_lsn", "__$command_id", "__$seqval", "__$operation")"
                            : R"( ORDER BY "__$start_lsn", "__$seqval", "__$operation")";
   return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds,
-                                     CursorHooks{path_, std::move(hooks), in.object_id});
+                                     CursorHooks{path_, std::move(hooks), in.object_id, std::move(lock)});
 }
 
 std::int64_t Reader::change_row_count(std::string_view ci) {
@@ -168,7 +181,8 @@ std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const Cell
     sql += range_where(quote_ident(key[0]->name), first_key, binds) + " ORDER BY ";
     for (std::size_t i = 0; i < key.size(); ++i) sql += (i ? ", " : "") + quote_ident(key[i]->name);
   }
-  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds, CursorHooks{path_, std::move(hooks)});
+  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds,
+                                     CursorHooks{path_, std::move(hooks), 0, SchemaLock{}});
 }
 
 }  // namespace mssqlcdc::emu

@@ -8,6 +8,7 @@
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/log.hpp"
+#include "mssqlcdc/emu/schema_lock.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
@@ -53,6 +54,7 @@ class ChangeScan final : public BatchSource {
     if (options.batch_bytes < 1) throw Error(ErrorKind::InvalidArgument, "batch_bytes must be positive");
     if (options.fire_hooks) hooks_ = ReadHooks::claim(path, "changes");
     db_ = open_file(path);
+    lock_instance(ci);
     txn_ = std::make_unique<ReadTxn>(*db_);
     if (options.raw_names) {
       in_ = load_instance(*db_, ci);
@@ -116,10 +118,18 @@ class ChangeScan final : public BatchSource {
       sql += " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2";
     }
     if (drop_old) sql += " AND \"__$operation\" <> " + std::to_string(static_cast<int>(Operation::UpdateBefore));
-    sql += in_.has_command_id ? " ORDER BY \"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\""
-                              : " ORDER BY \"__$start_lsn\", \"__$seqval\", \"__$operation\"";
+    const std::string order = in_.has_command_id ? R"("__$start_lsn", "__$command_id", "__$seqval", "__$operation")"
+                                                 : R"("__$start_lsn", "__$seqval", "__$operation")";
+    // A later batch continues after the last row read, in the order's own key.
+    resume_sql_ =
+        sql + " AND (" + order + ") > (?3, ?4, ?5" + (in_.has_command_id ? ", ?6)" : ")") + " ORDER BY " + order;
+    sql += " ORDER BY " + order;
+    if (!options.raw_names) {
+      from_ = *from;
+      to_ = *to;
+    }
     stmt_.emplace(db_->prepare(sql));
-    if (!options.raw_names) stmt_->bind_blob(1, lsn_blob(*from)).bind_blob(2, lsn_blob(*to));
+    bind_range();
     if (options.raw_names) {
       builders_.push_back(lsn_builder("__$start_lsn", false));
       builders_.push_back(lsn_builder("__$end_lsn", false));
@@ -143,6 +153,7 @@ class ChangeScan final : public BatchSource {
 
   bool next_batch() override {
     if (finished_) return false;
+    if (!stmt_) resume();
     if (hooks_.null_row) {
       for (auto& b : builders_) b.append_null();
       hooks_.null_row = false;
@@ -163,14 +174,81 @@ class ChangeScan final : public BatchSource {
       ++seen_;
       const void* start = sqlite3_column_blob(st, 0);
       const int start_n = sqlite3_column_bytes(st, 0);
+      remember_position(st);
       if (filter_below_ && std::memcmp(start, filter_below_->bytes().data(), Lsn::kBytes) < 0) continue;
       append_row(st, start, start_n);
       ++rows;
     }
+    suspend();
     return true;
   }
 
  private:
+  // Sch-S on the instance for the whole read, so disable_cdc waits for it (schema_lock.hpp).
+  // Taken before the read transaction: an instance dropped meanwhile is then not found (208).
+  void lock_instance(std::string_view ci) {
+    for (;;) {
+      std::optional<Instance> found;
+      std::int64_t timeout = 0;
+      {
+        ReadTxn peek(*db_);
+        found = find_instance(*db_, ci);
+        timeout = lock_timeout_ms(*db_);
+        peek.end();
+      }
+      if (!found) return;
+      lock_ = SchemaLock(path_, found->object_id, SchemaLock::Mode::Shared, timeout);
+      ReadTxn check(*db_);
+      const auto now = find_instance(*db_, ci);
+      check.end();
+      if (!now || now->object_id == found->object_id) return;
+    }
+  }
+
+  void bind_range() {
+    if (!options_.raw_names) stmt_->bind_blob(1, lsn_blob(from_)).bind_blob(2, lsn_blob(to_));
+  }
+
+  void remember_position(sqlite3_stmt* st) {
+    last_start_.assign(static_cast<const char*>(sqlite3_column_blob(st, 0)),
+                       static_cast<std::size_t>(sqlite3_column_bytes(st, 0)));
+    last_seqval_.assign(static_cast<const char*>(sqlite3_column_blob(st, 1)),
+                        static_cast<std::size_t>(sqlite3_column_bytes(st, 1)));
+    last_operation_ = sqlite3_column_int64(st, 2);
+    last_command_id_ = sqlite3_column_int64(st, 4);
+  }
+
+  // Read committed: each batch reads in a transaction of its own, so a cleanup that commits
+  // between two batches removes rows the read has not reached yet, as on SQL Server, where a
+  // reader at read committed (or NOLOCK) sees the deletes that commit during its scan.
+  void suspend() {
+    stmt_.reset();
+    txn_->end();
+    txn_.reset();
+  }
+
+  void resume() {
+    txn_ = std::make_unique<ReadTxn>(*db_);
+    // The Sch-S lock keeps the instance; a manual-mode capture cycle may still convert a column.
+    const Instance now = load_instance(*db_, in_.name);
+    for (const auto& c : cols_) {
+      const CapturedColumn* cur = now.find(c.name);
+      if (cur == nullptr || !(cur->type == c.type)) {
+        throw Error(ErrorKind::EmuCapture, "capture instance '" + in_.name + "': column " + c.name +
+                                               " changed type during this read (a capture cycle applied an "
+                                               "ALTER COLUMN); read the range again");
+      }
+    }
+    stmt_.emplace(db_->prepare(resume_sql_));
+    bind_range();
+    stmt_->bind_blob(3, last_start_);
+    if (in_.has_command_id) {
+      stmt_->bind(4, last_command_id_).bind_blob(5, last_seqval_).bind(6, last_operation_);
+    } else {
+      stmt_->bind_blob(4, last_seqval_).bind(5, last_operation_);
+    }
+  }
+
   void append_row(sqlite3_stmt* st, const void* start, int start_n) {
     std::size_t i = 0;
     const bool binary = options_.binary_lsn && !options_.raw_names;
@@ -211,6 +289,7 @@ class ChangeScan final : public BatchSource {
     finished_ = true;
     stmt_.reset();
     txn_->end();
+    lock_.release();
     hooks_.fire_during(path_);
   }
 
@@ -218,8 +297,16 @@ class ChangeScan final : public BatchSource {
   ChangeReadOptions options_;
   ReadHooks hooks_;
   std::unique_ptr<Db> db_;
+  SchemaLock lock_;  // declared before the transaction, so it is released after it
   std::unique_ptr<ReadTxn> txn_;
   std::optional<Stmt> stmt_;
+  std::string resume_sql_;
+  Lsn from_;
+  Lsn to_;
+  std::string last_start_;
+  std::string last_seqval_;
+  std::int64_t last_operation_ = 0;
+  std::int64_t last_command_id_ = 0;
   Instance in_;
   std::vector<CapturedColumn> cols_;
   std::vector<ColumnBuilder> builders_;

@@ -3,11 +3,28 @@
 #include <set>
 
 #include "mssqlcdc/emu/engine.hpp"
+#include "mssqlcdc/emu/format.hpp"
+#include "mssqlcdc/emu/schema_lock.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
 
 namespace {
+
+bool numeric_or_text(Family f) {
+  return f == Family::Bit || f == Family::Integer || f == Family::Exact || f == Family::Approximate ||
+         f == Family::Character;
+}
+
+// Whether alter_column may change a column from `from` to `to`: within a family, or between the
+// numeric and character families as SQL Server converts implicitly (convert() in values.cpp).
+bool convertible(const SqlType& from, const SqlType& to) {
+  if (from.family() == to.family()) return from.family() != Family::RowVersion && from.family() != Family::Guid;
+  // A float's text form (style 0, six digits) is not modelled, so float to text is refused.
+  if (from.family() == Family::Approximate && to.family() == Family::Character) return false;
+  if (from.family() == Family::Character && to.family() == Family::Bit) return false;  // 'TRUE' rules not modelled
+  return numeric_or_text(from.family()) && numeric_or_text(to.family());
+}
 
 // Rewrites one column of every row of `t` with fn(old value); all values are computed first.
 template <typename Fn>
@@ -229,7 +246,43 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
   return name;
 }
 
+namespace {
+
+// Sch-M on instances, taken before the write transaction: a reader waited for never needs the
+// writer's lock to finish (its hooks fire through that lock), so the wait cannot deadlock.
+std::vector<SchemaLock> lock_instances(Db& db, const std::vector<std::int64_t>& object_ids) {
+  std::int64_t timeout = 0;
+  {
+    ReadTxn r(db);
+    timeout = lock_timeout_ms(db);
+    r.end();
+  }
+  std::vector<SchemaLock> locks;
+  for (const std::int64_t id : object_ids) locks.emplace_back(db.path(), id, SchemaLock::Mode::Exclusive, timeout);
+  return locks;
+}
+
+std::vector<std::int64_t> instance_ids_of_table(Db& db, std::string_view table) {
+  ReadTxn r(db);
+  std::vector<std::int64_t> ids;
+  if (auto t = find_table(db, table)) {
+    for (const auto& in : instances_of(db, t->object_id)) ids.push_back(in.object_id);
+  }
+  r.end();
+  return ids;
+}
+
+}  // namespace
+
 void Engine::disable_cdc(std::string_view capture_instance) {
+  std::int64_t object_id = 0;
+  {
+    ReadTxn r(*db_);
+    object_id = load_instance(*db_, capture_instance).object_id;
+    r.end();
+  }
+  // SQL Server drops the change table under Sch-M, which waits for the readers' Sch-S.
+  const auto locks = lock_instances(*db_, {object_id});
   Txn txn(*this);
   const Instance in = load_instance(*db_, capture_instance);
   db_->exec("DROP TABLE " + in.change_table());
@@ -251,6 +304,11 @@ void Engine::disable_cdc(std::string_view capture_instance) {
 
 void Engine::ddl(std::string_view table, const std::string& kind, std::string_view column, std::string_view sql_type,
                  std::optional<Micros> at, Lsn& out) {
+  // An ALTER of a captured column alters the change tables too (capture.cpp), under Sch-M.
+  // Manual mode converts them in a later capture cycle, which takes no lock: a read then
+  // stops with a clear error if a column it streams changed type (scan.cpp).
+  const auto locks =
+      kind == "alter" ? lock_instances(*db_, instance_ids_of_table(*db_, table)) : std::vector<SchemaLock>{};
   Txn txn(*this);
   const Table t = load_table(*db_, table);
   check_no_open_txn(t.object_id, "cannot change the columns of " + t.full_name());
@@ -342,10 +400,11 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
       } catch (const Error& e) {
         throw Error(ErrorKind::EmuSchema, t.full_name() + "." + c->name + ": " + e.what());
       }
-      if (type.family() != c->type.family() || type.family() == Family::RowVersion || type.family() == Family::Guid) {
+      if (!convertible(c->type, type)) {
         throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot alter column " + c->name + " from " +
                                               c->type.canonical() + " to " + type.canonical() +
-                                              "; only changes within a type family are supported");
+                                              "; the emulator converts within a type family and between "
+                                              "numbers and character types");
       }
       // Every stored value converts before any is written: a value that does not fit
       // (2628, 8115) changes nothing.

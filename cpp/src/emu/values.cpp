@@ -344,10 +344,104 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
   wrong_type(what, type, kind_name(v.kind));
 }
 
+namespace {
+
+std::string base_name(const SqlType& t) {
+  const std::string c = t.canonical();
+  return c.substr(0, c.find('('));
+}
+
+// Whether `text` reads as a number: [sign] digits [. digits], and an exponent for a float.
+bool number_text(const std::string& text, bool exponent) {
+  std::size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;
+  bool digit = false;
+  bool point = false;
+  for (; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (std::isdigit(static_cast<unsigned char>(ch)) != 0) {
+      digit = true;
+    } else if (ch == '.' && !point) {
+      point = true;
+    } else if ((ch == 'e' || ch == 'E') && exponent && digit) {
+      return number_text(text.substr(i + 1), false) && text.find('.', i) == std::string::npos;
+    } else {
+      return false;
+    }
+  }
+  return digit;
+}
+
+// SQL Server's implicit conversion of one value across type families (the CAST and CONVERT
+// chart): numbers to text, text to numbers (245, 248, 8114), decimals and floats to integers
+// (truncated), integers to bit (nonzero is 1).
+Value across_families(Value v, const SqlType& from, const SqlType& to, std::string_view what) {
+  const Family target = to.family();
+  if (target == Family::Character) {
+    if (v.kind == Value::Kind::Int) v.s = std::to_string(v.i);
+    v.kind = Value::Kind::Text;  // a decimal's text is its digits at its scale, as CAST gives
+    return v;
+  }
+  if (v.kind == Value::Kind::Text) {
+    std::string text = v.s;
+    while (!text.empty() && text.front() == ' ') text.erase(text.begin());
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    if (target == Family::Integer || target == Family::Bit) {
+      const auto scaled = parse_scaled(text, 0);
+      const bool digits_only = !text.empty() && text.find('.') == std::string::npos;
+      if (!scaled || !digits_only) {
+        constraint(245, "Conversion failed when converting the " + base_name(from) + " value '" + v.s +
+                            "' to data type " + base_name(to) + ". (error 245): " + std::string(what) +
+                            "; change or delete that row before the ALTER COLUMN");
+      }
+      __int128 lo = std::numeric_limits<std::int64_t>::min();
+      __int128 hi = std::numeric_limits<std::int64_t>::max();
+      if (to.base == Base::Int)
+        lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
+      if (to.base == Base::SmallInt) lo = -32768, hi = 32767;
+      if (to.base == Base::TinyInt) lo = 0, hi = 255;
+      if (*scaled < lo || *scaled > hi) {
+        const std::string name = base_name(to);
+        constraint(248, "The conversion of the " + base_name(from) + " value '" + v.s + "' overflowed " +
+                            (name.front() == 'i' ? "an " : "a ") + name + " column. (error 248): " + std::string(what));
+      }
+      v.kind = Value::Kind::Int;
+      v.i = static_cast<std::int64_t>(*scaled);
+    } else {
+      if (!number_text(text, target == Family::Approximate)) {
+        constraint(8114, "Error converting data type " + base_name(from) + " to " +
+                             (target == Family::Exact ? std::string("numeric") : base_name(to)) + ". (error 8114): " +
+                             std::string(what) + "; change or delete that row before the ALTER COLUMN");
+      }
+      v.kind = target == Family::Exact ? Value::Kind::Decimal : Value::Kind::Float;
+      v.s = text;
+      v.f = std::stod(text);
+    }
+  } else if (target == Family::Integer || target == Family::Bit) {
+    if (v.kind == Value::Kind::Decimal) {
+      const __int128 scaled = *parse_scaled(v.s, from.scale);
+      v.i = static_cast<std::int64_t>(scaled / pow10(from.scale));
+    } else if (v.kind == Value::Kind::Float) {
+      v.i = static_cast<std::int64_t>(std::trunc(v.f));
+    }
+    v.kind = Value::Kind::Int;
+    if (target == Family::Bit && v.i != 0) v.i = 1;
+  } else if (target == Family::Approximate && v.kind == Value::Kind::Decimal) {
+    v.kind = Value::Kind::Float;
+    v.f = std::stod(v.s);
+  } else if (target == Family::Exact && v.kind == Value::Kind::Float) {
+    v.kind = Value::Kind::Decimal;
+    v.s = std::to_string(v.f);
+  }
+  return v;
+}
+
+}  // namespace
+
 Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::string_view what) {
   if (stored.is_null()) return stored;
   Value v;
   switch (from.family()) {
+    case Family::Bit:
     case Family::Integer:
       v.kind = Value::Kind::Int;
       v.i = stored.i;
@@ -383,6 +477,7 @@ Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::st
       break;
     default: return stored;
   }
+  if (from.family() != to.family()) v = across_families(std::move(v), from, to, what);
   return coerce(v, to, what);
 }
 

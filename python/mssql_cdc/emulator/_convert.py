@@ -14,7 +14,13 @@ Time = datetime | str
 
 _EPOCH = datetime(1970, 1, 1)
 _ZERO_LSN = "0x" + "0" * 20
-_INT_SETTINGS = ("maxtrans", "retention_minutes", "cleanup_threshold", "max_text_repl_size")
+_INT_SETTINGS = (
+    "maxtrans",
+    "retention_minutes",
+    "cleanup_threshold",
+    "max_text_repl_size",
+    "lock_timeout_ms",
+)
 _FLAG_SETTINGS = ("command_id_column", "shuffle_unordered")
 SETTING_NAMES = (
     "capture",
@@ -27,6 +33,7 @@ SETTING_NAMES = (
     "command_id_column",
     "time_zone",
     "shuffle_unordered",
+    "lock_timeout_ms",
 )  # in the order settings() returns them
 
 

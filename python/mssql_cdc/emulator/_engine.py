@@ -156,6 +156,7 @@ class Emulator:
         return result
 
     def disable_cdc(self, capture_instance: str) -> None:
+        """Drops the instance once no change read holds it; BusyError 1222 past lock_timeout_ms."""
         self._e.disable_cdc(capture_instance)
 
     def add_column(self, table: str, column: str, sql_type: str, *, at: Time | None = None) -> str:

@@ -148,7 +148,31 @@ def test_alter_column_converts_stored_change_rows_and_refuses_values_that_do_not
     with pytest.raises(ConstraintError, match="8115"):
         emu.alter_column("dbo.orders", "amount", "decimal(2,1)", at=at(3))
     with pytest.raises(SchemaError, match="within a type family"):
-        emu.alter_column("dbo.orders", "amount", "int", at=at(3))
+        emu.alter_column("dbo.orders", "amount", "date", at=at(3))
+
+
+def test_alter_column_converts_across_type_families_as_sql_server_does(tmp_path: Path) -> None:
+    emu = Emulator.create(tmp_path / "e.db")
+    columns = {"id": "int", "n": "int", "code": "varchar(10)", "word": "varchar(10)"}
+    emu.create_table("dbo.t", columns, primary_key="id")
+    emu.enable_cdc("dbo.t")
+    emu.commit([("insert", "dbo.t", {"id": 1, "n": 42, "code": " 7 ", "word": "abc"})], at=at(1))
+    emu.commit([("insert", "dbo.t", {"id": 2, "n": -5, "code": "8", "word": "x"})], at=at(2))
+    emu.alter_column("dbo.t", "n", "varchar(30)", at=at(3))  # int to varchar is legal
+    assert [r["n"] for r in emu.rows("dbo.t")] == ["42", "-5"]
+    assert [r["n"] for r in emu.change_rows("dbo_t")] == ["42", "-5"]
+    refused = r"^Conversion failed when converting the varchar value 'abc' to data type int\."
+    with pytest.raises(ConstraintError, match=refused) as failed:
+        emu.alter_column("dbo.t", "word", "int", at=at(4))
+    assert failed.value.number == 245
+    assert [r["word"] for r in emu.rows("dbo.t")] == ["abc", "x"]  # a failed ALTER changes nothing
+    emu.alter_column("dbo.t", "code", "bigint", at=at(5))  # spaces around digits are allowed
+    assert [r["code"] for r in emu.rows("dbo.t")] == [7, 8]
+    assert [r["code"] for r in emu.change_rows("dbo_t")] == [7, 8]
+    emu.commit([("insert", "dbo.t", {"id": 3, "n": "99999999999999999999"})], at=at(6))
+    with pytest.raises(ConstraintError, match="overflowed a bigint column") as overflow:
+        emu.alter_column("dbo.t", "n", "bigint", at=at(7))
+    assert overflow.value.number == 248
 
 
 def test_alter_column_fails_capture_when_a_stored_change_row_does_not_fit(
