@@ -8,7 +8,6 @@ call repeated after a crash, or a concurrent one, stores nothing twice.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
@@ -17,10 +16,11 @@ from mssql_cdc.core.progress import Progress, Throughput, per_second, report
 from mssql_cdc.errors import ConfigError, SchemaChangedError
 from mssql_cdc.facts import family
 from mssql_cdc.facts.details import SnapshotPlanDetail, json_key, parse_time
-from mssql_cdc.facts.keys import events_key, snapplan_key, validate_app_id
+from mssql_cdc.facts.keys import events_key, snapplan_key
 from mssql_cdc.facts.rows import append_facts
 from mssql_cdc.facts.snapshot_rows import snapshot_completion_row, snapshot_plan_row
 from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.snapshot.backfill_arguments import check_arguments
 from mssql_cdc.snapshot.backfill_wave import Snapshot, facts_of_stored_wave, run_wave
 from mssql_cdc.snapshot.chunk_plan import (
     DEFAULT_CHUNK_ROWS,
@@ -70,49 +70,6 @@ def _status(
     }
 
 
-# Upper bounds of the numeric arguments (decision 0621): far above any real call.
-MAX_COUNT = 2**31 - 1  # chunk_rows and max_waves: an int, as T-SQL's TOP and Spark take it
-MAX_SECONDS = 31_536_000.0  # a year: one call's time budget
-MAX_HEADROOM_HOURS = 874_913.0  # SQL Server's longest CDC retention, 52,494,800 minutes
-
-
-def _count(name: str, value: object) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
-        raise ConfigError(f"{name}={value!r}: pass None or an integer from 1 to {MAX_COUNT:,}")
-
-
-def _number(name: str, value: object, *, positive: bool, maximum: float) -> None:
-    if value is None:
-        return
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or (value <= 0 if positive else value < 0) or value > maximum:  # type: ignore[operator]
-        low = "above 0" if positive else "from 0"
-        raise ConfigError(f"{name}={value!r}: pass None or a number {low} up to {maximum:,.0f}")
-
-
-def _check_arguments(
-    target: object,
-    app_id: object,
-    facts_table: object,
-    chunk_rows: object,
-    max_waves: object,
-    max_seconds: object,
-    min_headroom_hours: object,
-    target_wave_seconds: object = None,
-) -> None:
-    validate_app_id(app_id)
-    tables.table_ref(target, argument="target")
-    tables.table_ref(facts_table, argument="facts_table")
-    tables.require_distinct(target=target, facts_table=facts_table)
-    _count("chunk_rows", chunk_rows)
-    _count("max_waves", max_waves)
-    _number("max_seconds", max_seconds, positive=True, maximum=MAX_SECONDS)
-    _number("min_headroom_hours", min_headroom_hours, positive=False, maximum=MAX_HEADROOM_HOURS)
-    _number("target_wave_seconds", target_wave_seconds, positive=True, maximum=MAX_SECONDS)
-
-
 def backfill(
     spark: SparkSession,
     config: SourceConfig,
@@ -140,7 +97,7 @@ def backfill(
         SchemaChangedError: the table's unique key is no longer the one the open recorded, so
             the planned chunks no longer tile it; take a new snapshot.
     """
-    _check_arguments(
+    check_arguments(
         target,
         app_id,
         facts_table,
