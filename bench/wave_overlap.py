@@ -17,7 +17,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -34,20 +34,13 @@ def _source(path: Path) -> None:
 
     emu = Emulator.create(path)
     emu.create_table(
-        "dbo.orders",
-        {"order_id": "bigint", "status": "nvarchar(20)", "qty": "int"},
-        primary_key="order_id",
+        "dbo.orders", {"order_id": "bigint", "note": "nvarchar(40)"}, primary_key="order_id"
     )
     emu.enable_cdc("dbo.orders")
-    emu.commit_many(
-        [
-            [
-                ("insert", "dbo.orders", {"order_id": i, "status": f"s{i % 97}", "qty": i % 13})
-                for i in range(start, min(start + PER_COMMIT, ROWS))
-            ]
-            for start in range(0, ROWS, PER_COMMIT)
-        ]
-    )
+    rows: list[Any] = [
+        ("insert", "dbo.orders", {"order_id": i, "note": f"n{i}"}) for i in range(ROWS)
+    ]
+    emu.commit_many([rows[i : i + PER_COMMIT] for i in range(0, ROWS, PER_COMMIT)])
     emu.close()
 
 

@@ -68,12 +68,17 @@ def _first(frame: DataFrame, keys: Sequence[str], *, last: bool) -> DataFrame:
 def _without(frame: DataFrame, other: DataFrame, keys: Sequence[str]) -> DataFrame:
     """`frame`'s rows whose key `other` lacks, matched null-safely (a unique index may hold
     one NULL key)."""
-    left, right = frame.alias("l"), other.select(*[_c(k) for k in keys]).distinct().alias("r")
+    from pyspark.sql import functions as F
+
+    # The right side's keys get new names: both sides read one bronze, and a condition over
+    # columns of one lineage could resolve to the same attribute on both.
+    names = [f"__mssql_cdc_key{i}" for i in range(len(keys))]
+    right = other.select(*[_c(k).alias(n) for k, n in zip(keys, names, strict=True)]).distinct()
     condition = None
-    for k in keys:
-        match = left[k].eqNullSafe(right[k])
+    for k, n in zip(keys, names, strict=True):
+        match = _c(k).eqNullSafe(F.col(n))
         condition = match if condition is None else condition & match
-    return left.join(right, condition, "left_anti")
+    return frame.join(right, condition, "left_anti")
 
 
 def _wholes_below(bronze: DataFrame, s: str) -> list[str]:
