@@ -70,6 +70,7 @@ class SnapshotOpenDetail(TypedDict):
     keys: NotRequired[list[str]]
     plan: NotRequired[IntExtent | KeysetExtent | None]
     requested: NotRequired[bool]  # a re-snapshot a person asked for, not a loss (issue 20)
+    gap_deletes: NotRequired[bool]  # its completion derives the gap's deletes (decision 1140)
 
 
 class SnapshotPlanDetail(TypedDict):
@@ -260,6 +261,8 @@ def read_open(detail: str | Mapping[str, Any]) -> SnapshotOpenDetail:
         result["keys"] = list(raw["keys"])
     if "plan" in raw:
         result["plan"] = raw["plan"]
+    if raw.get("gap_deletes"):
+        result["gap_deletes"] = True
     return result
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "batch_key",
     "events_key",
     "facts_key",
+    "gap_deletes_key",
     "sink_id",
     "snapchunks_key",
     "snapplan_key",
@@ -88,3 +89,8 @@ def snapchunks_key(app_id: str, snapshot_lsn: str, wave: int) -> TxnKey:
 def wave_key(app_id: str, snapshot_lsn: str, wave: int) -> TxnKey:
     """A chunked wave's bronze append: `A#snap.<S>`, the wave number."""
     return TxnKey(f"{validate_app_id(app_id)}#snap.{snapshot_lsn}", _version("wave", wave))
+
+
+def gap_deletes_key(app_id: str, snapshot_lsn: str) -> TxnKey:
+    """The derived deletes of re-snapshot S in bronze: `A#gapdel.<S>`, version 0."""
+    return TxnKey(f"{validate_app_id(app_id)}#gapdel.{snapshot_lsn}", 0)

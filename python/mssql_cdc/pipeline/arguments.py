@@ -43,6 +43,7 @@ class ToDeltaArgs:
     mode: SnapshotMode
     trigger: Mapping[str, Any] | None
     query_name: str | None
+    gap_deletes: bool = False  # a completed re-snapshot derives the gap's deletes
 
     @property
     def checkpoint_is_spark_only(self) -> bool:
@@ -141,6 +142,7 @@ def check_to_delta(
     mode: object,
     trigger: object = None,
     query_name: object = None,
+    gap_deletes: object = False,
 ) -> ToDeltaArgs:
     """Validate to_delta's arguments in a fixed order, so one call always names the same defect.
 
@@ -152,6 +154,13 @@ def check_to_delta(
     interval = _interval(interval_days)
     if not isinstance(bootstrap, bool):
         raise ConfigError(f"bootstrap={bootstrap!r}: pass True or False")
+    if not isinstance(gap_deletes, bool):
+        raise ConfigError(f"gap_deletes={gap_deletes!r}: pass True or False")
+    if gap_deletes and loss != "resnapshot":
+        raise ConfigError(
+            "gap_deletes=True derives deletes when a re-snapshot completes, and only "
+            "on_data_loss='resnapshot' re-snapshots: pass both, or leave gap_deletes False"
+        )
     if snapshot == "chunked" and facts_table is None:
         raise ConfigError(
             "snapshot='chunked' needs a facts_table: a chunked snapshot's opens, plan and "
@@ -200,4 +209,5 @@ def check_to_delta(
         mode="chunked" if snapshot == "chunked" else "full",
         trigger=checked_trigger,
         query_name=query_name,
+        gap_deletes=gap_deletes,
     )

@@ -78,6 +78,7 @@ class CdcStream:
             mode=args.mode,
             bootstrap=args.bootstrap,
             interval_days=args.interval_days,
+            gap_deletes=args.gap_deletes,
         )
 
     def _recovery_args(
@@ -135,6 +136,7 @@ class CdcStream:
         on_data_loss: OnDataLoss = "fail",
         resnapshot_interval_days: float = 7.0,
         snapshot: SnapshotMode = "full",
+        gap_deletes: bool = False,
     ) -> StreamingQuery:
         """Start streaming the capture instance into the Delta table `target`.
 
@@ -167,6 +169,10 @@ class CdcStream:
                 within this many days (0 to 36,500; 0 re-snapshots now).
             snapshot: how a bootstrap or re-snapshot reads the table: "full" in one read
                 before the query starts, "chunked" by `backfill()` beside the running stream.
+            gap_deletes: with on_data_loss="resnapshot", when a re-snapshot completes (full:
+                at once; chunked: in the `backfill()` that completes it), append a delete row
+                at its LSN for each key bronze held that the snapshot lacks, marked by
+                `_snapshot` (docs/data-loss.md, 'Deletes across a gap').
         Returns:
             The running StreamingQuery, at once. Errors of the running query fail it rather
             than this call: DataLossError when changes are purged before it reads them (with
@@ -195,6 +201,7 @@ class CdcStream:
             mode=snapshot,
             trigger=trigger,
             query_name=query_name,
+            gap_deletes=gap_deletes,
         )
         from mssql_cdc.snapshot.bootstrap import generation_start
 
@@ -271,6 +278,7 @@ class CdcStream:
         max_waves: int | None = None,
         max_seconds: float | None = None,
         min_headroom_hours: float | None = None,
+        target_wave_seconds: float | None = None,
     ) -> BackfillStatus:
         """Read waves of the stream's newest open chunked snapshot into `target`, and complete
         it after its last chunk (docs/snapshots.md).
@@ -291,6 +299,10 @@ class CdcStream:
                 at most a year: 31,536,000); None for no limit. At least one wave runs.
             min_headroom_hours: pause while the stream's retention headroom is below this
                 many hours (0 to 874,913, SQL Server's longest retention); None never pauses.
+            target_wave_seconds: a time budget per wave (above 0, at most 31,536,000): each
+                wave after the first reads as many chunks as the waves measured in this call
+                say fit in it (at most twice, at least half the previous wave's); None reads
+                `numPartitions` chunks per wave.
         Returns:
             The status: `state` "done", "running" (call again), "waiting_headroom",
             "waiting_metrics" or "no_snapshot", with the chunks done and in all.
@@ -298,6 +310,8 @@ class CdcStream:
             ConfigError (a ValueError): an invalid argument, a full snapshot of the stream
                 still open (the mode lock), the newest chunked snapshot belongs to another
                 target, or a stamp below the snapshot's LSN (a secondary behind the primary).
+            SchemaChangedError: the table's unique key is no longer the one the snapshot was
+                opened on; take a new snapshot (`resnapshot`).
         """
         from mssql_cdc.snapshot.backfill import backfill
 
@@ -311,6 +325,7 @@ class CdcStream:
             max_waves=max_waves,
             max_seconds=max_seconds,
             min_headroom_hours=min_headroom_hours,
+            target_wave_seconds=target_wave_seconds,
         )
 
     def resnapshot(

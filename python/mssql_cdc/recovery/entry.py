@@ -62,6 +62,7 @@ def recovery_request(
     mode: SnapshotMode,
     bootstrap: bool,
     interval_days: float,
+    gap_deletes: bool = False,
 ) -> RecoveryRequest:
     """The pre-flight's request for checked to_delta arguments; of the startingLsn option only
     an LSN is an explicit start (earliest and latest leave the start to the decision)."""
@@ -76,6 +77,7 @@ def recovery_request(
         interval_days=interval_days,
         duration_guard=config.snapshot_duration_guard,
         metrics_path=config.metrics_path,
+        gap_deletes=gap_deletes,
     )
 
 
@@ -129,7 +131,13 @@ def _recover(
         spark, config, request.target, request.app_id, facts, snapshot_facts=snapshot_facts
     )
     writes = SparkRecoveryWrites(
-        spark, config, request.target, request.app_id, facts, requested=request.requested
+        spark,
+        config,
+        request.target,
+        request.app_id,
+        facts,
+        requested=request.requested,
+        gap_deletes=request.gap_deletes,
     )
     observer = open_observer(config)
     try:

@@ -133,6 +133,7 @@ class RecoveryRequest:
     duration_guard: DurationGuard = "warn"
     metrics_path: str | None = None
     requested: bool = False  # CdcStream.resnapshot(): a re-snapshot without a loss
+    gap_deletes: bool = False  # to_delta(gap_deletes=True): the completion derives deletes
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,10 +97,12 @@ class SparkRecoveryWrites:
         facts: str,
         *,
         requested: bool = False,
+        gap_deletes: bool = False,
     ) -> None:
         self._spark, self._config = spark, config
         self._target, self._app_id, self._facts = target, app_id, facts
         self._requested = requested  # the facts rows say a person asked for this one
+        self._gap_deletes = gap_deletes  # the completion first derives the gap's deletes
 
     def take_full(self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None) -> Taken:
         from mssql_cdc.snapshot import full as snapshot
@@ -138,6 +140,7 @@ class SparkRecoveryWrites:
             lost_from_ts=lost_from_ts,
             lost_to_ts=lost_to_ts,
             requested=self._requested,
+            gap_deletes=self._gap_deletes,
         )
 
     def write_event(
@@ -145,6 +148,10 @@ class SparkRecoveryWrites:
     ) -> None:
         from mssql_cdc.snapshot import full as snapshots
 
+        if self._gap_deletes:
+            # Before the completion row: a crash between the two repeats the deletes on the
+            # rerun (which reuses this snapshot), and Delta stores them once.
+            self._write_gap_deletes(snapshot.offset)
         snapshots.write_completion(
             self._spark,
             self._facts,
@@ -162,4 +169,22 @@ class SparkRecoveryWrites:
             lost_from_ts=lost_from_ts,
             lost_to_ts=lost_to_ts,
             requested=self._requested,
+        )
+
+    def _write_gap_deletes(self, snapshot: StreamOffset) -> None:
+        from mssql_cdc.snapshot.gap_deletes import write_gap_deletes
+        from mssql_cdc.snapshot.probe import open_probe
+
+        probe = open_probe(self._config)
+        try:
+            keys = list(probe.resolved().index_columns)
+        finally:
+            probe.close()
+        write_gap_deletes(
+            self._spark,
+            self._target,
+            app_id=self._app_id,
+            facts_table=self._facts,
+            snapshot=snapshot,
+            keys=keys,
         )

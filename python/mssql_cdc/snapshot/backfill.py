@@ -8,23 +8,30 @@ call repeated after a crash, or a concurrent one, stores nothing twice.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mssql_cdc.core.progress import Progress, Throughput, per_second, report
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, SchemaChangedError
 from mssql_cdc.facts import family
 from mssql_cdc.facts.details import SnapshotPlanDetail, json_key, parse_time
-from mssql_cdc.facts.keys import events_key, snapplan_key, validate_app_id
+from mssql_cdc.facts.keys import events_key, snapplan_key
 from mssql_cdc.facts.rows import append_facts
 from mssql_cdc.facts.snapshot_rows import snapshot_completion_row, snapshot_plan_row
 from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.snapshot.backfill_arguments import check_arguments
 from mssql_cdc.snapshot.backfill_wave import Snapshot, facts_of_stored_wave, run_wave
-from mssql_cdc.snapshot.chunk_plan import DEFAULT_CHUNK_ROWS, int_chunks, keyset_chunks
+from mssql_cdc.snapshot.chunk_plan import (
+    DEFAULT_CHUNK_ROWS,
+    int_chunks,
+    keyset_chunks,
+    usable_keys,
+)
 from mssql_cdc.snapshot.full import check_mode_lock
+from mssql_cdc.snapshot.gap_deletes import write_gap_deletes
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe
+from mssql_cdc.snapshot.wave_sizing import WaveTime, key_change, next_wave_chunks
 from mssql_cdc.source.parallelism import default_parallelism
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables.writes import txn_version
@@ -63,47 +70,6 @@ def _status(
     }
 
 
-# Upper bounds of the numeric arguments (decision 0621): far above any real call.
-MAX_COUNT = 2**31 - 1  # chunk_rows and max_waves: an int, as T-SQL's TOP and Spark take it
-MAX_SECONDS = 31_536_000.0  # a year: one call's time budget
-MAX_HEADROOM_HOURS = 874_913.0  # SQL Server's longest CDC retention, 52,494,800 minutes
-
-
-def _count(name: str, value: object) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
-        raise ConfigError(f"{name}={value!r}: pass None or an integer from 1 to {MAX_COUNT:,}")
-
-
-def _number(name: str, value: object, *, positive: bool, maximum: float) -> None:
-    if value is None:
-        return
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or (value <= 0 if positive else value < 0) or value > maximum:  # type: ignore[operator]
-        low = "above 0" if positive else "from 0"
-        raise ConfigError(f"{name}={value!r}: pass None or a number {low} up to {maximum:,.0f}")
-
-
-def _check_arguments(
-    target: object,
-    app_id: object,
-    facts_table: object,
-    chunk_rows: object,
-    max_waves: object,
-    max_seconds: object,
-    min_headroom_hours: object,
-) -> None:
-    validate_app_id(app_id)
-    tables.table_ref(target, argument="target")
-    tables.table_ref(facts_table, argument="facts_table")
-    tables.require_distinct(target=target, facts_table=facts_table)
-    _count("chunk_rows", chunk_rows)
-    _count("max_waves", max_waves)
-    _number("max_seconds", max_seconds, positive=True, maximum=MAX_SECONDS)
-    _number("min_headroom_hours", min_headroom_hours, positive=False, maximum=MAX_HEADROOM_HOURS)
-
-
 def backfill(
     spark: SparkSession,
     config: SourceConfig,
@@ -115,8 +81,12 @@ def backfill(
     max_waves: int | None = None,
     max_seconds: float | None = None,
     min_headroom_hours: float | None = None,
+    target_wave_seconds: float | None = None,
 ) -> BackfillStatus:
     """Read waves of the family's newest open chunked snapshot; complete it after its last chunk.
+
+    `target_wave_seconds`: a time budget per wave; the chunks per wave then follow the waves
+    measured in this call (decision 1141). Without it a wave reads `numPartitions` chunks.
 
     Returns:
         The status: `done`, `running` (call again), `waiting_headroom`, `waiting_metrics`, or
@@ -124,9 +94,18 @@ def backfill(
     Raises:
         ValueError: a bad argument, the mode lock (a full snapshot of the family is open), the
             newest chunked snapshot belongs to another target, or a stamp below S.
+        SchemaChangedError: the table's unique key is no longer the one the open recorded, so
+            the planned chunks no longer tile it; take a new snapshot.
     """
-    _check_arguments(
-        target, app_id, facts_table, chunk_rows, max_waves, max_seconds, min_headroom_hours
+    check_arguments(
+        target,
+        app_id,
+        facts_table,
+        chunk_rows,
+        max_waves,
+        max_seconds,
+        min_headroom_hours,
+        target_wave_seconds,
     )
     facts = family.snapshot_facts(spark, facts_table, app_id)
     check_mode_lock(
@@ -155,6 +134,7 @@ def backfill(
         return _status("done", snap.s, done, total, f"the snapshot at {snap.s} is complete")
     probe = open_probe(config)
     try:
+        _check_keys(snap, probe)
         plan = _plan(spark, snap, probe, chunk_rows, facts.plan(snap.s))
         return _waves(
             spark,
@@ -163,10 +143,24 @@ def backfill(
             probe,
             plan,
             facts.chunks(snap.s),
-            (max_waves, max_seconds, min_headroom_hours),
+            (max_waves, max_seconds, min_headroom_hours, target_wave_seconds),
         )
     finally:
         probe.close()
+
+
+def _check_keys(snap: Snapshot, probe: SourceProbe) -> None:
+    """Refuse to read on when the key the open recorded no longer keys the table."""
+    keys, kind = usable_keys(probe)
+    why = key_change(snap.open.detail.get("keys", []), keys if kind is not None else [])
+    if why is not None:
+        raise SchemaChangedError(
+            f"{snap.target}: the chunked snapshot at {snap.s} cannot go on: {why}, so its "
+            "chunks no longer tile the table. Take a new snapshot: "
+            "CdcStream.resnapshot(..., snapshot='chunked') or `mssql-cdc resnapshot "
+            "--snapshot chunked` opens one (the open one is then never completed)",
+            probe.resolved().capture_instance,
+        )
 
 
 def _plan(
@@ -259,10 +253,11 @@ def _waves(
     probe: SourceProbe,
     plan: SnapshotPlanDetail,
     read_first: list[family.ChunkFact],
-    limits: tuple[int | None, float | None, float | None],
+    limits: tuple[int | None, float | None, float | None, float | None],
 ) -> BackfillStatus:
     """Run waves until done or a limit. `read_first`: the chunk rows read at the call's start."""
-    max_waves, max_seconds, min_headroom_hours = limits
+    max_waves, max_seconds, min_headroom_hours, target_wave_seconds = limits
+    measured: list[WaveTime] = []
     total = len(plan["chunks"])
     began = time.monotonic()
     ran = 0
@@ -309,9 +304,14 @@ def _waves(
         if paused is not None:
             return _status(paused[0], snap.s, len(done), total, paused[1])
         wave = max(appended, written) + 1
-        pending = [i for i in range(total) if i not in done][:width]
-        chunks = [_bounds(probe, snap, plan, i) for i in pending]
+        left = [i for i in range(total) if i not in done]
+        n = next_wave_chunks(
+            measured, target_seconds=target_wave_seconds, default=width, remaining=len(left)
+        )
+        chunks = [_bounds(probe, snap, plan, i) for i in left[:n]]
+        wave_start = time.monotonic()
         rows_read += run_wave(spark, config, snap, probe, wave, chunks, open_target=ran == 0)
+        measured.append(WaveTime(len(chunks), time.monotonic() - wave_start))
         appended = wave
         ran += 1
         chunks_read += len(chunks)
@@ -360,7 +360,17 @@ def _bounds(
 
 def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[family.ChunkFact]) -> None:
     """Write the snapshot's completion row (stored once under `A#events`, the open's generation)
-    from the `snapshot_chunk` rows of every chunk."""
+    from the `snapshot_chunk` rows of every chunk; first the gap's derived deletes when the
+    open asked for them (a crash in between repeats them, stored once)."""
+    if snap.open.kind == "resnapshot" and snap.open.detail.get("gap_deletes"):
+        write_gap_deletes(
+            spark,
+            snap.target,
+            app_id=snap.app_id,
+            facts_table=snap.facts_table,
+            snapshot=snap.open.s,
+            keys=snap.open.detail.get("keys", []),
+        )
     rows = sum(c.rows for c in chunk_facts)
     highs = [c.high_lsn for c in chunk_facts if c.high_lsn is not None]
     event: Literal["bootstrap", "resnapshot"] = (

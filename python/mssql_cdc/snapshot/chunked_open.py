@@ -40,9 +40,13 @@ def open_chunked(
     lost_from_ts: str | None = None,
     lost_to_ts: str | None = None,
     requested: bool = False,
+    gap_deletes: bool = False,
 ) -> StreamOffset:
     """Open a chunked snapshot for `generation` and return its S (the stored one, when an
     earlier attempt or a concurrent run stored an open of that generation first).
+
+    `gap_deletes`: the open asks `backfill()` to derive the gap's deletes when it completes it
+    (a re-snapshot only; docs/data-loss.md, 'Deletes across a gap').
 
     Raises:
         ValueError: a bad argument, no stamp yet, or a full open of this generation that is
@@ -73,6 +77,8 @@ def open_chunked(
         }
         if requested:
             detail["requested"] = True
+        if gap_deletes and kind == "resnapshot":
+            detail["gap_deletes"] = True
         row = snapshot_open_row(
             app_id=app_id,
             target=target,

@@ -76,12 +76,16 @@ BRONZE_OUTPUT: tuple[Column, ...] = (
 
 # Added by the library after the captured columns.
 BRONZE_ADDED: tuple[Column, ...] = (
-    Column("_batch_id", "BIGINT", "Micro-batch id that wrote the row; NULL on snapshot rows"),
+    Column(
+        "_batch_id",
+        "BIGINT",
+        "Micro-batch id that wrote the row; NULL on snapshot rows and derived deletes",
+    ),
     Column(
         "_snapshot",
         "STRING",
-        "Snapshot LSN S of a snapshot row (equal to _start_lsn on whole snapshot rows); NULL on "
-        "change rows",
+        "Snapshot LSN S of a snapshot row (equal to _start_lsn on whole snapshot rows); S on a "
+        "delete derived from snapshot S (gap_deletes); NULL on change rows read from CDC",
     ),
     Column(
         "_chunk",

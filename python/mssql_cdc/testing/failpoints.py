@@ -30,6 +30,7 @@ POINTS = frozenset(
         "recovery.after_state",
         "chunked.after_open",
         "backfill.after_wave_append",
+        "snapshot.after_gap_deletes",
         "silver.after_merge",
         "sink.after_target_write",
         "sink.after_facts_write",

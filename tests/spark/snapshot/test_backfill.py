@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.progress import progress_of
+from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.facts.details import parse_time
 from mssql_cdc.facts.rows import FactsRow, append_facts
 from mssql_cdc.snapshot.backfill import backfill
@@ -169,3 +170,24 @@ def test_the_mode_lock_refuses_backfill_while_a_full_snapshot_is_being_read(
     with pytest.raises(ValueError, match="has not completed") as refused:
         run(source)
     assert str(refused.value) == expected
+
+
+def test_backfill_refuses_to_go_on_when_the_table_is_keyed_otherwise_than_at_the_open(
+    source: Source,
+) -> None:
+    source.insert(*range(1, 5))
+    s = opened(source)  # recorded on the instance's index: order_id
+    assert run(source, chunk_rows=2, max_waves=1)["state"] == "running"
+    rekeyed = source.config(numPartitions="1", snapshotKeys='["status", "order_id"]')
+    version, facts = bronze_version(source), len(source.facts_rows())
+    with pytest.raises(SchemaChangedError) as refused:
+        backfill(source.spark, rekeyed, source.target, app_id=APP, facts_table=source.facts)
+    assert str(refused.value) == (
+        f"{source.target}: the chunked snapshot at {s.lsn} cannot go on: it was planned on key "
+        "(order_id), and the table's key is now (status, order_id), so its chunks no longer "
+        "tile the table. Take a new snapshot: CdcStream.resnapshot(..., snapshot='chunked') "
+        "or `mssql-cdc resnapshot --snapshot chunked` opens one (the open one is then never "
+        "completed)"
+    )
+    assert (bronze_version(source), len(source.facts_rows())) == (version, facts)
+    assert run(source)["state"] == "done"  # the recorded key again: it goes on

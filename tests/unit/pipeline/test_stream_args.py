@@ -61,6 +61,8 @@ def check(options: Mapping[str, object], tmp_path: Path, **kw: Any) -> Any:
         ({"target": "default.t1 SET TBLPROPERTIES ('x' = 'y')"}, "is not a valid table name"),
         ({"facts_table": "ops.facts; DROP TABLE x"}, "facts_table='ops.facts; DROP TABLE x'"),
         ({"trigger": "availableNow"}, "trigger='availableNow'"),
+        ({"gap_deletes": "yes"}, "gap_deletes='yes': pass True or False"),
+        ({"gap_deletes": True, "on_data_loss": "fail"}, "only on_data_loss='resnapshot'"),
     ],
 )
 def test_every_invalid_argument_is_a_config_error_naming_it(
@@ -209,3 +211,10 @@ def test_the_interval_takes_zero_to_a_century_of_days(
         assert f"resnapshot_interval_days={value!r}: pass a number of days from 0 to 36,500" in (
             str(caught.value)
         )
+
+
+def test_gap_deletes_is_off_unless_asked_and_carried_when_asked(
+    options: dict[str, object], tmp_path: Path
+) -> None:
+    assert check(options, tmp_path).gap_deletes is False
+    assert check(options, tmp_path, gap_deletes=True).gap_deletes is True

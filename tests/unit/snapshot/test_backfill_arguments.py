@@ -25,6 +25,11 @@ CONFIG = SourceConfig.from_options({"captureInstance": "dbo_orders", "backend": 
         ({"max_seconds": float("nan")}, "max_seconds=nan"),
         ({"min_headroom_hours": -0.5}, "min_headroom_hours=-0.5"),
         ({"min_headroom_hours": False}, "min_headroom_hours=False"),
+        ({"target_wave_seconds": 0}, "target_wave_seconds=0"),
+        ({"target_wave_seconds": -3}, "target_wave_seconds=-3"),
+        ({"target_wave_seconds": float("inf")}, "target_wave_seconds=inf"),
+        ({"target_wave_seconds": "60"}, "target_wave_seconds='60'"),
+        ({"target_wave_seconds": True}, "target_wave_seconds=True"),
         ({"app_id": ""}, "app_id=''"),
         ({"app_id": "a#b"}, "app_id='a#b'"),
         ({"facts_table": ""}, "facts_table=''"),
@@ -46,6 +51,11 @@ def test_a_bad_argument_is_a_value_error_naming_it(arguments: dict[str, Any], na
         ({"max_waves": 10**30}, f"max_waves={10**30}", "an integer from 1 to 2,147,483,647"),
         ({"max_seconds": 31_536_001}, "max_seconds=31536001", "above 0 up to 31,536,000"),
         ({"min_headroom_hours": 874_914}, "min_headroom_hours=874914", "from 0 up to 874,913"),
+        (
+            {"target_wave_seconds": 31_536_001},
+            "target_wave_seconds=31536001",
+            "above 0 up to 31,536,000",
+        ),
     ],
     ids=lambda value: str(value),
 )
@@ -75,6 +85,7 @@ def test_the_largest_numbers_pass_the_argument_check(monkeypatch: pytest.MonkeyP
         "max_waves": 2**31 - 1,
         "max_seconds": 31_536_000,
         "min_headroom_hours": 874_913,
+        "target_wave_seconds": 31_536_000,
     }
     with pytest.raises(PastTheChecks):  # the first step after the checks reads the facts
         backfill(None, CONFIG, "bronze.orders", **call)  # type: ignore[arg-type]
