@@ -47,7 +47,7 @@ class SeedResult:
 
     offset: StreamOffset
     rows: int | None  # None when a rerun found the rows and the history lost their count
-    written: bool  # False when a rerun found the seed complete and wrote nothing
+    written: bool  # False when a rerun found the copy recorded and wrote nothing
 
 
 def seed(
@@ -271,7 +271,7 @@ def _append_once(
     shaped: DataFrame,
     offset: StreamOffset,
 ) -> int | None:
-    """Append the seed's rows unless a crashed run appended them already; their count."""
+    """Append the copy's rows unless a crashed run appended them already; their count."""
     existing = tables.open_for_read(spark, ref, "bronze")
     if existing is not None:
         found = newest_whole(spark, probe, config, ref.text)

@@ -27,6 +27,7 @@ class Table:
 
     def __init__(self, spark: SparkSession, root: Path, columns: dict[str, str]) -> None:
         self.spark, self.root, self.second = spark, root, 0
+        root.mkdir(parents=True, exist_ok=True)
         self.emu = Emulator.create(root / "e.db", start=START)
         self.emu.create_table("dbo.orders", columns, primary_key="order_id")
         self.emu.enable_cdc("dbo.orders")
@@ -188,7 +189,11 @@ def test_a_column_added_then_dropped_then_widened_each_through_a_new_capture_ins
     t.run()
     assert t.bronze_types()["note"] == "string"
     [switched] = t.events("capture_instance_switched")
-    assert json.loads(switched["detail"])["to"] == "dbo_orders_v2"
+    assert json.loads(switched["detail"]) == {
+        "old": "dbo_orders",
+        "new": "dbo_orders_v2",
+        "uncaptured": [],
+    }
     t.apply()
     assert captured(t.silver_rows(), "order_id", "status", "qty", "note") == captured(
         t.source_rows(), "order_id", "status", "qty", "note"
@@ -203,6 +208,8 @@ def test_a_column_added_then_dropped_then_widened_each_through_a_new_capture_ins
     t.emu.disable_cdc("dbo_orders_v2")
     t.run()
     assert "note" in t.bronze_types()
+    dropped = [e for e in t.events("capture_instance_switched") if "v3" in e["detail"]]
+    assert [json.loads(e["detail"])["uncaptured"] for e in dropped] == [["note"]]
     t.apply()
     silver = {r["order_id"]: r for r in t.silver_rows()}
     assert (silver[1]["note"], silver[2]["note"], silver[3]["note"]) == ("late", "gift", None)
