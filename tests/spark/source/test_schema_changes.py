@@ -16,7 +16,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from mssql_cdc import ConfigError, DataLossError, apply_changes, stream
+from mssql_cdc import ConfigError, DataLossError, SchemaChangedError, apply_changes, stream
 from mssql_cdc.emulator import Emulator
 
 START = "2026-09-28T13:50:00"
@@ -88,6 +88,15 @@ class Table:
     def events(self, event: str) -> list[dict[str, Any]]:
         rows = self.spark.read.format("delta").load(self.facts).where(f"event = '{event}'")
         return [r.asDict() for r in rows.collect()]
+
+
+def widen_silver_qty(t: Table) -> None:
+    """What apply_changes' SchemaChangedError asks for: silver's types change only by hand."""
+    with pytest.raises(SchemaChangedError, match="column qty is int in silver but bigint"):
+        t.apply()
+    silver = f"delta.`{t.silver}`"
+    t.spark.sql(f"ALTER TABLE {silver} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    t.spark.sql(f"ALTER TABLE {silver} ALTER COLUMN qty TYPE BIGINT")
 
 
 def captured(rows: list[dict[str, Any]], *columns: str) -> list[tuple[Any, ...]]:
@@ -235,6 +244,7 @@ def test_a_column_added_then_dropped_then_widened_each_through_a_new_capture_ins
     t.run()
     assert t.bronze_types()["qty"] == "bigint"
     assert len(t.events("capture_instance_switched")) == 3
+    widen_silver_qty(t)
     t.apply()
     assert captured(t.silver_rows(), "order_id", "status", "qty") == captured(
         t.source_rows(), "order_id", "status", "qty"
@@ -267,6 +277,7 @@ def test_snapshot_on_switch_re_snapshots_a_widened_column_into_the_next_generati
     t.emu.disable_cdc("dbo_orders")
     t.commit(("delete", {"order_id": 1}))
     t.run(on_data_loss="resnapshot")
+    widen_silver_qty(t)
     t.apply()
     assert captured(t.silver_rows(), "order_id", "status", "qty") == captured(
         t.source_rows(), "order_id", "status", "qty"
