@@ -174,8 +174,9 @@ def test_a_stream_seeded_from_another_pipelines_copy_streams_on_from_its_lsn(
 
 
 def switch(t: Table, new_instance: str) -> str:
-    """The second half of the standard procedure: a new capture instance, a change it captures
-    (the switch), and, once the stream has read past it, the old instance disabled."""
+    """The standard procedure's second step, after the DDL: a capture instance of the table's new
+    shape. Its first change is the switch; the tests disable the old instance once the stream
+    has read past it."""
     t.emu.enable_cdc("dbo.orders", capture_instance=new_instance)
     return new_instance
 
