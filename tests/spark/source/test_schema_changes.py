@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
@@ -233,8 +234,9 @@ def test_a_column_added_then_dropped_then_widened_each_through_a_new_capture_ins
     switch(t, "dbo_orders_v4")
     t.commit(("insert", {"order_id": 4, "status": "new", "qty": 5_000_000_000}))
     query = t.to_delta()
-    query.awaitTermination(120)
-    failure = str(query.exception())
+    with pytest.raises(StreamingQueryException) as caught:
+        query.awaitTermination(120)
+    failure = str(caught.value)
     assert "SchemaChangedError" in failure
     assert "delta.enableTypeWidening" in failure
     spark.sql(
