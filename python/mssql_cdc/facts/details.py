@@ -26,6 +26,7 @@ __all__ = [
     "KeysetExtent",
     "RequestedDetail",
     "SchemaChangeDetail",
+    "SeededDetail",
     "SnapshotChunkDetail",
     "SnapshotCommitMetadata",
     "SnapshotCompletionDetail",
@@ -101,6 +102,12 @@ class RequestedDetail(TypedDict):
     """A full re-snapshot's completion row when a person asked for it (no loss)."""
 
     requested: bool
+
+
+class SeededDetail(TypedDict):
+    """A bootstrap row recorded by `seed()`: the copy another tool loaded, not a read."""
+
+    seeded_from: str
 
 
 class SchemaChangeDetail(TypedDict):

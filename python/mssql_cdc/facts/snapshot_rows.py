@@ -16,6 +16,7 @@ from typing import Any, Literal
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.details import (
     RequestedDetail,
+    SeededDetail,
     SnapshotChunkDetail,
     SnapshotCompletionDetail,
     SnapshotOpenDetail,
@@ -81,7 +82,7 @@ def snapshot_completion_row(
     written_at: datetime,
     lost_from_ts: datetime | None = None,
     lost_to_ts: datetime | None = None,
-    detail: SnapshotCompletionDetail | RequestedDetail | None = None,
+    detail: SnapshotCompletionDetail | RequestedDetail | SeededDetail | None = None,
 ) -> FactsRow:
     """A `bootstrap` (generation 0, no gap) or `resnapshot` (generation >= 1) completion row.
 

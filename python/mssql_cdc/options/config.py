@@ -83,6 +83,7 @@ KNOWN_OPTIONS = (
     "isolationLevel",
     "lockTimeoutMs",
     "snapshotDurationGuard",
+    "snapshotOnSwitch",
 )
 """Every option either format or `to_delta` reads; one dict feeds them all, so none is unknown."""
 
@@ -122,6 +123,8 @@ class SourceConfig:
     isolation_level: IsolationLevel
     lock_timeout_ms: int | None  # None: wait for locks
     snapshot_duration_guard: DurationGuard
+    # At a switch bronze cannot absorb, re-snapshot into the next generation (decision 1120).
+    snapshot_on_switch: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, object]) -> SourceConfig:
@@ -162,6 +165,7 @@ class SourceConfig:
             isolation_level=_isolation(opts),
             lock_timeout_ms=opts.non_negative("lockTimeoutMs", maximum=MAX_LOCK_TIMEOUT_MS),
             snapshot_duration_guard=opts.choice("snapshotDurationGuard", _GUARDS, default="warn"),
+            snapshot_on_switch=opts.boolean("snapshotOnSwitch", default=False),
         )
 
     def to_options(self) -> dict[str, str]:
@@ -196,6 +200,7 @@ class SourceConfig:
             "isolationLevel": self.isolation_level,
             "lockTimeoutMs": self.lock_timeout_ms,
             "snapshotDurationGuard": self.snapshot_duration_guard,
+            "snapshotOnSwitch": self.snapshot_on_switch,
         }
         return {name: _text(value) for name, value in values.items() if value is not None}
 

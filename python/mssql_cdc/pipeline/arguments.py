@@ -173,6 +173,11 @@ def check_to_delta(
             "on_data_loss='resnapshot' needs a facts_table: without its event rows an emptied "
             "table's re-snapshot is invisible downstream"
         )
+    if config.snapshot_on_switch and loss != "resnapshot":
+        raise ConfigError(
+            "option snapshotOnSwitch needs on_data_loss='resnapshot': its snapshot opens the "
+            "next generation through the recovery's steps (a facts_table, a local checkpoint)"
+        )
     if not isinstance(checkpoint, str | os.PathLike) or not os.fspath(checkpoint):
         raise ConfigError(f"checkpoint={checkpoint!r}: pass the stream's checkpoint folder")
     ckpt = os.fspath(checkpoint)

@@ -187,6 +187,8 @@ class CdcStream:
                 with yet; retry once the capture job has run.
             DataLossError: with on_data_loss="resnapshot", the anti-loop or duration guard
                 refused a re-snapshot, or the new snapshot was purged during its own read.
+            SchemaChangedError: with the option snapshotOnSwitch, a capture-instance switch
+                ahead retypes a bronze column to a type its values do not fit.
         """
         args = check_to_delta(
             self.config,
@@ -267,6 +269,36 @@ class CdcStream:
             facts_table=facts_table,
         )
         return result.offset.to_json()
+
+    def seed(
+        self,
+        source_table: str,
+        target: str,
+        app_id: str,
+        checkpoint: str,
+        facts_table: str,
+        *,
+        at_lsn: str,
+    ) -> Offset:
+        """Start a new stream from a copy another tool loaded at `at_lsn`: its rows become
+        the bootstrap snapshot in `target`, which `to_delta(..., bootstrap=True)` with the same
+        arguments then streams on from (docs/snapshots.md, 'Starting from an existing copy').
+
+        Args:
+            source_table: the copy, a Delta table with exactly the instance's columns.
+            at_lsn: the LSN the copy holds every change up to, and none after.
+        Returns:
+            The snapshot's offset: `at_lsn` and its commit time ("" when unknown).
+        Raises:
+            ConfigError (a ValueError): a bad LSN, a missing or non-Delta copy, other columns,
+                an LSN above the newest, or a stream already started; nothing written.
+            DataLossError: cleanup deleted changes after `at_lsn` (names it and min_lsn).
+        """
+        from mssql_cdc.snapshot.seed import seed
+
+        return seed(
+            self._spark, self.config, source_table, target, app_id, checkpoint, facts_table, at_lsn
+        ).offset.to_json()
 
     def backfill(
         self,

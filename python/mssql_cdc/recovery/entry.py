@@ -9,6 +9,7 @@ state file nor generations, and neither has a `/dbfs/...` one (decision 0502).
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
 from mssql_cdc.core.checkpoint import (
@@ -25,6 +26,7 @@ from mssql_cdc.recovery.observer import open_observer
 from mssql_cdc.recovery.plan import RecoveryPlan, plan_recovery
 from mssql_cdc.recovery.preflight import RecoveryRequest, recover
 from mssql_cdc.recovery.spark_steps import SparkRecoveryReads, SparkRecoveryWrites
+from mssql_cdc.recovery.switch import switch_snapshot_due
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -96,9 +98,14 @@ def live_generation(
 
     Returns:
         Its state (generation 0 with no fields without a state file) and its paths.
+    With "resnapshot" and the option snapshotOnSwitch, a switch ahead that retypes a bronze
+    column opens the next generation from a snapshot first (recovery/switch.py).
+
     Raises:
         DataLossError: ("resnapshot") the anti-loop or duration guard refused, or the new
             snapshot was purged during its own read (the state then records failed_at).
+        SchemaChangedError: (snapshotOnSwitch) a switch ahead retypes a bronze column to a type
+            its values do not fit.
         ValueError: an invalid state file or offset log (StateFileError, ConfigError), or
             the path-sanity guard.
     """
@@ -110,6 +117,18 @@ def live_generation(
             request.target,
         )
     if on_data_loss == "resnapshot":
+        if config.snapshot_on_switch and switch_snapshot_due(spark, config, request):
+            # A switch is crossed once: the anti-loop interval of loss re-snapshots is not
+            # for it (decision 1120).
+            switched = replace(request, requested=True, interval_days=0.0)
+            request_resnapshot(
+                spark,
+                config,
+                switched,
+                facts_table=facts_table or "",
+                snapshot_facts=snapshot_facts,
+            )
+            snapshot_facts = None  # the snapshot wrote facts rows: read them again
         state = _recover(spark, config, request, facts_table or "", snapshot_facts)
     if uri:
         paths = _uri_paths(request, config)

@@ -19,7 +19,13 @@ from mssql_cdc.core.progress import Progress, per_second, report
 from mssql_cdc.core.recovery_decision import Mode, Observation, lock_violation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import family
-from mssql_cdc.facts.details import SnapshotOpenDetail, format_time, parse_time
+from mssql_cdc.facts.details import (
+    RequestedDetail,
+    SeededDetail,
+    SnapshotOpenDetail,
+    format_time,
+    parse_time,
+)
 from mssql_cdc.facts.keys import events_key, validate_app_id
 from mssql_cdc.facts.rows import append_facts
 from mssql_cdc.facts.snapshot_rows import snapshot_completion_row, snapshot_open_row
@@ -304,9 +310,16 @@ def write_completion(
     lost_from_ts: str | None = None,
     lost_to_ts: str | None = None,
     requested: bool = False,
+    seeded_from: str | None = None,
 ) -> None:
     """Offer the `bootstrap`/`resnapshot` row of a full snapshot (txnAppId `<app_id>#events`,
-    txnVersion `generation`): stored once however often it is offered."""
+    txnVersion `generation`): stored once however often it is offered. `seeded_from` names
+    the copy a seeded bootstrap came from (its `detail`)."""
+    detail: RequestedDetail | SeededDetail | None = None
+    if requested:
+        detail = {"requested": True}
+    elif seeded_from is not None:
+        detail = {"seeded_from": seeded_from}
     row = snapshot_completion_row(
         kind,
         app_id=validate_app_id(app_id),
@@ -320,7 +333,7 @@ def write_completion(
         written_at=family.now_naive(),
         lost_from_ts=parse_time(lost_from_ts),
         lost_to_ts=parse_time(lost_to_ts),
-        detail={"requested": True} if requested else None,
+        detail=detail,
     )
     if snapshot.facts_opened != facts_table:
         tables.ensure_table(spark, facts_table, "facts")

@@ -20,7 +20,7 @@ from mssql_cdc.tables.retry import retry_on_conflict
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["append", "append_idempotent", "txn_version"]
+__all__ = ["allow_type_widening", "append", "append_idempotent", "txn_version"]
 
 
 def append_idempotent(
@@ -53,6 +53,18 @@ def append(
 ) -> None:
     """Append `df` without a transaction key (a full snapshot, a full snapshot's open row)."""
     _append(df, table_ref(ref), None, user_metadata, merge_schema)
+
+
+def allow_type_widening(spark: SparkSession, ref: TableRef | str) -> None:
+    """Let Delta widen `ref`'s columns on a schema-merging append (`delta.enableTypeWidening`,
+    the remedy docs/sink.md names); setting it again changes nothing."""
+    checked = table_ref(ref)
+    retry_on_conflict(
+        lambda: spark.sql(
+            f"ALTER TABLE {checked.sql} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"
+        ),
+        what=f"{checked}: enable type widening",
+    )
 
 
 def _append(

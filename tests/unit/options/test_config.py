@@ -73,6 +73,7 @@ GOOD: list[tuple[str, str, str, Any]] = [
     ("lockTimeoutMs", "1500", "lock_timeout_ms", 1500),
     ("snapshotDurationGuard", "Refuse", "snapshot_duration_guard", "refuse"),
     ("snapshotDurationGuard", "off", "snapshot_duration_guard", "off"),
+    ("snapshotOnSwitch", "TRUE", "snapshot_on_switch", True),
 ]
 
 
@@ -124,6 +125,7 @@ BAD: list[tuple[str, str, str]] = [
     ("isolationLevel", "readUncommitted", "NOLOCK and READ UNCOMMITTED are never used"),
     ("lockTimeoutMs", "-5", "option lockTimeoutMs must be a whole number >= 0"),
     ("snapshotDurationGuard", "block", "option snapshotDurationGuard must be one of warn"),
+    ("snapshotOnSwitch", "sometimes", "snapshotOnSwitch"),
 ]
 
 

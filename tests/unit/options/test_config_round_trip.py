@@ -295,6 +295,7 @@ def raw_options(draw: st.DrawFn, emulator_files: list[str]) -> dict[str, object]
         "isolationLevel": any_case("readCommitted") | any_case("snapshot"),
         "lockTimeoutMs": count_text(low=0),
         "snapshotDurationGuard": any_case("warn") | any_case("refuse") | any_case("off"),
+        "snapshotOnSwitch": boolean_text(),
         "someSparkOption": st.text(max_size=5),  # unknown: warned about, then ignored
     }
     given.update({k: v for k, v in maybe.items() if draw(st.booleans())})
@@ -370,6 +371,7 @@ def test_options_are_written_in_their_canonical_spelling_defaults_included(
         "isolationLevel": "readCommitted",
         "lockTimeoutMs": "7",
         "snapshotDurationGuard": "warn",
+        "snapshotOnSwitch": "false",
     }
 
 

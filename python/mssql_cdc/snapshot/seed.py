@@ -1,0 +1,293 @@
+"""A stream's starting snapshot from a copy another tool loaded at a known LSN (docs/snapshots.md,
+'Starting from an existing copy').
+
+The copy's rows are appended to bronze in one commit shaped exactly as a full snapshot's (the
+`_snapshot` column, `_operation = 0`, the snapshot `userMetadata`), and the generation-0
+`bootstrap` row is offered for them, so the recovery, silver and the mode lock see a bootstrap.
+Everything is checked before anything is written; a rerun after a crash finishes the same seed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mssql_cdc.core import checkpoint as checkpoints
+from mssql_cdc.core import lsn as lsns
+from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core.operation import Operation
+from mssql_cdc.core.recovery_decision import lost
+from mssql_cdc.errors import ConfigError, DataLossError
+from mssql_cdc.facts import family
+from mssql_cdc.facts.keys import validate_app_id
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options.declared_columns import METADATA_COLUMNS
+from mssql_cdc.snapshot import full
+from mssql_cdc.snapshot.probe import SourceProbe, open_probe
+from mssql_cdc.snapshot.read import read_whole
+from mssql_cdc.snapshot.targets import newest_whole, whole_snapshot_rows
+from mssql_cdc.source.type_rules import widens_to
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables import writes as table_writes
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType, StructField, StructType
+
+__all__ = ["SeedResult", "checked_lsn", "seed"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SeedResult:
+    """What `seed` recorded: the snapshot's offset and the rows copied into bronze."""
+
+    offset: StreamOffset
+    rows: int | None  # None when a rerun found the rows and the history lost their count
+    written: bool  # False when a rerun found the copy recorded and wrote nothing
+
+
+def seed(
+    spark: SparkSession,
+    config: SourceConfig,
+    source_table: str,
+    target: str,
+    app_id: str,
+    checkpoint: str,
+    facts_table: str,
+    at_lsn: str,
+) -> SeedResult:
+    """Record `source_table`, a copy of the source taken at `at_lsn`, as the stream's bootstrap
+    (`CdcStream.seed`, whose arguments these are, in its order).
+
+    Raises:
+        ConfigError (a ValueError): a bad LSN, a missing or non-Delta copy, columns that differ
+            from the capture instance's, or a stream that has started already.
+        DataLossError: CDC cleanup already deleted changes after `at_lsn`.
+    """
+    validate_app_id(app_id)
+    tables.require_distinct(source_table=source_table, target=target, facts_table=facts_table)
+    copy = tables.table_ref(source_table, argument="source_table")
+    ref = tables.table_ref(target, argument="target")
+    try:
+        at = lsns.normalize(at_lsn)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"at_lsn={at_lsn!r} is not an LSN; pass the LSN the copy was taken at, as "
+            "'0x' + 20 hex digits (sys.fn_cdc_get_max_lsn() when the copy started)"
+        ) from exc
+    checkpoint = checkpoints.check_checkpoint_path(checkpoint)
+    facts = family.snapshot_facts(spark, facts_table, app_id)
+    done = _seeded_already(facts, at, target)
+    if done is not None:
+        return done
+    _require_unstarted(spark, facts, checkpoint, facts_table, app_id, target)
+    frame = _copy_frame(spark, copy)
+    probe = open_probe(config)
+    try:
+        offset = checked_lsn(probe, at)
+        shaped = _shaped(spark, config, frame, copy, offset, probe)
+        rows = _append_once(spark, probe, config, ref, shaped, offset)
+    finally:
+        probe.close()
+    result = full.SnapshotResult(offset, rows, None, None, taken=True)
+    full.write_completion(
+        spark,
+        facts_table,
+        app_id=app_id,
+        generation=0,
+        kind="bootstrap",
+        target=target,
+        snapshot=result,
+        seeded_from=copy.text,
+    )
+    log.info("%s: seeded from %s at %s (%s rows)", target, copy, offset.lsn, rows)
+    return SeedResult(offset, rows, written=True)
+
+
+def _seeded_already(facts: family.SnapshotFacts, at: str, target: str) -> SeedResult | None:
+    """The finished seed a rerun finds: a generation-0 bootstrap at `at` for `target`."""
+    for done in facts.completions():
+        if (
+            done.generation == 0
+            and done.lsn.lsn == at
+            and tables.table_ref(target).names(done.target)
+        ):
+            return SeedResult(done.lsn, done.rows, written=False)
+    return None
+
+
+def _require_unstarted(
+    spark: SparkSession,
+    facts: family.SnapshotFacts,
+    checkpoint: str,
+    facts_table: str,
+    app_id: str,
+    target: str,
+) -> None:
+    started = (
+        checkpoints.read_state(checkpoint) is not None
+        or checkpoints.has_metadata(checkpoint)
+        or bool(facts.rows)
+        or family.sink_has_batches(spark, facts_table, app_id)
+    )
+    if started:
+        raise ConfigError(
+            f"{target}: the stream {app_id!r} has started already (its checkpoint {checkpoint} "
+            f"or the facts in {facts_table} hold its batches or snapshots); a copy can only "
+            "seed a new stream: pass a new app_id, checkpoint and target"
+        )
+
+
+def _copy_frame(spark: SparkSession, copy: tables.TableRef) -> DataFrame:
+    from pyspark.errors import AnalysisException
+
+    if not copy.exists(spark):
+        if copy.is_path and copy.location is not None and os.path.exists(copy.location):
+            raise ConfigError(
+                f"source_table={copy.text!r}: the folder holds no Delta table; convert the copy "
+                "to Delta first (CONVERT TO DELTA) and seed from it"
+            )
+        raise ConfigError(
+            f"source_table={copy.text!r}: no such table; pass the Delta table the copy was "
+            "loaded into"
+        )
+    if not copy.is_path:
+        try:
+            detail = spark.sql(f"DESCRIBE DETAIL {copy.sql}").select("format").collect()
+        except AnalysisException as exc:
+            raise ConfigError(
+                f"source_table={copy.text!r} is not a Delta table ({exc}); convert the copy "
+                "to Delta first (CONVERT TO DELTA) and seed from it"
+            ) from exc
+        if not detail or str(detail[0]["format"]).lower() != "delta":
+            found = detail[0]["format"] if detail else "unknown"
+            raise ConfigError(
+                f"source_table={copy.text!r} is a {found} table, not Delta; convert the copy "
+                "to Delta first (CONVERT TO DELTA) and seed from it"
+            )
+    return spark.table(copy.sql)
+
+
+def checked_lsn(probe: SourceProbe, at: str) -> StreamOffset:
+    """`at` with its commit time, once the source shows changes after it are still held.
+
+    Raises:
+        ConfigError: `at` is above the source's newest LSN.
+        DataLossError: CDC cleanup deleted changes after `at` (names `at` and `min_lsn`).
+    """
+    observation = probe.observe()
+    instance = probe.resolved().capture_instance
+    if observation.max_lsn is None or at > observation.max_lsn:
+        raise ConfigError(
+            f"{instance}: at_lsn {at} is above the source's newest LSN "
+            f"({observation.max_lsn or 'none yet'}); a copy cannot be taken after the source's "
+            "newest change: check the LSN the other tool recorded"
+        )
+    loss = lost(at, observation)
+    if loss is not None:
+        raise DataLossError(
+            f"{loss.instance}: CDC cleanup already deleted changes after the copy's LSN {at} "
+            f"(min_lsn {loss.low}), so the stream cannot continue from the copy. Take a new "
+            "copy at an LSN at or above min_lsn, or start with to_delta(..., bootstrap=True)",
+            loss.instance,
+            first_lsn=lsns.increment(at),
+            min_lsn=loss.low,
+        )
+    return StreamOffset(lsns.normalize(at), probe.commit_ts(at))
+
+
+def _shaped(
+    spark: SparkSession,
+    config: SourceConfig,
+    frame: DataFrame,
+    copy: tables.TableRef,
+    offset: StreamOffset,
+    probe: SourceProbe,
+) -> DataFrame:
+    """The copy's rows in the columns and order of a full snapshot's rows at `offset`."""
+    from pyspark.sql import functions as F
+
+    # The snapshot format's schema (no row read) is exactly what a full snapshot appends.
+    snapshot: StructType = read_whole(spark, config, offset.lsn).schema
+    captured = [f for f in snapshot.fields if f.name not in METADATA_COLUMNS]
+    _check_columns(copy, frame.schema, captured, probe.resolved().capture_instance)
+    by_name = {f.name.lower(): f.name for f in frame.schema.fields}
+    fixed = {
+        "_capture_instance": F.lit(probe.resolved().capture_instance),
+        "_start_lsn": F.lit(offset.lsn),
+        "_operation": F.lit(int(Operation.SNAPSHOT)),
+        "_commit_ts": F.lit(offset.commit_ts).cast("timestamp_ntz"),
+        "_snapshot": F.lit(offset.lsn),
+    }
+    out = []
+    for field in snapshot.fields:
+        if field.name in fixed:
+            value = fixed[field.name]
+        elif field.name in METADATA_COLUMNS:
+            value = F.lit(None)  # _seqval, _command_id: a snapshot row has none
+        else:
+            value = F.col(f"`{by_name[field.name.lower()]}`")
+        out.append(value.cast(field.dataType).alias(field.name))
+    return frame.select(*out)
+
+
+def _check_columns(
+    copy: tables.TableRef,
+    found: StructType,
+    captured: list[StructField],
+    instance: str,
+) -> None:
+    have = {f.name.lower(): f for f in found.fields}
+    want = {f.name.lower(): f for f in captured}
+    missing = [w.name for k, w in want.items() if k not in have]
+    extra = [h.name for k, h in have.items() if k not in want]
+    if missing or extra:
+        raise ConfigError(
+            f"source_table={copy.text!r}: its columns differ from capture instance {instance!r}'s"
+            f" (missing {', '.join(missing) or 'none'}; not captured {', '.join(extra) or 'none'})"
+            "; select the captured columns into the copy, or seed the instance that captures them"
+        )
+    for key, wanted in want.items():
+        got: DataType = have[key].dataType
+        target_type: DataType = wanted.dataType
+        # Every value of a narrower number casts to the instance's type unchanged.
+        if not widens_to(got.simpleString().upper(), target_type.simpleString().upper()):
+            raise ConfigError(
+                f"source_table={copy.text!r}: column {have[key].name} is "
+                f"{got.simpleString()} in the copy but {target_type.simpleString()} in capture "
+                f"instance {instance!r}; cast the copy's column to that type first"
+            )
+
+
+def _append_once(
+    spark: SparkSession,
+    probe: SourceProbe,
+    config: SourceConfig,
+    ref: tables.TableRef,
+    shaped: DataFrame,
+    offset: StreamOffset,
+) -> int | None:
+    """Append the copy's rows unless a crashed run appended them already; their count."""
+    existing = tables.open_for_read(spark, ref, "bronze")
+    if existing is not None:
+        found = newest_whole(spark, probe, config, ref.text)
+        if found is not None and found.lsn == offset.lsn:
+            return whole_snapshot_rows(spark, ref.text, offset.lsn)
+        if spark.table(ref.sql).take(1):
+            raise ConfigError(
+                f"{ref}: the bronze table holds rows already; a copy can only seed a new or "
+                "empty bronze table: pass another target"
+            )
+    tables.ensure_table(spark, ref, "bronze", source_schema=shaped.schema)
+    capture_instance = probe.resolved().capture_instance
+    table_writes.append(
+        shaped,
+        ref,
+        user_metadata=full.snapshot_metadata(capture_instance, offset),
+        merge_schema=True,
+    )
+    return whole_snapshot_rows(spark, ref.text, offset.lsn, just_written=True)
