@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core.checkpoint import check_checkpoint_path, spark_only
 from mssql_cdc.errors import ConfigError
@@ -20,9 +20,13 @@ from mssql_cdc.facts.keys import validate_app_id
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.tables import refs as tables
 
+if TYPE_CHECKING:
+    from mssql_cdc.recovery.preflight import RecoveryRequest
+
 __all__ = [
     "MAX_INTERVAL_DAYS",
     "ToDeltaArgs",
+    "check_recovery",
     "check_to_delta",
     "given_option",
 ]
@@ -48,6 +52,21 @@ class ToDeltaArgs:
     @property
     def checkpoint_is_spark_only(self) -> bool:
         return spark_only(self.checkpoint)
+
+    def recovery_request(self, config: SourceConfig) -> RecoveryRequest:
+        """What the pre-flight's recovery is asked to do for these arguments."""
+        from mssql_cdc.recovery.entry import recovery_request
+
+        return recovery_request(
+            config,
+            target=self.target,
+            app_id=self.app_id,
+            checkpoint=self.checkpoint,
+            mode=self.mode,
+            bootstrap=self.bootstrap,
+            interval_days=self.interval_days,
+            gap_deletes=self.gap_deletes,
+        )
 
 
 def given_option(options: Mapping[str, object], name: str) -> bool:
@@ -126,6 +145,37 @@ def _trigger(value: object) -> Mapping[str, Any] | None:
             f"{_TRIGGER_HINT}"
         )
     return {key: setting}
+
+
+def check_recovery(
+    config: SourceConfig,
+    options: Mapping[str, object],
+    target: object,
+    app_id: object,
+    checkpoint: object,
+    facts_table: object,
+    interval_days: object,
+    mode: object,
+    bootstrap: object,
+) -> ToDeltaArgs:
+    """The checked arguments of a to_delta(..., on_data_loss="resnapshot") run, for the
+    calls that plan or request a re-snapshot without starting a query.
+
+    Raises:
+        ConfigError: the first defect found, as `check_to_delta` names it.
+    """
+    return check_to_delta(
+        config,
+        options,
+        target=target,
+        app_id=app_id,
+        checkpoint=checkpoint,
+        facts_table=facts_table,
+        bootstrap=bootstrap,
+        on_data_loss="resnapshot",
+        interval_days=interval_days,
+        mode=mode,
+    )
 
 
 def check_to_delta(

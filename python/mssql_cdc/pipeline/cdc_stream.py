@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc.core.offsets import Offset
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
-from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
+from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_recovery, check_to_delta
 from mssql_cdc.pipeline.query_start import start_query
 from mssql_cdc.recovery.entry import (
     ResnapshotResult,
     live_generation,
     plan_on_spark,
-    recovery_request,
     request_resnapshot,
 )
 from mssql_cdc.recovery.plan import RecoveryPlan
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
 
     from mssql_cdc.facts.family import SnapshotFacts
-    from mssql_cdc.recovery.preflight import RecoveryRequest
     from mssql_cdc.snapshot.backfill import BackfillStatus
 
 __all__ = ["CdcStream", "stream"]
@@ -68,42 +66,6 @@ class CdcStream:
 
     def __repr__(self) -> str:
         return f"CdcStream(capture_instance={self.config.capture_instance!r})"
-
-    def _request(self, args: ToDeltaArgs) -> RecoveryRequest:
-        return recovery_request(
-            self.config,
-            target=args.target,
-            app_id=args.app_id,
-            checkpoint=args.checkpoint,
-            mode=args.mode,
-            bootstrap=args.bootstrap,
-            interval_days=args.interval_days,
-            gap_deletes=args.gap_deletes,
-        )
-
-    def _recovery_args(
-        self,
-        target: str,
-        app_id: str,
-        checkpoint: str,
-        facts_table: str,
-        interval_days: float,
-        mode: SnapshotMode,
-        bootstrap: bool,
-    ) -> ToDeltaArgs:
-        """The checked arguments of a to_delta(..., on_data_loss="resnapshot") run."""
-        return check_to_delta(
-            self.config,
-            self._options,
-            target=target,
-            app_id=app_id,
-            checkpoint=checkpoint,
-            facts_table=facts_table,
-            bootstrap=bootstrap,
-            on_data_loss="resnapshot",
-            interval_days=interval_days,
-            mode=mode,
-        )
 
     def _checked_family(self, args: ToDeltaArgs) -> SnapshotFacts | None:
         """Register the formats and check the snapshot mode lock; the family's facts read."""
@@ -211,7 +173,7 @@ class CdcStream:
         state, paths = live_generation(
             self._spark,
             self.config,
-            self._request(args),
+            args.recovery_request(self.config),
             on_data_loss=args.on_data_loss,
             facts_table=args.facts_table,
             snapshot_facts=facts_rows,
@@ -395,11 +357,19 @@ class CdcStream:
             DataLossError: the new snapshot was purged during its own read (the state then
                 records failed_at), or changes after the stream's position are already lost.
         """
-        args = self._recovery_args(
-            target, app_id, checkpoint, facts_table, resnapshot_interval_days, snapshot, False
+        args = check_recovery(
+            self.config,
+            self._options,
+            target,
+            app_id,
+            checkpoint,
+            facts_table,
+            resnapshot_interval_days,
+            snapshot,
+            False,
         )
         facts_rows = self._checked_family(args)
-        request = replace(self._request(args), requested=True)
+        request = replace(args.recovery_request(self.config), requested=True)
         return request_resnapshot(
             self._spark,
             self.config,
@@ -427,9 +397,20 @@ class CdcStream:
             ConfigError (a ValueError): what to_delta would raise before deciding (a wrong
                 snapshot mode among them).
         """
-        args = self._recovery_args(
-            target, app_id, checkpoint, facts_table, resnapshot_interval_days, snapshot, bootstrap
+        args = check_recovery(
+            self.config,
+            self._options,
+            target,
+            app_id,
+            checkpoint,
+            facts_table,
+            resnapshot_interval_days,
+            snapshot,
+            bootstrap,
         )
         return plan_on_spark(
-            self._spark, self.config, self._request(args), facts_table=args.facts_table
+            self._spark,
+            self.config,
+            args.recovery_request(self.config),
+            facts_table=args.facts_table,
         )
