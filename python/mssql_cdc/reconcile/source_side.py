@@ -1,15 +1,17 @@
 """The source table as of one LSN: its current rows, corrected by the changes committed after.
 
-Decision 1101. Every question is answered from the table as it is now, read between two reads
-of the newest captured LSN: when they differ, a commit landed during the read and it is asked
-again. The change rows after the reconcile's LSN `at` up to that newest LSN then say, per key
-they touch, its row now (the last change: gone after a delete) and its row at `at` (the first
-change: absent before an insert, else that change's before-image or deleted row). A range's
-digest is its current digest minus the touched keys' rows now plus their rows at `at`.
+Decision 1101. Every question is answered from the table as it is now, one key range at a
+time, read between two reads of the newest captured LSN `m`: when they differ, a commit landed
+during the read and it is asked again. The change rows after the reconcile's LSN `at` up to `m`
+then say, per key they touch, its row as read (its last change up to `m`: none after a delete)
+and its row at `at` (its first change after `at`: none before an insert, else that change's
+before-image or deleted row). A range's digest is its digest as read, minus the touched keys'
+rows as read, plus their rows at `at`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -25,7 +27,7 @@ from mssql_cdc.sqlserver.protocols import ChangeRangeReader, ChunkPlanner, TileH
 
 __all__ = ["SourceAsOf", "SourceTable"]
 
-_ATTEMPTS = 5
+_ATTEMPTS = 12
 _T = TypeVar("_T")
 _BATCH_ROWS = 65_536
 
@@ -39,12 +41,6 @@ class SourceTable:
     table: str
     columns: tuple[ReadColumn, ...]
     keys: tuple[str, ...]
-
-
-@dataclass(slots=True)
-class _Touched:
-    now: int | None  # the key's row digest after the last change read; None: no row
-    at: int | None  # its row digest at the reconcile's LSN; None: no row
 
 
 class SourceAsOf:
@@ -63,19 +59,22 @@ class SourceAsOf:
         self._at = lsn.normalize(at)
         self._tiles, self._chunks, self._changes = tiles, chunks, changes
         self._read_upto = self._at
-        self._touched: dict[Key, _Touched] = {}
-        self.settled_at: str = self._at  # the newest LSN whose changes are folded in
+        self.settled_at: str = self._at  # the newest LSN whose changes are recorded
+        self._at_rows: dict[Key, int | None] = {}  # a touched key's row digest at `at`
+        self._images: dict[Key, list[tuple[str, int | None]]] = {}  # its images after, by LSN
         self._key_positions = [[c.name for c in table.columns].index(k) for k in table.keys]
 
-    def _settled(self, read: Callable[[], _T]) -> _T:
-        for _ in range(_ATTEMPTS):
+    def _settled(self, read: Callable[[], _T]) -> tuple[_T, str | None]:
+        """`read()` done between two equal reads of the newest LSN, and that LSN."""
+        for attempt in range(_ATTEMPTS):
             before = self._changes.max_lsn()
             value = read()
             after = self._changes.max_lsn()
             if before == after:
                 if after is not None and lsn.compare(after, self._read_upto) > 0:
                     self._fold(after)
-                return value
+                return value, after
+            time.sleep(min(0.01 * 2**attempt, 1.0))  # a commit landed meanwhile: ask again
         raise MssqlCdcError(
             f"{self._table.capture_instance}: reconcile could not read "
             f"[{self._table.schema}].[{self._table.table}] between two commits in "
@@ -83,7 +82,7 @@ class SourceAsOf:
         )
 
     def _fold(self, upto: str) -> None:
-        """Fold the change rows in (read_upto, upto] into the touched keys."""
+        """Record the change rows in (read_upto, upto] per key they touch."""
         ci = self._table.capture_instance
         start = lsn.increment(self._read_upto)
         low = self._changes.min_lsn(ci)
@@ -109,52 +108,60 @@ class SourceAsOf:
             for i, operation in enumerate(data["_operation"]):
                 values = [data[n][i] for n in names]
                 key = tuple(values[p] for p in self._key_positions)
-                image = (
-                    None
-                    if operation in (Operation.DELETE, Operation.UPDATE_BEFORE)
-                    else row_digest(values)
-                )
-                found = self._touched.get(key)
-                if found is None:
-                    before = None if operation == Operation.INSERT else row_digest(values)
-                    self._touched[key] = _Touched(now=image, at=before)
-                else:
-                    found.now = image
+                gone = operation in (Operation.DELETE, Operation.UPDATE_BEFORE)
+                if key not in self._at_rows:  # its first change says what it was at `at`
+                    self._at_rows[key] = (
+                        None if operation == Operation.INSERT else row_digest(values)
+                    )
+                    self._images[key] = []
+                image = None if gone else row_digest(values)
+                self._images[key].append((str(data["_start_lsn"][i]), image))
         self._read_upto = lsn.Lsn(upto)
         self.settled_at = self._read_upto
 
+    def _corrections(
+        self, key_range: KeyRange, read_at: str | None
+    ) -> list[tuple[Key, int | None, int | None]]:
+        """(key, row now as read, row at `at`) of the keys in the range changed by `read_at`."""
+        out = []
+        for key, images in self._images.items():
+            if read_at is None or not in_range(key, key_range):
+                continue
+            seen = [image for at, image in images if lsn.compare(at, read_at) <= 0]
+            if seen:
+                out.append((key, seen[-1], self._at_rows[key]))
+        return out
+
     def digests(self, ranges: Sequence[KeyRange]) -> list[TileDigest]:
         t = self._table
-        now = self._settled(
-            lambda: self._tiles.range_digests(
-                t.schema, t.table, columns=t.columns, keys=t.keys, ranges=ranges
-            )
-        )
         out = []
-        for key_range, digest in zip(ranges, now, strict=True):
-            for key, touched in self._touched.items():
-                if in_range(key, key_range):
-                    if touched.now is not None:
-                        digest = digest.minus(TileDigest(1, touched.now))
-                    if touched.at is not None:
-                        digest = digest.plus(TileDigest(1, touched.at))
+        for key_range in ranges:  # one read each: a short read settles under a busy source
+            (digest,), read_at = self._settled(
+                lambda r=key_range: self._tiles.range_digests(
+                    t.schema, t.table, columns=t.columns, keys=t.keys, ranges=[r]
+                )
+            )
+            for _, now, then in self._corrections(key_range, read_at):
+                if now is not None:
+                    digest = digest.minus(TileDigest(1, now))
+                if then is not None:
+                    digest = digest.plus(TileDigest(1, then))
             out.append(digest)
         return out
 
     def keyed(self, key_range: KeyRange) -> dict[Key, int]:
         t = self._table
         lo, hi = key_range
-        rows = self._settled(
+        rows, read_at = self._settled(
             lambda: self._tiles.key_digests(
                 t.schema, t.table, columns=t.columns, keys=t.keys, lo=lo, hi=hi
             )
         )
-        for key, touched in self._touched.items():
-            if in_range(key, key_range):
-                if touched.at is None:
-                    rows.pop(key, None)
-                else:
-                    rows[key] = touched.at
+        for key, _, then in self._corrections(key_range, read_at):
+            if then is None:
+                rows.pop(key, None)
+            else:
+                rows[key] = then
         return rows
 
     def key_at(self, key_range: KeyRange, position: int) -> KeyBound:
