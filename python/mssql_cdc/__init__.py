@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from mssql_cdc.pipeline.cdc_stream import CdcStream, stream
     from mssql_cdc.pipeline.fan_out import FanOutJob, fan_out
     from mssql_cdc.pipeline.fan_out_plan import StreamEntry
-    from mssql_cdc.reconcile import ReconcileResult, reconcile
+    from mssql_cdc.reconciliation import ReconcileResult, reconcile
     from mssql_cdc.recovery.entry import ResnapshotResult
     from mssql_cdc.recovery.plan import RecoveryPlan
     from mssql_cdc.silver import ApplyResult, apply_changes
@@ -42,7 +42,7 @@ _LAZY = {
     "CdcStream": "mssql_cdc.pipeline.cdc_stream",
     "FanOutJob": "mssql_cdc.pipeline.fan_out",
     "Offset": "mssql_cdc.core.offsets",
-    "ReconcileResult": "mssql_cdc.reconcile",
+    "ReconcileResult": "mssql_cdc.reconciliation",
     "RecoveryPlan": "mssql_cdc.recovery.plan",
     "ResnapshotResult": "mssql_cdc.recovery.entry",
     "StreamEntry": "mssql_cdc.pipeline.fan_out_plan",
@@ -50,7 +50,7 @@ _LAZY = {
     "apply_changes": "mssql_cdc.silver",
     "delta_sink": "mssql_cdc.sink.writer",
     "fan_out": "mssql_cdc.pipeline.fan_out",
-    "reconcile": "mssql_cdc.reconcile",
+    "reconcile": "mssql_cdc.reconciliation",
 }
 
 

@@ -22,7 +22,7 @@ and the executors' imports must not drag Spark or Delta in.
 | snapshot       | mssql_cdc, core, options, sqlserver, emulator, source, tables, facts, ... |
 | recovery       | core, options, sqlserver, tables, facts, snapshot, errors, testing        |
 | silver         | core, tables, facts, finalization, errors, testing                       |
-| reconcile      | core, options, sqlserver, tables, facts, finalization, silver, errors, … |
+| reconciliation | core, options, sqlserver, tables, facts, finalization, silver, errors, … |
 | pipeline       | everything but cli                                                       |
 | cli            | mssql_cdc (public names), core, emulator, facts, spark, errors, testing  |
 | spark          | _native, core (the Delta classpath), errors                              |
@@ -77,7 +77,7 @@ ALLOWED: dict[str, set[str]] = {
         "testing",
     },
     "silver": {"core", "tables", "facts", "finalization", "errors", "testing"},
-    "reconcile": {
+    "reconciliation": {
         "core",
         "options",
         "sqlserver",

@@ -20,7 +20,7 @@ from mssql_cdc.cli.output import add_output_flags
 from mssql_cdc.cli.session import session_on_first_use
 from mssql_cdc.errors import MssqlCdcError
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "render", "run"]
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -88,11 +88,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
     else:
-        print(_text(result.as_dict()))
+        print(render(result.as_dict()))
     return 0 if result.equal else 1
 
 
-def _text(found: dict[str, Any]) -> str:
+def render(found: dict[str, Any]) -> str:
+    """The verdict as the text report: one line, then the sampled keys of each kind."""
     head = (
         f"{found['target']} ({found['against']}) against the source as of {found['lsn']}: "
         f"{'equal' if found['equal'] else 'different'}; {found['target_rows']} rows against "
@@ -104,7 +105,7 @@ def _text(found: dict[str, Any]) -> str:
             keys = ", ".join(json.dumps(k) for k in found[kind])
             lines.append(f"  {kind} ({found[f'{kind}_count']}): {keys}")
     if not found["complete"]:
-        lines.append(f"  (narrowing stopped at the sample of {len(found['missing'])} keys)")
+        lines.append("  (narrowing stopped once the sample was full: counts are of the keys named)")
     if found["skipped_columns"]:
         lines.append(f"  not compared: {', '.join(found['skipped_columns'])}")
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from mssql_cdc.core.row_digest import TileDigest, row_digest
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.errors import DataLossError
 from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.reconcile.source_side import SourceAsOf, SourceTable
+from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.metadata import ReadColumn
 

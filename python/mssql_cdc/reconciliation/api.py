@@ -22,9 +22,9 @@ from mssql_cdc.facts.rows import FactsRow, append_facts, family_condition
 from mssql_cdc.finalization.verdicts import control_rows
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.reconcile.narrow import KeyRange, Narrowed, compare_tiles
-from mssql_cdc.reconcile.source_side import SourceAsOf, SourceTable
-from mssql_cdc.reconcile.target_side import TargetRows
+from mssql_cdc.reconciliation.narrow import KeyRange, Narrowed, compare_tiles
+from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
+from mssql_cdc.reconciliation.target_side import TargetRows
 from mssql_cdc.silver.images import DELETE_FLAG, bronze_shape, latest_images
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.instances import resolve_instance

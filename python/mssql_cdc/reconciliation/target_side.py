@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.core.row_digest import MODULUS, NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest
 from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.reconcile.narrow import Key, KeyRange, as_key
+from mssql_cdc.reconciliation.narrow import Key, KeyRange, as_key
 from mssql_cdc.tables.migrations import quote_identifier
 
 if TYPE_CHECKING:
