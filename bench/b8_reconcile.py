@@ -31,24 +31,25 @@ PER_COMMIT = 10_000
 
 
 def _fill(path: Path) -> None:
+    """dbo.orders with ROWS rows, a decimal column among them, committed PER_COMMIT at a time."""
+    from decimal import Decimal
+
     from mssql_cdc.emulator import Emulator
 
     emu = Emulator.create(path)
-    emu.create_table(
-        "dbo.orders",
-        {"order_id": "bigint", "status": "nvarchar(20)", "qty": "int"},
-        primary_key="order_id",
-    )
+    columns = {"order_id": "bigint", "status": "nvarchar(20)", "amount": "decimal(12,2)"}
+    emu.create_table("dbo.orders", columns, primary_key="order_id")
     emu.enable_cdc("dbo.orders")
-    emu.commit_many(
-        [
-            [
-                ("insert", "dbo.orders", {"order_id": i, "status": f"s{i % 97}", "qty": i % 13})
-                for i in range(start, min(start + PER_COMMIT, ROWS))
-            ]
-            for start in range(0, ROWS, PER_COMMIT)
-        ]
-    )
+
+    def batch(first: int) -> list[tuple[str, str, dict[str, object]]]:
+        last = min(first + PER_COMMIT, ROWS)
+        return [
+            ("insert", "dbo.orders", {"order_id": i, "status": f"s{i % 97}",
+                                      "amount": Decimal(i % 10_000) / 100})
+            for i in range(first, last)
+        ]  # fmt: skip
+
+    emu.commit_many([batch(first) for first in range(0, ROWS, PER_COMMIT)])
     emu.close()
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 from mssql_cdc.core import lsn
@@ -136,11 +137,15 @@ class SourceAsOf:
         t = self._table
         out = []
         for key_range in ranges:  # one read each: a short read settles under a busy source
-            (digest,), read_at = self._settled(
-                lambda r=key_range: self._tiles.range_digests(
-                    t.schema, t.table, columns=t.columns, keys=t.keys, ranges=[r]
-                )
+            read = partial(
+                self._tiles.range_digests,
+                t.schema,
+                t.table,
+                columns=t.columns,
+                keys=t.keys,
+                ranges=[key_range],
             )
+            (digest,), read_at = self._settled(read)
             for _, now, then in self._corrections(key_range, read_at):
                 if now is not None:
                     digest = digest.minus(TileDigest(1, now))

@@ -15,7 +15,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from mssql_cdc import apply_changes, reconcile
+from mssql_cdc import ReconcileResult, apply_changes, reconcile
 from mssql_cdc.cli import main
 from tests.spark.support.recovery_support import Orders
 
@@ -36,6 +36,12 @@ def test_a_running_workload_is_no_difference_and_an_injected_one_is_named(
         control_table=control,
         facts_table=orders.facts,
     )
+
+    def check_silver() -> ReconcileResult:
+        return reconcile(
+            spark, orders.options(), silver, control_table=control, tiles=8, sample=5,
+            facts_table=orders.facts, app_id=orders.app_id,
+        )  # fmt: skip
 
     # A workload keeps committing while reconcile reads: none of it is a difference.
     stop = threading.Event()
@@ -58,15 +64,7 @@ def test_a_running_workload_is_no_difference_and_an_injected_one_is_named(
     writer = threading.Thread(target=workload)
     writer.start()
     try:
-        found = reconcile(
-            spark,
-            orders.options(),
-            silver,
-            control_table=control,
-            tiles=8,
-            facts_table=orders.facts,
-            app_id=orders.app_id,
-        )
+        found = check_silver()
         on_bronze = reconcile(spark, orders.options(), orders.target, against="bronze", tiles=4)
     finally:
         stop.set()
@@ -88,16 +86,7 @@ def test_a_running_workload_is_no_difference_and_an_injected_one_is_named(
     rows = {r["order_id"]: r["status"] for r in spark.read.format("delta").load(silver).collect()}
     assert set(rows) ^ {k for k in range(300) if k != 6} == {17, 9999}  # the oracle's view
 
-    found = reconcile(
-        spark,
-        orders.options(),
-        silver,
-        control_table=control,
-        tiles=8,
-        sample=5,
-        facts_table=orders.facts,
-        app_id=orders.app_id,
-    )
+    found = check_silver()
     assert not found.equal
     assert (found.missing, found.extra, found.different) == ((17,), (9999,), (250,))
     assert (found.missing_count, found.extra_count, found.different_count) == (1, 1, 1)
