@@ -71,3 +71,38 @@ def test_only_types_with_a_canonical_text_are_digestible(spark_type: str, expect
 def test_a_float_has_no_canonical_text() -> None:
     with pytest.raises(TypeError, match="float"):
         row_digest([1.5])
+
+
+def test_a_batch_digested_by_arrow_equals_its_rows_digested_one_by_one() -> None:
+    import random
+
+    import pyarrow as pa
+
+    from mssql_cdc.sqlserver.emulated.tiles import batch_digests
+
+    rng = random.Random(7)
+
+    def maybe(value: object) -> object:
+        return None if rng.random() < 0.2 else value
+
+    rows = [
+        (
+            maybe(rng.randrange(-(2**63), 2**63)),
+            maybe(rng.choice(["", "a", "Zoë", "𝄞", "x\u001fy"])),
+            maybe(Decimal(rng.randrange(-(10**9), 10**9)).scaleb(-2)),
+            maybe(Decimal(rng.randrange(0, 3)).scaleb(-8)),
+            maybe(rng.random() < 0.5),
+            maybe(date(2026, 1, 1 + rng.randrange(28))),
+            maybe(datetime(2026, 1, 2, 3, 4, 5, rng.randrange(10**6))),
+        )
+        for _ in range(500)
+    ]
+    schema = pa.schema(
+        [("a", pa.int64()), ("b", pa.string()), ("c", pa.decimal128(12, 2)),
+         ("d", pa.decimal128(20, 8)), ("e", pa.bool_()), ("f", pa.date32()),
+         ("g", pa.timestamp("us"))]
+    )  # fmt: skip
+    batch = pa.RecordBatch.from_pylist(
+        [dict(zip(schema.names, r, strict=True)) for r in rows], schema=schema
+    )
+    assert batch_digests(batch) == [row_digest(list(r)) for r in rows]
