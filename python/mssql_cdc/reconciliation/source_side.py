@@ -1,17 +1,17 @@
 """The source table as of one LSN: its current rows, corrected by the changes committed after.
 
 Decision 1101. Every question is answered from the table as it is now, one key range at a
-time, read between two reads of the newest captured LSN `m`: when they differ, a commit landed
-during the read and it is asked again. The change rows after the reconcile's LSN `at` up to `m`
-then say, per key they touch, its row as read (its last change up to `m`: none after a delete)
-and its row at `at` (its first change after `at`: none before an insert, else that change's
-before-image or deleted row). A range's digest is its digest as read, minus the touched keys'
-rows as read, plus their rows at `at`.
+time, read between two reads of the newest captured LSN. The change rows after the reconcile's
+LSN `at` up to the second say, per key they touch, its row at `at` (its first change after `at`:
+none before an insert, else that change's before-image or deleted row) and its row at each
+later LSN. A range's digest is its digest as read, minus the touched keys' rows as read, plus
+their rows at `at`; when a key of the range changed during the read (so what the read saw of it
+is unknown) the range is read again, and after three tries its keys are read one by one, where
+every changed key's row at `at` replaces whatever the read saw.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -20,7 +20,7 @@ from typing import TypeVar
 from mssql_cdc.core import lsn
 from mssql_cdc.core.operation import Operation
 from mssql_cdc.core.row_digest import TileDigest, row_digest
-from mssql_cdc.errors import DataLossError, MssqlCdcError
+from mssql_cdc.errors import DataLossError
 from mssql_cdc.options.declared_columns import KeyBound
 from mssql_cdc.reconciliation.narrow import Key, KeyRange, in_range
 from mssql_cdc.sqlserver.metadata import ReadColumn
@@ -28,7 +28,7 @@ from mssql_cdc.sqlserver.protocols import ChangeRangeReader, ChunkPlanner, TileH
 
 __all__ = ["SourceAsOf", "SourceTable"]
 
-_ATTEMPTS = 12
+_ATTEMPTS = 3
 _T = TypeVar("_T")
 _BATCH_ROWS = 65_536
 
@@ -65,21 +65,26 @@ class SourceAsOf:
         self._images: dict[Key, list[tuple[str, int | None]]] = {}  # its images after, by LSN
         self._key_positions = [[c.name for c in table.columns].index(k) for k in table.keys]
 
-    def _settled(self, read: Callable[[], _T]) -> tuple[_T, str | None]:
-        """`read()` done between two equal reads of the newest LSN, and that LSN."""
-        for attempt in range(_ATTEMPTS):
-            before = self._changes.max_lsn()
-            value = read()
-            after = self._changes.max_lsn()
-            if before == after:
-                if after is not None and lsn.compare(after, self._read_upto) > 0:
-                    self._fold(after)
-                return value, after
-            time.sleep(min(0.01 * 2**attempt, 1.0))  # a commit landed meanwhile: ask again
-        raise MssqlCdcError(
-            f"{self._table.capture_instance}: reconcile could not read "
-            f"[{self._table.schema}].[{self._table.table}] between two commits in "
-            f"{_ATTEMPTS} attempts; rerun it when the source is quieter"
+    def _window(self, read: Callable[[], _T]) -> tuple[_T, str | None, str | None]:
+        """`read()`, the newest LSN before and after it; the changes up to `after` recorded."""
+        before = self._changes.max_lsn()
+        value = read()
+        after = self._changes.max_lsn()
+        if after is not None and lsn.compare(after, self._read_upto) > 0:
+            self._fold(after)
+        return value, before, after
+
+    def _moved_during(self, key_range: KeyRange, before: str | None, after: str | None) -> bool:
+        """Whether a key of the range changed between `before` and `after` (during a read)."""
+        if before == after or after is None:
+            return False
+        return any(
+            in_range(key, key_range)
+            and any(
+                (before is None or lsn.compare(at, before) > 0) and lsn.compare(at, after) <= 0
+                for at, _ in images
+            )
+            for key, images in self._images.items()
         )
 
     def _fold(self, upto: str) -> None:
@@ -136,7 +141,7 @@ class SourceAsOf:
     def digests(self, ranges: Sequence[KeyRange]) -> list[TileDigest]:
         t = self._table
         out = []
-        for key_range in ranges:  # one read each: a short read settles under a busy source
+        for key_range in ranges:  # one read each: a short read is rarely crossed by a commit
             read = partial(
                 self._tiles.range_digests,
                 t.schema,
@@ -145,8 +150,14 @@ class SourceAsOf:
                 keys=t.keys,
                 ranges=[key_range],
             )
-            (digest,), read_at = self._settled(read)
-            for _, now, then in self._corrections(key_range, read_at):
+            for _ in range(_ATTEMPTS):
+                (digest,), before, after = self._window(read)
+                if not self._moved_during(key_range, before, after):
+                    break
+            else:  # a busy range: its keys one by one, where each changed key's row is known
+                out.append(TileDigest.of(self.keyed(key_range).values()))
+                continue
+            for _, now, then in self._corrections(key_range, after):
                 if now is not None:
                     digest = digest.minus(TileDigest(1, now))
                 if then is not None:
@@ -155,14 +166,22 @@ class SourceAsOf:
         return out
 
     def keyed(self, key_range: KeyRange) -> dict[Key, int]:
+        """Each key's row digest at `at`: as read, or, for a key changed by the end of the
+        read, its row at `at` from its first change, whatever the read saw of it."""
         t = self._table
         lo, hi = key_range
-        rows, read_at = self._settled(
-            lambda: self._tiles.key_digests(
-                t.schema, t.table, columns=t.columns, keys=t.keys, lo=lo, hi=hi
+        rows, _, after = self._window(
+            partial(
+                self._tiles.key_digests,
+                t.schema,
+                t.table,
+                columns=t.columns,
+                keys=t.keys,
+                lo=lo,
+                hi=hi,
             )
         )
-        for key, _, then in self._corrections(key_range, read_at):
+        for key, _, then in self._corrections(key_range, after):
             if then is None:
                 rows.pop(key, None)
             else:

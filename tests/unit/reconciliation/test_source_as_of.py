@@ -90,3 +90,32 @@ def test_a_purge_of_the_changes_after_the_lsn_is_a_data_loss(tmp_path: Path) -> 
     with pytest.raises(DataLossError, match="cannot read the source as of"):
         _side(backend, at).digests([(None, None)])
     backend.close()
+
+
+def test_a_range_a_commit_crosses_during_every_read_is_read_key_by_key(tmp_path: Path) -> None:
+    emu, backend = _world(tmp_path)
+    at = emu.max_lsn()
+    assert at is not None
+    then = emu.rows("dbo.orders")
+    n = iter(range(1000, 2000))
+
+    class Busy:
+        """The emulator's hasher with a commit landing inside each of its reads."""
+
+        def range_digests(self, *args: object, **kwargs: object) -> list[TileDigest]:
+            k = next(n)
+            emu.commit([("update", "dbo.orders", {"id": 3, "status": f"s{k}"})])
+            return backend.tiles.range_digests(*args, **kwargs)  # type: ignore[arg-type]
+
+        def key_digests(self, *args: object, **kwargs: object) -> dict[tuple[object, ...], int]:
+            emu.commit([("insert", "dbo.orders", {"id": next(n), "status": "new"})])
+            return backend.tiles.key_digests(*args, **kwargs)  # type: ignore[arg-type]
+
+        def close(self) -> None:
+            pass
+
+    table = SourceTable("dbo_orders", "dbo", "orders", COLUMNS, ("id",))
+    side = SourceAsOf(table, at, tiles=Busy(), chunks=backend.chunks, changes=backend.changes)
+    ranges = [(None, 50), (50, None)]
+    assert side.digests(ranges) == [_digests(then, r) for r in ranges]
+    backend.close()
