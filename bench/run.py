@@ -27,6 +27,7 @@ BENCHMARKS: list[str] = [
     "b5_recovery",
     "b6_silver",
     "b7_tds_read",
+    "b8_reconcile",
 ]
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mssql_cdc.pipeline.cdc_stream import CdcStream, stream
     from mssql_cdc.pipeline.fan_out import FanOutJob, fan_out
     from mssql_cdc.pipeline.fan_out_plan import StreamEntry
+    from mssql_cdc.reconciliation import ReconcileResult, reconcile
     from mssql_cdc.recovery.entry import ResnapshotResult
     from mssql_cdc.recovery.plan import RecoveryPlan
     from mssql_cdc.silver import ApplyResult, apply_changes
@@ -41,6 +42,7 @@ _LAZY = {
     "CdcStream": "mssql_cdc.pipeline.cdc_stream",
     "FanOutJob": "mssql_cdc.pipeline.fan_out",
     "Offset": "mssql_cdc.core.offsets",
+    "ReconcileResult": "mssql_cdc.reconciliation",
     "RecoveryPlan": "mssql_cdc.recovery.plan",
     "ResnapshotResult": "mssql_cdc.recovery.entry",
     "StreamEntry": "mssql_cdc.pipeline.fan_out_plan",
@@ -48,6 +50,7 @@ _LAZY = {
     "apply_changes": "mssql_cdc.silver",
     "delta_sink": "mssql_cdc.sink.writer",
     "fan_out": "mssql_cdc.pipeline.fan_out",
+    "reconcile": "mssql_cdc.reconciliation",
 }
 
 
@@ -82,6 +85,7 @@ __all__ = [
     "FanOutJob",
     "MssqlCdcError",
     "Offset",
+    "ReconcileResult",
     "RecoveryPlan",
     "ResnapshotResult",
     "SchemaChangedError",
@@ -90,6 +94,7 @@ __all__ = [
     "delta_sink",
     "fan_out",
     "is_data_loss",
+    "reconcile",
     "register",
     "stream",
 ]

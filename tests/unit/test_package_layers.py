@@ -22,6 +22,7 @@ and the executors' imports must not drag Spark or Delta in.
 | snapshot       | mssql_cdc, core, options, sqlserver, emulator, source, tables, facts, ... |
 | recovery       | core, options, sqlserver, tables, facts, snapshot, errors, testing        |
 | silver         | core, tables, facts, finalization, errors, testing                       |
+| reconciliation | core, options, sqlserver, tables, facts, finalization, silver, errors, … |
 | pipeline       | everything but cli                                                       |
 | cli            | mssql_cdc (public names), core, emulator, facts, spark, errors, testing  |
 | spark          | _native, core (the Delta classpath), errors                              |
@@ -76,6 +77,17 @@ ALLOWED: dict[str, set[str]] = {
         "testing",
     },
     "silver": {"core", "tables", "facts", "finalization", "errors", "testing"},
+    "reconciliation": {
+        "core",
+        "options",
+        "sqlserver",
+        "tables",
+        "facts",
+        "finalization",
+        "silver",
+        "errors",
+        "testing",
+    },
     "pipeline": {
         "mssql_cdc",
         "core",

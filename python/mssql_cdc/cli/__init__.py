@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from mssql_cdc import __version__
-from mssql_cdc.cli import demo, emulator, gc, plan, resnapshot, run, status
+from mssql_cdc.cli import demo, emulator, gc, plan, reconcile, resnapshot, run, status
 from mssql_cdc.cli.output import mode_of, showing
 from mssql_cdc.cli.parser import Parser, parse
 
@@ -23,6 +23,7 @@ def build_parser() -> Parser:
     status.add_parser(verbs)
     plan.add_parser(verbs)
     resnapshot.add_parser(verbs)
+    reconcile.add_parser(verbs)
     gc.add_parser(verbs)
     run.add_parser(verbs)
     emulator.register(verbs)

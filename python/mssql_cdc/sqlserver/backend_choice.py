@@ -16,6 +16,7 @@ from mssql_cdc.sqlserver.protocols import (
     ChunkPlanner,
     SnapshotReader,
     StreamPlanner,
+    TileHasher,
 )
 
 __all__ = ["Backend", "open_backend"]
@@ -30,6 +31,7 @@ class Backend:
     changes: ChangeRangeReader
     snapshots: SnapshotReader
     chunks: ChunkPlanner
+    tiles: TileHasher
     close: Callable[[], None]
 
 
@@ -44,6 +46,7 @@ def open_backend(config: SourceConfig) -> Backend:
     if config.backend == "emulator":
         from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
         from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
+        from mssql_cdc.sqlserver.emulated.tiles import EmulatorTileHasher
 
         if config.emulator_path is None:  # SourceConfig refuses this; kept for the type checker
             raise ValueError("option emulatorPath is required with backend 'emulator'")
@@ -54,7 +57,9 @@ def open_backend(config: SourceConfig) -> Backend:
             emulator.close()
             table.close()
 
-        return Backend(emulator, emulator, emulator, table, table, close_emulator)
+        return Backend(
+            emulator, emulator, emulator, table, table, EmulatorTileHasher(table), close_emulator
+        )
     from mssql_cdc.sqlserver.tsql.backend import (
         TsqlCaptureCatalog,
         TsqlChangeReader,
@@ -62,6 +67,7 @@ def open_backend(config: SourceConfig) -> Backend:
         connect,
     )
     from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
+    from mssql_cdc.sqlserver.tsql.tiles import TsqlTileHasher
 
     session = connect(config)
     snapshots = TsqlSnapshotReader(
@@ -73,5 +79,6 @@ def open_backend(config: SourceConfig) -> Backend:
         TsqlChangeReader(session),
         snapshots,
         snapshots,
+        TsqlTileHasher(session, snapshots),
         session.close,
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from mssql_cdc.core import lsn
 from mssql_cdc.core.ranges import Tile
+from mssql_cdc.core.row_digest import TileDigest
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -36,6 +37,7 @@ __all__ = [
     "ChunkPlanner",
     "SnapshotReader",
     "StreamPlanner",
+    "TileHasher",
 ]
 
 
@@ -137,4 +139,30 @@ class ChunkPlanner(Protocol):
         position: int,
     ) -> KeyBound: ...
     def row_count(self, source_schema: str, source_table: str) -> int | None: ...
+    def close(self) -> None: ...
+
+
+class TileHasher(Protocol):
+    """What reconcile needs of the source table: row counts and digests of key ranges, and
+    each key's row digest in a small range (the digest: mssql_cdc.core.row_digest)."""
+
+    def range_digests(
+        self,
+        source_schema: str,
+        source_table: str,
+        *,
+        columns: Sequence[ReadColumn],
+        keys: Sequence[str],
+        ranges: Sequence[tuple[KeyBound, KeyBound]],
+    ) -> list[TileDigest]: ...
+    def key_digests(
+        self,
+        source_schema: str,
+        source_table: str,
+        *,
+        columns: Sequence[ReadColumn],
+        keys: Sequence[str],
+        lo: KeyBound,
+        hi: KeyBound,
+    ) -> dict[tuple[object, ...], int]: ...
     def close(self) -> None: ...

@@ -84,6 +84,7 @@ def flaky_open(plan_file: str, config: SourceConfig) -> Backend:
         real.changes,
         real.snapshots,
         real.chunks,
+        real.tiles,
         real.close,
     )
 

@@ -23,6 +23,7 @@ from mssql_cdc.source.table_schema import declared_columns, resolve_table
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
 from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
+from mssql_cdc.sqlserver.emulated.tiles import EmulatorTileHasher
 from mssql_cdc.sqlserver.metadata import ChangeTableAccess
 from tests.unit.support.emulator_oracle import at, orders
 
@@ -352,7 +353,8 @@ def test_a_change_table_the_login_cannot_read_stops_planning_with_the_grant_to_r
 
     denied = NoGrant(str(path))
     snapshots = EmulatorSnapshotReader(str(path))
-    backend = Backend(real, denied, real, snapshots, snapshots, real.close)
+    tiles = EmulatorTileHasher(snapshots)
+    backend = Backend(real, denied, real, snapshots, snapshots, tiles, real.close)
     table = resolve_table(real, "dbo_orders")
     columns = declared_columns(real, config, table)
     start = StreamOffset(lsn.decrement(emu.min_lsn("dbo_orders")), None)

@@ -1,0 +1,359 @@
+"""`reconcile()`: is the copy right? Silver, or bronze's latest images, against the source.
+
+docs/reconcile.md is the guide; decisions 1100 (the digest) and 1101 (the source as of one
+LSN) say why it works this way.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from mssql_cdc.core.row_digest import digestible
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.facts.details import json_key
+from mssql_cdc.facts.family import now_naive
+from mssql_cdc.facts.keys import sink_id
+from mssql_cdc.facts.rows import FactsRow, append_facts, family_condition
+from mssql_cdc.finalization.verdicts import control_rows
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.reconciliation.narrow import KeyRange, Narrowed, compare_tiles
+from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
+from mssql_cdc.reconciliation.target_side import TargetRows
+from mssql_cdc.silver.images import DELETE_FLAG, bronze_shape, latest_images
+from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
+from mssql_cdc.sqlserver.instances import resolve_instance
+from mssql_cdc.sqlserver.metadata import ReadColumn
+from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables.session import check_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["Against", "ReconcileResult", "reconcile"]
+
+Against = Literal["silver", "bronze"]
+AGAINST: tuple[Against, ...] = ("silver", "bronze")
+MAX_TILES = 100_000
+LEAF_ROWS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileResult:
+    """A reconcile's verdict: equal or not, and a bounded sample of the keys that differ.
+
+    `missing` keys are in the source and not in the target, `extra` the reverse, `different`
+    in both with different rows; keys are JSON values (a list for a composite key). The
+    `*_count` fields count the keys narrowed to, the whole difference when `complete`.
+    """
+
+    equal: bool
+    lsn: str  # the source was compared as of this LSN: the target's own position
+    against: Against
+    target: str
+    tiles: int
+    differing_tiles: int
+    source_rows: int
+    target_rows: int
+    missing: tuple[Any, ...]
+    extra: tuple[Any, ...]
+    different: tuple[Any, ...]
+    missing_count: int
+    extra_count: int
+    different_count: int
+    complete: bool
+    columns: tuple[str, ...]  # the columns compared, keys included
+    skipped_columns: tuple[str, ...]  # target columns no digest covers (float, binary, ...)
+    seconds: float
+    repaired_tiles: int = 0  # tiles re-snapshotted by repair=True
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result as JSON can hold it (tuples as lists)."""
+        return json.loads(json.dumps(asdict(self)))  # type: ignore[no-any-return]
+
+
+def _check(
+    against: object,
+    tiles: object,
+    sample: object,
+    control_table: str | None,
+    facts_table: str | None,
+    app_id: str | None,
+) -> None:
+    if against not in AGAINST:
+        raise ConfigError(f"reconcile: against must be 'silver' or 'bronze' (got {against!r})")
+    for name, value in (("tiles", tiles), ("sample", sample)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TILES:
+            raise ConfigError(
+                f"reconcile: {name} must be an int from 1 to {MAX_TILES} (got {value!r})"
+            )
+    if against == "silver" and control_table is None:
+        raise ConfigError(
+            "reconcile: against='silver' needs control_table, where apply_changes records the "
+            "LSN silver stands at; pass the control_table given to apply_changes"
+        )
+    if facts_table is not None and app_id is None:
+        raise ConfigError(
+            "reconcile: facts_table needs app_id, the stream's app_id its verdict is filed under"
+        )
+
+
+def _target_rows(
+    spark: SparkSession,
+    ref: tables.TableRef,
+    against: Against,
+    keys: Sequence[str],
+    control: str | None,
+) -> tuple[DataFrame, str]:
+    """The target's rows (one per key) and the LSN the source is compared at."""
+    from pyspark.sql import functions as F
+
+    if not ref.exists(spark):
+        raise ConfigError(f"reconcile: target {ref} does not exist; check the table name or path")
+    rows = spark.table(ref.sql)
+    if against == "silver":
+        assert control is not None  # _check
+        (position,) = control_rows(spark, control, [ref.text])
+        if position.applied_lsn is None:
+            raise ConfigError(
+                f"reconcile: silver {ref} has no applied position in {control}; run "
+                "apply_changes first, with this control_table"
+            )
+        return rows, str(position.applied_lsn)
+    shape = bronze_shape(rows, ref.text)
+    newest = rows.agg(F.max("_start_lsn")).first()
+    if newest is None or newest[0] is None:
+        raise ConfigError(f"reconcile: bronze {ref} holds no rows yet; run the stream first")
+    images = latest_images(rows, keys, shape, ref=ref.text)
+    return images.where(~F.col(DELETE_FLAG)), str(newest[0])
+
+
+def _columns(
+    target: DataFrame,
+    source_names: Sequence[str],
+    keys: Sequence[str],
+    chosen: Sequence[str] | None,
+    ref: str,
+) -> tuple[list[Any], list[str]]:
+    """The target fields compared (source order) and the target columns left out."""
+    fields = {f.name: f for f in target.schema.fields}
+    if chosen is not None:
+        for name in chosen:
+            if name not in fields or name not in source_names:
+                raise ConfigError(
+                    f"reconcile: column {name!r} is not in both the source table and {ref}; "
+                    "fix columns"
+                )
+            if not digestible(fields[name].dataType.simpleString().upper()):
+                raise ConfigError(
+                    f"reconcile: column {name!r} of type {fields[name].dataType.simpleString()} "
+                    "has no canonical text to digest (docs/reconcile.md); leave it out of columns"
+                )
+    names = [n for n in source_names if n in fields and (chosen is None or n in chosen)]
+    compared = [fields[n] for n in names if digestible(fields[n].dataType.simpleString().upper())]
+    compared_names = {f.name for f in compared}
+    for key in keys:
+        if key not in compared_names:
+            raise ConfigError(
+                f"reconcile: key column {key!r} is not a compared column of {ref} and the "
+                "source table; fix keys or columns"
+            )
+    skipped = [n for n in names if n not in compared_names]
+    return compared, skipped
+
+
+def _ranges(bounds: Sequence[KeyBound]) -> list[KeyRange]:
+    edges: list[KeyBound] = [None, *bounds, None]
+    return [(edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
+
+
+def reconcile(
+    spark: SparkSession,
+    options: Mapping[str, object],
+    target: str,
+    *,
+    against: Against = "silver",
+    keys: Sequence[str] | None = None,
+    control_table: str | None = None,
+    facts_table: str | None = None,
+    app_id: str | None = None,
+    columns: Sequence[str] | None = None,
+    tiles: int = 64,
+    sample: int = 20,
+) -> ReconcileResult:
+    """Compare `target` with the source table of `options` as of the target's own LSN.
+
+    Both sides count and digest their rows per key tile (decision 1100); only tiles that
+    differ are split and compared again, down to a sample of keys. Changes committed to the
+    source after the target's LSN are taken back out of the source's side (decision 1101), so
+    a running workload is no difference. With `facts_table`, the verdict is also a facts row
+    (event `reconcile`, the counts in `detail`) under `app_id`.
+
+    Args:
+        spark: the session.
+        options: the stream's source options (as given to `stream()`).
+        target: the silver table (`against="silver"`) or bronze (`against="bronze"`, its
+            latest image per key), name or path.
+        against: which kind of table `target` is.
+        keys: the columns identifying a row; default the capture instance's unique index.
+        control_table: silver's control table (where its LSN is); required for silver.
+        facts_table: where the verdict row goes; None writes none.
+        app_id: the stream's app_id, under which the row is filed (its live generation's).
+        columns: the columns compared (keys included); default every column of both sides
+            with a canonical text (others are listed in `skipped_columns`).
+        tiles: how many key tiles the table is cut into first.
+        sample: at most this many keys of each kind are named.
+
+    Returns:
+        A `ReconcileResult`.
+
+    Raises:
+        ConfigError: a bad argument or option, a missing target or position, before anything
+            is read or written.
+        DataLossError: CDC cleanup deleted the changes after the target's LSN, so the source
+            cannot be read as of it.
+    """
+    _check(against, tiles, sample, control_table, facts_table, app_id)
+    check_session(spark)
+    config = SourceConfig.from_options(options)
+    ref = tables.table_ref(target, argument="target")
+    started = time.perf_counter()
+    started_at = datetime.now(UTC).replace(tzinfo=None)
+    backend = open_backend(config)
+    try:
+        instance = resolve_instance(
+            config.capture_instance, backend.catalog.capture_instances()
+        ).instance
+        key_list = list(keys) if keys is not None else list(instance.index_columns)
+        if not key_list:
+            raise ConfigError(
+                f"reconcile: capture instance {instance.name!r} has no unique index; pass keys"
+            )
+        rows, at = _target_rows(spark, ref, against, key_list, control_table)
+        table_columns = backend.snapshots.table_columns(
+            instance.source_schema, instance.source_table
+        )
+        compared, skipped = _columns(
+            rows, [c.name for c in table_columns], key_list, columns, ref.text
+        )
+        sql_types = {c.name: c.sql_type for c in table_columns}
+        read = tuple(
+            ReadColumn(f.name, f.dataType.simpleString().upper(), sql_types.get(f.name))
+            for f in compared
+        )
+        table = SourceTable(
+            instance.name, instance.source_schema, instance.source_table, read, tuple(key_list)
+        )
+        narrowed = _compare(spark, backend, table, at, rows, compared, tiles, sample)
+    finally:
+        backend.close()
+    result = _result(
+        narrowed, at, against, ref.text, compared, skipped, time.perf_counter() - started
+    )
+    if facts_table is not None and app_id is not None:
+        _file_verdict(spark, facts_table, app_id, result, started_at)
+    return result
+
+
+def _compare(
+    spark: SparkSession,
+    backend: Backend,
+    table: SourceTable,
+    at: str,
+    rows: DataFrame,
+    compared: Sequence[Any],
+    tiles: int,
+    sample: int,
+) -> Narrowed:
+    bounds = backend.snapshots.key_tiles(table.schema, table.table, list(table.keys), tiles)
+    source = SourceAsOf(
+        table, at, tiles=backend.tiles, chunks=backend.chunks, changes=backend.changes
+    )
+    time_zone = str(spark.conf.get("spark.sql.session.timeZone") or "UTC")
+    target = TargetRows(rows, keys=table.keys, fields=compared, time_zone=time_zone)
+    try:
+        return compare_tiles(source, target, _ranges(bounds), sample=sample, leaf_rows=LEAF_ROWS)
+    finally:
+        target.release()
+
+
+def _result(
+    narrowed: Narrowed,
+    at: str,
+    against: Against,
+    target: str,
+    compared: Sequence[Any],
+    skipped: Sequence[str],
+    seconds: float,
+) -> ReconcileResult:
+    def keys(found: Sequence[tuple[object, ...]]) -> tuple[Any, ...]:
+        return tuple(json_key(k[0] if len(k) == 1 else list(k)) for k in found)
+
+    return ReconcileResult(
+        equal=narrowed.equal,
+        lsn=at,
+        against=against,
+        target=target,
+        tiles=narrowed.tiles,
+        differing_tiles=len(narrowed.differing),
+        source_rows=narrowed.source_rows,
+        target_rows=narrowed.target_rows,
+        missing=keys(narrowed.missing),
+        extra=keys(narrowed.extra),
+        different=keys(narrowed.different),
+        missing_count=narrowed.found[0],
+        extra_count=narrowed.found[1],
+        different_count=narrowed.found[2],
+        complete=narrowed.complete,
+        columns=tuple(f.name for f in compared),
+        skipped_columns=tuple(skipped),
+        seconds=round(seconds, 3),
+    )
+
+
+def _file_verdict(
+    spark: SparkSession,
+    facts_table: str,
+    app_id: str,
+    result: ReconcileResult,
+    started_at: datetime,
+) -> None:
+    """The verdict as a facts row: event `reconcile` at the compared LSN, counts in `detail`."""
+    from pyspark.sql import functions as F
+
+    generation = 0  # the live generation's: the family's newest
+    handle = tables.open_for_read(spark, facts_table, "facts")
+    if handle is not None:
+        newest = (
+            spark.table(handle.ref.sql)
+            .where(family_condition(app_id))
+            .agg(F.max("generation"))
+            .first()
+        )
+        generation = int(newest[0]) if newest is not None and newest[0] is not None else 0
+    detail = {
+        k: v
+        for k, v in result.as_dict().items()
+        if k not in ("lsn", "target", "columns", "seconds")
+    }
+    row = FactsRow(
+        app_id=sink_id(app_id, generation),
+        generation=generation,
+        rows=0,
+        min_lsn=result.lsn,
+        max_lsn=result.lsn,
+        event="reconcile",
+        end_lsn=result.lsn,
+        detail=json.dumps(detail, sort_keys=True),
+        target=result.target,
+        started_at=started_at,
+        duration_ms=int(result.seconds * 1000),
+        written_at=now_naive(),
+    )
+    tables.ensure_table(spark, facts_table, "facts")
+    append_facts(spark, facts_table, [row], key=None)

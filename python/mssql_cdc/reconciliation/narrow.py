@@ -1,0 +1,146 @@
+"""Compare two sides tile by tile, and narrow only the tiles that differ down to keys.
+
+Both sides answer the same questions about a key range `[lo, hi)` (None an open end; the first
+range, open below, holds the NULL keys): its row count and digest, and, once a range is small,
+the digest of each of its keys. A range whose counts and digests agree holds the same rows on
+both sides (up to a 64-bit digest's collisions); one that differs is split at the middle key of
+its larger side and both halves are asked again, until a range has at most `leaf_rows` rows on
+each side and its keys are compared one by one. Narrowing stops once `sample` keys are named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from mssql_cdc.core.row_digest import TileDigest
+from mssql_cdc.options.declared_columns import KeyBound
+
+__all__ = ["KeyRange", "Narrowed", "TileSide", "as_key", "compare_tiles", "in_range", "key_order"]
+
+Key = tuple[object, ...]
+KeyRange = tuple[KeyBound, KeyBound]
+
+
+class TileSide(Protocol):
+    """One side of a reconcile: digests of key ranges, keys of a small one, a middle key."""
+
+    def digests(self, ranges: Sequence[KeyRange]) -> list[TileDigest]: ...
+    def keyed(self, key_range: KeyRange) -> dict[Key, int]: ...
+    def key_at(self, key_range: KeyRange, position: int) -> KeyBound: ...
+
+
+def as_key(bound: object) -> Key:
+    """A key as a tuple, whether it came as a scalar (one key column) or a tuple."""
+    return tuple(bound) if isinstance(bound, tuple | list) else (bound,)
+
+
+def _below(a: Key, b: Key) -> bool:
+    """a < b in key order with NULLs first, as SQL Server and the Spark side order keys."""
+    for x, y in zip(a, b, strict=True):
+        if x == y:
+            continue
+        if x is None:
+            return True
+        if y is None:
+            return False
+        return bool(x < y)  # type: ignore[operator]
+    return False
+
+
+def in_range(key: Key, key_range: KeyRange) -> bool:
+    """Whether `key` lies in `[lo, hi)`, keys compared column by column with NULLs first."""
+    lo, hi = key_range
+    return (lo is None or not _below(key, as_key(lo))) and (hi is None or _below(key, as_key(hi)))
+
+
+@dataclass(frozen=True, slots=True)
+class Narrowed:
+    """What the comparison found: differing top-level tiles and a bounded sample of keys.
+
+    `missing` are keys the source has and the target lacks, `extra` the reverse, `different`
+    keys on both sides with different rows. `found` counts the keys narrowed to; it is the whole
+    difference when `complete` (every differing tile was narrowed to its keys).
+    """
+
+    tiles: int
+    differing: tuple[int, ...]  # indexes of the top-level tiles that differ
+    source_rows: int
+    target_rows: int
+    missing: tuple[Key, ...] = ()
+    extra: tuple[Key, ...] = ()
+    different: tuple[Key, ...] = ()
+    found: tuple[int, int, int] = (0, 0, 0)  # missing, extra, different keys narrowed to
+    complete: bool = True
+    leaf_ranges: tuple[KeyRange, ...] = field(default=())
+
+    @property
+    def equal(self) -> bool:
+        return not self.differing
+
+
+def compare_tiles(
+    source: TileSide,
+    target: TileSide,
+    tiles: Sequence[KeyRange],
+    *,
+    sample: int,
+    leaf_rows: int,
+) -> Narrowed:
+    """Compare `tiles` on both sides, then narrow the differing ones (module docstring)."""
+    mine, theirs = source.digests(tiles), target.digests(tiles)
+    differing = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=True)) if a != b]
+    missing: list[Key] = []
+    extra: list[Key] = []
+    different: list[Key] = []
+    leaves: list[KeyRange] = []
+    pending = [(tiles[i], mine[i], theirs[i]) for i in differing]
+    complete = True
+    while pending:
+        if len(missing) + len(extra) + len(different) >= sample:
+            complete = False
+            break
+        key_range, a, b = pending.pop(0)
+        halves = None
+        if max(a.rows, b.rows) > leaf_rows:
+            larger = source if a.rows >= b.rows else target
+            halves = _split(key_range, larger.key_at(key_range, max(a.rows, b.rows) // 2))
+        if halves is None:  # small enough, or no key splits it: compare its keys
+            leaves.append(key_range)
+            ours, others = source.keyed(key_range), target.keyed(key_range)
+            missing += sorted((k for k in ours if k not in others), key=key_order)
+            extra += sorted((k for k in others if k not in ours), key=key_order)
+            different += sorted(
+                (k for k in ours if k in others and ours[k] != others[k]), key=key_order
+            )
+            continue
+        for half, x, y in zip(halves, source.digests(halves), target.digests(halves), strict=True):
+            if x != y:
+                pending.append((half, x, y))
+    return Narrowed(
+        tiles=len(tiles),
+        differing=tuple(differing),
+        source_rows=sum(d.rows for d in mine),
+        target_rows=sum(d.rows for d in theirs),
+        missing=tuple(missing[:sample]),
+        extra=tuple(extra[:sample]),
+        different=tuple(different[:sample]),
+        found=(len(missing), len(extra), len(different)),
+        complete=complete,
+        leaf_ranges=tuple(leaves),
+    )
+
+
+def _split(key_range: KeyRange, middle: KeyBound) -> list[KeyRange] | None:
+    lo, hi = key_range
+    if middle is None or (lo is not None and not _below(as_key(lo), as_key(middle))):
+        return None
+    if hi is not None and not _below(as_key(middle), as_key(hi)):
+        return None
+    return [(lo, middle), (middle, hi)]
+
+
+def key_order(key: Key) -> tuple[tuple[bool, object], ...]:
+    """A sort key putting keys in key order, NULLs first."""
+    return tuple((v is not None, v) for v in key)

@@ -1,0 +1,144 @@
+"""The target side of a reconcile in Spark: silver's rows, or bronze's latest image per key.
+
+The row digest is decision 1100's, built from Spark's functions so it is computed where the
+rows are: the fields' canonical text joined by U+001F, `encode(..., 'UTF-16LE')`, `sha2`, and
+the first 16 hex digits as an unsigned integer (`decimal(20,0)`, summed exactly per range).
+The keys and digests are cached once; each question after is one Spark job over them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from mssql_cdc.core.row_digest import MODULUS, NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest
+from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.reconciliation.narrow import Key, KeyRange, as_key
+from mssql_cdc.tables.migrations import quote_identifier
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructField
+
+__all__ = ["TargetRows", "row_digest_column"]
+
+_DIGEST = "__mssql_cdc_digest"
+_TILE = "__mssql_cdc_tile"
+
+
+def _text(field: StructField, time_zone: str) -> Column:
+    from pyspark.sql import functions as F
+
+    c = F.col(quote_identifier(field.name))
+    base = field.dataType.simpleString().upper().split("(", 1)[0]
+    if base == "BOOLEAN":
+        return F.when(c, F.lit("1")).otherwise(F.lit("0"))
+    if base == "DATE":
+        return F.date_format(c, "yyyy-MM-dd")
+    if base == "TIMESTAMP_NTZ":
+        return F.date_format(c, "yyyy-MM-dd HH:mm:ss.SSSSSS")
+    if base == "TIMESTAMP":  # an instant; the source side gives it in UTC
+        return F.date_format(F.to_utc_timestamp(c, time_zone), "yyyy-MM-dd HH:mm:ss.SSSSSS")
+    return c.cast("string")  # integers, text, and decimals (plain, with all their scale)
+
+
+def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Column:
+    """The row digest of decision 1100 over `fields`, in their order, as `decimal(20,0)`."""
+    from pyspark.sql import functions as F
+
+    parts = [
+        F.when(F.col(quote_identifier(f.name)).isNull(), F.lit(NULL_FIELD)).otherwise(
+            F.concat(F.lit(VALUE_MARK), _text(f, time_zone))
+        )
+        for f in fields
+    ]
+    hexed = F.sha2(F.encode(F.concat_ws(SEPARATOR, *parts), "UTF-16LE"), 256)
+    return F.conv(F.substring(hexed, 1, 16), 16, 10).cast("decimal(20,0)")
+
+
+def _below(keys: Sequence[Column], bound: KeyBound) -> Column:
+    """key < bound, column by column with NULLs first; never NULL itself."""
+    from pyspark.sql import functions as F
+
+    values = as_key(bound)
+    out = F.lit(False)
+    equal_so_far = F.lit(True)
+    for k, v in zip(keys, values, strict=True):
+        if v is None:
+            less, same = F.lit(False), k.isNull()
+        else:
+            less = k.isNull() | F.coalesce(k < F.lit(v), F.lit(False))
+            same = F.coalesce(k == F.lit(v), F.lit(False))
+        out = out | (equal_so_far & less)
+        equal_so_far = equal_so_far & same
+    return out
+
+
+def _within(keys: Sequence[Column], key_range: KeyRange) -> Column:
+    from pyspark.sql import functions as F
+
+    lo, hi = key_range
+    condition = F.lit(True)
+    if lo is not None:
+        condition = condition & ~_below(keys, lo)
+    if hi is not None:
+        condition = condition & _below(keys, hi)
+    return condition
+
+
+class TargetRows:
+    """A TileSide over a DataFrame of target rows (one per key), digested once and cached."""
+
+    def __init__(
+        self, rows: DataFrame, *, keys: Sequence[str], fields: Sequence[StructField], time_zone: str
+    ) -> None:
+        from pyspark.sql import functions as F
+
+        self._names = [f"__mssql_cdc_k{i}" for i in range(len(keys))]
+        self._rows = rows.select(
+            *[F.col(quote_identifier(k)).alias(n) for k, n in zip(keys, self._names, strict=True)],
+            row_digest_column(fields, time_zone=time_zone).alias(_DIGEST),
+        ).cache()
+
+    def _keys(self) -> list[Column]:
+        from pyspark.sql import functions as F
+
+        return [F.col(n) for n in self._names]
+
+    def digests(self, ranges: Sequence[KeyRange]) -> list[TileDigest]:
+        from pyspark.sql import functions as F
+
+        keys = self._keys()
+        tile = F.lit(None).cast("int")
+        for i, key_range in reversed(list(enumerate(ranges))):
+            tile = F.when(_within(keys, key_range), F.lit(i)).otherwise(tile)
+        found = {
+            int(r[_TILE]): TileDigest(int(r["n"]), int(r["d"] or Decimal(0)) % MODULUS)
+            for r in self._rows.select(tile.alias(_TILE), F.col(_DIGEST))
+            .where(F.col(_TILE).isNotNull())
+            .groupBy(_TILE)
+            .agg(F.count(F.lit(1)).alias("n"), F.sum(_DIGEST).alias("d"))
+            .collect()
+        }
+        return [found.get(i, TileDigest(0, 0)) for i in range(len(ranges))]
+
+    def keyed(self, key_range: KeyRange) -> dict[Key, int]:
+        rows = self._rows.where(_within(self._keys(), key_range)).collect()
+        return {tuple(r[n] for n in self._names): int(r[_DIGEST]) % MODULUS for r in rows}
+
+    def key_at(self, key_range: KeyRange, position: int) -> KeyBound:
+        keys = self._keys()
+        rows = (
+            self._rows.where(_within(keys, key_range))
+            .orderBy(*[k.asc_nulls_first() for k in keys])
+            .limit(position + 1)
+            .collect()
+        )
+        if len(rows) <= position:
+            return None
+        values = tuple(rows[position][n] for n in self._names)
+        return values[0] if len(values) == 1 else values
+
+    def release(self) -> None:
+        self._rows.unpersist()

@@ -1,0 +1,62 @@
+"""`mssql-cdc reconcile`: argument handling that needs no Spark, and the text it prints (the
+comparison itself is a Spark story, tests/spark/reconcile)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mssql_cdc.cli import main
+from mssql_cdc.cli.reconcile import render
+
+
+def _options(tmp_path: Path) -> Path:
+    options = tmp_path / "options.json"
+    options.write_text(json.dumps({"captureInstance": "dbo_t", "backend": "emulator",
+                                   "emulatorPath": str(tmp_path / "e.db")}))  # fmt: skip
+    return options
+
+
+def test_an_unreadable_options_file_exits_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = tmp_path / "options.json"
+    options.write_text("[1]")
+    assert main(["reconcile", "--options", str(options), "--target", "s", "--control", "c"]) == 2
+    assert str(options) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "needs control_table"),
+        (["--control", "c", "--tiles", "0"], "tiles must be an int from 1 to 100000"),
+        (["--control", "c", "--facts", "f"], "facts_table needs app_id"),
+    ],
+    ids=["silver without a control table", "no tiles", "facts without an app id"],
+)
+def test_a_bad_argument_exits_2_before_spark_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    argv = ["reconcile", "--options", str(_options(tmp_path)), "--target", "s", *extra]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_text_names_the_verdict_and_each_kind_of_key() -> None:
+    found = {
+        "target": "/lake/silver", "against": "silver", "lsn": "0x0000002A000001F00004",
+        "equal": False, "target_rows": 99, "source_rows": 100, "differing_tiles": 2, "tiles": 8,
+        "missing": [17, 18], "missing_count": 2, "extra": [], "extra_count": 0,
+        "different": [[1, "a"]], "different_count": 1, "complete": True,
+        "skipped_columns": ["price"],
+    }  # fmt: skip
+    assert render(found).splitlines() == [
+        "/lake/silver (silver) against the source as of 0x0000002A000001F00004: different; "
+        "99 rows against 100, 2 of 8 tiles differ",
+        "  missing (2): 17, 18",
+        '  different (1): [1, "a"]',
+        "  not compared: price",
+    ]
