@@ -117,7 +117,7 @@ def instrumented(phases: Phases) -> Iterator[None]:
     entry = importlib.import_module("mssql_cdc.recovery.entry")
 
     patches: list[tuple[object, str, Any]] = [
-        (stream.CdcStream, "_start_query", lambda self, args, paths, start: None),
+        (stream, "start_query", lambda spark, config, args, paths, start: None),
         (entry, "read_state", phases.wrap("state read (to_delta)", entry.read_state)),
         (recovery, "read_state", phases.wrap("state read (pre-flight)", recovery.read_state)),
         (
