@@ -62,6 +62,7 @@ def fan_out(
     on_data_loss: OnDataLoss = "fail",
     snapshot: SnapshotMode = "full",
     resnapshot_interval_days: float = 7.0,
+    gap_deletes: bool = False,
     max_snapshots: int = 2,
     max_starting: int = 4,
     on_failure: OnFailure = "stop",
@@ -71,7 +72,8 @@ def fan_out(
     Args:
         streams: the streams, each a mapping or a `StreamEntry` with `capture_instance` and
             optionally `target`, `app_id`, `checkpoint`, `options` (over the job's options),
-            `bootstrap`, `on_data_loss`, `snapshot`, `resnapshot_interval_days`.
+            `bootstrap`, `on_data_loss`, `snapshot`, `resnapshot_interval_days`,
+            `gap_deletes`.
         options: the source options every stream shares (backend, connection, ...), without
             captureInstance.
         facts_table: the one facts table the streams write their facts and event rows to.
@@ -84,6 +86,7 @@ def fan_out(
         on_data_loss: as `to_delta` takes it; an entry may give its own.
         snapshot: as `to_delta` takes it; an entry may give its own.
         resnapshot_interval_days: as `to_delta` takes it; an entry may give its own.
+        gap_deletes: as `to_delta` takes it; an entry may give its own.
         max_snapshots: how many full snapshots (bootstraps and re-snapshots) may be read at
             once, 1 to 64.
         max_starting: how many streams may be starting at once, 1 to 64: from a stream's
@@ -109,6 +112,7 @@ def fan_out(
             on_data_loss=on_data_loss,
             snapshot=snapshot,
             resnapshot_interval_days=resnapshot_interval_days,
+            gap_deletes=gap_deletes,
         ),
     )
     slots = check_limit("max_snapshots", max_snapshots, "full snapshots may be read at once")
@@ -294,6 +298,7 @@ class FanOutJob:
             on_data_loss=a.on_data_loss,
             resnapshot_interval_days=a.interval_days,
             snapshot=a.mode,
+            gap_deletes=a.gap_deletes,
         )
 
     def _fail(self, planned: PlannedStream, exc: Exception) -> None:

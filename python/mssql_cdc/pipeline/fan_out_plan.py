@@ -53,6 +53,7 @@ class StreamEntry:
     on_data_loss: OnDataLoss | None = None
     snapshot: SnapshotMode | None = None
     resnapshot_interval_days: float | None = None
+    gap_deletes: bool | None = None
 
 
 ENTRY_FIELDS = tuple(f.name for f in fields(StreamEntry))
@@ -70,6 +71,7 @@ class JobSettings:
     on_data_loss: OnDataLoss = "fail"
     snapshot: SnapshotMode = "full"
     resnapshot_interval_days: float = 7.0
+    gap_deletes: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +208,7 @@ def _plan_one(
             interval_days=_pick(entry.resnapshot_interval_days, settings.resnapshot_interval_days),
             mode=_pick(entry.snapshot, settings.snapshot),
             trigger=settings.trigger,
+            gap_deletes=_pick(entry.gap_deletes, settings.gap_deletes),
         )
     except ConfigError as exc:
         raise ConfigError(f"{label}: {exc}") from None

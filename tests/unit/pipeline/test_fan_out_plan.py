@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,40 @@ def test_an_entry_overrides_the_jobs_settings_and_options(
     assert planned.args.checkpoint == f"{tmp_path}/lake/checkpoints/dbo_items"
     assert (planned.args.on_data_loss, planned.args.bootstrap) == ("fail", True)
     assert planned.config.max_commits_per_batch == 5
+
+
+def test_gap_deletes_comes_from_the_job_unless_an_entry_gives_its_own(
+    settings: JobSettings,
+) -> None:
+    streams = [
+        {"capture_instance": "a"},
+        {"capture_instance": "b", "gap_deletes": False},
+        StreamEntry(capture_instance="c", gap_deletes=True),
+    ]
+
+    off = plan_streams(streams, settings)
+    on = plan_streams(streams, with_(settings, gap_deletes=True))
+
+    assert [p.args.gap_deletes for p in off] == [False, False, True]
+    assert [p.args.gap_deletes for p in on] == [True, False, True]
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"capture_instance": "a", "gap_deletes": "yes"}, "streams[0] (a): gap_deletes='yes'"),
+        (
+            {"capture_instance": "a", "gap_deletes": True, "on_data_loss": "fail"},
+            "streams[0] (a): gap_deletes",
+        ),
+    ],
+    ids=["not-a-bool", "without-resnapshot"],
+)
+def test_a_bad_gap_deletes_names_its_entry(
+    settings: JobSettings, entry: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        plan_streams([entry], settings)
 
 
 @pytest.mark.parametrize(
