@@ -76,16 +76,12 @@ BRONZE_OUTPUT: tuple[Column, ...] = (
 
 # Added by the library after the captured columns.
 BRONZE_ADDED: tuple[Column, ...] = (
-    Column(
-        "_batch_id",
-        "BIGINT",
-        "Micro-batch id that wrote the row; NULL on snapshot rows and derived deletes",
-    ),
+    Column("_batch_id", "BIGINT", "Micro-batch id that wrote the row; NULL on snapshot rows"),
     Column(
         "_snapshot",
         "STRING",
-        "Snapshot LSN S of a snapshot row (equal to _start_lsn on whole snapshot rows); S on a "
-        "delete derived from snapshot S (gap_deletes); NULL on change rows read from CDC",
+        "Snapshot LSN S of a snapshot row (equal to _start_lsn on whole snapshot rows); NULL on "
+        "change rows",
     ),
     Column(
         "_chunk",

@@ -10,7 +10,7 @@ from mssql_cdc.tables.migrations import Migration
 
 # The spec's migration names, in order (20-sink-and-tables.md, section 6).
 SPEC_NAMES = {
-    "bronze": ["snapshot_columns", "derived_deletes"],
+    "bronze": ["snapshot_columns"],
     "facts": [
         "read_metrics",
         "retention_headroom",

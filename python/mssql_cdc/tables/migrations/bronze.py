@@ -28,14 +28,4 @@ MIGRATIONS: list[Migration] = [
             "LSN S on whole snapshot rows; the wave's stamp L (L >= S) on chunk rows",
         },
     ),
-    Migration(
-        "derived_deletes",
-        comments={
-            "_snapshot": "Snapshot LSN S of a snapshot row (equal to _start_lsn on whole "
-            "snapshot rows); S on a delete derived from snapshot S (gap_deletes); NULL on "
-            "change rows read from CDC",
-            "_batch_id": "Micro-batch id that wrote the row; NULL on snapshot rows and derived "
-            "deletes",
-        },
-    ),
 ]
