@@ -31,6 +31,7 @@ from mssql_cdc.snapshot.targets import newest_whole, whole_snapshot_rows
 from mssql_cdc.source.type_rules import widens_to
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
+from mssql_cdc.testing.failpoints import failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -282,6 +283,8 @@ def _append_once(
                 f"{ref}: the bronze table holds rows already; a copy can only seed a new or "
                 "empty bronze table: pass another target"
             )
+    # A seed is a full snapshot's append, so a crash test arms the same two points.
+    failpoint("snapshot.before_append")
     tables.ensure_table(spark, ref, "bronze", source_schema=shaped.schema)
     capture_instance = probe.resolved().capture_instance
     table_writes.append(
@@ -290,4 +293,5 @@ def _append_once(
         user_metadata=full.snapshot_metadata(capture_instance, offset),
         merge_schema=True,
     )
+    failpoint("snapshot.after_append")
     return whole_snapshot_rows(spark, ref.text, offset.lsn, just_written=True)

@@ -19,6 +19,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from mssql_cdc import ConfigError, DataLossError, SchemaChangedError, apply_changes, stream
 from mssql_cdc.emulator import Emulator
+from mssql_cdc.testing import InjectedFault, failpoints
 
 START = "2026-09-28T13:50:00"
 
@@ -137,9 +138,16 @@ def test_a_stream_seeded_from_another_pipelines_copy_streams_on_from_its_lsn(
     assert not Path(t.target).exists()
     assert not Path(t.facts).exists()
 
+    # A crash after the copy's rows reached bronze and before the bootstrap row: the rerun
+    # completes the same seed, without appending the rows again.
+    with failpoints({"snapshot.after_append": "raise"}), pytest.raises(InjectedFault):
+        cdc.seed(copy, *args, at_lsn=taken_at)
+    assert spark.read.format("delta").load(t.target).count() == 4
+    assert not Path(t.facts).exists()  # no bootstrap row, nor any other
     offset = cdc.seed(copy, *args, at_lsn=taken_at)
     assert offset["lsn"] == taken_at
     assert cdc.seed(copy, *args, at_lsn=taken_at) == offset  # a rerun writes nothing twice
+    assert spark.read.format("delta").load(t.target).count() == 4
     [event] = t.events("bootstrap")
     assert (event["app_id"], event["generation"], event["rows"]) == ("orders-v1", 0, 4)
     assert event["max_lsn"] == taken_at
