@@ -1,10 +1,11 @@
 """`track`: advance the verdicts of running streams as their batches commit.
 
 A StreamingQueryListener only wakes a thread of the tracker; the thread reads the newest
-micro-batch row of each tracked target from the facts table and calls `advance` with its end
-offset. A facts row is written after its batch's bronze commit, so the offset is one of data
-already committed, as `advance` requires; a progress event's own `endOffset` would not say
-which target it belongs to, nor survive a restart in a new generation. Decision 1021.
+micro-batch (or completed snapshot) row of each tracked target from the facts table and calls
+`advance` with its end offset. A facts row is written after its bronze commit, so the offset
+is one of data already committed, as `advance` requires; a progress event's own `endOffset`
+would not say which target it belongs to, nor survive a restart in a new generation.
+Decision 1021.
 """
 
 from __future__ import annotations
@@ -163,11 +164,17 @@ class Tracker:
             self._passed[target] = end_lsn
 
 
+# A completed snapshot's row ends at its LSN with that LSN's commit time, and is written after
+# its rows: bronze then holds everything committed up to it, as after a batch. Counting it
+# gives a stream whose only batch read nothing (its row has no end commit time) a verdict.
+COMPLETIONS = ("bootstrap", "resnapshot")
+
+
 def newest_ends(
     spark: SparkSession, facts: tables.TableRef, targets: tuple[str, ...]
 ) -> dict[str, End]:
-    """The end offset of each target's newest micro-batch row; a target without one is missing
-    (so is every target while the facts table does not exist)."""
+    """The end offset of each target's newest micro-batch or completed snapshot row; a target
+    without one is missing (so is every target while the facts table does not exist)."""
     if tables.open_for_read(spark, facts, "facts") is None:
         return {}
     try:
@@ -175,7 +182,7 @@ def newest_ends(
 
         where = (
             pc.field("target").isin(list(targets))
-            & pc.field("event").is_null()
+            & (pc.field("event").is_null() | pc.field("event").isin(list(COMPLETIONS)))
             & pc.field("end_lsn").is_valid()
             & pc.field("end_commit_ts").is_valid()
         )
@@ -194,7 +201,7 @@ def newest_ends(
         spark.table(facts.sql)
         .where(
             F.col("target").isin(list(targets))
-            & F.col("event").isNull()
+            & (F.col("event").isNull() | F.col("event").isin(list(COMPLETIONS)))
             & F.col("end_lsn").isNotNull()
             & F.col("end_commit_ts").isNotNull()
         )

@@ -50,6 +50,10 @@ _INITIALIZING = "Initializing sources"
 _WORKER_DID_NOT_START = ("Python worker failed to connect back", "[CANNOT_OPEN_SOCKET]")
 
 
+def _did_not_start(failure: BaseException | None) -> bool:
+    return failure is not None and any(sign in str(failure) for sign in _WORKER_DID_NOT_START)
+
+
 def fan_out(
     spark: SparkSession,
     streams: object,
@@ -250,7 +254,15 @@ class FanOutJob:
             if self._stopping:
                 return None
             with limited(self._slots):
-                query = self._to_delta(planned)
+                try:
+                    query = self._to_delta(planned)
+                except Exception as exc:
+                    # On Spark Connect the foreachBatch process starts inside start(), so its
+                    # failure to connect back is raised here; to_delta is safe to run again.
+                    if attempt == START_ATTEMPTS or not _did_not_start(exc):
+                        raise
+                    self._retry_start(planned, attempt)
+                    continue
             with self._changed:
                 self._queries[app_id] = query
                 stop_now = self._stopping
@@ -262,17 +274,20 @@ class FanOutJob:
             failure = None if query.isActive else query.exception()
             if failure is None or query.lastProgress is not None or attempt == START_ATTEMPTS:
                 return query
-            if not any(sign in str(failure) for sign in _WORKER_DID_NOT_START):
+            if not _did_not_start(failure):
                 return query
-            log.warning(
-                "%s: its query's Python process did not start in time (attempt %d of %d); "
-                "starting it again",
-                planned.label,
-                attempt,
-                START_ATTEMPTS,
-            )
-            time.sleep(2.0 * attempt)  # a driver too busy to start it needs a moment
-        return None  # not reached: the last attempt returns its query
+            self._retry_start(planned, attempt)
+        return None  # not reached: the last attempt returns its query or raises
+
+    def _retry_start(self, planned: PlannedStream, attempt: int) -> None:
+        log.warning(
+            "%s: its query's Python process did not start in time (attempt %d of %d); "
+            "starting it again",
+            planned.label,
+            attempt,
+            START_ATTEMPTS,
+        )
+        time.sleep(2.0 * attempt)  # a driver too busy to start it needs a moment
 
     def _wait_until_started(self, query: StreamingQuery) -> None:
         """Return once `query` has its sources initialized (their Python process connected

@@ -186,6 +186,28 @@ def test_a_query_whose_python_process_did_not_start_is_started_again(
     assert "did not start in time (attempt 1 of 5)" in caplog.text
 
 
+def test_a_start_that_raises_because_its_python_process_did_not_connect_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Spark Connect starts a foreachBatch query's Python process inside start(), so the
+    # failure comes from to_delta itself rather than from the started query.
+    calls: list[str] = []
+
+    def start(app_id: str) -> Query:
+        calls.append(app_id)
+        if len(calls) == 1:
+            raise RuntimeError("[CANNOT_OPEN_SOCKET] Can not open socket: timed out")
+        query = Query()
+        query.ended.set()
+        return query
+
+    job = job_of(tmp_path, monkeypatch, start, n=1)
+    assert job.await_termination(30) is True
+    assert calls == ["dbo_t0", "dbo_t0"]
+    assert job.states() == {"dbo_t0": "finished"}
+    assert "did not start in time (attempt 1 of 5)" in caplog.text
+
+
 def test_a_query_that_fails_otherwise_is_not_started_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
