@@ -1,6 +1,7 @@
 // The built-in scalar functions (ISNULL, COALESCE, the clocks, SWITCHOFFSET, DATEPART, DATEADD,
-// UPPER, LOWER, LEN, ABS), and the error and name helpers every TDS module shares. The value
-// semantics they build on live in scalar_*.cpp: arithmetic, convert, text.
+// UPPER, LOWER, LEN, ABS; SUBSTRING, NCHAR and HASHBYTES live in builtins_text.cpp), and the
+// error and name helpers every TDS module shares. The value semantics they build on live in
+// scalar_*.cpp: arithmetic, convert, text.
 #include "mssqlcdc/tds/builtins.hpp"
 
 #include <algorithm>
@@ -194,6 +195,7 @@ std::optional<TypedValue> builtin(std::string_view name, const std::vector<Typed
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return TypedValue{ColumnType{SqlKind::Int}, static_cast<std::int64_t>(utf16_units(s))};
   }
+  if (auto v = text_builtin(fn, args)) return v;
   if (fn == "abs") {
     arity(fn, args, 1);
     if (is_null(args[0].value)) return args[0];

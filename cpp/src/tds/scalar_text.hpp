@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mssqlcdc/tds/relations.hpp"
 
@@ -18,5 +19,8 @@ namespace mssqlcdc::tds::scalar {
 
 // 8-4-4-4-12 upper-case hex; the first three groups are little-endian on the wire.
 [[nodiscard]] std::string guid_text(const Bytes& b);
+
+// SUBSTRING, NCHAR or HASHBYTES (builtins_text.cpp) by lower-case name; nullopt for another name.
+[[nodiscard]] std::optional<TypedValue> text_builtin(std::string_view fn, const std::vector<TypedValue>& args);
 
 }  // namespace mssqlcdc::tds::scalar

@@ -1,7 +1,7 @@
 """The T-SQL tile queries' text and how their answers are read (no server: a recording session).
 
-The emulator's TDS front end does not know HASHBYTES yet, so these queries have not run over the
-wire; this pins what they ask and that a signed SUM reads as the unsigned digest mod 2**64.
+This pins what they ask and that a signed SUM reads as the unsigned digest mod 2**64; the same
+queries over the wire are test_tiles_over_tds.py.
 """
 
 from __future__ import annotations

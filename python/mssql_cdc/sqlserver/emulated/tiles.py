@@ -1,7 +1,8 @@
 """TileHasher over an emulator file: the digests of decision 1100, computed over its rows.
 
-The emulator has no HASHBYTES; it reads each range's rows in key order, as the snapshot does,
-and digests them in process with the same definition the T-SQL backend asks the server for.
+The in-process backend runs no SQL (HASHBYTES is its TDS front end's); it reads each range's
+rows in key order, as the snapshot does, and digests them with the same definition the T-SQL
+backend asks the server for.
 """
 
 from __future__ import annotations

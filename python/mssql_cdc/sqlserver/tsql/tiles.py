@@ -4,8 +4,9 @@ Each range is one query over the snapshot's keyset read (`table_rows`): COUNT_BI
 of each row's first 8 bytes of HASHBYTES('SHA2_256', <the row's text as nvarchar>), nvarchar
 being UTF-16LE as decision 1100 defines. The row's text is built per the column's declared
 Spark type. The SUM is taken as decimal(38,0), which no table's row count can overflow; the
-signed bigint of the 8 bytes and its unsigned reading agree modulo 2**64. Run over TDS against
-the emulator's front end only as far as it knows HASHBYTES; not yet against a live server.
+signed bigint of the 8 bytes and its unsigned reading agree modulo 2**64. It runs over TDS
+against the emulator's front end (pymssql, python-tds, mssql-python), giving the in-process
+digests (decision 1200); not yet against a live server.
 """
 
 from __future__ import annotations
