@@ -1,11 +1,12 @@
 """`reconcile(..., repair=True)`: re-snapshot only the key tiles that differ (decision 1180).
 
 The repair is a requested chunked re-snapshot, through the recovery's crash-safe steps, opened
-at bronze's own position S (the LSN the reconcile compared at) with the reconcile's top-level
-tiles as its chunks. A tile that differs is read from the source by `backfill()`'s waves; a tile
-that is equal is *carried*: bronze's latest image of each of its keys, which the reconcile
-proved equal to the source as of S, is written as that chunk's rows at S (wave 0, `"carried":
-true`). The new generation thus holds a whole snapshot and silver's rebuild needs no change.
+just above bronze's own position B (the LSN the reconcile compared at) with the reconcile's
+top-level tiles as its chunks. A tile that differs is read from the source by `backfill()`'s
+waves; a tile that is equal is *carried*: bronze's latest image of each of its keys, which the
+reconcile proved equal to the source as of B, is written as that chunk's rows at S (wave 0,
+`"carried": true`). The new generation thus holds a whole snapshot and silver's rebuild needs no
+change.
 """
 
 from __future__ import annotations
