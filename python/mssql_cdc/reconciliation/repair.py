@@ -235,11 +235,16 @@ def open_repair(
     point = lsn.increment(at)
     backend = open_backend(config)
     try:
-        batches = backend.changes.read_changes(
-            capture_instance, point, point, columns=[], include_command_id=False,
-            time_zone="UTC", batch_rows=16,
-        )  # fmt: skip
-        if any(b.num_rows for b in batches):
+        newest = backend.changes.max_lsn()
+        # Nothing is committed at S while max_lsn is below it (and a read above it fails).
+        found = newest is not None and lsn.compare(newest, point) >= 0
+        if found:
+            batches = backend.changes.read_changes(
+                capture_instance, point, point, columns=[], include_command_id=False,
+                time_zone="UTC", batch_rows=16,
+            )  # fmt: skip
+            found = any(b.num_rows for b in batches)
+        if found:
             raise ConfigError(
                 f"{job.target}: a change of {capture_instance} was committed at {point}, just "
                 f"above bronze's position {at}, where the repair's snapshot would open; run the "
