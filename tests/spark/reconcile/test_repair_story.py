@@ -23,8 +23,8 @@ from tests.spark.support.recovery_support import Orders
 
 
 def _edit_bronze(spark: SparkSession, orders: Orders) -> None:
-    """Bronze edited behind the library's back: key 17 lost, key 250 changed, and key 6 (deleted
-    in the source) invented again. CDC sees none of it."""
+    """Bronze edited behind the library's back: key 17 lost, key 250 changed, and key 5's
+    snapshot row copied as key 6 (a key the source lacks, in the first story). CDC sees none."""
     bronze = orders.target
     spark.sql(f"DELETE FROM delta.`{bronze}` WHERE order_id = 17")
     spark.sql(f"UPDATE delta.`{bronze}` SET status = 'wrong' WHERE order_id = 250")
