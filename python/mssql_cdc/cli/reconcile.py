@@ -3,9 +3,11 @@
 Checks every argument first, then starts a local Spark session (or uses `SPARK_REMOTE`) and
 runs `reconcile()`: silver (or bronze's latest image per key) against the source table as of
 the target's own LSN, by row counts and digests per key tile, naming a sample of the missing,
-extra and different keys. Exit codes: 0 equal; 1 different, or an error it reports (the
-changes after the target's LSN purged, an unreachable source); 2 an invalid argument or
-option, or a target without a position, with nothing read.
+extra and different keys. With --repair (bronze only) a difference is repaired: the
+differing tiles are re-snapshotted into the stream's next generation and read before it exits.
+Exit codes: 0 equal; 1 different (repaired or not: the verdict is of the comparison), or an
+error it reports (the changes after the target's LSN purged, an unreachable source); 2 an
+invalid argument or option, or a target without a position, with nothing read.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "reconcile",
         help="compare silver or bronze with the source table by key tiles",
         description=__doc__.splitlines()[0] if __doc__ else None,
-        epilog="exit codes: 0 equal; 1 different, or an error it reports; 2 an invalid "
-        "argument or option, or a target without a position (nothing read)",
+        epilog="exit codes: 0 equal; 1 different (with --repair: found and repaired), or an "
+        "error it reports; 2 an invalid argument or option, or a target without a position "
+        "(nothing read)",
     )
     parser.add_argument("--options", required=True, help="a JSON file of the source options")
     parser.add_argument("--target", required=True, help="the silver table, or bronze")
@@ -47,6 +50,19 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
     )
     parser.add_argument("--tiles", type=int, default=64, help="key tiles to cut the table into")
     parser.add_argument("--sample", type=int, default=20, help="keys of each kind to name")
+    parser.add_argument(
+        "--repair",
+        action="store_true",
+        help="bronze only: re-snapshot the differing tiles into the stream's next generation "
+        "(stop the stream first; needs --app-id, --checkpoint and --facts)",
+    )
+    parser.add_argument("--checkpoint", help="the stream's checkpoint (with --repair)")
+    parser.add_argument(
+        "--interval-days",
+        type=float,
+        default=7.0,
+        help="with --repair: the re-snapshot's anti-loop guard (resnapshot_interval_days)",
+    )
     add_output_flags(parser, json_help="print the verdict as one JSON object")
     parser.set_defaults(run=run)
 
@@ -76,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
                 app_id=args.app_id,
                 tiles=args.tiles,
                 sample=args.sample,
+                repair=args.repair,
+                checkpoint=args.checkpoint,
+                resnapshot_interval_days=args.interval_days,
             )
         finally:
             stop_if_started_here()
@@ -104,6 +123,11 @@ def render(found: dict[str, Any]) -> str:
         if found[f"{kind}_count"]:
             keys = ", ".join(json.dumps(k) for k in found[kind])
             lines.append(f"  {kind} ({found[f'{kind}_count']}): {keys}")
+    if found.get("repaired_tiles"):
+        lines.append(
+            f"  repaired: {found['repaired_tiles']} tiles re-read into the stream's next "
+            "generation; restart the stream, then run apply_changes"
+        )
     if not found["complete"]:
         lines.append("  (narrowing stopped once the sample was full: counts are of the keys named)")
     if found["skipped_columns"]:

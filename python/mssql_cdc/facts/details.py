@@ -24,6 +24,7 @@ __all__ = [
     "FactsCommitMetadata",
     "IntExtent",
     "KeysetExtent",
+    "RepairDetail",
     "RequestedDetail",
     "SchemaChangeDetail",
     "SeededDetail",
@@ -62,6 +63,12 @@ class KeysetExtent(TypedDict):
     max: Key
 
 
+class RepairDetail(TypedDict):
+    kind: Literal["int", "keyset"]
+    chunks: list[list[Key]]  # the reconcile's top-level tiles, the snapshot's chunks
+    differing: list[int]  # the chunks read from the source; the others are carried
+
+
 class SnapshotOpenDetail(TypedDict):
     mode: Mode
     kind: Literal["bootstrap", "resnapshot"]
@@ -72,6 +79,7 @@ class SnapshotOpenDetail(TypedDict):
     plan: NotRequired[IntExtent | KeysetExtent | None]
     requested: NotRequired[bool]  # a re-snapshot a person asked for, not a loss (issue 20)
     gap_deletes: NotRequired[bool]  # its completion derives the gap's deletes (decision 1140)
+    repair: NotRequired[RepairDetail]  # reconcile(repair=True)'s plan (decision 1180)
 
 
 class SnapshotPlanDetail(TypedDict):
@@ -89,6 +97,7 @@ class SnapshotChunkDetail(TypedDict):
     lo: Key
     hi: Key
     last: bool
+    carried: NotRequired[bool]  # written from bronze's image, not read (decision 1180)
 
 
 class SnapshotCompletionDetail(TypedDict):
@@ -96,6 +105,8 @@ class SnapshotCompletionDetail(TypedDict):
     chunks: int
     rows: int
     last_lsn: str | None
+    read: NotRequired[int]  # a repair's chunks read from the source (decision 1180)
+    carried: NotRequired[int]  # and those written from bronze's images
 
 
 class RequestedDetail(TypedDict):
@@ -270,6 +281,8 @@ def read_open(detail: str | Mapping[str, Any]) -> SnapshotOpenDetail:
         result["plan"] = raw["plan"]
     if raw.get("gap_deletes"):
         result["gap_deletes"] = True
+    if "repair" in raw:
+        result["repair"] = raw["repair"]
     return result
 
 

@@ -3,9 +3,7 @@
 A stream family of `A` is the facts rows with (`generation = 0` and `app_id = A`) or
 (`generation = n > 0` and `app_id = A.g<n>`): two equalities, never a pattern built from `A`
 (docs/tables.md, 'Rows as values'). The recovery, the mode lock and `backfill()` read snapshot
-state only through the functions here, and the recovery reads the family's micro-batch rows
-here too.
-A missing facts table reads as empty, so a dry run on a new stream needs none.
+state (and the recovery the micro-batch rows) only here; a missing facts table reads as empty.
 """
 
 from __future__ import annotations
@@ -118,6 +116,7 @@ class ChunkFact:
     rows: int
     stamp_lsn: str
     high_lsn: str | None
+    carried: bool = False  # written from bronze by reconcile(repair=True), not read
 
 
 def family_rows(
@@ -256,6 +255,7 @@ class SnapshotFacts:
                 rows=int(r["rows"] or 0),
                 stamp_lsn=r["min_lsn"],
                 high_lsn=r["max_lsn"],
+                carried=bool(detail.get("carried", False)),
             )
             by_chunk.setdefault(fact.chunk, fact)
         return [by_chunk[c] for c in sorted(by_chunk)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,6 +23,14 @@ from mssql_cdc.finalization.verdicts import control_rows
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import KeyBound
 from mssql_cdc.reconciliation.narrow import KeyRange, Narrowed, compare_tiles
+from mssql_cdc.reconciliation.repair import (
+    check_repair_arguments,
+    finish_repair,
+    open_repair,
+    pending_repair,
+    prepare_repair,
+    resumed,
+)
 from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
 from mssql_cdc.reconciliation.target_side import TargetRows
 from mssql_cdc.silver.images import DELETE_FLAG, bronze_shape, latest_images
@@ -185,6 +193,9 @@ def reconcile(
     columns: Sequence[str] | None = None,
     tiles: int = 64,
     sample: int = 20,
+    repair: bool = False,
+    checkpoint: str | None = None,
+    resnapshot_interval_days: float = 7.0,
 ) -> ReconcileResult:
     """Compare `target` with the source table of `options` as of the target's own LSN.
 
@@ -208,20 +219,48 @@ def reconcile(
             with a canonical text (others are listed in `skipped_columns`).
         tiles: how many key tiles the table is cut into first.
         sample: at most this many keys of each kind are named.
+        repair: bronze only: when it differs, re-snapshot the differing tiles into the
+            stream's next generation and read them before returning (decision 1180,
+            docs/reconcile.md 'Repairing on purpose'). Stop the stream first; it needs
+            `app_id`, `checkpoint` and `facts_table` as to_delta takes them.
+        checkpoint: the stream's checkpoint (with `repair`).
+        resnapshot_interval_days: the anti-loop guard of the repair's re-snapshot, as
+            `CdcStream.resnapshot()` takes it.
 
     Returns:
-        A `ReconcileResult`.
+        A `ReconcileResult`; with `repair`, `repaired_tiles` counts the tiles read again (0
+        when equal). A call that finds a repair a crash interrupted finishes it instead of
+        comparing: its result counts that repair's tiles and names no keys.
 
     Raises:
         ConfigError: a bad argument or option, a missing target or position, before anything
-            is read or written.
+            is read or written; with `repair`, also a silver target, a running stream, the
+            anti-loop guard or the mode lock.
         DataLossError: CDC cleanup deleted the changes after the target's LSN, so the source
             cannot be read as of it.
     """
     _check(against, tiles, sample, control_table, facts_table, app_id)
+    if not isinstance(repair, bool):
+        raise ConfigError(f"reconcile: repair must be True or False (got {repair!r})")
+    if repair:
+        check_repair_arguments(
+            against, app_id=app_id, checkpoint=checkpoint, facts_table=facts_table
+        )
     check_session(spark)
     config = SourceConfig.from_options(options)
     ref = tables.table_ref(target, argument="target")
+    job = None
+    if repair:
+        assert app_id is not None
+        assert checkpoint is not None
+        assert facts_table is not None
+        job = prepare_repair(
+            spark, config, options, target, app_id=app_id, checkpoint=checkpoint,
+            facts_table=facts_table, interval_days=resnapshot_interval_days, keys=keys,
+        )  # fmt: skip
+        pending = pending_repair(spark, job)
+        if pending is not None:
+            return resumed(spark, config, job, pending, ref.text)
     started = time.perf_counter()
     started_at = datetime.now(UTC).replace(tzinfo=None)
     backend = open_backend(config)
@@ -249,7 +288,7 @@ def reconcile(
         table = SourceTable(
             instance.name, instance.source_schema, instance.source_table, read, tuple(key_list)
         )
-        narrowed = _compare(spark, backend, table, at, rows, compared, tiles, sample)
+        narrowed, ranges = _compare(spark, backend, table, at, rows, compared, tiles, sample)
     finally:
         backend.close()
     result = _result(
@@ -257,6 +296,12 @@ def reconcile(
     )
     if facts_table is not None and app_id is not None:
         _file_verdict(spark, facts_table, app_id, result, started_at)
+    if job is not None and not result.equal:
+        opened = open_repair(
+            spark, config, job, at=at, capture_instance=table.capture_instance, tiles=ranges,
+            differing=narrowed.differing,
+        )  # fmt: skip
+        result = replace(result, repaired_tiles=finish_repair(spark, config, job, opened))
     return result
 
 
@@ -269,15 +314,17 @@ def _compare(
     compared: Sequence[Any],
     tiles: int,
     sample: int,
-) -> Narrowed:
+) -> tuple[Narrowed, list[KeyRange]]:
     bounds = backend.snapshots.key_tiles(table.schema, table.table, list(table.keys), tiles)
+    ranges = _ranges(bounds)
     source = SourceAsOf(
         table, at, tiles=backend.tiles, chunks=backend.chunks, changes=backend.changes
     )
     time_zone = str(spark.conf.get("spark.sql.session.timeZone") or "UTC")
     target = TargetRows(rows, keys=table.keys, fields=compared, time_zone=time_zone)
     try:
-        return compare_tiles(source, target, _ranges(bounds), sample=sample, leaf_rows=LEAF_ROWS)
+        found = compare_tiles(source, target, ranges, sample=sample, leaf_rows=LEAF_ROWS)
+        return found, ranges
     finally:
         target.release()
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructField
 
-__all__ = ["TargetRows", "row_digest_column"]
+__all__ = ["TargetRows", "below", "row_digest_column"]
 
 _DIGEST = "__mssql_cdc_digest"
 _TILE = "__mssql_cdc_tile"
@@ -57,7 +57,7 @@ def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Colum
     return F.conv(F.substring(hexed, 1, 16), 16, 10).cast("decimal(20,0)")
 
 
-def _below(keys: Sequence[Column], bound: KeyBound) -> Column:
+def below(keys: Sequence[Column], bound: KeyBound) -> Column:
     """key < bound, column by column with NULLs first; never NULL itself."""
     from pyspark.sql import functions as F
 
@@ -81,9 +81,9 @@ def _within(keys: Sequence[Column], key_range: KeyRange) -> Column:
     lo, hi = key_range
     condition = F.lit(True)
     if lo is not None:
-        condition = condition & ~_below(keys, lo)
+        condition = condition & ~below(keys, lo)
     if hi is not None:
-        condition = condition & _below(keys, hi)
+        condition = condition & below(keys, hi)
     return condition
 
 

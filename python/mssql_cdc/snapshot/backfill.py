@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 from mssql_cdc.core.progress import Progress, Throughput, per_second, report
 from mssql_cdc.errors import ConfigError, SchemaChangedError
 from mssql_cdc.facts import family
-from mssql_cdc.facts.details import SnapshotPlanDetail, json_key, parse_time
+from mssql_cdc.facts.details import (
+    SnapshotCompletionDetail,
+    SnapshotPlanDetail,
+    json_key,
+    parse_time,
+)
 from mssql_cdc.facts.keys import events_key, snapplan_key
 from mssql_cdc.facts.rows import append_facts
 from mssql_cdc.facts.snapshot_rows import snapshot_completion_row, snapshot_plan_row
@@ -373,6 +378,16 @@ def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[family.
         )
     rows = sum(c.rows for c in chunk_facts)
     highs = [c.high_lsn for c in chunk_facts if c.high_lsn is not None]
+    detail: SnapshotCompletionDetail = {
+        "snapshot": snap.s,
+        "chunks": len(chunk_facts),
+        "rows": rows,
+        "last_lsn": max(highs) if highs else None,
+    }
+    carried = sum(1 for c in chunk_facts if c.carried)
+    if carried:  # a repair's snapshot (decision 1180): what SQL Server was asked for
+        detail["read"] = len(chunk_facts) - carried
+        detail["carried"] = carried
     event: Literal["bootstrap", "resnapshot"] = (
         "bootstrap" if snap.open.kind == "bootstrap" else "resnapshot"
     )
@@ -389,11 +404,6 @@ def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[family.
         written_at=family.now_naive(),
         lost_from_ts=snap.open.lost_from_ts,
         lost_to_ts=snap.open.lost_to_ts,
-        detail={
-            "snapshot": snap.s,
-            "chunks": len(chunk_facts),
-            "rows": rows,
-            "last_lsn": max(highs) if highs else None,
-        },
+        detail=detail,
     )
     append_facts(spark, snap.facts_table, [row], key=events_key(snap.app_id, snap.open.generation))

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core import lsn
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.operation import Operation
 from mssql_cdc.errors import ConfigError
@@ -240,7 +241,10 @@ def run_wave(
     from pyspark import StorageLevel
 
     at: StreamOffset = stamp(probe)
-    if at.lsn < snap.s:
+    # A repair opens at bronze's position + 1 (decision 1180): a stamp at that position holds
+    # the same rows as one at S, since nothing can be committed in between.
+    floor = lsn.decrement(snap.s) if "repair" in snap.open.detail else snap.s
+    if at.lsn < floor:
         raise ConfigError(
             f"{snap.target}: the source's max_lsn {at.lsn} is below the snapshot's S {snap.s}; "
             "a chunk stamped below S could miss changes. Read from the primary, not a "

@@ -12,7 +12,7 @@ from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.recovery_decision import lost
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import family
-from mssql_cdc.facts.details import SnapshotOpenDetail, format_time, parse_time
+from mssql_cdc.facts.details import RepairDetail, SnapshotOpenDetail, format_time, parse_time
 from mssql_cdc.facts.keys import snapshots_key, validate_app_id
 from mssql_cdc.facts.rows import append_facts
 from mssql_cdc.facts.snapshot_rows import snapshot_open_row
@@ -41,12 +41,16 @@ def open_chunked(
     lost_to_ts: str | None = None,
     requested: bool = False,
     gap_deletes: bool = False,
+    at: StreamOffset | None = None,
+    repair: RepairDetail | None = None,
 ) -> StreamOffset:
     """Open a chunked snapshot for `generation` and return its S (the stored one, when an
     earlier attempt or a concurrent run stored an open of that generation first).
 
     `gap_deletes`: the open asks `backfill()` to derive the gap's deletes when it completes it
-    (a re-snapshot only; docs/data-loss.md, 'Deletes across a gap').
+    (a re-snapshot only; docs/data-loss.md, 'Deletes across a gap'). `at`: S itself instead
+    of a new stamp, and `repair` the chunks it is read in: `reconcile(repair=True)`'s open at
+    the stream's own position (decision 1180).
 
     Raises:
         ValueError: a bad argument, no stamp yet, or a full open of this generation that is
@@ -64,7 +68,7 @@ def open_chunked(
     probe = open_probe(config)
     try:
         started = _clock.now()
-        s = stamp(probe)
+        s = stamp(probe) if at is None else at
         keys, extent = key_extent(probe)
         detail: SnapshotOpenDetail = {
             "mode": "chunked",
@@ -79,6 +83,8 @@ def open_chunked(
             detail["requested"] = True
         if gap_deletes and kind == "resnapshot":
             detail["gap_deletes"] = True
+        if repair is not None:
+            detail["repair"] = repair
         row = snapshot_open_row(
             app_id=app_id,
             target=target,

@@ -34,8 +34,24 @@ def test_an_unreadable_options_file_exits_2_naming_it(
         ([], "needs control_table"),
         (["--control", "c", "--tiles", "0"], "tiles must be an int from 1 to 100000"),
         (["--control", "c", "--facts", "f"], "facts_table needs app_id"),
+        (
+            ["--control", "c", "--repair", "--app-id", "a", "--checkpoint", "k", "--facts", "f"],
+            "reconcile the bronze table with against='bronze' and repair=True",
+        ),
+        (
+            ["--against", "bronze", "--repair", "--app-id", "a", "--facts", "f"],
+            "repair=True needs the stream's checkpoint",
+        ),
+        (["--against", "bronze", "--repair"], "needs the stream's app_id, checkpoint, facts_table"),
     ],
-    ids=["silver without a control table", "no tiles", "facts without an app id"],
+    ids=[
+        "silver without a control table",
+        "no tiles",
+        "facts without an app id",
+        "a silver target to repair",
+        "a repair without the checkpoint",
+        "a repair without the stream's arguments",
+    ],
 )
 def test_a_bad_argument_exits_2_before_spark_starts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
@@ -59,4 +75,18 @@ def test_the_text_names_the_verdict_and_each_kind_of_key() -> None:
         "  missing (2): 17, 18",
         '  different (1): [1, "a"]',
         "  not compared: price",
+    ]
+
+
+def test_the_text_says_how_many_tiles_a_repair_read_again() -> None:
+    found = {
+        "target": "/lake/bronze", "against": "bronze", "lsn": "0x0000002A000001F00004",
+        "equal": False, "target_rows": 99, "source_rows": 100, "differing_tiles": 1, "tiles": 8,
+        "missing": [17], "missing_count": 1, "extra": [], "extra_count": 0, "different": [],
+        "different_count": 0, "complete": True, "skipped_columns": [], "repaired_tiles": 1,
+    }  # fmt: skip
+    assert render(found).splitlines()[1:] == [
+        "  missing (1): 17",
+        "  repaired: 1 tiles re-read into the stream's next generation; restart the stream, "
+        "then run apply_changes",
     ]
