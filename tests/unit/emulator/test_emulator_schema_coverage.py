@@ -16,6 +16,9 @@ import pymssql
 import pytest
 
 from mssql_cdc.emulator import ConstraintError, Emulator, SchemaError
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.source.table_schema import declared_columns, resolve_table
+from mssql_cdc.sqlserver.backend_choice import open_backend
 from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
 from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
 from tests.unit.emulator.test_tds_drivers import connect, server_error
@@ -212,6 +215,21 @@ def test_the_catalog_and_the_backends_mark_computed_columns(lines: Emulator) -> 
     assert {c.name: c.is_computed for c in backend.captured_columns("dbo_lines")} == expected
     snapshots = EmulatorSnapshotReader(str(lines.path))
     assert {c.name: c.is_computed for c in snapshots.table_columns("dbo", "lines")} == expected
+
+
+def test_the_sources_inferred_schema_leaves_computed_columns_out(lines: Emulator) -> None:
+    config = SourceConfig.from_options(
+        {"captureInstance": "dbo_lines", "backend": "emulator", "emulatorPath": str(lines.path)}
+    )
+    backend = open_backend(config)
+    try:
+        columns = declared_columns(
+            backend.catalog, config, resolve_table(backend.catalog, "dbo_lines")
+        )
+    finally:
+        backend.close()
+    stored = [name for name, sql_type in LINES.items() if " AS " not in sql_type]
+    assert [c.name for c in columns] == stored
 
 
 def test_giving_a_computed_column_a_value_is_error_271(lines: Emulator) -> None:
