@@ -120,6 +120,10 @@ class Parser {
         refuse(what_, "'" + text_ +
                           "' divides decimals; not modelled (SQL Server's result scale rules), "
                           "divide floats or integers instead");
+      n->scale = op == ExprNode::Op::Mul ? l->scale + r->scale : std::max(l->scale, r->scale);
+      if (n->kind == Kind::Dec && n->scale > 38)
+        refuse(what_, "'" + text_ + "' gives a decimal scale of " + std::to_string(n->scale) +
+                          "; not modelled past 38 (SQL Server would reduce it), use columns of smaller scale");
     }
     n->left = std::move(l);
     n->right = std::move(r);
@@ -151,6 +155,7 @@ class Parser {
       auto n = std::make_shared<ExprNode>();
       n->op = ExprNode::Op::Neg;
       n->kind = operand->kind;
+      n->scale = operand->scale;
       n->left = std::move(operand);
       return n;
     }
@@ -183,6 +188,7 @@ class Parser {
       }
       ++at_;
     }
+    if (n->scale > 38) bad("a number has more than 38 digits");
     n->kind = dot ? Kind::Dec : Kind::Int;
     return n;
   }
@@ -239,6 +245,7 @@ class Parser {
     auto n = std::make_shared<ExprNode>();
     n->op = ExprNode::Op::Column;
     n->kind = kind_of(found->type);
+    n->scale = n->kind == Kind::Dec ? found->type.scale : 0;
     std::size_t index = used_.size();
     for (std::size_t i = 0; i < used_.size(); ++i) {
       if (used_[i] == found->column_id) index = i;
@@ -269,13 +276,14 @@ double as_double(const Val& v) {
   return static_cast<double>(v.n) / static_cast<double>(pow10(v.kind == Kind::Dec ? v.scale : 0));
 }
 
-Val promote(const Val& v, Kind to, int scale) {
+// Scales stay at most 38 (literals and products are checked), so pow10 fits in 128 bits.
+Val promote(const Val& v, Kind to, int scale, const std::string& what) {
   Val out = v;
   out.kind = to;
   if (to == Kind::Float) {
     out.f = as_double(v);
   } else if (to == Kind::Dec) {
-    out.n = v.n * pow10(scale - (v.kind == Kind::Dec ? v.scale : 0));
+    if (__builtin_mul_overflow(v.n, pow10(scale - (v.kind == Kind::Dec ? v.scale : 0)), &out.n)) overflow(what);
     out.scale = scale;
   }
   return out;
@@ -294,12 +302,13 @@ Val apply(const ExprNode& n, const Val& a, const Val& b, const std::string& what
   }
   const int scale = std::max(a.kind == Kind::Dec ? a.scale : 0, b.kind == Kind::Dec ? b.scale : 0);
   const bool multiply = n.op == ExprNode::Op::Mul;
-  const Val x = multiply && n.kind == Kind::Dec ? promote(a, Kind::Dec, a.kind == Kind::Dec ? a.scale : 0)
-                                                : promote(a, n.kind, scale);
-  const Val y = multiply && n.kind == Kind::Dec ? promote(b, Kind::Dec, b.kind == Kind::Dec ? b.scale : 0)
-                                                : promote(b, n.kind, scale);
+  const Val x = multiply && n.kind == Kind::Dec ? promote(a, Kind::Dec, a.kind == Kind::Dec ? a.scale : 0, what)
+                                                : promote(a, n.kind, scale, what);
+  const Val y = multiply && n.kind == Kind::Dec ? promote(b, Kind::Dec, b.kind == Kind::Dec ? b.scale : 0, what)
+                                                : promote(b, n.kind, scale, what);
   out.kind = n.kind;
   out.scale = multiply ? x.scale + y.scale : scale;
+  if (n.kind == Kind::Dec && out.scale > 38) overflow(what);  // refused at definition already
   if (n.kind == Kind::Float) {
     if (n.op == ExprNode::Op::Div && y.f == 0)
       throw Error(ErrorKind::EmuConstraint, what + ": Divide by zero error encountered (error 8134)", 8134);

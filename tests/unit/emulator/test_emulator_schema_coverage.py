@@ -250,6 +250,7 @@ def test_giving_a_computed_column_a_value_is_error_271(lines: Emulator) -> None:
         ("nvarchar(20) AS (sku + qty)", None),
         ("int AS (price * 2)", None),
         ("int AS (qty +)", None),
+        ("decimal(38,2) AS (price * price * 0." + "0" * 34 + "1)", None),
     ],
     ids=[
         "an unknown column",
@@ -257,6 +258,7 @@ def test_giving_a_computed_column_a_value_is_error_271(lines: Emulator) -> None:
         "a string plus a number, not modelled",
         "a fraction into an integer type",
         "a syntax error",
+        "a decimal scale past 38, not modelled",
     ],
 )
 def test_a_bad_computed_definition_is_refused_before_the_table_exists(
