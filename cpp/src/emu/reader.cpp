@@ -298,6 +298,7 @@ Value Reader::to_value(const Cell& c, const SqlType& type) {
                                                    : Value::Kind::DateTime;
       break;
     case Family::Character:
+    case Family::Xml:
       v.kind = Value::Kind::Text;
       v.s = c.s;
       break;
