@@ -262,6 +262,8 @@ nb::dict column_dict(const emu::ColumnInfo& c, bool captured) {
   d["sql_type"] = c.sql_type;
   d["arrow_type"] = c.arrow_type;
   if (captured) d["present"] = c.present;
+  if (!captured) d["is_identity"] = c.is_identity;
+  d["is_computed"] = c.is_computed;
   return d;
 }
 

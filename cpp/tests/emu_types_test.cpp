@@ -28,7 +28,7 @@ TEST(EmuTypes, TypeStringsParseToCanonicalNames) {
 }
 
 TEST(EmuTypes, BadTypeStringsAreSchemaErrors) {
-  for (const char* bad : {"xml", "sql_variant", "decimal(39)", "decimal(5,6)", "varchar(8001)", "nvarchar(4001)",
+  for (const char* bad : {"xml(5)", "sql_variant", "decimal(39)", "decimal(5,6)", "varchar(8001)", "nvarchar(4001)",
                           "char(max)", "int(4)", "varchar(", "geography", "datetime2(8)"}) {
     try {
       (void)SqlType::parse(bad);

@@ -90,6 +90,26 @@ Table read_table_row(Db& db, Stmt& st) {
     c.key_ordinal = static_cast<int>(cols.i64(3));
     t.columns.push_back(std::move(c));
   }
+  t.identity = load_identity(db, t.object_id);
+  bool present = false;
+  for (auto& c : t.columns) present |= c.is_identity = t.identity && t.identity->column_id == c.column_id;
+  if (!present) t.identity.reset();  // its column was dropped
+  const auto computed = load_computed(db, t.object_id);
+  if (!computed.empty()) {
+    std::vector<Expression::Operand> operands;
+    for (const auto& c : t.columns) {
+      const bool is_computed =
+          std::any_of(computed.begin(), computed.end(), [&](const auto& p) { return p.first == c.column_id; });
+      operands.push_back({c.name, c.column_id, c.type, is_computed});
+    }
+    for (const auto& [column_id, text] : computed) {
+      for (auto& c : t.columns) {
+        if (c.column_id == column_id)
+          c.computed = std::make_shared<const Expression>(
+              Expression::parse(text, operands, c.type, t.schema + "." + t.name + "." + c.name));
+      }
+    }
+  }
   return t;
 }
 
@@ -105,7 +125,8 @@ Instance read_instance_row(Db& db, Stmt& st) {
   in.create_date_utc = st.i64(7);
   in.established = st.i64(8) != 0;
   auto cols = db.prepare(
-      "SELECT column_name, column_id, column_type, column_ordinal, present FROM \"cdc.captured_columns\" "
+      "SELECT column_name, column_id, column_type, column_ordinal, present, is_computed FROM "
+      "\"cdc.captured_columns\" "
       "WHERE object_id = ? ORDER BY column_ordinal");
   cols.bind(1, in.object_id);
   while (cols.step()) {
@@ -115,6 +136,7 @@ Instance read_instance_row(Db& db, Stmt& st) {
     c.type = SqlType::parse(cols.text(2));
     c.ordinal = static_cast<int>(cols.i64(3));
     c.present = cols.i64(4) != 0;
+    c.is_computed = cols.i64(5) != 0;
     in.columns.push_back(std::move(c));
   }
   auto idx = db.prepare("SELECT column_name FROM \"cdc.index_columns\" WHERE object_id = ? ORDER BY index_ordinal");

@@ -164,6 +164,74 @@ void set_cell(Image& im, std::int64_t column_id, const Cell& c) {
   }
 }
 
+// An insert gives no value to the identity column (IDENTITY_INSERT is not modelled): it takes
+// the next one, which the row image, and so the change rows, carry.
+void add_identity(Db& db, const Table& t, Resolved& row, const std::string& context) {
+  if (!t.identity) return;
+  const Column* c = t.by_id(t.identity->column_id);
+  for (const auto& [given, cell] : row) {
+    if (given == c) {
+      throw Error(ErrorKind::EmuConstraint,
+                  t.full_name() + ": Cannot insert explicit value for identity column in table '" + t.name +
+                      "' when IDENTITY_INSERT is set to OFF (error 544, " + context + "); leave " + c->name +
+                      " out of the row",
+                  544);
+    }
+  }
+  row.emplace_back(c,
+                   Cell::integer(next_identity(db, t.object_id, *t.identity, c->type, t.full_name() + "." + c->name)));
+}
+
+void refuse_computed(const Table& t, const Resolved& given) {
+  for (const auto& [c, cell] : given) {
+    if (c->computed) {
+      throw Error(ErrorKind::EmuConstraint,
+                  t.full_name() + ": The column \"" + c->name +
+                      "\" cannot be modified because it is either a computed column or is the result of a UNION "
+                      "operator (error 271); leave it out, it is computed as " +
+                      c->computed->text(),
+                  271);
+    }
+  }
+}
+
+// Computed values go into the source row; the image that capture reads holds NULL for them,
+// as SQL Server's change tables do.
+void compute(const Table& t, Image& im) {
+  for (const auto& c : t.columns) {
+    if (!c.computed) continue;
+    const Cell value = c.computed->evaluate([&](std::int64_t id) {
+      for (const auto& [column_id, cell] : im) {
+        if (column_id == id) return cell;
+      }
+      return Cell::null();
+    });
+    for (auto& [id, cell] : im) {
+      if (id == c.column_id) cell = value;
+    }
+  }
+}
+
+void null_computed(const Table& t, Image& im) {
+  for (const auto& c : t.columns) {
+    if (!c.computed) continue;
+    for (auto& [id, cell] : im) {
+      if (id == c.column_id) cell = Cell::null();
+    }
+  }
+}
+
+void refuse_identity_update(const Table& t, const Resolved& set) {
+  for (const auto& [c, cell] : set) {
+    if (c->is_identity) {
+      throw Error(ErrorKind::EmuConstraint,
+                  t.full_name() + ": Cannot update identity column '" + c->name +
+                      "' (error 8102); delete the row and insert it again instead",
+                  8102);
+    }
+  }
+}
+
 const char* kind_word(Change::Kind k) {
   switch (k) {
     case Change::Kind::Insert: return "insert";
@@ -255,14 +323,17 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
     };
     RowOp op;
     op.table_id = t.object_id;
-    const Resolved row = resolve(t, ch.row, context);
+    Resolved row = resolve(t, ch.row, context);
     if (ch.kind == Change::Kind::Insert) {
       if (ch.old_key)
         throw Error(ErrorKind::InvalidArgument, t.full_name() + ": an insert takes (\"insert\", table, row)");
+      refuse_computed(t, row);
+      add_identity(*db_, t, row, context);
       Image im;
       for (const auto& c : t.columns) im.emplace_back(c.column_id, Cell::null());
       for (const auto& [c, cell] : row) set_cell(im, c->column_id, cell);
       fill_rowversion(im);
+      compute(t, im);
       if (!t.heap) {
         const Resolved key = key_of(t, row, context);
         lock(t, key);
@@ -275,6 +346,7 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       }
       check_lobs(im);
       store_image(*db_, t, im);
+      null_computed(t, im);
       op.kind = RowOp::Kind::Insert;
       op.after = std::move(im);
     } else if (ch.kind == Change::Kind::Delete) {
@@ -294,6 +366,7 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       }
       if (!t.heap) lock(t, key);
       remove_row(*db_, t, *f, key);
+      null_computed(t, f->image);
       op.kind = RowOp::Kind::Delete;
       op.before = std::move(f->image);
     } else if (!ch.old_key) {
@@ -310,6 +383,8 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
         throw Error(ErrorKind::InvalidArgument,
                     t.full_name() + ": " + context + " sets no column besides the key; give the columns to change");
       }
+      refuse_identity_update(t, set);
+      refuse_computed(t, set);
       auto f = fetch(*db_, t, key, false);
       if (!f)
         throw Error(ErrorKind::EmuConstraint, t.full_name() + ": no row with key " + show_key(t, key) + " to update");
@@ -320,11 +395,14 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
         op.set_columns.push_back(c->column_id);
       }
       fill_rowversion(im);
+      compute(t, im);
       for (const auto& c : t.columns) {
         if (c.type.base == Base::RowVersion) op.set_columns.push_back(c.column_id);
       }
       check_lobs(im);
       rewrite_row(*db_, t, *f, key, im);
+      null_computed(t, im);
+      null_computed(t, f->image);
       op.kind = RowOp::Kind::Update;
       op.before = std::move(f->image);
       op.after = std::move(im);
@@ -338,6 +416,8 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
                       t.full_name() + ": the old key of " + context + " must give exactly the key columns");
         }
       }
+      refuse_identity_update(t, row);
+      refuse_computed(t, row);
       auto f = fetch(*db_, t, old_key, t.heap);
       if (!f)
         throw Error(ErrorKind::EmuConstraint,
@@ -348,6 +428,7 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
         op.set_columns.push_back(c->column_id);
       }
       fill_rowversion(im);
+      compute(t, im);
       check_lobs(im);
       if (t.heap) {
         if (row.empty()) throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + context + " sets no column");
@@ -375,6 +456,8 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
         store_image(*db_, t, im);
         op.kind = RowOp::Kind::KeyUpdate;
       }
+      null_computed(t, im);
+      null_computed(t, f->image);
       op.before = std::move(f->image);
       op.after = std::move(im);
     }

@@ -196,7 +196,8 @@ std::vector<ColumnInfo> Reader::captured_columns(std::string_view ci) {
     const Instance in = load_instance(*db_, ci);
     std::vector<ColumnInfo> out;
     for (const auto& c : in.columns) {
-      out.push_back(ColumnInfo{c.name, c.column_id, c.ordinal, c.type.canonical(), c.type.arrow_name(), c.present});
+      out.push_back(ColumnInfo{c.name, c.column_id, c.ordinal, c.type.canonical(), c.type.arrow_name(), c.present,
+                               false, c.is_computed});
     }
     return out;
   });
@@ -258,8 +259,8 @@ TableInfo Reader::table_info(std::string_view table) {
     TableInfo out;
     out.name = t.full_name();
     for (const auto& c : t.columns) {
-      out.columns.push_back(
-          ColumnInfo{c.name, c.column_id, c.key_ordinal, c.type.canonical(), c.type.arrow_name(), true});
+      out.columns.push_back(ColumnInfo{c.name, c.column_id, c.key_ordinal, c.type.canonical(), c.type.arrow_name(),
+                                       true, c.is_identity, c.computed != nullptr});
     }
     for (const Column* k : t.key()) out.key_columns.push_back(k->name);
     auto st = db_->prepare("SELECT count(*) FROM " + t.storage());
@@ -297,6 +298,7 @@ Value Reader::to_value(const Cell& c, const SqlType& type) {
                                                    : Value::Kind::DateTime;
       break;
     case Family::Character:
+    case Family::Xml:
       v.kind = Value::Kind::Text;
       v.s = c.s;
       break;

@@ -69,6 +69,8 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
   if (columns.empty() || columns.size() > 1024)
     throw Error(ErrorKind::EmuSchema, full + ": a table takes 1 to 1024 columns");
   std::vector<SqlType> types;
+  std::optional<Identity> identity;
+  std::vector<std::optional<std::string>> expressions;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     check_identifier(columns[i].first, full + ": column");
     for (std::size_t j = 0; j < i; ++j) {
@@ -77,11 +79,36 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
                     full + ": column " + columns[i].first + " is given twice; name each column once", 2705);
       }
     }
+    const std::string what = full + "." + columns[i].first;
+    std::string type_text = columns[i].second;
+    expressions.push_back(split_computed(type_text));
+    const auto column_identity = split_identity(type_text, what);
     try {
-      types.push_back(SqlType::parse(columns[i].second));
+      types.push_back(SqlType::parse(type_text));
     } catch (const Error& e) {
-      throw Error(ErrorKind::EmuSchema, full + "." + columns[i].first + ": " + e.what());
+      throw Error(ErrorKind::EmuSchema, what + ": " + e.what());
     }
+    if (column_identity) {
+      if (identity) {
+        throw Error(ErrorKind::EmuSchema,
+                    full + ": Multiple identity columns specified for table '" + name +
+                        "'. Only one identity column per table is allowed (error 2744); keep one",
+                    2744);
+      }
+      check_identity(*column_identity, types.back(), what);
+      identity = column_identity;
+      identity->column_id = static_cast<std::int64_t>(i + 1);
+    }
+  }
+  std::vector<Expression::Operand> operands;
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    operands.push_back({columns[i].first, static_cast<std::int64_t>(i + 1), types[i], expressions[i].has_value()});
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (!expressions[i]) continue;
+    const std::string what = full + "." + columns[i].first;
+    if (identity && identity->column_id == static_cast<std::int64_t>(i + 1))
+      throw Error(ErrorKind::EmuSchema, what + ": a computed column cannot also be an identity column");
+    (void)Expression::parse(*expressions[i], operands, types[i], what);
   }
   std::vector<int> key_ordinal(columns.size(), 0);
   for (std::size_t k = 0; k < primary_key.size(); ++k) {
@@ -93,6 +120,11 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
     const auto i = static_cast<std::size_t>(it - columns.begin());
     if (key_ordinal[i] != 0)
       throw Error(ErrorKind::EmuSchema, full + ": primary key column " + primary_key[k] + " is given twice");
+    if (expressions[i]) {
+      throw Error(ErrorKind::EmuSchema, full + ": computed column " + columns[i].first +
+                                            " cannot be part of the primary key here (persisted computed keys are "
+                                            "not modelled); key the table on stored columns");
+    }
     if (types[i].is_lob() || types[i].base == Base::RowVersion) {
       throw Error(ErrorKind::EmuSchema, full + ": column " + columns[i].first + " of type " + types[i].canonical() +
                                             " cannot be part of the primary key; pick another key column");
@@ -133,6 +165,10 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
     ddl += ")";
   }
   db_->exec(ddl);
+  if (identity) store_identity(*db_, id, *identity);
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (expressions[i]) store_computed(*db_, id, static_cast<std::int64_t>(i + 1), *expressions[i]);
+  }
   bump_catalog(*db_);
   txn.commit();
 }
@@ -203,13 +239,14 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
                     "\"__$operation\" INTEGER NOT NULL, \"__$update_mask\" BLOB";
   for (std::size_t i = 0; i < cols.size(); ++i) {
     db_->prepare(
-           "INSERT INTO \"cdc.captured_columns\" (object_id, column_name, column_id, column_type, column_ordinal) "
-           "VALUES (?, ?, ?, ?, ?)")
+           "INSERT INTO \"cdc.captured_columns\" (object_id, column_name, column_id, column_type, column_ordinal, "
+           "is_computed) VALUES (?, ?, ?, ?, ?, ?)")
         .bind(1, id)
         .bind(2, std::string_view(cols[i]->name))
         .bind(3, cols[i]->column_id)
         .bind(4, std::string_view(cols[i]->type.base == Base::RowVersion ? "binary(8)" : cols[i]->type.canonical()))
         .bind(5, static_cast<std::int64_t>(i + 1))
+        .bind(6, std::int64_t{cols[i]->computed != nullptr})
         .run();
     ddl += ", " + quote_ident(cols[i]->name);
   }
@@ -370,6 +407,25 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
     }
     rec.column = c->name;
     rec.column_id = c->column_id;
+    for (const auto& other : t.columns) {
+      if (!other.computed) continue;
+      const auto& used = other.computed->columns();
+      if (std::find(used.begin(), used.end(), c->column_id) != used.end()) {
+        throw Error(ErrorKind::EmuSchema,
+                    t.full_name() + ": The object '" + other.name + "' is dependent on column '" + c->name +
+                        "' (error 5074); " +
+                        (kind == "drop" ? "ALTER TABLE DROP COLUMN " : "ALTER TABLE ALTER COLUMN ") + c->name +
+                        " failed because one or more objects access this column (error 4922); drop "
+                        "the computed column first",
+                    5074);
+      }
+    }
+    if (kind == "alter" && c->computed) {
+      throw Error(ErrorKind::EmuSchema,
+                  t.full_name() + ": Cannot alter column '" + c->name +
+                      "' because it is 'COMPUTED' (error 4928); drop it and add it again",
+                  4928);
+    }
     if (kind == "drop") {
       if (c->key_ordinal > 0) {
         throw Error(ErrorKind::EmuSchema,
@@ -399,6 +455,10 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
         type = SqlType::parse(sql_type);
       } catch (const Error& e) {
         throw Error(ErrorKind::EmuSchema, t.full_name() + "." + c->name + ": " + e.what());
+      }
+      if (c->is_identity && type.family() != Family::Integer) {
+        throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot alter identity column " + c->name + " to " +
+                                              type.canonical() + "; an identity column stays an integer type");
       }
       if (!convertible(c->type, type)) {
         throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot alter column " + c->name + " from " +

@@ -303,7 +303,9 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
     case Base::NChar:
     case Base::NVarChar:
     case Base::Text:
-    case Base::NText: {
+    case Base::NText:
+    case Base::Xml: {
+      // xml is not parsed: a malformed document is stored as given (SQL Server refuses it).
       if (v.kind != Value::Kind::Text) wrong_type(what, type, kind_name(v.kind));
       if (t.length > 0) {
         const auto [points, units] = text_length(v.s);
@@ -461,6 +463,10 @@ Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::st
                                        : Value::Kind::DateTime;
       if (from.base == Base::Date && to.base != Base::Date) v.i = stored.i * kMicrosPerDay;
       if (from.base != Base::Date && to.base == Base::Date) v.i = floor_div(stored.i, kMicrosPerDay);
+      break;
+    case Family::Xml:
+      v.kind = Value::Kind::Text;
+      v.s = stored.s;
       break;
     case Family::Character: {
       v.kind = Value::Kind::Text;

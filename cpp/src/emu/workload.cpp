@@ -145,6 +145,9 @@ Value random_value(Xoshiro256& rng, const SqlType& t, bool key, Micros now) {
   }
 }
 
+// Columns the engine fills: giving them a value is an error (273, 544, 271).
+bool generated(const Column& c) { return c.type.base == Base::RowVersion || c.is_identity || c.computed; }
+
 std::string key_text(const Row& key) {
   std::string s;
   for (const auto& [n, v] : key)
@@ -197,6 +200,11 @@ WorkloadResult run_workload(Engine& engine, const WorkloadOptions& o) {
     const auto key = table.key();
     if (key.empty())
       throw Error(ErrorKind::InvalidArgument, table.full_name() + " is a heap; the workload needs a primary key");
+    for (const Column* k : key) {
+      if (k->is_identity)
+        throw Error(ErrorKind::InvalidArgument, table.full_name() + " is keyed on identity column " + k->name +
+                                                    "; the workload draws its own keys, so key the table otherwise");
+    }
     std::string sql = "SELECT ";
     for (std::size_t i = 0; i < key.size(); ++i) sql += (i ? ", " : "") + quote_ident(key[i]->name);
     auto st = engine.db().prepare(sql + " FROM " + table.storage() + " ORDER BY 1");
@@ -260,8 +268,8 @@ WorkloadResult run_workload(Engine& engine, const WorkloadOptions& o) {
         if (live_set.count(key_text(k)) != 0) continue;
         Row row = k;
         for (const auto& c : table.columns) {
-          if (c.key_ordinal == 0 && c.type.base != Base::RowVersion)
-            row.emplace_back(c.name, random_value(rng, c.type, false, now));
+          if (generated(c)) continue;
+          if (c.key_ordinal == 0) row.emplace_back(c.name, random_value(rng, c.type, false, now));
         }
         txn.push_back(Change{Change::Kind::Insert, table.full_name(), std::move(row), std::nullopt});
         live_set.insert(key_text(k));
@@ -273,7 +281,7 @@ WorkloadResult run_workload(Engine& engine, const WorkloadOptions& o) {
           Row row = live[idx];
           std::vector<const Column*> others;
           for (const auto& c : table.columns) {
-            if (c.key_ordinal == 0 && c.type.base != Base::RowVersion) others.push_back(&c);
+            if (c.key_ordinal == 0 && !generated(c)) others.push_back(&c);
           }
           if (others.empty()) continue;
           const Column* c = others[rng.below(others.size())];

@@ -80,6 +80,7 @@ ColumnType column_type(const emu::SqlType& t) {
     case Base::VarBinary: return {SqlKind::VarBinary, length_of(t)};
     case Base::Image: return {SqlKind::VarBinary, kMax};
     case Base::RowVersion: return {SqlKind::Binary, 8};
+    case Base::Xml: return {SqlKind::NVarChar, kMax};  // sent as nvarchar(max), not the XML token
   }
   return {};
 }
@@ -118,7 +119,8 @@ Value cell_value(const emu::Cell& c, const emu::SqlType& t) {
     case Base::NChar:
     case Base::NVarChar:
     case Base::Text:
-    case Base::NText: return bytes ? Value{c.s} : bad();
+    case Base::NText:
+    case Base::Xml: return bytes ? Value{c.s} : bad();
     case Base::UniqueIdentifier: {
       if (!bytes || c.s.size() != 16) return bad();
       // Stored in SQL Server's sort order (emu/values.cpp); the wire wants the binary form.
@@ -171,6 +173,7 @@ TypeFacts type_facts(const emu::SqlType& t) {
     case Base::VarBinary: return {165, n, 0, 0};
     case Base::Image: return {34, 16, 0, 0};
     case Base::RowVersion: return {189, 8, 0, 0};
+    case Base::Xml: return {241, -1, 0, 0};
   }
   return {};
 }

@@ -84,8 +84,8 @@ std::unique_ptr<Relation> sys_columns(const ObjectModel& model) {
                       c.nullable,
                       padded,
                       false,
-                      false,
-                      false,
+                      o.table != nullptr && o.table->columns[i].is_identity,
+                      o.table != nullptr && o.table->columns[i].computed != nullptr,
                       false,
                       false,
                       false,
@@ -259,8 +259,8 @@ std::unique_ptr<Relation> cdc_captured_columns(const ObjectModel& model) {
   for (const auto& o : model.objects()) {
     if (o.kind != Kind::ChangeTable) continue;
     for (const auto& c : o.instance->columns) {
-      rows.push_back(
-          {o.object_id, c.name, c.column_id, base_name(c.type), std::int64_t{c.ordinal}, false, std::monostate{}});
+      rows.push_back({o.object_id, c.name, c.column_id, base_name(c.type), std::int64_t{c.ordinal}, c.is_computed,
+                      std::monostate{}});
     }
   }
   return rows_relation(std::move(cols), std::move(rows));

@@ -283,6 +283,18 @@ bool commit(Storage& storage, const Statement& s, const std::vector<emu::Change>
                           "'. Cannot insert duplicate key in object '" + s.table.full_name() +
                           "'. The duplicate key value is (" + duplicate_key(e.what()) + ").");
     }
+    if (e.number() == 544) {
+      sql_error(544, "Cannot insert explicit value for identity column in table '" + s.table.name +
+                         "' when IDENTITY_INSERT is set to OFF.");
+    }
+    if (e.number() == 271) {
+      const std::string text = e.what();  // SQL Server's text is the part before " (error 271)"
+      const auto from = text.find("The column");
+      sql_error(271, text.substr(from, text.find(" (error", from) - from) + ".");
+    }
+    if (e.number() == 8102 && s.table.identity) {
+      sql_error(8102, "Cannot update identity column '" + s.table.by_id(s.table.identity->column_id)->name + "'.");
+    }
     if (e.number() != 0) sql_error(e.number(), e.what());
     sql_error(e.kind() == ErrorKind::Type ? 8114 : 50000, e.what());
   }
@@ -300,7 +312,8 @@ WriteCount insert(Storage& storage, Statement& s) {
     s.expect_symbol(')');
   } else {
     for (const auto& c : s.table.columns) {
-      if (c.type.base != emu::Base::RowVersion) columns.push_back(&c);  // the server fills rowversion
+      // The server fills rowversion and identity columns.
+      if (c.type.base != emu::Base::RowVersion && !c.is_identity && !c.computed) columns.push_back(&c);
     }
   }
   s.expect_word("VALUES");
@@ -326,6 +339,7 @@ WriteCount insert(Storage& storage, Statement& s) {
                 "INSERT statement.");
     }
     for (const emu::Column* k : s.table.key()) {
+      if (k->is_identity) continue;
       const auto it = std::find_if(values.begin(), values.end(), [&](const auto& p) { return p.first == k; });
       if (it == values.end() || is_null(it->second.value)) null_into(s, *k);
     }

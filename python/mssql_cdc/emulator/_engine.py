@@ -137,7 +137,7 @@ class Emulator:
         *,
         primary_key: str | Sequence[str] | None = None,
     ) -> None:
-        """A source table; `columns` maps names to SQL Server type strings, in order."""
+        """A source table; `columns` maps names to type strings, in order (docs/emulator.md)."""
         if not isinstance(columns, Mapping):
             raise TypeError("columns must be a mapping of column names to SQL Server types")
         key = [primary_key] if isinstance(primary_key, str) else list(primary_key or [])

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mssqlcdc/emu/computed.hpp"
+#include "mssqlcdc/emu/identity.hpp"
 #include "mssqlcdc/emu/sqlite.hpp"
 #include "mssqlcdc/emu/types.hpp"
 #include "mssqlcdc/lsn.hpp"
@@ -19,6 +22,8 @@ struct Column {
   std::string name;
   SqlType type;
   int key_ordinal = 0;  // 1-based position in the primary key; 0 for other columns
+  bool is_identity = false;
+  std::shared_ptr<const Expression> computed;  // set for a computed column
 };
 
 struct Table {
@@ -26,7 +31,8 @@ struct Table {
   std::string schema;
   std::string name;
   bool heap = false;
-  std::vector<Column> columns;  // in column_id order
+  std::vector<Column> columns;       // in column_id order
+  std::optional<Identity> identity;  // at most one identity column per table
 
   [[nodiscard]] std::string full_name() const { return schema + "." + name; }  // dbo.orders
   [[nodiscard]] std::string storage() const { return quote_ident(full_name()); }
@@ -42,6 +48,7 @@ struct CapturedColumn {
   int ordinal = 0;
   SqlType type;
   bool present = true;
+  bool is_computed = false;  // always NULL in change rows
 };
 
 // A change row's __$operation, stored as the integer SQL Server stores.

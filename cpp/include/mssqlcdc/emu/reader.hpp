@@ -92,6 +92,8 @@ struct ColumnInfo {
   std::string sql_type;
   std::string arrow_type;
   bool present = true;
+  bool is_identity = false;  // table_info only
+  bool is_computed = false;
 };
 
 struct TableInfo {

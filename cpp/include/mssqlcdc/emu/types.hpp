@@ -40,10 +40,22 @@ enum class Base : std::uint8_t {
   VarBinary,
   Image,
   RowVersion,
+  Xml,  // kept as text; a large value (is_lob) without the (max) rule of operation 3
 };
 
 // Families within which alter_column may change a type.
-enum class Family : std::uint8_t { Bit, Integer, Exact, Approximate, Temporal, Character, Binary, Guid, RowVersion };
+enum class Family : std::uint8_t {
+  Bit,
+  Integer,
+  Exact,
+  Approximate,
+  Temporal,
+  Character,
+  Binary,
+  Guid,
+  RowVersion,
+  Xml
+};
 
 struct SqlType {
   Base base = Base::Int;

@@ -129,7 +129,7 @@ class EmulatorBackend:
                 column_id=int(c["column_id"]) if c.get("present", True) else None,
                 sql_type=_base_type(str(c["sql_type"])),
                 type_text=str(c["sql_type"]),
-                is_computed=False,  # the emulator has no computed columns
+                is_computed=bool(c.get("is_computed", False)),
             )
             for c in self.reader.captured_columns(capture_instance)
         ]

@@ -51,7 +51,7 @@ class EmulatorSnapshotReader:
                 name=str(c["name"]),
                 column_id=int(c["column_id"]),
                 sql_type=str(c["sql_type"]).split("(", 1)[0].lower(),
-                is_computed=False,
+                is_computed=bool(c.get("is_computed", False)),
                 collation=None,
             )
             for c in info["columns"]
