@@ -36,21 +36,26 @@ def test_a_stream_reads_captured_commits_only_catches_up_a_burst_and_follows_idl
     emu.enable_cdc("dbo.orders")
     emu.configure(maxtrans=2, maxscans=1)  # 2 transactions a cycle, so a burst of 5 lags
 
+    # A stream started before the job's first cycle (+5 s) passed the enable would be refused
+    # with "no start LSN yet; retry once the capture job has run" (decision 1040), as on a server.
+    emu.advance(at=at(5))
     for i in range(3):
-        emu.commit(insert(i), at=at(1 + i))  # before the first cycle at +5 s: nothing captured
+        emu.commit(insert(i), at=at(6 + i))  # after the +5 s cycle: nothing captured yet
     assert [r for b in run(spark, path, ckpt) for r in b] == []
 
-    emu.advance(at=at(5))  # the first cycle takes two of the three
+    emu.advance(at=at(10))  # the +10 s cycle takes two of the three
     assert sorted(r["order_id"] for b in run(spark, path, ckpt) for r in b) == [0, 1]
-    burst = emu.commit_many([insert(10 + i) for i in range(5)], at=at(6))
+    burst = emu.commit_many([insert(10 + i) for i in range(5)], at=at(11))
     seen = []
-    for cycle in (10, 15, 20):  # 1 + 5 = 6 pending transactions, 2 a cycle
+    for cycle in (15, 20, 25):  # 1 + 5 = 6 pending transactions, 2 a cycle
         emu.advance(at=at(cycle))
         seen.append(sorted(r["order_id"] for b in run(spark, path, ckpt) for r in b))
     assert seen == [[2, 10], [11, 12], [13, 14]]
     assert emu.max_lsn() == burst[-1]
 
-    emu.advance(at=at(20 + 3600))  # an idle hour: the job writes an idle entry every 5 minutes
+    # An idle hour: the first cycle 300 s after the newest entry (+11 s) is +315 s, then one
+    # every 300 s up to +3625 s: 12 idle entries.
+    emu.advance(at=at(25 + 3600))
     entries = emu.lsn_time_mapping()
     idle = [e for e in entries if e["tran_id"] == b"\x00" * 10]
     assert len(idle) == 12
