@@ -30,9 +30,10 @@ def profile() -> Profile:
     return "realistic" if name == "realistic" else "immediate"
 
 
-def create(path: Path, **kw: Any) -> Emulator:
-    """`Emulator.create` on the environment's profile."""
-    return Emulator.create(path, profile=profile(), **kw)
+def create(path: Path, *, pinned: Profile | None = None, **kw: Any) -> Emulator:
+    """`Emulator.create` on the environment's profile, or on `pinned` for a story that only
+    one profile can tell (say why where you pin it)."""
+    return Emulator.create(path, profile=pinned or profile(), **kw)
 
 
 def wait_for_capture(emu: Emulator, after: Time) -> datetime:

@@ -18,6 +18,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from mssql_cdc import stream
 from mssql_cdc.emulator import Emulator
+from mssql_cdc.emulator.profiles import Profile
 from tests.spark.support.backends import Backend, backend_options
 from tests.support import emulator_profile
 
@@ -90,13 +91,14 @@ class Orders:
     times: dict[str, str] = field(default_factory=dict)  # commit LSN -> its commit time
     reopen: bool = False
     backend: Backend = "emulator"
+    profile: Profile | None = None  # the environment's (tests/support/emulator_profile.py)
 
     def __post_init__(self) -> None:
         if self.reopen:
             self.emu = Emulator.open(self.root / "e.db")
         else:
             self.root.mkdir(parents=True, exist_ok=True)
-            self.emu = emulator_profile.create(self.root / "e.db", start=START)
+            self.emu = emulator_profile.create(self.root / "e.db", pinned=self.profile, start=START)
             self.emu.create_table(
                 "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
             )
