@@ -49,9 +49,17 @@ docs: setup ## the guides and the API reference from the docstrings into build/s
 SPARK_WORKERS ?= 2
 SPARK_RERUN := --reruns 1 --only-rerun "Python worker failed to connect back" --only-rerun "CANNOT_OPEN_SOCKET"
 
+# The emulator profile of the Spark tier's stories that create their emulator through
+# tests/support/emulator_profile.py (docs/emulator.md, 'Profiles'): EMULATOR_PROFILE=realistic
+# runs the whole tier on a server with capture lag, idle entries and the nightly cleanup job
+# (by hand: it is not doubled in CI); REALISTIC_STORIES run on it in every run (decision 1241).
+EMULATOR_PROFILE ?= immediate
+REALISTIC_STORIES := tests/spark/recovery/test_recovery.py::test_the_lifecycle_bootstrap_loss_resnapshot_guard_and_override
+
 test-python: ## pytest: tests/unit (no JVM), tests/spark (local Spark and Delta), tests/connect (Spark Connect)
 	@$(PY) -m pytest tests/unit -q
-	@$(PY) -m pytest tests/spark -q --durations=20 -n $(SPARK_WORKERS) --dist loadfile $(SPARK_RERUN)
+	@MSSQL_CDC_EMULATOR_PROFILE=$(EMULATOR_PROFILE) $(PY) -m pytest tests/spark -q --durations=20 -n $(SPARK_WORKERS) --dist loadfile $(SPARK_RERUN)
+	@MSSQL_CDC_EMULATOR_PROFILE=realistic $(PY) -m pytest $(REALISTIC_STORIES) -q $(SPARK_RERUN)
 	@$(PY) -m pytest tests/connect -q --durations=5  # its own process: the Connect server needs a JVM without a classic session
 
 # Python 3.12 for the newest set where the machine has it (pyenv), else 3.11 again.

@@ -364,6 +364,8 @@ void bind_emulator(nb::module_& m) {
       .def(
           "idle", [](emu::Engine& self, std::optional<std::int64_t> at) { return self.idle(at).to_string(); },
           "at"_a.none())
+      .def(
+          "advance", [](emu::Engine& self, std::optional<std::int64_t> at) { return self.advance(at); }, "at"_a.none())
       .def("capture", [](emu::Engine& self) { return opt_str(self.capture()); })
       .def("drain", [](emu::Engine& self) { return opt_str(self.drain()); })
       .def("pending_capture", &emu::Engine::pending_capture)

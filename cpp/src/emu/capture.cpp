@@ -231,49 +231,61 @@ void capture_record(Db& db, const LogRecord& rec, const TimeZone& zone, Instance
   }
 }
 
+std::int64_t Engine::capture_pending(std::int64_t limit) {
+  std::vector<LogRecord> records;
+  {
+    auto st = db_->prepare(
+        "SELECT commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload FROM emu_log WHERE kind <> "
+        "'enable' ORDER BY commit_lsn LIMIT ?");
+    st.bind(1, limit);
+    while (st.step()) records.push_back(LogRecord::from_row(st));
+  }
+  for (const auto& rec : records) {
+    sync_cache();  // a DDL record earlier in this cycle may have changed an instance
+    capture_record(*db_, rec, zone(), this);
+    db_->prepare("DELETE FROM emu_log WHERE commit_lsn = ?").bind_blob(1, lsn_blob(rec.commit_lsn)).run();
+  }
+  // The scan passes every enable below its last record, or all of them when it read the log
+  // to its end; enables are no transactions, so maxtrans does not count them.
+  auto passed = db_->prepare("DELETE FROM emu_log WHERE kind = 'enable' AND (?1 IS NULL OR commit_lsn < ?1)");
+  if (static_cast<std::int64_t>(records.size()) == limit) passed.bind_blob(1, lsn_blob(records.back().commit_lsn));
+  else passed.bind_null(1);
+  passed.run();
+  if (db_->changes() > 0) bump_catalog(*db_);
+  return static_cast<std::int64_t>(records.size());
+}
+
+void Engine::write_idle_entry(WriteState& s, Micros at) {
+  LogRecord rec;
+  rec.kind = LogRecord::Kind::Idle;
+  rec.end_time = rec.begin_time = s.last_time = at;
+  rec.commit_lsn = rec.begin_lsn = s.cursor.take();
+  s.cursor.flush();
+  rec.tran_id = std::string(10, '\0');
+  capture_record(*db_, rec, zone());
+}
+
+std::optional<Micros> Engine::newest_entry_utc() {
+  auto st = db_->prepare("SELECT max(tran_end_utc) FROM \"cdc.lsn_time_mapping\"");
+  st.step();
+  if (st.is_null(0)) return std::nullopt;
+  return st.i64(0);
+}
+
 std::optional<Lsn> Engine::capture() {
   {
     Txn txn(*this);
     if (manual()) {
-      const std::int64_t maxtrans = std::stoll(get_setting(*db_, "maxtrans"));
-      std::vector<LogRecord> records;
-      {
-        auto st = db_->prepare(
-            "SELECT commit_lsn, kind, begin_lsn, tran_id, begin_time, end_time, payload FROM emu_log WHERE kind <> "
-            "'enable' ORDER BY commit_lsn LIMIT ?");
-        st.bind(1, maxtrans);
-        while (st.step()) records.push_back(LogRecord::from_row(st));
-      }
-      for (const auto& rec : records) {
-        sync_cache();  // a DDL record earlier in this cycle may have changed an instance
-        capture_record(*db_, rec, zone(), this);
-        db_->prepare("DELETE FROM emu_log WHERE commit_lsn = ?").bind_blob(1, lsn_blob(rec.commit_lsn)).run();
-      }
-      // The scan passes every enable below its last record, or all of them when it read the log
-      // to its end; enables are no transactions, so maxtrans does not count them.
-      auto passed = db_->prepare("DELETE FROM emu_log WHERE kind = 'enable' AND (?1 IS NULL OR commit_lsn < ?1)");
-      if (static_cast<std::int64_t>(records.size()) == maxtrans)
-        passed.bind_blob(1, lsn_blob(records.back().commit_lsn));
-      else passed.bind_null(1);
-      passed.run();
-      if (db_->changes() > 0) bump_catalog(*db_);
-      if (records.empty()) {
+      const std::int64_t captured = capture_pending(std::stoll(get_setting(*db_, "maxtrans")));
+      if (captured == 0) {
         const std::string interval = get_setting(*db_, "idle_interval_seconds");
         if (interval != "null") {
           // Elapsed time is real (UTC) time, whatever the local clock did meanwhile.
-          auto st = db_->prepare("SELECT max(tran_end_utc) FROM \"cdc.lsn_time_mapping\"");
-          st.step();
+          const auto newest = newest_entry_utc();
           WriteState s = load_state();
           const Micros now = std::max(wall_clock_micros(), s.last_time);
-          const bool due = st.is_null(0) || now - st.i64(0) >= std::stoll(interval) * 1'000'000;
-          if (due) {
-            LogRecord rec;
-            rec.kind = LogRecord::Kind::Idle;
-            rec.end_time = rec.begin_time = s.last_time = next_event_time(std::nullopt, s.last_time);
-            rec.commit_lsn = rec.begin_lsn = s.cursor.take();
-            s.cursor.flush();
-            rec.tran_id = std::string(10, '\0');
-            capture_record(*db_, rec, zone());
+          if (!newest || now - *newest >= std::stoll(interval) * 1'000'000) {
+            write_idle_entry(s, next_event_time(std::nullopt, s.last_time));
             store_state(s);
           }
         }

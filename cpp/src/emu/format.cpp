@@ -95,6 +95,8 @@ std::string get_setting(Db& db, const std::string& name) {
   const auto v = meta_get(db, "setting." + name);
   if (!v && name == "shuffle_unordered") return "false";  // a file made before the setting
   if (!v && name == "lock_timeout_ms") return "10000";
+  if (!v && (name == "polling_interval_seconds" || name == "cleanup_job_time")) return "null";
+  if (!v && name == "maxscans") return "10";
   if (!v) throw Error(ErrorKind::InvalidArgument, "unknown emulator setting '" + name + "'");
   return *v;
 }
@@ -105,6 +107,17 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
     if (value != "immediate" && value != "manual") bad_setting(name, value, "'immediate' or 'manual'");
   } else if (name == "maxtrans") {
     if (!parse_int(value, 1, 1'000'000, n)) bad_setting(name, value, "an integer 1..1000000");
+  } else if (name == "maxscans") {
+    if (!parse_int(value, 1, 1'000'000, n)) bad_setting(name, value, "an integer 1..1000000");
+  } else if (name == "polling_interval_seconds") {
+    if (value != "null" && !parse_int(value, 1, 86'399, n)) bad_setting(name, value, "None or seconds 1..86399");
+    meta_set(db, "jobs.next_cycle", "");  // the job restarts: its first cycle is one interval on
+  } else if (name == "cleanup_job_time") {
+    if (value != "null" && !(value.size() == 5 && value[2] == ':' && parse_int(value.substr(0, 2), 0, 23, n) &&
+                             parse_int(value.substr(3, 2), 0, 59, n))) {
+      bad_setting(name, value, "None or a time of day 'HH:MM' (server time zone)");
+    }
+    meta_set(db, "jobs.next_cleanup", "");
   } else if (name == "idle_interval_seconds") {
     if (value != "null" && !parse_int(value, 1, 1'000'000'000, n))
       bad_setting(name, value, "None or a positive integer");
@@ -137,7 +150,8 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
   } else {
     throw Error(ErrorKind::InvalidArgument,
                 "unknown emulator setting '" + name +
-                    "'; known: capture, maxtrans, idle_interval_seconds, retention_minutes, "
+                    "'; known: capture, maxtrans, maxscans, polling_interval_seconds, idle_interval_seconds, "
+                    "cleanup_job_time, retention_minutes, "
                     "cleanup_threshold, cleanup_job_rule, max_text_repl_size, "
                     "command_id_column, time_zone, shuffle_unordered, lock_timeout_ms");
   }
@@ -183,6 +197,9 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
     const std::pair<const char*, std::string> defaults[] = {
         {"capture", options.capture},
         {"maxtrans", "500"},
+        {"maxscans", "10"},
+        {"polling_interval_seconds", "null"},
+        {"cleanup_job_time", "null"},
         {"idle_interval_seconds", "null"},
         {"retention_minutes", std::to_string(options.retention_minutes)},
         {"cleanup_threshold", "5000"},

@@ -341,6 +341,7 @@ void Engine::disable_cdc(std::string_view capture_instance) {
 
 void Engine::ddl(std::string_view table, const std::string& kind, std::string_view column, std::string_view sql_type,
                  std::optional<Micros> at, Lsn& out) {
+  before_event(at);
   // An ALTER of a captured column alters the change tables too (capture.cpp), under Sch-M.
   // Manual mode converts them in a later capture cycle, which takes no lock: a read then
   // stops with a clear error if a column it streams changed type (scan.cpp).

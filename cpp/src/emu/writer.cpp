@@ -130,6 +130,7 @@ void Engine::emit(const LogRecord& rec) {
 }
 
 Lsn Engine::commit(const std::vector<Change>& changes, std::optional<Micros> at) {
+  before_event(at);
   Txn txn(*this);
   WriteState s = load_state();
   LogRecord rec;
@@ -147,6 +148,8 @@ std::vector<Lsn> Engine::commit_many(const std::vector<std::vector<Change>>& tra
   if (!at.empty() && at.size() != 1 && at.size() != transactions.size()) {
     throw Error(ErrorKind::InvalidArgument, "commit_many: give one time, one per transaction, or none");
   }
+  // The jobs run up to the first transaction's time; the later ones wait for the next cycle.
+  before_event(at.empty() ? std::nullopt : at[0]);
   Txn txn(*this);
   WriteState s = load_state();
   std::vector<Lsn> out;
@@ -166,6 +169,7 @@ std::vector<Lsn> Engine::commit_many(const std::vector<std::vector<Change>>& tra
 }
 
 Lsn Engine::idle(std::optional<Micros> at) {
+  before_event(at);
   Txn txn(*this);
   WriteState s = load_state();
   LogRecord rec;
@@ -181,6 +185,7 @@ Lsn Engine::idle(std::optional<Micros> at) {
 }
 
 std::int64_t Engine::begin(std::optional<Micros> at) {
+  before_event(at);
   Txn txn(*this);
   WriteState s = load_state();
   OpenTxn t;
@@ -223,6 +228,7 @@ void Engine::execute(std::int64_t id, const std::vector<Change>& changes) {
 }
 
 Lsn Engine::commit_open(std::int64_t id, std::optional<Micros> at) {
+  before_event(at);
   auto it = open_.find(id);
   if (it == open_.end()) throw Error(ErrorKind::InvalidArgument, "this Transaction is no longer open; begin a new one");
   OpenTxn t = std::move(it->second);

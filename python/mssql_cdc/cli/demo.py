@@ -57,6 +57,13 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         help="how the stream reads the emulator: in process, or over TDS through the "
         "mssql-python or pymssql driver, as it reads a real SQL Server",
     )
+    parser.add_argument(
+        "--profile",
+        choices=["immediate", "realistic"],
+        default="immediate",
+        help="the emulator's server: capture at each commit (default), or realistic: capture "
+        "lag, idle entries and the nightly cleanup job (docs/emulator.md, 'Profiles')",
+    )
     add_output_flags(parser, json_help="print the result as one JSON object, without progress")
     parser.set_defaults(run=run)
 
@@ -159,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
             backend=args.backend,
             tables=args.tables,
             verbose=args.verbose,
+            profile=args.profile,
         )
     except ConfigError as exc:
         print(f"mssql-cdc demo: {exc}", file=sys.stderr)

@@ -20,6 +20,7 @@ from mssql_cdc.cli.demo_output import prepare_out_dir
 from mssql_cdc.core import checkpoint
 from mssql_cdc.core.progress import Progress, Stage, report
 from mssql_cdc.emulator import Emulator
+from mssql_cdc.emulator.profiles import Profile
 
 __all__ = [
     "APP_ID",
@@ -170,6 +171,7 @@ def run_demo(
     backend: DemoBackend = "emulator",
     tables: int = 1,
     verbose: bool = False,
+    profile: Profile = "immediate",
 ) -> DemoSummary:
     """Run the whole demo in `out_dir` (emptied first) and return what it found.
 
@@ -178,7 +180,8 @@ def run_demo(
     `tables` above 1 streams that many tables in one `fan_out` job, and only the streams of
     the last `tables // 2` of them stop during the simulated days (`demo_tables.py`).
     Each step is an INFO progress record of the logger `mssql_cdc.cli.demo_job`; `verbose`
-    lets Spark print its start-up lines and warnings.
+    lets Spark print its start-up lines and warnings. `profile` is the emulator's server
+    (docs/emulator.md, 'Profiles'): on `realistic` the capture job lags the workload by a cycle.
 
     Raises:
         ConfigError: `tables` is not 1 to 20, or `out_dir` is not a folder the demo may empty
@@ -197,7 +200,10 @@ def run_demo(
     shown = TABLE if tables == 1 else f"{tables} tables ({names[0]} to {names[-1]})"
     progress(1, f"emulator database {out / 'emulator.db'} with {shown}")
     emulator = Emulator.create(
-        out / "emulator.db", start=START.isoformat(), retention_minutes=RETENTION_MINUTES
+        out / "emulator.db",
+        start=START.isoformat(),
+        retention_minutes=RETENTION_MINUTES,
+        profile=profile,
     )
     instances = tuple(create_orders_table(emulator, name) for name in names)
     workload = Workload(emulator, seed, names)

@@ -1,4 +1,4 @@
-"""`mssql-cdc emulator create|workload|idle|capture|cleanup|status|serve`.
+"""`mssql-cdc emulator create|workload|idle|advance|capture|cleanup|status|serve`.
 
 docs/emulator.md, 'Command line', gives every verb's arguments and exit codes.
 """
@@ -16,6 +16,8 @@ from typing import Any
 
 from mssql_cdc.emulator import Emulator, EmulatorError
 from mssql_cdc.emulator._convert import from_micros, to_micros
+from mssql_cdc.emulator.jobs import JobClock
+from mssql_cdc.emulator.profiles import PROFILES, profile_settings
 from mssql_cdc.emulator.serve import serve
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -64,8 +66,15 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
     p.add_argument(
         "--capture",
         choices=["immediate", "manual"],
+        help="capture at each commit, or only when `emulator capture` runs (default: the "
+        "profile's)",
+    )
+    p.add_argument(
+        "--profile",
+        choices=PROFILES,
         default="immediate",
-        help="capture at each commit, or only when `emulator capture` runs",
+        help="immediate (default), or realistic: a real server's capture lag, idle entries and "
+        "cleanup job on the emulator's clock",
     )
     p.add_argument("--time-zone", default="UTC", help="server time zone: an IANA name, default UTC")
     p.add_argument("--demo", action="store_true", help="add dbo.orders and instance dbo_orders")
@@ -116,6 +125,11 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
     )
     p.set_defaults(run=_guarded(_idle))
 
+    p = sub.add_parser("advance", help="run the jobs due up to a time and move the clock there")
+    p.add_argument("path")
+    p.add_argument("--to", help="the time to move to (ISO); default now")
+    p.set_defaults(run=_guarded(_advance))
+
     p = sub.add_parser("capture", help="one capture cycle (manual mode), or all with --all")
     p.add_argument("path")
     p.add_argument("--all", action="store_true")
@@ -148,6 +162,12 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
         metavar="PATH",
         help="with --tls, also write the certificate (PEM, no key) to PATH for clients to trust",
     )
+    p.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help="store this profile's job settings in the file first; a file with jobs runs them "
+        "on the wall clock while it is served",
+    )
     p.set_defaults(run=_guarded(_serve))
 
 
@@ -168,6 +188,7 @@ def _create(args: argparse.Namespace) -> int:
         start=args.start,
         retention_minutes=args.retention_minutes,
         capture=args.capture,
+        profile=args.profile,
     )
     try:
         _set_up(emu, args)
@@ -233,6 +254,14 @@ def _idle(args: argparse.Namespace) -> int:
         for i in range(args.count):
             at = None if first is None else first + timedelta(seconds=args.every * i)
             print(emu.idle(at=at))
+    return 0
+
+
+def _advance(args: argparse.Namespace) -> int:
+    with Emulator.open(args.path) as emu:
+        now = emu.advance(at=args.to)
+        pending = emu.pending_capture()
+        print(f"clock at {now.isoformat()}; max_lsn {emu.max_lsn()}; {pending} pending")
     return 0
 
 
@@ -323,7 +352,12 @@ def _serve(args: argparse.Namespace) -> int:
     if args.certificate and not args.tls:
         print("mssql-cdc emulator serve: --certificate needs --tls; add --tls", file=sys.stderr)
         return 2  # a usage error, as argparse's own
+    if args.profile:
+        with Emulator.open(args.path) as emu:
+            mode, settings = profile_settings(args.profile, None)
+            emu.configure(capture=mode, **settings)
     server = serve(args.path, host=args.host, port=args.port, tls=args.tls)
+    jobs = JobClock(args.path)
     try:
         if args.certificate and server.certificate_pem:
             Path(args.certificate).write_text(server.certificate_pem, encoding="ascii")
@@ -339,5 +373,6 @@ def _serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        jobs.stop()
         server.stop()
     return 0

@@ -16,6 +16,8 @@ _EPOCH = datetime(1970, 1, 1)
 _ZERO_LSN = "0x" + "0" * 20
 _INT_SETTINGS = (
     "maxtrans",
+    "maxscans",
+    "polling_interval_seconds",
     "retention_minutes",
     "cleanup_threshold",
     "max_text_repl_size",
@@ -25,7 +27,10 @@ _FLAG_SETTINGS = ("command_id_column", "shuffle_unordered")
 SETTING_NAMES = (
     "capture",
     "maxtrans",
+    "maxscans",
+    "polling_interval_seconds",
     "idle_interval_seconds",
+    "cleanup_job_time",
     "retention_minutes",
     "cleanup_threshold",
     "cleanup_job_rule",

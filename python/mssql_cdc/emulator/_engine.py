@@ -28,6 +28,7 @@ from mssql_cdc.emulator._convert import (
     zero_lsn,
 )
 from mssql_cdc.emulator._reader import EmulatorReader
+from mssql_cdc.emulator.profiles import Profile, profile_settings
 from mssql_cdc.emulator.serve import DEFAULT_MAX_CONNECTIONS, TdsServer, serve
 from mssql_cdc.errors import UnknownObjectError
 
@@ -61,18 +62,20 @@ class Emulator:
         *,
         start: Time = "2026-09-28T13:50:00",
         retention_minutes: int = 4320,
-        capture: Literal["immediate", "manual"] = "immediate",
+        capture: Literal["immediate", "manual"] | None = None,
         shuffle_unordered: bool = False,
+        profile: Profile = "immediate",
     ) -> Emulator:
         """A new emulator file, returned open. `start` is the clock's floor; `shuffle_unordered`
-        turns the order check on (the setting of that name, docs/emulator.md)."""
+        turns the order check on; `profile="realistic"` runs a real server's capture and cleanup
+        jobs on the emulator's clock (docs/emulator.md, 'Profiles')."""
         if isinstance(retention_minutes, bool) or not isinstance(retention_minutes, int):
             raise TypeError("retention_minutes must be an int")
+        mode, jobs = profile_settings(profile, capture)
         p = Path(path)
-        _native.emu.Engine.create(str(p), to_micros(start), retention_minutes, capture)
+        _native.emu.Engine.create(str(p), to_micros(start), retention_minutes, mode)
         emu = cls(_native.emu.Engine(str(p)), p)
-        if shuffle_unordered:
-            emu.configure(shuffle_unordered=True)
+        emu.configure(**jobs, **({"shuffle_unordered": True} if shuffle_unordered else {}))
         return emu
 
     @classmethod
@@ -203,6 +206,10 @@ class Emulator:
         result: str = self._e.idle(opt_micros(at))
         return result
 
+    def advance(self, *, at: Time | None = None) -> datetime:
+        """Runs the jobs due up to `at` (default: now), moves the clock there and returns it."""
+        return from_micros(self._e.advance(opt_micros(at)))
+
     def capture(self) -> str | None:
         """Manual mode: one capture cycle. Returns max_lsn()."""
         result: str | None = self._e.capture()
@@ -235,43 +242,26 @@ class Emulator:
         self, capture_instance: str, low_water_mark: str | bytes, *, read: ReadKind = "changes"
     ) -> None:
         """Hook: cleans up at the start of the next read of that kind."""
-        self._e.add_hook(
-            "cleanup_before_read",
-            read,
-            capture_instance,
-            lsn_arg(low_water_mark, "low_water_mark"),
-            0,
-            None,
-            None,
-        )
+        self._cleanup_hook("cleanup_before_read", read, capture_instance, low_water_mark, 0)
 
     def cleanup_during_read(
         self, capture_instance: str, low_water_mark: str | bytes, *, read: ReadKind = "changes"
     ) -> None:
         """Hook: cleans up after the next read of that kind fetched all its rows."""
-        self._e.add_hook(
-            "cleanup_during_read",
-            read,
-            capture_instance,
-            lsn_arg(low_water_mark, "low_water_mark"),
-            0,
-            None,
-            None,
-        )
+        self._cleanup_hook("cleanup_during_read", read, capture_instance, low_water_mark, 0)
 
     def cleanup_mid_read(
         self, capture_instance: str, low_water_mark: str | bytes, *, after_rows: int
     ) -> None:
         """Hook: cleans up during the next change read, after `after_rows` rows."""
-        self._e.add_hook(
-            "cleanup_mid_read",
-            "changes",
-            capture_instance,
-            lsn_arg(low_water_mark, "low_water_mark"),
-            after_rows,
-            None,
-            None,
-        )
+        mark = low_water_mark
+        self._cleanup_hook("cleanup_mid_read", "changes", capture_instance, mark, after_rows)
+
+    def _cleanup_hook(
+        self, kind: str, read: str, capture_instance: str, mark: str | bytes, after_rows: int
+    ) -> None:
+        mark_text = lsn_arg(mark, "low_water_mark")
+        self._e.add_hook(kind, read, capture_instance, mark_text, after_rows, None, None)
 
     def inject_null_row(self, *, read: ReadKind = "changes") -> None:
         """Hook: the next read of that kind yields first one all-NULL row."""

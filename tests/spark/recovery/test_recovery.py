@@ -239,7 +239,7 @@ def test_a_manual_snapshot_after_the_loss_is_reused_without_a_second_read(
 
 def twin_lsn_of_the_next_commit(orders: Orders, twin_root: Path, at_text: str) -> str:
     """Insert 5's LSN, learnt from a twin file given the same calls (spec 40 section 3.9)."""
-    twin = Orders(orders.spark, twin_root)
+    twin = Orders(orders.spark, twin_root, profile=orders.profile)
     twin.orders(3)
     twin.commit(("delete", 0, None))
     twin.cleanup_past_everything()
@@ -249,8 +249,12 @@ def twin_lsn_of_the_next_commit(orders: Orders, twin_root: Path, at_text: str) -
 
 
 def test_a_snapshot_purged_during_its_own_read_fails_then_the_guard_then_the_override(
-    orders: Orders, tmp_path: Path
+    spark: SparkSession, tmp_path: Path
 ) -> None:
+    # Immediate capture on every profile: the hooks below commit inside a table read and then
+    # clean up to that commit, which a capture cycle would have to take in between; reads run
+    # no jobs (decision 1240), so only immediate capture can stage this race.
+    orders = Orders(spark, tmp_path, profile="immediate")
     orders.orders(3)
     orders.run(bootstrap=False)
     orders.commit(("delete", 0, None))

@@ -74,6 +74,11 @@ class Engine : private InstanceSource {
   std::optional<Lsn> drain();
   std::int64_t pending_capture();
 
+  // The scheduled jobs (spec 40 section 3.6, decision 1240): runs, in time order, the capture
+  // cycles, idle entries and cleanup runs due up to `at` (or the clock rule's next time), then
+  // moves the clock there and returns it. Every timed event runs the jobs due before it.
+  Micros advance(std::optional<Micros> at);
+
   void cleanup(std::string_view capture_instance, const Lsn& low_water_mark);
   void run_cleanup_job(std::optional<int> retention_minutes);
 
@@ -133,6 +138,13 @@ class Engine : private InstanceSource {
            std::optional<Micros> at, Lsn& out);
   void check_no_open_txn(std::int64_t table_id, std::string_view what);
   bool manual();
+  // One capture pass over at most `limit` pending transactions; returns how many it captured.
+  std::int64_t capture_pending(std::int64_t limit);
+  void write_idle_entry(WriteState& s, Micros at);
+  std::optional<Micros> newest_entry_utc();
+  bool jobs_on();
+  void run_jobs(Micros until);
+  void before_event(std::optional<Micros> at);
   // The catalog cache: refreshed at the start of each write transaction when another
   // connection (or this one) changed the catalog since it was filled.
   void sync_cache();
