@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core.row_digest import MODULUS, NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest
 from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.reconciliation.narrow import Key, KeyRange, as_key
+from mssql_cdc.reconciliation.narrow import Key, KeyRange, as_key, key_order
 from mssql_cdc.tables.migrations import quote_identifier
 
 if TYPE_CHECKING:
@@ -87,6 +88,55 @@ def _within(keys: Sequence[Column], key_range: KeyRange) -> Column:
     return condition
 
 
+def _disjoint(ranges: Sequence[KeyRange]) -> bool:
+    """Whether the ranges, in key order, never overlap (tiles and their halves never do)."""
+    ordered = sorted(ranges, key=lambda r: (r[0] is not None, key_order(as_key(r[0]))))
+    for (_, hi), (lo, _) in pairwise(ordered):
+        if hi is None or lo is None or key_order(as_key(lo)) < key_order(as_key(hi)):
+            return False
+    return True
+
+
+def _tile_of(keys: Sequence[Column], ranges: Sequence[KeyRange]) -> Column:
+    """The index of the range holding a row's key, NULL when none does.
+
+    The ranges' bounds cut the key space into segments; a row finds its segment by binary
+    search (about log2 of the bounds comparisons), then its range by a literal lookup. A chain
+    of one test per range costs every row all of them and, past a few dozen ranges, outgrows
+    Spark's generated code, which then runs interpreted (B8 in bench/REPORT.md).
+    """
+    from pyspark.sql import functions as F
+
+    if not _disjoint(ranges):  # overlapping ranges: the first that holds the key, test by test
+        tile = F.lit(None).cast("int")
+        for i, key_range in reversed(list(enumerate(ranges))):
+            tile = F.when(_within(keys, key_range), F.lit(i)).otherwise(tile)
+        return tile
+    cuts: dict[tuple[tuple[bool, object], ...], KeyBound] = {}
+    for bound in (b for r in ranges for b in r if b is not None):
+        cuts.setdefault(key_order(as_key(bound)), bound)
+    order = sorted(cuts)
+    position = {k: i for i, k in enumerate(order)}
+    bounds = [cuts[k] for k in order]
+    owner: list[int | None] = [None] * (len(bounds) + 1)  # segment s: [bounds[s-1], bounds[s])
+    for i, (lo, hi) in enumerate(ranges):
+        first = 0 if lo is None else position[key_order(as_key(lo))] + 1
+        last = len(bounds) if hi is None else position[key_order(as_key(hi))]
+        for s in range(first, last + 1):
+            owner[s] = i
+
+    def segment(first: int, last: int) -> Column:
+        if first == last:
+            return F.lit(first)
+        middle = (first + last + 1) // 2  # the first segment at or above bounds[middle - 1]
+        return F.when(below(keys, bounds[middle - 1]), segment(first, middle - 1)).otherwise(
+            segment(middle, last)
+        )
+
+    lookup = F.array(*[F.lit(o).cast("int") for o in owner])
+    return F.element_at(lookup, segment(0, len(bounds)) + 1)
+
+
 class TargetRows:
     """A TileSide over a DataFrame of target rows (one per key), digested once and cached."""
 
@@ -109,10 +159,7 @@ class TargetRows:
     def digests(self, ranges: Sequence[KeyRange]) -> list[TileDigest]:
         from pyspark.sql import functions as F
 
-        keys = self._keys()
-        tile = F.lit(None).cast("int")
-        for i, key_range in reversed(list(enumerate(ranges))):
-            tile = F.when(_within(keys, key_range), F.lit(i)).otherwise(tile)
+        tile = _tile_of(self._keys(), ranges)
         found = {
             int(r[_TILE]): TileDigest(int(r["n"]), int(r["d"] or Decimal(0)) % MODULUS)
             for r in self._rows.select(tile.alias(_TILE), F.col(_DIGEST))

@@ -57,6 +57,25 @@ class EmulatorTileHasher:
     def __init__(self, table: EmulatorSnapshotReader) -> None:
         self._table = table
 
+    def _batches(
+        self,
+        source_schema: str,
+        source_table: str,
+        columns: Sequence[ReadColumn],
+        keys: Sequence[str],
+        lo: KeyBound,
+        hi: KeyBound,
+    ) -> Iterator[pa.RecordBatch]:
+        return self._table.read_table(
+            source_schema,
+            source_table,
+            columns=columns,
+            keys=keys,
+            lo=lo,
+            hi=hi,
+            batch_rows=_BATCH_ROWS,
+        )
+
     def _rows(
         self,
         source_schema: str,
@@ -67,16 +86,7 @@ class EmulatorTileHasher:
         hi: KeyBound,
     ) -> Iterator[tuple[tuple[object, ...], int]]:
         positions = [[c.name for c in columns].index(k) for k in keys]
-        batches = self._table.read_table(
-            source_schema,
-            source_table,
-            columns=columns,
-            keys=keys,
-            lo=lo,
-            hi=hi,
-            batch_rows=_BATCH_ROWS,
-        )
-        for batch in batches:
+        for batch in self._batches(source_schema, source_table, columns, keys, lo, hi):
             digests = batch_digests(batch)
             found = zip(*(batch.column(p).to_pylist() for p in positions), strict=True)
             yield from zip(found, digests, strict=True)
@@ -92,7 +102,9 @@ class EmulatorTileHasher:
     ) -> list[TileDigest]:
         return [
             TileDigest.of(
-                d for _, d in self._rows(source_schema, source_table, columns, keys, lo, hi)
+                d
+                for batch in self._batches(source_schema, source_table, columns, keys, lo, hi)
+                for d in batch_digests(batch)
             )
             for lo, hi in ranges
         ]
