@@ -11,6 +11,7 @@ each side and its keys are compared one by one. Narrowing stops once `sample` ke
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -89,7 +90,7 @@ def compare_tiles(
     leaf_rows: int,
 ) -> Narrowed:
     """Compare `tiles` on both sides, then narrow the differing ones (module docstring)."""
-    mine, theirs = source.digests(tiles), target.digests(tiles)
+    mine, theirs = _both(source, target, tiles)
     differing = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=True)) if a != b]
     missing: list[Key] = []
     extra: list[Key] = []
@@ -115,7 +116,7 @@ def compare_tiles(
                 (k for k in ours if k in others and ours[k] != others[k]), key=key_order
             )
             continue
-        for half, x, y in zip(halves, source.digests(halves), target.digests(halves), strict=True):
+        for half, x, y in zip(halves, *_both(source, target, halves), strict=True):
             if x != y:
                 pending.append((half, x, y))
     return Narrowed(
@@ -130,6 +131,16 @@ def compare_tiles(
         complete=complete,
         leaf_ranges=tuple(leaves),
     )
+
+
+def _both(
+    source: TileSide, target: TileSide, ranges: Sequence[KeyRange]
+) -> tuple[list[TileDigest], list[TileDigest]]:
+    """Both sides' digests of `ranges`, asked at once: the source side reads the server while
+    the target side's Spark job runs, so a question costs the slower side's time, not both."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mssql-cdc-reconcile") as pool:
+        theirs = pool.submit(target.digests, ranges)
+        return source.digests(ranges), theirs.result()
 
 
 def _split(key_range: KeyRange, middle: KeyBound) -> list[KeyRange] | None:
