@@ -263,6 +263,7 @@ nb::dict column_dict(const emu::ColumnInfo& c, bool captured) {
   d["arrow_type"] = c.arrow_type;
   if (captured) d["present"] = c.present;
   if (!captured) d["is_identity"] = c.is_identity;
+  if (!captured) d["is_nullable"] = c.is_nullable;
   d["is_computed"] = c.is_computed;
   return d;
 }
@@ -345,6 +346,8 @@ void bind_emulator(nb::module_& m) {
           [](emu::Engine& self, const std::string& t, const std::string& c, const std::string& ty,
              std::optional<std::int64_t> at) { return self.alter_column(t, c, ty, at).to_string(); },
           "table"_a, "column"_a, "sql_type"_a, "at"_a.none())
+      .def("rename_column", &emu::Engine::rename_column, "table"_a, "column"_a, "new_name"_a)
+      .def("rename_table", &emu::Engine::rename_table, "table"_a, "new_name"_a)
       .def(
           "commit",
           [](emu::Engine& self, nb::handle changes, std::optional<std::int64_t> at) {

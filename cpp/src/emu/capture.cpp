@@ -160,7 +160,9 @@ void capture_ddl(Db& db, const LogRecord& rec, const TimeZone& zone) {
           .run();
     }
     if (cc != nullptr && rec.ddl_kind == "alter") {
-      required_update = true;
+      // Only a type change alters the change table's column; a nullability change does not, as
+      // every change table column is nullable (decision 1260).
+      required_update = cc->type.canonical() != rec.new_type;
       const SqlType to = SqlType::parse(rec.new_type);
       std::string sel = "SELECT " + quote_ident(cc->name) + ", \"__$start_lsn\", \"__$seqval\", \"__$operation\"" +
                         std::string(in.has_command_id ? ", \"__$command_id\"" : "") + " FROM " + in.change_table();

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "mssqlcdc/emu/log.hpp"
+#include "mssqlcdc/emu/nullability.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
@@ -94,6 +95,8 @@ Table read_table_row(Db& db, Stmt& st) {
   bool present = false;
   for (auto& c : t.columns) present |= c.is_identity = t.identity && t.identity->column_id == c.column_id;
   if (!present) t.identity.reset();  // its column was dropped
+  for (auto& c : t.columns)
+    c.nullable = c.key_ordinal == 0 && !c.is_identity && !load_not_null(db, t.object_id, c.column_id);
   const auto computed = load_computed(db, t.object_id);
   if (!computed.empty()) {
     std::vector<Expression::Operand> operands;

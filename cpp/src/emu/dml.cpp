@@ -4,6 +4,7 @@
 #include <set>
 
 #include "mssqlcdc/emu/engine.hpp"
+#include "mssqlcdc/emu/nullability.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
@@ -334,6 +335,7 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       for (const auto& [c, cell] : row) set_cell(im, c->column_id, cell);
       fill_rowversion(im);
       compute(t, im);
+      check_not_null(t, im, db_->path().stem().string(), "INSERT");
       if (!t.heap) {
         const Resolved key = key_of(t, row, context);
         lock(t, key);
@@ -396,6 +398,7 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       }
       fill_rowversion(im);
       compute(t, im);
+      check_not_null(t, im, db_->path().stem().string(), "UPDATE");
       for (const auto& c : t.columns) {
         if (c.type.base == Base::RowVersion) op.set_columns.push_back(c.column_id);
       }
@@ -429,6 +432,7 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       }
       fill_rowversion(im);
       compute(t, im);
+      check_not_null(t, im, db_->path().stem().string(), "UPDATE");
       check_lobs(im);
       if (t.heap) {
         if (row.empty()) throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + context + " sets no column");

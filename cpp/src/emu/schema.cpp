@@ -4,6 +4,7 @@
 
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/format.hpp"
+#include "mssqlcdc/emu/nullability.hpp"
 #include "mssqlcdc/emu/schema_lock.hpp"
 #include "mssqlcdc/error.hpp"
 
@@ -56,6 +57,12 @@ void for_each_row(Db& db, const Table& t, const Column& col, Fn fn) {
   }
 }
 
+bool has_rows(Db& db, const Table& t) {
+  auto st = db.prepare("SELECT EXISTS (SELECT 1 FROM " + t.storage() + ")");
+  st.step();
+  return st.i64(0) != 0;
+}
+
 }  // namespace
 
 void Engine::create_table(std::string_view table, const std::vector<std::pair<std::string, std::string>>& columns,
@@ -71,6 +78,7 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
   std::vector<SqlType> types;
   std::optional<Identity> identity;
   std::vector<std::optional<std::string>> expressions;
+  std::vector<std::optional<bool>> not_null;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     check_identifier(columns[i].first, full + ": column");
     for (std::size_t j = 0; j < i; ++j) {
@@ -82,6 +90,12 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
     const std::string what = full + "." + columns[i].first;
     std::string type_text = columns[i].second;
     expressions.push_back(split_computed(type_text));
+    not_null.push_back(split_nullability(type_text));
+    if (expressions.back() && not_null.back()) {
+      throw Error(ErrorKind::EmuSchema, what +
+                                            ": a computed column takes no NULL or NOT NULL here (persisted "
+                                            "computed columns are not modelled); leave the clause out");
+    }
     const auto column_identity = split_identity(type_text, what);
     try {
       types.push_back(SqlType::parse(type_text));
@@ -94,6 +108,12 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
                     full + ": Multiple identity columns specified for table '" + name +
                         "'. Only one identity column per table is allowed (error 2744); keep one",
                     2744);
+      }
+      if (not_null.back() == false) {
+        throw Error(ErrorKind::EmuSchema,
+                    what + ": Could not create IDENTITY attribute on nullable column '" + columns[i].first +
+                        "', table '" + full + "' (error 8147); write NOT NULL or leave the clause out",
+                    8147);
       }
       check_identity(*column_identity, types.back(), what);
       identity = column_identity;
@@ -128,6 +148,12 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
     if (types[i].is_lob() || types[i].base == Base::RowVersion) {
       throw Error(ErrorKind::EmuSchema, full + ": column " + columns[i].first + " of type " + types[i].canonical() +
                                             " cannot be part of the primary key; pick another key column");
+    }
+    if (not_null[i] == false) {
+      throw Error(ErrorKind::EmuSchema,
+                  full + ": Cannot define PRIMARY KEY constraint on nullable column in table '" + name +
+                      "' (error 8111); column " + columns[i].first + " is a key column, write NOT NULL",
+                  8111);
     }
     key_ordinal[i] = static_cast<int>(k + 1);
   }
@@ -167,6 +193,7 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
   db_->exec(ddl);
   if (identity) store_identity(*db_, id, *identity);
   for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (not_null[i] == true && key_ordinal[i] == 0) store_not_null(*db_, id, static_cast<std::int64_t>(i + 1), true);
     if (expressions[i]) store_computed(*db_, id, static_cast<std::int64_t>(i + 1), *expressions[i]);
   }
   bump_catalog(*db_);
@@ -363,11 +390,21 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
                   t.full_name() + ": column " + std::string(column) + " already exists (error 2705)", 2705);
     if (t.columns.size() >= 1024)
       throw Error(ErrorKind::EmuSchema, t.full_name() + ": a table takes at most 1024 columns");
+    std::string type_text(sql_type);
+    const bool add_not_null = split_nullability(type_text).value_or(false);
     SqlType type;
     try {
-      type = SqlType::parse(sql_type);
+      type = SqlType::parse(type_text);
     } catch (const Error& e) {
       throw Error(ErrorKind::EmuSchema, t.full_name() + "." + std::string(column) + ": " + e.what());
+    }
+    if (add_not_null && type.base != Base::RowVersion && has_rows(*db_, t)) {
+      throw Error(ErrorKind::EmuSchema,
+                  t.full_name() + ": Column '" + std::string(column) + "' cannot be added to non-empty table '" +
+                      t.name +
+                      "' because it is NOT NULL without a DEFAULT (error 4901; defaults are not modelled); add it "
+                      "as NULL, fill it, then alter it to NOT NULL",
+                  4901);
     }
     std::int64_t id = 0;
     {
@@ -395,10 +432,12 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
       added.type = type;
       for_each_row(*db_, t, added, [&](const Cell&) { return Cell::blob(rowversion_bytes(++s.rowversion)); });
     }
+    if (add_not_null) store_not_null(*db_, t.object_id, id, true);
     rec.column = std::string(column);
     rec.column_id = id;
     rec.new_type = type.canonical();
-    rec.ddl_command = "ALTER TABLE " + bracket + " ADD [" + std::string(column) + "] " + type.canonical();
+    rec.ddl_command = "ALTER TABLE " + bracket + " ADD [" + std::string(column) + "] " + type.canonical() +
+                      (add_not_null ? " NOT NULL" : "");
   } else {
     const Column* c = t.find(column);
     if (c == nullptr) {
@@ -444,6 +483,7 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
           .bind(2, c->column_id)
           .run();
       db_->exec("ALTER TABLE " + t.storage() + " DROP COLUMN " + quote_ident(c->name));
+      store_not_null(*db_, t.object_id, c->column_id, false);
       rec.ddl_command = "ALTER TABLE " + bracket + " DROP COLUMN [" + c->name + "]";
     } else {
       if (c->key_ordinal > 0) {
@@ -451,11 +491,20 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
                     t.full_name() + ": cannot alter column " + c->name + ", it is part of the primary key (error 5074)",
                     5074);
       }
+      std::string type_text(sql_type);
+      // Without NULL or NOT NULL the column becomes nullable, as under ANSI_NULL_DFLT_ON, the
+      // setting SQL Server's drivers connect with (decision 1260).
+      const auto nullability = split_nullability(type_text);
+      const bool alter_not_null = nullability.value_or(false);
       SqlType type;
       try {
-        type = SqlType::parse(sql_type);
+        type = SqlType::parse(type_text);
       } catch (const Error& e) {
         throw Error(ErrorKind::EmuSchema, t.full_name() + "." + c->name + ": " + e.what());
+      }
+      if (c->is_identity && nullability == false) {
+        throw Error(ErrorKind::EmuSchema, t.full_name() + ": identity column " + c->name +
+                                              " cannot become nullable (error 8147); leave the clause out");
       }
       if (c->is_identity && type.family() != Family::Integer) {
         throw Error(ErrorKind::EmuSchema, t.full_name() + ": cannot alter identity column " + c->name + " to " +
@@ -469,15 +518,24 @@ void Engine::ddl(std::string_view table, const std::string& kind, std::string_vi
       }
       // Every stored value converts before any is written: a value that does not fit
       // (2628, 8115) changes nothing.
-      for_each_row(*db_, t, *c,
-                   [&](const Cell& old) { return convert(old, c->type, type, t.full_name() + "." + c->name); });
+      for_each_row(*db_, t, *c, [&](const Cell& old) {
+        if (alter_not_null && old.type == Cell::Type::Null) {
+          throw Error(ErrorKind::EmuConstraint,
+                      t.full_name() + ": " + not_null_message(t, c->name, db_->path().stem().string(), "UPDATE") +
+                          " (error 515); the ALTER changed nothing: set the NULLs to a value first",
+                      515);
+        }
+        return convert(old, c->type, type, t.full_name() + "." + c->name);
+      });
+      if (!c->is_identity) store_not_null(*db_, t.object_id, c->column_id, alter_not_null);
       db_->prepare("UPDATE \"sys.columns\" SET sql_type = ? WHERE object_id = ? AND column_id = ?")
           .bind(1, std::string_view(type.canonical()))
           .bind(2, t.object_id)
           .bind(3, c->column_id)
           .run();
       rec.new_type = type.canonical();
-      rec.ddl_command = "ALTER TABLE " + bracket + " ALTER COLUMN [" + c->name + "] " + type.canonical();
+      rec.ddl_command = "ALTER TABLE " + bracket + " ALTER COLUMN [" + c->name + "] " + type.canonical() +
+                        (nullability ? (*nullability ? " NOT NULL" : " NULL") : "");
     }
   }
   rec.begin_lsn = s.cursor.take();

@@ -76,7 +76,7 @@ std::vector<ObjectColumn> change_table_columns(const emu::Instance& in) {
 ObjectModel::ObjectModel(emu::Objects objects) : source_(std::move(objects)) {
   for (const auto& t : source_.tables) {
     SqlObject o{t.object_id, t.schema, t.name, Kind::UserTable, &t, nullptr, {}};
-    for (const auto& c : t.columns) o.columns.push_back({c.name, c.type, c.key_ordinal == 0 && !c.is_identity});
+    for (const auto& c : t.columns) o.columns.push_back({c.name, c.type, c.nullable});
     objects_.push_back(std::move(o));
   }
   for (const auto& in : source_.instances) {

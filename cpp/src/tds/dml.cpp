@@ -295,6 +295,11 @@ bool commit(Storage& storage, const Statement& s, const std::vector<emu::Change>
     if (e.number() == 8102 && s.table.identity) {
       sql_error(8102, "Cannot update identity column '" + s.table.by_id(s.table.identity->column_id)->name + "'.");
     }
+    if (e.number() == 515) {
+      const std::string text = e.what();  // SQL Server's text sits between the table name and " (error 515)"
+      const auto from = text.find("Cannot insert the value NULL");
+      if (from != std::string::npos) sql_error(515, text.substr(from, text.find(" (error", from) - from));
+    }
     if (e.number() != 0) sql_error(e.number(), e.what());
     sql_error(e.kind() == ErrorKind::Type ? 8114 : 50000, e.what());
   }

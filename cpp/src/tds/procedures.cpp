@@ -333,6 +333,65 @@ std::vector<ResultSet> disable_table(Storage& storage, const Args& args) {
   return {};
 }
 
+// The parts of a name as sp_rename takes it: "dbo.orders.qty", "[dbo].[orders]", brackets off.
+std::vector<std::string> name_parts(const std::string& text) {
+  std::vector<std::string> out(1);
+  bool bracket = false;
+  for (const char c : text) {
+    if (bracket) {
+      if (c == ']') bracket = false;
+      else out.back() += c;
+    } else if (c == '[') {
+      bracket = true;
+    } else if (c == '.') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// sp_rename of a table or a column (decision 1261); SQL Server's numbers and texts for the
+// refusals a CDC table meets.
+std::vector<ResultSet> rename(Storage& storage, const Args& args) {
+  const auto objname = args.text("@objname");
+  const auto newname = args.text("@newname");
+  if (!objname || !newname) sql_error(15223, "Error: The input parameter '@objname' is not allowed to be null.");
+  const std::string type = lower(args.text("@objtype").value_or(""));
+  auto parts = name_parts(*objname);
+  const bool column = type == "column";
+  if (!column && !type.empty() && type != "object") {
+    sql_error(15249, "Error: Explicit @objtype '" + *args.text("@objtype") + "' is unrecognized.");
+  }
+  if (parts.size() == (column ? 2U : 1U)) parts.insert(parts.begin(), "dbo");
+  if (parts.size() != (column ? 3U : 2U) ||
+      std::any_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); })) {
+    sql_error(15248, "Either the parameter @objname is ambiguous or the claimed @objtype (" +
+                         std::string(column ? "COLUMN" : "(null)") + ") is wrong.");
+  }
+  const std::string table = parts[0] + "." + parts[1];
+  try {
+    if (column) {
+      storage.writer().rename_column(table, parts[2], *newname);
+    } else {
+      storage.writer().rename_table(table, *newname);
+    }
+  } catch (const Error& e) {
+    if (e.number() == 4928) sql_error(4928, "Cannot alter column '" + parts[2] + "' because it is 'REPLICATED'.");
+    if (e.number() == 15335) {
+      sql_error(15335, "Error: The new name '" + *newname + "' is already in use as a " +
+                           (column ? "COLUMN" : "OBJECT") + " name and would cause a duplicate that is not permitted.");
+    }
+    if (e.number() == 15248 || e.kind() == ErrorKind::EmuUnknownObject) {
+      sql_error(15248, "Either the parameter @objname is ambiguous or the claimed @objtype (" +
+                           std::string(column ? "COLUMN" : "(null)") + ") is wrong.");
+    }
+    rethrow_as_sql(e);
+  }
+  return {};
+}
+
 std::vector<ResultSet> cleanup_change_table(Storage& storage, const Args& args) {
   const emu::InstanceInfo in = instance(storage.reader(), args.text("@capture_instance"));
   const TypedValue* mark = args.find("@low_water_mark");
@@ -399,6 +458,7 @@ const std::vector<Procedure>& procedures() {
        {{"@capture_instance", true}, {"@low_water_mark", true}, {"@threshold", false}},
        cleanup_change_table},
       {"sp_cdc_enable_db", {}, enable_db},
+      {"sp_rename", {{"@objname", true}, {"@newname", true}, {"@objtype", false}}, rename},
   };
   return all;
 }

@@ -176,6 +176,14 @@ class Emulator:
         result: str = self._e.alter_column(table, column, sql_type, opt_micros(at))
         return result
 
+    def rename_column(self, table: str, column: str, new_name: str) -> None:
+        """sp_rename of a column; a captured one is SchemaError 4928 (decision 1261)."""
+        self._e.rename_column(table, column, new_name)
+
+    def rename_table(self, table: str, new_name: str) -> None:
+        """sp_rename of a table within its schema; its capture instances go on capturing."""
+        self._e.rename_table(table, new_name)
+
     def commit(self, changes: Sequence[Change], *, at: Time | None = None) -> str:
         """Applies the changes as ONE transaction and returns its commit LSN."""
         result: str = self._e.commit(_changes(changes), opt_micros(at))

@@ -23,6 +23,7 @@ struct Column {
   SqlType type;
   int key_ordinal = 0;  // 1-based position in the primary key; 0 for other columns
   bool is_identity = false;
+  bool nullable = true;                        // false for key, identity and NOT NULL columns (nullability.hpp)
   std::shared_ptr<const Expression> computed;  // set for a computed column
 };
 

@@ -63,6 +63,10 @@ class Engine : private InstanceSource {
   Lsn drop_column(std::string_view table, std::string_view column, std::optional<Micros> at);
   Lsn alter_column(std::string_view table, std::string_view column, std::string_view sql_type,
                    std::optional<Micros> at);
+  // sp_rename (rename.cpp, decision 1261): a captured column is error 4928; a table keeps its
+  // capture instances, which go on capturing under the new name.
+  void rename_column(std::string_view table, std::string_view column, std::string_view new_name);
+  void rename_table(std::string_view table, std::string_view new_name);
 
   Lsn commit(const std::vector<Change>& changes, std::optional<Micros> at);
   std::vector<Lsn> commit_many(const std::vector<std::vector<Change>>& transactions,

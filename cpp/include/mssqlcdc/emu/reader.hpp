@@ -94,6 +94,7 @@ struct ColumnInfo {
   bool present = true;
   bool is_identity = false;  // table_info only
   bool is_computed = false;
+  bool is_nullable = true;  // table_info only
 };
 
 struct TableInfo {
