@@ -17,6 +17,7 @@
 #include "bindings.hpp"
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
+#include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/emu/workload.hpp"
 #include "mssqlcdc/error.hpp"
@@ -324,10 +325,26 @@ void bind_emulator(nb::module_& m) {
       .def(
           "enable_cdc",
           [](emu::Engine& self, const std::string& table, std::optional<std::string> ci,
-             std::optional<std::vector<std::string>> cols) {
-            return self.enable_cdc(table, std::move(ci), std::move(cols));
+             std::optional<std::vector<std::string>> cols, std::optional<std::string> role) {
+            return self.enable_cdc(table, std::move(ci), std::move(cols), std::move(role));
           },
-          "table"_a, "capture_instance"_a.none(), "captured_columns"_a.none())
+          "table"_a, "capture_instance"_a.none(), "captured_columns"_a.none(), "role_name"_a.none() = nb::none())
+      .def(
+          "create_user",
+          [](emu::Engine& self, const std::string& name, const std::vector<std::string>& roles) {
+            emu::WriteTxn txn(self.db());
+            emu::create_user(self.db(), name, roles);
+            txn.commit();
+          },
+          "name"_a, "roles"_a)
+      .def(
+          "add_role_member",
+          [](emu::Engine& self, const std::string& role, const std::string& user) {
+            emu::WriteTxn txn(self.db());
+            emu::add_role_member(self.db(), role, user);
+            txn.commit();
+          },
+          "role"_a, "user"_a)
       .def(
           "disable_cdc", [](emu::Engine& self, const std::string& ci) { self.disable_cdc(ci); }, "capture_instance"_a)
       .def(
@@ -471,6 +488,11 @@ void bind_emulator(nb::module_& m) {
 
   nb::class_<emu::Reader>(e, "Reader")
       .def(nb::init<const std::string&>(), "path"_a)
+      .def(
+          "act_as", [](emu::Reader& r, std::optional<std::string> user) { r.act_as(std::move(user), std::nullopt); },
+          "user"_a.none())
+      .def(
+          "may_read", [](emu::Reader& r, const std::string& ci) { return r.may_read(ci); }, "capture_instance"_a)
       .def("begin_snapshot", &emu::Reader::begin_snapshot)
       .def("end_snapshot", &emu::Reader::end_snapshot)
       .def("in_snapshot", &emu::Reader::in_snapshot)

@@ -32,6 +32,7 @@ const char* kind_name(ErrorKind kind) {
     case ErrorKind::EmuBusy: return "EmuBusy";
     case ErrorKind::EmuHook: return "EmuHook";
     case ErrorKind::EmuArgument: return "EmuArgument";
+    case ErrorKind::EmuPermission: return "EmuPermission";
     case ErrorKind::FileExists: return "FileExists";
     case ErrorKind::FileNotFound: return "FileNotFound";
     case ErrorKind::Type: return "Type";

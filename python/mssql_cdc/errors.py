@@ -22,6 +22,7 @@ __all__ = [
     "HookError",
     "InvalidRangeError",
     "MssqlCdcError",
+    "PermissionDeniedError",
     "SchemaChangedError",
     "SchemaError",
     "StateFileError",
@@ -147,6 +148,11 @@ class ArgumentError(EmulatorError, ValueError):
     that is no entry of cdc.lsn_time_mapping)."""
 
 
+class PermissionDeniedError(EmulatorError, PermissionError):
+    """The reading user may not read a capture instance's change data (error 229): it is neither
+    db_owner nor a member of the instance's gating role."""
+
+
 class CaptureError(EmulatorError):
     """A capture cycle cannot apply a log record."""
 
@@ -180,6 +186,7 @@ _EMULATOR_ERRORS: dict[str, type[EmulatorError]] = {
     "EmuBusy": BusyError,
     "EmuHook": HookError,
     "EmuArgument": ArgumentError,
+    "EmuPermission": PermissionDeniedError,
 }
 
 

@@ -29,6 +29,7 @@ enum class ErrorKind {
   EmuBusy,           // BusyError: a lock wait past the busy timeout
   EmuHook,           // HookError: a fault hook failed when it fired
   EmuArgument,       // ArgumentError: an argument SQL Server refuses by number (22964)
+  EmuPermission,     // PermissionDeniedError: a user may not read an instance (229)
   FileExists,        // Python FileExistsError
   FileNotFound,      // Python FileNotFoundError
   Type,              // Python TypeError

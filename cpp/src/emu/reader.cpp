@@ -5,6 +5,7 @@
 
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/log.hpp"
+#include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/scan.hpp"
 #include "mssqlcdc/error.hpp"
 
@@ -21,6 +22,39 @@ auto Reader::in_read(Fn fn) {
   auto out = fn();
   r.end();
   return out;
+}
+
+void Reader::act_as(std::optional<std::string> user, std::optional<std::string> database, bool strict) {
+  std::optional<std::string> found;
+  if (user) {
+    found = in_read([&]() { return find_user(*db_, *user); });
+    if (!found && strict) {
+      throw Error(ErrorKind::EmuUnknownObject,
+                  "no database user '" + *user + "' in " + path_.string() + "; create it with create_user", 15151);
+    }
+  }
+  user_ = found;
+  database_ = database.value_or(std::string());
+}
+
+bool Reader::may_read(std::string_view ci) {
+  if (!user_) return true;
+  return in_read([&]() {
+    const auto in = find_instance(*db_, ci);
+    return !in || emu::may_read(*db_, user_, in->object_id);
+  });
+}
+
+void Reader::check_read(std::string_view ci, std::string_view prefix, std::string_view suffix) {
+  if (!user_) return;
+  in_read([&]() {
+    const auto in = find_instance(*db_, ci);
+    if (in && !emu::may_read(*db_, user_, in->object_id)) {
+      select_denied(std::string(prefix) + in->name + std::string(suffix),
+                    database_.empty() ? path_.stem().string() : database_);
+    }
+    return 0;
+  });
 }
 
 void Reader::begin_snapshot() {
@@ -58,7 +92,8 @@ MinLsn Reader::min_lsn(std::string_view ci) {
     MinLsn out;
     if (ci.empty()) return out;
     auto in = find_instance(*db_, ci);
-    if (!in) return out;
+    // "the caller is not authorized": the same zeros as for no such instance
+    if (!in || !emu::may_read(*db_, user_, in->object_id)) return out;
     auto st = db_->prepare("SELECT max(start_lsn) FROM \"cdc.lsn_time_mapping\"");
     st.step();
     if (!in->established || st.is_null(0) || lsn_from_blob(st.blob(0)) < in->start_lsn) {
@@ -156,6 +191,9 @@ std::vector<Tile> Reader::split_points(std::string_view ci, std::optional<Lsn> f
   if (n < 1) throw Error(ErrorKind::InvalidArgument, "split_points: n must be 1 or more, got " + std::to_string(n));
   return in_read([&]() {
     const Instance in = load_instance(*db_, ci);
+    if (!emu::may_read(*db_, user_, in.object_id)) {
+      select_denied("fn_cdc_get_all_changes_" + in.name, database_.empty() ? path_.stem().string() : database_);
+    }
     check_change_range(*db_, in, from, to, "all update old");
     std::vector<std::pair<Lsn, std::int64_t>> commits;
     auto st = db_->prepare("SELECT \"__$start_lsn\", count(*) FROM " + in.change_table() +
@@ -241,7 +279,10 @@ std::vector<InstanceInfo> Reader::capture_instances(std::string_view table) {
   return in_read([&]() {
     const Table t = load_table(*db_, table);
     std::vector<InstanceInfo> out;
-    for (const auto& in : instances_of(*db_, t.object_id)) out.push_back(info_of(in, t.full_name()));
+    for (const auto& in : instances_of(*db_, t.object_id)) {
+      // sp_cdc_help_change_data_capture lists only the instances the caller may read
+      if (emu::may_read(*db_, user_, in.object_id)) out.push_back(info_of(in, t.full_name()));
+    }
     return out;
   });
 }
@@ -477,6 +518,7 @@ void Reader::read_changes(std::string_view ci, std::optional<Lsn> from, std::opt
   if (snapshot_) {
     throw Error(ErrorKind::InvalidArgument, "read_changes takes its own read transaction; call it outside snapshot()");
   }
+  check_read(ci, "fn_cdc_get_all_changes_");
   export_stream(open_change_scan(path_, ci, from, to, options), out);
 }
 

@@ -5,6 +5,7 @@
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/nullability.hpp"
+#include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/schema_lock.hpp"
 #include "mssqlcdc/error.hpp"
 
@@ -201,7 +202,8 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
 }
 
 std::string Engine::enable_cdc(std::string_view table, std::optional<std::string> capture_instance,
-                               std::optional<std::vector<std::string>> captured_columns) {
+                               std::optional<std::vector<std::string>> captured_columns,
+                               std::optional<std::string> role_name) {
   Txn txn(*this);
   const Table t = load_table(*db_, table);
   check_no_open_txn(t.object_id, "cannot enable CDC on " + t.full_name());
@@ -261,6 +263,7 @@ std::string Engine::enable_cdc(std::string_view table, std::optional<std::string
       .bind(9, std::int64_t{command_id})
       .run();
   if (t.heap) db_->prepare("UPDATE \"cdc.change_tables\" SET index_name = NULL WHERE object_id = ?").bind(1, id).run();
+  if (role_name) set_gating_role(*db_, id, *role_name);
   std::string ddl = "CREATE TABLE " + quote_ident("cdc." + name + "_CT") +
                     " (\"__$start_lsn\" BLOB NOT NULL, \"__$end_lsn\" BLOB, \"__$seqval\" BLOB NOT NULL, "
                     "\"__$operation\" INTEGER NOT NULL, \"__$update_mask\" BLOB";

@@ -205,12 +205,17 @@ class EmulatorCatalog final : public Catalog {
     if (cls == nullptr) return TypedValue{kInt, std::monostate{}};
     const std::string c = lower(*cls);
     if (c == "database" || c == "server")
-      return TypedValue{kInt, std::int64_t{1}};  // the emulator models no permissions
+      return TypedValue{kInt, std::int64_t{1}};  // every user may connect and read the catalog
     if (c != "object" && c != "schema") return TypedValue{kInt, std::monostate{}};
     const auto* securable = text_arg(args[0]);
     if (securable == nullptr) return TypedValue{kInt, std::monostate{}};
     const ObjectModel model(reader_.objects());
-    const bool exists = c == "object" ? model.find_text(*securable) != nullptr : model.schema_id(*securable) != 0;
+    const SqlObject* object = c == "object" ? model.find_text(*securable) : nullptr;
+    // A change table: SELECT only for db_owner or a member of the instance's gating role.
+    if (object != nullptr && object->instance != nullptr && !reader_.may_read(object->instance->name)) {
+      return TypedValue{kInt, std::int64_t{0}};
+    }
+    const bool exists = c == "object" ? object != nullptr : model.schema_id(*securable) != 0;
     // A securable that does not resolve makes the check fail, which SQL Server answers with NULL.
     return TypedValue{kInt, exists ? Value{std::int64_t{1}} : Value{}};
   }

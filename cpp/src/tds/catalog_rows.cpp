@@ -260,6 +260,7 @@ std::unique_ptr<Relation> change_table_relation(emu::Reader& reader, const SqlOb
   if (ct.instance->has_command_id) order.emplace_back("__$command_id");
   order.insert(order.end(), {"__$seqval", "__$operation"});
   const std::string ci = ct.instance->name;
+  reader.check_read(ci, "", "_CT");
   return std::make_unique<CursorRelation>(
       rel_columns(ct.columns, pick), shape_of(ct.columns, pick), std::move(order), "__$start_lsn", ct.columns[0].type,
       [&reader, ci](const emu::CellRange& r, bool fire) { return reader.change_table_rows(ci, r, fire); },
@@ -291,6 +292,7 @@ std::unique_ptr<Relation> change_function(emu::Reader& reader, const emu::Instan
                                           const std::vector<TypedValue>& args) {
   const std::string fn =
       std::string(which == ChangeFunction::All ? "cdc.fn_cdc_get_all_changes_" : "cdc.fn_cdc_get_net_changes_");
+  reader.check_read(in.name, fn.substr(4));  // the object without its schema, as 229 names it
   if (args.size() > 3) {
     throw Error(ErrorKind::Sql, "Procedure or function " + fn + in.name + " has too many arguments specified.", 8144);
   }

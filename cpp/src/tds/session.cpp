@@ -203,7 +203,7 @@ bool Session::login(const Message& message, ReplySink& sink) {
   if (!req.database.empty() && lower(req.database) != lower(database_name_)) {
     return refuse(server_error(4060, "Cannot open database \"" + req.database + "\" requested by the login."));
   }
-  database_ = std::make_unique<Database>(file_, database_name_);
+  database_ = std::make_unique<Database>(file_, database_name_, req.user_name);
   if (req.packet_size != 0) packet_size_ = std::clamp<std::size_t>(req.packet_size, kMinPacketSize, kMaxPacketSize);
   state_ = State::LoggedIn;
   write_envchange(w, EnvChange::Database, database_name_, "master");

@@ -93,11 +93,13 @@ ServerMessage server_error(int number, const std::string& text) {
   return m;
 }
 
-Database::Database(const std::filesystem::path& file, std::string name)
+Database::Database(const std::filesystem::path& file, std::string name, const std::string& login)
     : name_(std::move(name)),
       reader_(std::make_unique<emu::Reader>(file)),
       catalog_(emulator_catalog(*reader_, name_)),
-      storage_(std::make_unique<Storage>(file, *reader_)) {}
+      storage_(std::make_unique<Storage>(file, *reader_)) {
+  reader_->act_as(login.empty() ? std::nullopt : std::optional<std::string>(login), name_, false);
+}
 
 Database::~Database() = default;
 

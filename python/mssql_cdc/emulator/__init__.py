@@ -18,6 +18,7 @@ from mssql_cdc.errors import (
     FormatVersionError,
     HookError,
     InvalidRangeError,
+    PermissionDeniedError,
     SchemaError,
     UnknownObjectError,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "FormatVersionError",
     "HookError",
     "InvalidRangeError",
+    "PermissionDeniedError",
     "Row",
     "SchemaError",
     "TdsServer",

@@ -27,6 +27,7 @@ from mssql_cdc.emulator._convert import (
     to_pylist,
     zero_lsn,
 )
+from mssql_cdc.emulator._permissions import Permissions
 from mssql_cdc.emulator._reader import EmulatorReader
 from mssql_cdc.emulator.profiles import Profile, profile_settings
 from mssql_cdc.emulator.serve import DEFAULT_MAX_CONNECTIONS, TdsServer, serve
@@ -46,7 +47,7 @@ def _changes(changes: Sequence[Change]) -> list[Change]:
     return changes if isinstance(changes, list) else list(changes)
 
 
-class Emulator:
+class Emulator(Permissions):
     """One SQL Server database with Change Data Capture, kept in one SQLite file."""
 
     def __init__(self, engine: Any, path: Path) -> None:
@@ -152,10 +153,12 @@ class Emulator:
         *,
         capture_instance: str | None = None,
         captured_columns: Sequence[str] | None = None,
+        role_name: str | None = None,
     ) -> str:
-        """Creates a capture instance (default `<schema>_<table>`) and returns its name."""
+        """Creates a capture instance (default `<schema>_<table>`) and returns its name;
+        `role_name` gates its change data (created when it does not exist, as SQL Server does)."""
         cols = None if captured_columns is None else list(captured_columns)
-        result: str = self._e.enable_cdc(table, capture_instance, cols)
+        result: str = self._e.enable_cdc(table, capture_instance, cols, role_name)
         return result
 
     def disable_cdc(self, capture_instance: str) -> None:
@@ -365,10 +368,11 @@ class Emulator:
         wall = datetime.now(UTC).replace(tzinfo=None)
         return max(last, wall)
 
-    def reader(self) -> EmulatorReader:
-        """A new reader of this file, with its own connection and its own `close()`."""
+    def reader(self, *, user: str | None = None) -> EmulatorReader:
+        """A new reader of this file, with its own connection and its own `close()`; it reads
+        as database `user` (create_user) or, by default, as dbo."""
         _ = self._r  # a closed Emulator hands out nothing
-        return EmulatorReader(self._path)
+        return EmulatorReader(self._path, user=user)
 
     def serve(
         self,

@@ -56,17 +56,25 @@ def _scalar_or_tuple(key: Key | None) -> object:
 class EmulatorReader:
     """Reads an emulator file the way the library reads SQL Server's CDC tables."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, user: str | None = None) -> None:
+        """`user`: the database user to read as (Emulator.create_user); None reads as dbo."""
         self._path = Path(path)
+        self._user = user
         self._native: Any = None
         self._pid = -1
         self._closed = False
 
-    def __reduce__(self) -> tuple[type[EmulatorReader], tuple[str]]:
-        return (EmulatorReader, (str(self._path),))
+    def __reduce__(self) -> tuple[Any, tuple[str, str | None]]:
+        return (_open_reader, (str(self._path), self._user))
 
     def __repr__(self) -> str:
-        return f"EmulatorReader({str(self._path)!r})"
+        user = "" if self._user is None else f", user={self._user!r}"
+        return f"EmulatorReader({str(self._path)!r}{user})"
+
+    @property
+    def user(self) -> str | None:
+        """The database user this reader reads as; None is dbo."""
+        return self._user
 
     @property
     def path(self) -> Path:
@@ -81,7 +89,10 @@ class EmulatorReader:
         if self._closed:
             raise ValueError(f"the EmulatorReader for {self._path} is closed; open a new one")
         if self._native is None or self._pid != os.getpid():
-            self._native = _native.emu.Reader(str(self._path))
+            native = _native.emu.Reader(str(self._path))
+            if self._user is not None:
+                native.act_as(self._user)  # UnknownObjectError 15151 for no such user
+            self._native = native
             self._pid = os.getpid()
         return self._native
 
@@ -106,9 +117,15 @@ class EmulatorReader:
         return result
 
     def min_lsn(self, capture_instance: str) -> str | None:
-        """sys.fn_cdc_get_min_lsn: zeros for an unknown name, None until capture reaches the
-        instance, else its low water mark."""
+        """sys.fn_cdc_get_min_lsn: zeros for an unknown name or one the user may not read, None
+        until capture reaches the instance, else its low water mark."""
         result: str | None = self._reader().min_lsn(capture_instance)
+        return result
+
+    def may_read(self, capture_instance: str) -> bool:
+        """Whether this reader's user may read the instance's change data (db_owner, or a
+        member of its gating role); True for dbo and for an unknown name."""
+        result: bool = self._reader().may_read(capture_instance)
         return result
 
     def increment_lsn(self, value: str) -> str:
@@ -302,3 +319,8 @@ class EmulatorReader:
     def tables(self) -> list[str]:
         result: list[str] = self._reader().tables()
         return result
+
+
+def _open_reader(path: str, user: str | None) -> EmulatorReader:
+    """Unpickle an EmulatorReader: its path and user, never a live handle."""
+    return EmulatorReader(path, user=user)

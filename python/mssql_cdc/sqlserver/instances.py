@@ -77,7 +77,10 @@ def resolve_instance(
     found = ", ".join(sorted(i.name for i in available)) or "none"
     raise ConfigError(
         f"capture instance {configured!r} does not exist or this login cannot read it "
-        f"(instances found: {found}); if it was disabled and had a custom name, set "
+        f"(instances found: {found}); SQL Server lists only the instances a login may read: "
+        "a db_owner sees the instance's gating role in the role_name column of "
+        "sys.sp_cdc_help_change_data_capture and can run ALTER ROLE [<role_name>] ADD MEMBER "
+        "[<this login's user>]; if it was disabled and had a custom name, set "
         "captureInstance to the table's remaining instance"
     )
 

@@ -57,7 +57,8 @@ class Engine : private InstanceSource {
   void create_table(std::string_view table, const std::vector<std::pair<std::string, std::string>>& columns,
                     const std::vector<std::string>& primary_key);
   std::string enable_cdc(std::string_view table, std::optional<std::string> capture_instance,
-                         std::optional<std::vector<std::string>> captured_columns);
+                         std::optional<std::vector<std::string>> captured_columns,
+                         std::optional<std::string> role_name = std::nullopt);
   void disable_cdc(std::string_view capture_instance);
   Lsn add_column(std::string_view table, std::string_view column, std::string_view sql_type, std::optional<Micros> at);
   Lsn drop_column(std::string_view table, std::string_view column, std::optional<Micros> at);

@@ -160,6 +160,17 @@ class Reader {
   Reader& operator=(const Reader&) = delete;
   ~Reader();
 
+  // Reads as a database user from now on (permissions.hpp); nothing is dbo, the default. An
+  // unknown user is EmuUnknownObject 15151 when `strict`, else dbo (a TDS login that is no
+  // user). `database` names the database in error 229's text (default: the file's stem).
+  void act_as(std::optional<std::string> user, std::optional<std::string> database, bool strict = true);
+  [[nodiscard]] const std::optional<std::string>& user() const { return user_; }
+  // Whether the user may read instance `ci`'s change data; true for an unknown `ci`.
+  bool may_read(std::string_view ci);
+  // Error 229 naming the object `prefix` + the instance's name + `suffix` when the user may not
+  // read instance `ci`; an unknown `ci` passes, so the read that follows reports it (208).
+  void check_read(std::string_view ci, std::string_view prefix, std::string_view suffix = "");
+
   // Groups metadata calls in one read transaction until end_snapshot().
   void begin_snapshot();
   void end_snapshot();
@@ -227,6 +238,8 @@ class Reader {
   std::filesystem::path path_;
   std::unique_ptr<Db> db_;
   std::unique_ptr<ReadTxn> snapshot_;
+  std::optional<std::string> user_;  // nothing: dbo
+  std::string database_;
 };
 
 }  // namespace mssqlcdc::emu

@@ -59,8 +59,9 @@ struct StatementResult {
 
 class Database {
  public:
-  // Opens a reader on the emulator file; `name` is the database name clients see.
-  Database(const std::filesystem::path& file, std::string name);
+  // Opens a reader on the emulator file; `name` is the database name clients see. The reader
+  // acts as the database user named `login`, or as dbo when no user has that name.
+  Database(const std::filesystem::path& file, std::string name, const std::string& login = "");
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

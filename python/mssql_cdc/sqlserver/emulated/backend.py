@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import lsn
 from mssql_cdc.core.ranges import Tile
-from mssql_cdc.emulator import EmulatorReader
+from mssql_cdc.emulator import EmulatorReader, PermissionDeniedError
 from mssql_cdc.sqlserver.emulated.local_time import (
     local_to_utc,
     local_to_utc_array,
@@ -30,6 +30,7 @@ from mssql_cdc.sqlserver.metadata import (
     SessionStats,
 )
 from mssql_cdc.sqlserver.tsql.arrow import MAX_BATCH_BYTES, cast_batches, change_shape
+from mssql_cdc.sqlserver.tsql.backend import permission_error
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -54,20 +55,22 @@ class EmulatorBackend:
     Protocols are `EmulatorSnapshotReader`'s.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, user: str | None = None) -> None:
+        """`user`: the emulator's database user to read as (as a login would); None is dbo."""
         self._path = path
+        self._user = user
         self._reader: EmulatorReader | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self._path}  # never a live handle
+        return {"path": self._path, "user": self._user}  # never a live handle
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"])  # type: ignore[misc]
+        self.__init__(state["path"], user=state.get("user"))  # type: ignore[misc]
 
     @property
     def reader(self) -> EmulatorReader:
         if self._reader is None:
-            self._reader = EmulatorReader(self._path)
+            self._reader = EmulatorReader(self._path, user=self._user)
         return self._reader
 
     def max_lsn(self) -> lsn.Lsn | None:
@@ -149,7 +152,10 @@ class EmulatorBackend:
 
     def change_table_access(self, capture_instance: str) -> ChangeTableAccess:
         info = self.reader.resolve_instance(capture_instance)
-        return ChangeTableAccess(can_select=True, has_command_id=bool(info["has_command_id"]))
+        return ChangeTableAccess(
+            can_select=self.reader.may_read(capture_instance),
+            has_command_id=bool(info["has_command_id"]),
+        )
 
     def resolve_time_zone(self, setting: str) -> str:
         """`auto`: the emulator's IANA zone; `UTC`; else a zone zoneinfo knows.
@@ -182,6 +188,7 @@ class EmulatorBackend:
 
         Raises:
             UnknownObjectError (208) or InvalidRangeError (313) from the emulator.
+            PermissionError: the user may not read the instance (error 229).
         """
         import pyarrow as pa
 
@@ -191,15 +198,18 @@ class EmulatorBackend:
             include_command_id=include_command_id,
             null_columns=null_columns,
         )
-        stream = self.reader.read_changes(
-            capture_instance,
-            from_lsn,
-            to_lsn,
-            columns=[c.name for c in shape.read],
-            include_command_id=include_command_id,
-            batch_rows=batch_rows,
-            batch_bytes=MAX_BATCH_BYTES,
-        )
+        try:
+            stream = self.reader.read_changes(
+                capture_instance,
+                from_lsn,
+                to_lsn,
+                columns=[c.name for c in shape.read],
+                include_command_id=include_command_id,
+                batch_rows=batch_rows,
+                batch_bytes=MAX_BATCH_BYTES,
+            )
+        except PermissionDeniedError as exc:  # 229, said as the T-SQL backends say it
+            raise permission_error(capture_instance, self._user or "<user>") from exc
 
         def as_read(raw: pa.RecordBatch) -> pa.RecordBatch:
             # The native reader returns local commit times; the output holds UTC.

@@ -204,10 +204,17 @@ class TsqlChangeReader:
 
 
 def permission_error(capture_instance: str, user: str = "<user>") -> PermissionError:
-    """The error for a login without SELECT on an instance's change table."""
+    """The error for a login without SELECT on an instance's change table.
+
+    A login outside the instance's gating role cannot see the role's name (SQL Server hides
+    the instance from it), so the message says where a db_owner finds it (decision 1281).
+    """
     table = f"cdc.[{capture_instance.replace(']', ']]')}_CT]"
     grantee = "[" + user.replace("]", "]]") + "]"
     return PermissionError(
         f"this login may not read the change table {table} of capture instance "
-        f"'{capture_instance}'; run GRANT SELECT ON {table} TO {grantee} and restart the query"
+        f"'{capture_instance}'; run GRANT SELECT ON {table} TO {grantee}, or, when the "
+        "instance has a gating role (the role_name column of "
+        "sys.sp_cdc_help_change_data_capture, run as db_owner), ALTER ROLE [<role_name>] "
+        f"ADD MEMBER {grantee}; then restart the query"
     )

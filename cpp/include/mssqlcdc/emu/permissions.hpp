@@ -1,0 +1,37 @@
+// permissions.hpp: database users, role membership and the gating role of a capture instance
+// (docs/emulator.md, decision 1280). SQL Server lets sysadmin and db_owner read every capture
+// instance; anyone else needs SELECT on the captured columns and, when the instance names a
+// gating role (sp_cdc_enable_table @role_name), membership in it. The emulator keeps users and
+// memberships as emu_meta rows and the role in cdc.change_tables.role_name, so the file format
+// does not change. Reading as nobody (no user) is dbo, today's behaviour.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mssqlcdc/emu/sqlite.hpp"
+
+namespace mssqlcdc::emu {
+
+inline constexpr const char* kDbOwner = "db_owner";
+
+// Creates a database user that is a member of `roles` (each db_owner or a role that exists).
+// EmuSchema 15023 when the name is taken, EmuUnknownObject 15151 for an unknown role.
+void create_user(Db& db, std::string_view name, const std::vector<std::string>& roles);
+// ALTER ROLE role ADD MEMBER user; EmuUnknownObject 15151 for an unknown role or user.
+void add_role_member(Db& db, std::string_view role, std::string_view user);
+// The instance's gating role, created when it does not exist (sp_cdc_enable_table does so).
+void set_gating_role(Db& db, std::int64_t change_table_id, std::string_view role);
+std::optional<std::string> gating_role(Db& db, std::int64_t change_table_id);
+
+// The user's name as created, or nothing when no such user exists.
+std::optional<std::string> find_user(Db& db, std::string_view name);
+// Whether `user` (nothing: dbo) may read the change data of the instance with that change table.
+bool may_read(Db& db, const std::optional<std::string>& user, std::int64_t change_table_id);
+
+// Error 229 for `object` in schema cdc, as SQL Server words it (EmuPermission).
+[[noreturn]] void select_denied(std::string_view object, std::string_view database);
+
+}  // namespace mssqlcdc::emu
