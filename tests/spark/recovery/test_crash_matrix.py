@@ -75,6 +75,7 @@ def history(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Hi
     """The history every case starts from (built once: Spark runs are slow)."""
     orders = Orders(spark, tmp_path_factory.mktemp("crash") / "case")
     orders.orders(3)
+    orders.wait_for_capture()  # on the realistic profile max_lsn is the captured one
     bootstrap_lsn = orders.emu.max_lsn()  # the bootstrap is stamped at max_lsn
     assert bootstrap_lsn is not None
     orders.run()
@@ -94,6 +95,7 @@ def crash_in_child(
 ) -> None:
     """to_delta (or backfill) in a child process whose failpoint `point` kills it; waits for
     its JVM."""
+    orders.wait_for_capture()  # the child's failpoint needs a batch to fire in
     pid_file = orders.root / "child-jvm.pid"
     args_file = orders.root / "child-args.json"
     kw: dict[str, Any] = {}
