@@ -131,9 +131,10 @@ def run() -> Figure:
             "interpreted): 27.5 and 26.1 s against a baseline of 3.4 and 4.6 s, ratio 0.15 "
             "(2026-12-03, load about 2)",
             "the floor on this machine: the target side alone (silver read, SHA-256 of every row "
-            "in Spark, cached, one aggregation) took 5 to 7 s warm when measured by itself (3.3 to 4.3 s "
-            "to cache, 1.6 to 2.8 s to aggregate, load 2 to 5), twice the whole baseline, which is a C++ read of the "
-            "emulator and an append of three columns; half the baseline is out of reach here. "
+            "in Spark, cached, one aggregation) took 5 to 7 s warm when measured by itself "
+            "(3.3 to 4.3 s to cache, 1.6 to 2.8 s to aggregate, load 2 to 5), twice the whole "
+            "baseline, which is a C++ read of the emulator and an append of three columns; half "
+            "the baseline is out of reach here. "
             "Against SQL Server the baseline moves every row over the network while reconcile "
             "moves one digest per tile (HASHBYTES on the server)",
         ],
