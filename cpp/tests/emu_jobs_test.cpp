@@ -79,6 +79,20 @@ TEST(EmuJobs, ALaterCommitRunsTheCyclesDueBeforeItWithoutAnAdvance) {
   EXPECT_EQ(e->max_lsn(), second);
 }
 
+TEST(EmuJobs, ACommitAfterAnEmptyCycleIsCapturedByTheNextCycleNotAtTheNextIdleEntry) {
+  TempFile f;
+  auto e = job_file(f.path());
+  e->configure("idle_interval_seconds", "300");
+  e->commit(order(1), kStart + 1 * kSecond);
+  e->advance(kStart + 15 * kSecond);  // cycles at +5 s (captures), +10 s and +15 s (empty)
+  const Lsn late = e->commit(order(2), kStart + 20 * kSecond);
+  e->advance(kStart + 24 * kSecond);
+  EXPECT_EQ(e->pending_capture(), 1);
+  e->advance(kStart + 25 * kSecond);  // the grid's next cycle, not the idle entry's +305 s
+  EXPECT_EQ(e->max_lsn(), late);
+  EXPECT_EQ(mapping(*e).size(), 2u);
+}
+
 TEST(EmuJobs, AnIdleJobWritesAnIdleEntryEveryIntervalOfIdleTimeOnTheCycleGrid) {
   TempFile f;
   auto e = job_file(f.path());

@@ -15,9 +15,9 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from mssql_cdc import fan_out
-from mssql_cdc.emulator import Emulator
 from mssql_cdc.finalization import finalized_until, track
-from tests.spark.support.recovery_support import START, at, rebuild
+from tests.spark.support.recovery_support import rebuild
+from tests.spark.support.shop import shop
 
 TABLES = ("c0", "c1", "c2", "c3")
 BOOTSTRAPPED, FROM_GIVEN, LOSSY = {"c0", "c1"}, "c2", "c3"
@@ -30,21 +30,8 @@ def rows_of(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
 def test_a_fan_out_job_and_its_tracker_run_on_connect_and_only_the_lossy_table_re_snapshots(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    emu = Emulator.create(tmp_path / "shop.db", start=START)
-    for name in TABLES:
-        emu.create_table(
-            f"dbo.{name}", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
-        )
-        emu.enable_cdc(f"dbo.{name}")
-    emu.commit([("insert", f"dbo.{n}", {"order_id": 1, "status": "new"}) for n in TABLES], at=at(1))
-    given = emu.idle(at=at(10))
-    emu.commit(
-        [("update", f"dbo.{n}", {"order_id": 1, "status": "paid"}) for n in TABLES]
-        + [("insert", f"dbo.{n}", {"order_id": 2, "status": "new"}) for n in TABLES],
-        at=at(20),
-    )
-    emu.commit([("delete", f"dbo.{n}", {"order_id": 2}) for n in TABLES[1::2]], at=at(30))
-    mark = emu.idle(at=at(100))
+    db = shop(tmp_path / "shop.db", TABLES, deleted=TABLES[1::2], order_id=2)
+    emu, given, mark = db.emu, db.given, db.mark
     emu.cleanup(f"dbo_{LOSSY}", mark)  # its changes after `given` are purged, unread
 
     root, facts, control = tmp_path / "lake", str(tmp_path / "lake" / "facts"), str(tmp_path / "c")

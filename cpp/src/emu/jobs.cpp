@@ -119,9 +119,10 @@ void Engine::run_jobs(Micros until) {
         }
         idle_due = *newest + interval;
       }
-      // Nothing is pending until the next timed event, which runs the jobs before it: skip
-      // the empty cycles up to the next idle entry, or past `until`, keeping the cycle grid.
-      const Micros target = idle_due ? *idle_due : until + 1;
+      // Nothing is pending before `until` (the next timed event runs the jobs before it):
+      // skip the empty cycles up to the next idle entry or past `until`, whichever is first,
+      // keeping the cycle grid, so a commit at `until` waits one interval at most.
+      const Micros target = idle_due ? std::min(*idle_due, until + 1) : until + 1;
       if (target > next) next += (target - next + poll - 1) / poll * poll;
     }
     meta_set(*db_, "jobs.next_cycle", std::to_string(next));

@@ -15,7 +15,7 @@ from mssql_cdc.core import lsn
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.metrics_files import write_json_atomic
 from mssql_cdc.core.offsets import LsnRange, StreamOffset, format_commit_ts
-from mssql_cdc.core.ranges import MIN_ROWS_PER_RANGE, Piece, batch_ranges
+from mssql_cdc.core.ranges import MIN_ROWS_PER_RANGE, Piece, Tile, TileSource, batch_ranges
 from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.source.loss_guards import (
@@ -25,6 +25,7 @@ from mssql_cdc.source.loss_guards import (
     skip_piece,
     skip_warning,
 )
+from mssql_cdc.source.range_reader import range_refusal
 from mssql_cdc.source.table_schema import ResolvedTable, null_columns
 from mssql_cdc.source.type_rules import (
     check_captured_types,
@@ -116,7 +117,7 @@ def plan_batch(
             write_json_atomic(config.metrics_path, record.file_name, record.to_json())
     nulls = {i.name: null_columns(columns, i) for i in table.instances}
     return batch_ranges(
-        planner,
+        _TilesOrWhole(planner),
         kept,
         start=start,
         end=end,
@@ -212,3 +213,28 @@ def _schema_events(
                 )
             )
     return events
+
+
+class _TilesOrWhole:
+    """The planner's tiles, or none when the server refuses the tile query as purged (313) or
+    vanished (208): a cleanup or disable that commits between the guard above and the tiling.
+    Without tiles the piece is one range, and its read meets the same refusal in a task, where
+    the executor guard decides by failOnDataLoss as for a cleanup during the read."""
+
+    def __init__(self, tiles: TileSource) -> None:
+        self._tiles = tiles
+
+    def split_points(
+        self, capture_instance: str, from_lsn: lsn.Lsn, to_lsn: lsn.Lsn, n: int
+    ) -> Sequence[Tile]:
+        try:
+            return self._tiles.split_points(capture_instance, from_lsn, to_lsn, n)
+        except Exception as exc:  # only a refused range is planned whole; the rest re-raise
+            if range_refusal(exc) is None:
+                raise
+            _log.info(
+                "capture instance %r: the server refused tiling %s-%s (error %d); the piece is "
+                "read as one range",
+                capture_instance, from_lsn, to_lsn, range_refusal(exc),
+            )  # fmt: skip
+            return []

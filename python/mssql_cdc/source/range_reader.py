@@ -50,6 +50,13 @@ def _number(exc: BaseException) -> int | None:
     return error_number(exc)
 
 
+def range_refusal(exc: BaseException) -> int | None:
+    """208 or 313 when `exc` is the server refusing a change range (vanished or purged), else
+    None: the refusals a concurrent cleanup or disable causes, which the executor guard judges."""
+    number = _number(exc)
+    return number if number in _RANGE_ERRORS else None
+
+
 def read_range(
     config: SourceConfig, columns: Sequence[ReadColumn], part: LsnRange
 ) -> Iterator[pa.RecordBatch]:

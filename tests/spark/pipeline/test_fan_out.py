@@ -17,10 +17,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from mssql_cdc import StreamEntry, fan_out, is_data_loss
-from mssql_cdc.emulator import Emulator
 from mssql_cdc.errors import StreamFailedError
 from mssql_cdc.finalization import track
-from tests.spark.support.recovery_support import START, at, rebuild
+from tests.spark.support.recovery_support import rebuild
+from tests.spark.support.shop import shop
 
 TABLES = [f"t{i:02d}" for i in range(20)]
 LOSSY, FAILING = "t03", "t07"
@@ -34,21 +34,8 @@ def rows_of(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
 def test_twenty_tables_stream_in_one_job_and_only_the_lossy_one_re_snapshots(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    emu = Emulator.create(tmp_path / "shop.db", start=START)
-    for name in TABLES:
-        emu.create_table(
-            f"dbo.{name}", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
-        )
-        emu.enable_cdc(f"dbo.{name}")
-    emu.commit([("insert", f"dbo.{n}", {"order_id": 1, "status": "new"}) for n in TABLES], at=at(1))
-    given = emu.idle(at=at(10))  # where the lossy and the failing streams say they start
-    emu.commit(
-        [("update", f"dbo.{n}", {"order_id": 1, "status": "paid"}) for n in TABLES]
-        + [("insert", f"dbo.{n}", {"order_id": 2, "status": "new"}) for n in TABLES],
-        at=at(20),
-    )
-    emu.commit([("delete", f"dbo.{n}", {"order_id": 1}) for n in TABLES[::2]], at=at(30))
-    mark = emu.idle(at=at(100))  # 15:30: every stream of the job ends here
+    db = shop(tmp_path / "shop.db", TABLES, deleted=TABLES[::2], order_id=1)
+    emu, given, mark = db.emu, db.given, db.mark
     for name in (LOSSY, FAILING):  # their changes after `given` are purged, unread
         emu.cleanup(f"dbo_{name}", mark)
 

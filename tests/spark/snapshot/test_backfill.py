@@ -75,7 +75,7 @@ def test_a_chunked_bootstrap_in_two_waves_with_changes_between_and_during_rebuil
     assert not first["paused"]
     source.delete(2)
     change: object = ("update", "dbo.orders", {"order_id": 7, "status": "during"})
-    source.emu.commit_before_read([change])  # type: ignore[list-item]
+    source.emu.commit_before_read([change], at=source.tick())  # type: ignore[list-item]
     second = run(source)
     assert second["state"] == "done"
     assert second["done"]

@@ -9,6 +9,7 @@ bronze's schema and the facts rows are read as a user reads them.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from mssql_cdc import ConfigError, DataLossError, SchemaChangedError, apply_changes, stream
-from mssql_cdc.emulator import Emulator
 from mssql_cdc.testing import InjectedFault, failpoints
+from tests.support import emulator_profile
 
 START = "2026-09-28T13:50:00"
 
@@ -28,9 +29,9 @@ class Table:
     """dbo.orders on an emulator, streamed into path tables under `root`."""
 
     def __init__(self, spark: SparkSession, root: Path, columns: dict[str, str]) -> None:
-        self.spark, self.root, self.second = spark, root, 0
+        self.spark, self.root, self.clock = spark, root, datetime(2026, 9, 28, 14, 0)
         root.mkdir(parents=True, exist_ok=True)
-        self.emu = Emulator.create(root / "e.db", start=START)
+        self.emu = emulator_profile.create(root / "e.db", start=START)
         self.emu.create_table("dbo.orders", columns, primary_key="order_id")
         self.emu.enable_cdc("dbo.orders")
         self.instance = "dbo_orders"
@@ -40,8 +41,13 @@ class Table:
         self.extra: dict[str, str] = {}
 
     def tick(self) -> str:
-        self.second += 1
-        return f"2026-09-28T14:{self.second // 60:02d}:{self.second % 60:02d}"
+        self.clock += timedelta(seconds=1)
+        return self.clock.isoformat()
+
+    def wait_for_capture(self) -> None:
+        """On the realistic profile, lets the capture job pass every commit so far, as a test
+        against a server waits before it reads (the clock moves on); a no-op on immediate."""
+        self.clock = emulator_profile.wait_for_capture(self.emu, self.clock)
 
     def commit(self, *changes: tuple[str, dict[str, Any]]) -> str:
         return self.emu.commit([(op, "dbo.orders", row) for op, row in changes], at=self.tick())
@@ -55,6 +61,7 @@ class Table:
         }
 
     def to_delta(self, **kw: Any) -> StreamingQuery:
+        self.wait_for_capture()
         args: dict[str, Any] = {"trigger": {"availableNow": True}, "bootstrap": True}
         args.update(kw)
         return stream(self.spark, self.options()).to_delta(
@@ -111,6 +118,7 @@ def test_a_stream_seeded_from_another_pipelines_copy_streams_on_from_its_lsn(
     t = Table(spark, tmp_path / "seeded", {"order_id": "int", "status": "nvarchar(20)"})
     for k in range(4):
         t.commit(("insert", {"order_id": k, "status": "new"}))
+    t.wait_for_capture()
     taken_at = t.emu.max_lsn()
     assert taken_at is not None
     # The other pipeline's copy: the table as it was at `taken_at`, loaded into Delta.
@@ -172,6 +180,7 @@ def test_a_stream_seeded_from_another_pipelines_copy_streams_on_from_its_lsn(
     late = Table(spark, tmp_path / "late", {"order_id": "int", "status": "nvarchar(20)"})
     old = late.commit(("insert", {"order_id": 1, "status": "new"}))
     late.commit(("insert", {"order_id": 2, "status": "new"}))
+    late.wait_for_capture()
     late.emu.cleanup("dbo_orders", str(late.emu.max_lsn()))
     with pytest.raises(DataLossError) as caught:
         stream(spark, late.options()).seed(

@@ -8,7 +8,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from mssql_cdc import register
-from mssql_cdc.emulator import Emulator
+from tests.support import emulator_profile
 
 
 def read(spark: SparkSession, path: Path, ci: str, **options: str) -> list[dict[str, Any]]:
@@ -26,7 +26,7 @@ def test_a_snapshot_is_stamped_before_its_read_and_reads_every_row_once(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     path = tmp_path / "e.db"
-    emu = Emulator.create(path, start="2026-09-28T13:50:00")
+    emu = emulator_profile.create(path, start="2026-09-28T13:50:00")
     emu.create_table(
         "dbo.items", {"id": "int", "k": "int", "name": "nvarchar(10)"}, primary_key="id"
     )
@@ -36,6 +36,7 @@ def test_a_snapshot_is_stamped_before_its_read_and_reads_every_row_once(
         + [("insert", "dbo.items", {"id": 10, "k": None, "name": "null key"})],
         at="2026-09-28T14:00:00",
     )
+    emulator_profile.wait_for_capture(emu, "2026-09-28T14:00:00")
     stamp_floor = emu.max_lsn()
     emu.commit_before_read(
         [("insert", "dbo.items", {"id": 11, "k": 11, "name": "late"})], at="2026-09-28T14:01:00"
@@ -48,6 +49,7 @@ def test_a_snapshot_is_stamped_before_its_read_and_reads_every_row_once(
     )
     stamps = {r["_start_lsn"] for r in rows}
     assert stamps == {stamp_floor}  # recorded before the read, so the late commit is above it
+    emulator_profile.wait_for_capture(emu, "2026-09-28T14:01:00")
     assert emu.max_lsn() > stamp_floor
     assert {(r["_operation"], r["_seqval"], r["_command_id"]) for r in rows} == {(0, None, None)}
     assert {r["_commit_ts"] for r in rows} == {emu.lsn_time(stamp_floor)}
@@ -57,7 +59,7 @@ def test_snapshot_partitions_cut_string_and_composite_keys_without_losing_rows(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     path = tmp_path / "e.db"
-    emu = Emulator.create(path, start="2026-09-28T13:50:00")
+    emu = emulator_profile.create(path, start="2026-09-28T13:50:00")
     emu.create_table(
         "dbo.pairs", {"a": "nvarchar(5)", "b": "int", "v": "int"}, primary_key=["a", "b"]
     )

@@ -20,6 +20,7 @@ from mssql_cdc import is_data_loss, register
 from mssql_cdc.core import lsn
 from mssql_cdc.core.batch_files import read_batch_files
 from mssql_cdc.emulator import Emulator
+from tests.support import emulator_profile
 
 START = "2026-09-28T13:50:00"
 
@@ -29,8 +30,14 @@ def at(seconds: int) -> str:
     return f"2026-09-28T14:{m:02d}:{s:02d}"
 
 
+def captured(emu: Emulator, seconds: int) -> None:
+    """On the realistic profile, waits for the capture job to pass every commit up to
+    `at(seconds)` (the clock moves on by about 6 s); a no-op on immediate."""
+    emulator_profile.wait_for_capture(emu, at(seconds))
+
+
 def orders(path: Path) -> Emulator:
-    emu = Emulator.create(path, start=START)
+    emu = emulator_profile.create(path, start=START)
     emu.create_table(
         "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
     )
@@ -78,6 +85,7 @@ def test_batches_end_on_commit_boundaries_and_restarts_read_only_what_is_new(
     emu = orders(path)
     for c in range(10):
         emu.commit([("insert", "dbo.orders", {"order_id": 3 * c + k}) for k in range(3)], at=at(c))
+    captured(emu, 9)
     first = run(spark, path, ckpt, maxCommitsPerBatch="4")
     assert [len(b) for b in first if b] == [12, 12, 6]
     ids = [r["order_id"] for b in first for r in b]
@@ -90,9 +98,11 @@ def test_batches_end_on_commit_boundaries_and_restarts_read_only_what_is_new(
         [("insert", "dbo.orders", {"order_id": 100}), ("insert", "dbo.orders", {"order_id": 101})],
         at=at(20),
     )
+    captured(emu, 20)
     second = run(spark, path, ckpt, maxCommitsPerBatch="4")
     assert sorted(r["order_id"] for b in second for r in b) == [100, 101]
     idle = emu.idle(at=at(30))
+    captured(emu, 30)  # on the realistic profile the capture job writes the entry
     third = run(spark, path, ckpt, maxCommitsPerBatch="4")
     assert [r for b in third for r in b] == []
     idle_time = emu.lsn_time(idle)
@@ -117,11 +127,12 @@ def test_change_rows_have_the_declared_shape_and_available_now_stops_at_its_star
         ],
         at=at(1),
     )
+    captured(emu, 1)
     late: list[str] = []
 
     def commit_during_the_run(batch_id: int) -> None:
         if not late:
-            late.append(emu.commit([("insert", "dbo.orders", {"order_id": 9})], at=at(5)))
+            late.append(emu.commit([("insert", "dbo.orders", {"order_id": 9})], at=at(20)))
 
     rows = [
         r for b in run(spark, path, ckpt, on_batch=commit_during_the_run, maxCommitsPerBatch="1")
@@ -147,6 +158,7 @@ def test_change_rows_have_the_declared_shape_and_available_now_stops_at_its_star
     ]  # fmt: skip
     assert late
     assert 9 not in [r["order_id"] for r in rows]
+    captured(emu, 20)
     assert [r["order_id"] for b in run(spark, path, ckpt) for r in b] == [9]
 
 
@@ -156,11 +168,13 @@ def test_starting_lsn_latest_and_explicit_read_only_later_commits(
     path = tmp_path / "e.db"
     emu = orders(path)
     lsns = [emu.commit([("insert", "dbo.orders", {"order_id": i})], at=at(i)) for i in range(3)]
+    captured(emu, 2)
     assert run(spark, path, tmp_path / "latest", startingLsn="latest") in ([], [[]])
     explicit = lsns[0].lower().removeprefix("0x")
     got = run(spark, path, tmp_path / "explicit", startingLsn=explicit)
     assert sorted(r["order_id"] for b in got for r in b) == [1, 2]
     emu.commit([("insert", "dbo.orders", {"order_id": 3})], at=at(10))
+    captured(emu, 10)
     again = run(spark, path, tmp_path / "latest", startingLsn="latest")
     assert [r["order_id"] for b in again for r in b] == [3]
 
@@ -171,10 +185,13 @@ def test_guards_fail_the_query_loudly_and_commit_nothing(
     path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
     emu = orders(path)
     first = emu.commit([("insert", "dbo.orders", {"order_id": 0})], at=at(0))
+    captured(emu, 0)
     run(spark, path, ckpt)
     for i in (1, 2):
-        emu.commit([("insert", "dbo.orders", {"order_id": i})], at=at(i))
-    idle = emu.idle(at=at(10))
+        emu.commit([("insert", "dbo.orders", {"order_id": i})], at=at(10 + i))
+    captured(emu, 12)
+    idle = emu.idle(at=at(30))
+    captured(emu, 30)
     emu.cleanup("dbo_orders", idle)
     with pytest.raises(StreamingQueryException) as caught:
         run(spark, path, ckpt)
@@ -191,6 +208,7 @@ def test_guards_fail_the_query_loudly_and_commit_nothing(
     path2, ckpt2 = tmp_path / "f.db", tmp_path / "ckpt2"
     emu2 = orders(path2)
     marks = [emu2.commit([("insert", "dbo.orders", {"order_id": i})], at=at(i)) for i in range(3)]
+    captured(emu2, 2)
     emu2.cleanup_mid_read("dbo_orders", marks[2], after_rows=1)
     with pytest.raises(StreamingQueryException) as task_failure:
         run(spark, path2, ckpt2)
@@ -208,6 +226,7 @@ def test_a_skip_leaves_exactly_one_certain_event_even_after_a_replan(
     emu.create_table("dbo.other", {"id": "int"}, primary_key="id")
     emu.enable_cdc("dbo.other")  # keeps the mapping below our instance's cleanup
     lsns = [emu.commit([("insert", "dbo.orders", {"order_id": i})], at=at(i)) for i in range(10)]
+    captured(emu, 9)
     emu.cleanup("dbo_orders", lsns[6])
     options = {
         "failOnDataLoss": "false",
@@ -253,6 +272,7 @@ def test_a_newer_instance_takes_over_at_its_start_and_every_change_arrives_once(
     emu.enable_cdc("dbo.orders", capture_instance="dbo_orders_v2")
     for i in range(5, 10):
         emu.commit([("insert", "dbo.orders", {"order_id": i})], at=at(10 + i))
+    captured(emu, 19)
     s = emu.min_lsn("dbo_orders_v2")
     rows = [r for b in run(spark, path, tmp_path / "ckpt", metricsPath=str(metrics)) for r in b]
     assert sorted(r["order_id"] for r in rows) == list(range(10))
@@ -269,6 +289,7 @@ def test_a_task_skip_is_a_possible_event_in_its_metrics_file(
     path, metrics = tmp_path / "e.db", tmp_path / "metrics"
     emu = orders(path)
     lsns = [emu.commit([("insert", "dbo.orders", {"order_id": i})], at=at(i)) for i in range(3)]
+    captured(emu, 2)
     emu.cleanup_mid_read("dbo_orders", lsns[2], after_rows=1)
     rows = run(spark, path, tmp_path / "ckpt", failOnDataLoss="false", metricsPath=str(metrics))
     assert sorted(r["order_id"] for b in rows for r in b) == [0, 2]  # 1 vanished mid-read
@@ -284,7 +305,7 @@ def test_a_task_skip_is_a_possible_event_in_its_metrics_file(
 def test_a_streaming_plan_shows_the_connection_string_redacted(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    emu = Emulator.create(tmp_path / "e.db")
+    emu = emulator_profile.create(tmp_path / "e.db")
     emu.create_table("dbo.t", {"id": "int"}, primary_key="id")
     ci = emu.enable_cdc("dbo.t")
     register(spark)

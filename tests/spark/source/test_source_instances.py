@@ -19,6 +19,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from mssql_cdc import is_data_loss, register
 from mssql_cdc.emulator import Emulator
+from tests.support import emulator_profile
 
 START = "2026-09-28T13:50:00"
 
@@ -64,13 +65,20 @@ class Clock:
         m, s = divmod(self.second, 60)
         return f"2026-09-28T14:{m:02d}:{s:02d}"
 
+    def captured(self, emu: Emulator) -> None:
+        """On the realistic profile, waits for the capture job to pass every commit so far
+        and moves this clock past the wait; a no-op on immediate."""
+        m, s = divmod(self.second, 60)
+        done = emulator_profile.wait_for_capture(emu, f"2026-09-28T14:{m:02d}:{s:02d}")
+        self.second = max(self.second, (done.hour - 14) * 3600 + done.minute * 60 + done.second)
+
 
 def insert(emu: Emulator, at: Clock, *rows: dict[str, object]) -> str:
     return emu.commit([("insert", "dbo.orders", r) for r in rows], at=at())
 
 
 def table_with_qty(path: Path, at: Clock) -> Emulator:
-    emu = Emulator.create(path, start=START)
+    emu = emulator_profile.create(path, start=START)
     emu.create_table(
         "dbo.orders",
         {"order_id": "int", "status": "nvarchar(20)", "qty": "int"},
@@ -78,6 +86,7 @@ def table_with_qty(path: Path, at: Clock) -> Emulator:
     )
     emu.enable_cdc("dbo.orders")
     insert(emu, at, {"order_id": 1, "status": "new", "qty": 7})
+    at.captured(emu)
     return emu
 
 
@@ -88,6 +97,7 @@ def retype_qty_in_a_new_instance(emu: Emulator, at: Clock, sql_type: str, qty: i
     emu.add_column("dbo.orders", "qty", sql_type, at=at())
     emu.enable_cdc("dbo.orders", capture_instance="dbo_orders_v2")
     insert(emu, at, {"order_id": 2, "status": "new", "qty": qty})
+    at.captured(emu)
     return emu.min_lsn("dbo_orders_v2")
 
 
@@ -140,13 +150,14 @@ def reading_custom_named(
 ) -> tuple[Emulator, Clock, Live]:
     """orders captured by `orders_custom`, and a running query that has read its 3 rows."""
     at = Clock()
-    emu = Emulator.create(tmp_path / "e.db", start=START)
+    emu = emulator_profile.create(tmp_path / "e.db", start=START)
     emu.create_table(
         "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
     )
     emu.enable_cdc("dbo.orders", capture_instance="orders_custom")
     for i in range(3):
         insert(emu, at, {"order_id": i, "status": "new"})
+    at.captured(emu)
     stream = Live(spark, tmp_path, "orders_custom")
     live.append(stream)
     stream.query.processAllAvailable()
@@ -159,9 +170,11 @@ def test_a_custom_named_instance_disabled_mid_run_is_followed_and_a_new_run_asks
     emu, at, stream = reading_custom_named(spark, tmp_path, live)
     emu.enable_cdc("dbo.orders", capture_instance="orders_v2")
     insert(emu, at, {"order_id": 3, "status": "new"})
+    at.captured(emu)
     stream.query.processAllAvailable()  # the stream passed S
     emu.disable_cdc("orders_custom")
     insert(emu, at, {"order_id": 4, "status": "new"}, {"order_id": 5, "status": "new"})
+    at.captured(emu)
     stream.query.processAllAvailable()
     got = sorted((r["order_id"], r["_capture_instance"]) for r in stream.rows())
     assert got == [
@@ -191,6 +204,7 @@ def test_a_custom_named_instance_disabled_before_the_stream_passed_s_is_a_loss_n
     insert(emu, at, {"order_id": 3, "status": "new"})  # held only by orders_custom
     emu.enable_cdc("dbo.orders", capture_instance="orders_v2")
     insert(emu, at, {"order_id": 4, "status": "new"})
+    at.captured(emu)  # orders_custom holds order 3 before it is disabled
     emu.disable_cdc("orders_custom")
     with pytest.raises(StreamingQueryException) as caught:
         stream.query.processAllAvailable()

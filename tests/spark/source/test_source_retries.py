@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from mssql_cdc import is_data_loss
 from mssql_cdc.emulator import Emulator
 from tests.spark.support.flaky_source import FlakyCdcDataSource, read_plan, write_plan
+from tests.support import emulator_profile
 
 START = "2026-09-28T13:50:00"
 
@@ -37,7 +38,7 @@ DRIVER_METHODS = [
 
 
 def six_commits(path: Path) -> Emulator:
-    emu = Emulator.create(path, start=START)
+    emu = emulator_profile.create(path, start=START)
     emu.create_table(
         "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
     )
@@ -48,6 +49,7 @@ def six_commits(path: Path) -> Emulator:
     emu.add_column("dbo.orders", "note", "nvarchar(10)", at="2026-09-28T13:51:00")  # DDL
     paid = {"order_id": 0, "status": "paid"}
     emu.commit([("update", "dbo.orders", paid)], at="2026-09-28T13:52:00")
+    emulator_profile.wait_for_capture(emu, "2026-09-28T13:52:00")
     return emu
 
 

@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from mssql_cdc import register
 from mssql_cdc.core.batch_files import read_batch_files
-from mssql_cdc.emulator import Emulator
+from tests.support import emulator_profile
 from tests.support.new_york_time import ZONE, expected_utc
 
 COMMITS = [  # around 2026-11-01 06:00 UTC, when 02:00 EDT falls back to 01:00 EST
@@ -31,7 +31,9 @@ def test_commit_ts_and_the_retention_watermark_arrive_in_utc_from_a_new_york_ser
     spark: SparkSession, tmp_path: Path
 ) -> None:
     path, metrics = tmp_path / "e.db", tmp_path / "metrics"
-    emu = Emulator.create(path, start="2026-11-01T04:00:00")
+    # Pinned: the cleanup mark must fall on the 06:20 commit, and the realistic capture job's
+    # idle entries between these half-hourly commits would take it.
+    emu = emulator_profile.create(path, pinned="immediate", start="2026-11-01T04:00:00")
     emu.configure(time_zone=ZONE)
     emu.create_table("dbo.orders", {"order_id": "int"}, primary_key="order_id")
     emu.enable_cdc("dbo.orders")

@@ -5,6 +5,7 @@ table (the rebuild rule of spec 30 section 1), written without the code under te
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from pyspark.sql import SparkSession
 
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.options.config import SourceConfig
+from tests.support import emulator_profile
 
 CI = "dbo_orders"
 
@@ -54,6 +56,12 @@ class Source:
         self.clock += 1
         return at(self.clock)
 
+    def wait_for_capture(self) -> None:
+        """On the realistic profile, lets the capture job pass every commit so far (the clock
+        moves on a few seconds); a no-op on immediate."""
+        done = emulator_profile.wait_for_capture(self.emu, at(self.clock))
+        self.clock = max(self.clock, (done - datetime(2026, 9, 28, 14)).total_seconds())
+
     def insert(self, *ids: int) -> str:
         changes: Any = [
             ("insert", "dbo.orders", {"order_id": i, "status": f"s{i}", "qty": i}) for i in ids
@@ -80,6 +88,7 @@ class Source:
 
     def rebuilt(self, point: str) -> dict[int, tuple[object, object]]:
         """Snapshot rows of `point` plus the emulator's change rows after it, last row wins."""
+        self.wait_for_capture()  # commits the snapshot read but capture had not reached
         entries: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
         for r in self.bronze():
             if r["_operation"] == 0 and (r.get("_snapshot") or r["_start_lsn"]) == point:
@@ -102,7 +111,7 @@ class Source:
 
 def make_source(spark: SparkSession, tmp_path: Path) -> Source:
     path = tmp_path / "source.db"
-    emu = Emulator.create(path)
+    emu = emulator_profile.create(path, start="2026-09-28T13:50:00")
     emu.create_table(
         "dbo.orders",
         {"order_id": "int", "status": "nvarchar(20)", "qty": "int"},

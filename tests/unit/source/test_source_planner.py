@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
@@ -361,6 +362,49 @@ def test_a_change_table_the_login_cannot_read_stops_planning_with_the_grant_to_r
     end = StreamOffset(lsn.Lsn(emu.max_lsn() or ""), None)
     with pytest.raises(PermissionError, match=r"GRANT SELECT ON cdc\.\[dbo_orders_CT\]"):
         plan_batch(backend, config, table, columns, start, end, time_zone="UTC", num_partitions=2)
+
+
+def test_a_cleanup_between_the_guard_and_the_tiling_plans_the_piece_whole_for_the_task_to_judge(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.db"
+    emu = orders(path)
+    lsns = commits(emu, range(4))
+    config = SourceConfig.from_options(
+        {"captureInstance": "dbo_orders", "backend": "emulator", "emulatorPath": str(path)}
+    )
+
+    class RacedByCleanup(EmulatorBackend):
+        def split_points(self, *args: Any, **kwargs: Any) -> Any:
+            emu.cleanup("dbo_orders", lsns[2])  # commits after the guard read min_lsn
+            return super().split_points(*args, **kwargs)
+
+    real, raced = EmulatorBackend(str(path)), RacedByCleanup(str(path))
+    snapshots = EmulatorSnapshotReader(str(path))
+    backend = Backend(
+        raced, real, real, snapshots, snapshots, EmulatorTileHasher(snapshots), real.close
+    )
+    table = resolve_table(real, "dbo_orders")
+    columns = declared_columns(real, config, table)
+    start = StreamOffset(lsn.decrement(lsns[0]), None)
+    end = StreamOffset(lsn.Lsn(lsns[3]), None)
+    [whole] = plan_batch(
+        backend, config, table, columns, start, end, time_zone="UTC", num_partitions=2, min_rows=1
+    )
+    assert (whole.from_lsn, whole.to_lsn, whole.last) == (lsns[0], lsns[3], True)
+    backend.close()
+
+    class Refusing(RacedByCleanup):
+        def split_points(self, *args: Any, **kwargs: Any) -> Any:
+            raise OSError("disk I/O error")  # not a refused range: planning fails
+
+    backend = Backend(
+        Refusing(str(path)), real, real, snapshots, snapshots, EmulatorTileHasher(snapshots),
+        real.close,
+    )  # fmt: skip
+    held = StreamOffset(lsn.decrement(lsns[2]), None)  # past the cleanup: the guard passes
+    with pytest.raises(OSError, match="disk I/O error"):
+        plan_batch(backend, config, table, columns, held, end, time_zone="UTC", num_partitions=2)
 
 
 def test_partitions_balance_rows_not_commits(tmp_path: Path) -> None:
