@@ -35,6 +35,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
     spark = local_session("mssql-cdc-bench-b1-catchup")
     ours_s: list[float] = []
     plain_s: list[float] = []
+    floors: list[tuple[float, float, float]] = []
     runs: list[b1_jobs.RunJobs] = []
     try:
         with tempfile.TemporaryDirectory(prefix="b1c-") as tmp:
@@ -52,10 +53,14 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
                     spark, options, offsets, str(Path(tmp) / f"plain{n}")
                 )
                 plain_s.append(seconds)
+                floors.append(
+                    b1_plain.run_spec_floor(spark, options, offsets, str(Path(tmp) / f"floor{n}"))
+                )
                 runs.append(replace(counted, plain_total=plain_jobs))
                 print(
                     f"B1-catch-up round {n}: ours {ours_s[-1]:.1f} s, plain read + append "
-                    f"{plain_s[-1]:.1f} s, jobs {runs[-1].per_batch()}",
+                    f"{plain_s[-1]:.1f} s, spec floor {floors[-1][0]:.1f} s, jobs "
+                    f"{runs[-1].per_batch()}",
                     flush=True,
                 )
     finally:
@@ -81,6 +86,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
             f"the emulator read, the table creation, the facts commit): "
             f"{[round(s, 1) for s in ours_s]}; the plain read and append, s per round "
             f"{[round(s, 1) for s in plain_s]}",
+            *b1_plain.floor_notes(floors, plain, ours),
             *short,
         ],
         table=[

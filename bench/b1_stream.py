@@ -303,6 +303,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
     ours_s: list[float] = []
     base_s: list[float] = []
     plain_s: list[float] = []
+    floors: list[tuple[float, float, float]] = []
     runs: list[b1_jobs.RunJobs] = []
     try:
         memory = Memory(spark)
@@ -338,6 +339,9 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
                     spark, options, offsets, str(Path(tmp) / f"plain{n}")
                 )
                 plain_s.append(seconds)
+                floors.append(
+                    b1_plain.run_spec_floor(spark, options, offsets, str(Path(tmp) / f"floor{n}"))
+                )
                 runs.append(replace(counted, plain_total=plain_jobs))
                 print(
                     f"B1-steady round {n}: ours {ours_s[-1]:.1f} s, baseline {base_s[-1]:.1f} s, "
@@ -388,6 +392,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
             + ("" if reset_ok else " (peaks since process start: clear_refs refused)"),
             f"building the emulator file took {build_s:.0f} s (not measured)",
             WHERE_THE_TIME_GOES,
+            *b1_plain.floor_notes(floors, plain, ours),
             *short,
         ],
         table=[

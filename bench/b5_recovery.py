@@ -31,7 +31,7 @@ from report import Figure  # noqa: E402
 
 ROWS = 10_000
 PER_COMMIT = 1_000
-ROUNDS = 2
+ROUNDS = 5
 START = datetime(2026, 9, 28, 13, 50)
 APP_ID = "b5-v1"
 

@@ -90,6 +90,19 @@ def test_a_chunked_bootstrap_in_two_waves_with_changes_between_and_during_rebuil
     assert (event["min_lsn"], event["max_lsn"]) == (s.lsn, s.lsn)
     assert event["rows"] == sum(r["rows"] for r in chunk_rows)
     assert json.loads(event["detail"])["chunks"] == 2
+    assert rows_per_chunk(chunk_rows) == bronze_rows_per_chunk(source)
+
+
+def rows_per_chunk(chunk_rows: list[dict[str, object]]) -> dict[int, object]:
+    return {json.loads(str(r["detail"]))["chunk"]: r["rows"] for r in chunk_rows}
+
+
+def bronze_rows_per_chunk(source: Source) -> dict[int, int]:
+    counted: dict[int, int] = {}
+    for r in source.bronze():
+        if r["_operation"] == 0:
+            counted[r["_chunk"]] = counted.get(r["_chunk"], 0) + 1
+    return counted
 
 
 def test_reruns_of_a_finished_backfill_append_nothing(source: Source) -> None:
