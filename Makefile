@@ -54,7 +54,7 @@ SPARK_RERUN := --reruns 1 --only-rerun "Python worker failed to connect back" --
 # runs the whole tier on a server with capture lag, idle entries and the nightly cleanup job
 # (by hand: it is not doubled in CI); REALISTIC_STORIES run on it in every run (decision 1241).
 EMULATOR_PROFILE ?= immediate
-REALISTIC_STORIES := tests/spark/recovery/test_recovery.py::test_the_lifecycle_bootstrap_loss_resnapshot_guard_and_override
+REALISTIC_STORIES := tests/spark/recovery/test_recovery.py::test_the_lifecycle_bootstrap_loss_resnapshot_guard_and_override tests/spark/source/test_source.py
 
 test-python: ## pytest: tests/unit (no JVM), tests/spark (local Spark and Delta), tests/connect (Spark Connect)
 	@$(PY) -m pytest tests/unit -q
