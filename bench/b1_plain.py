@@ -93,6 +93,26 @@ def plan_offsets(options: dict[str, str], batches: int) -> list[tuple[dict[str, 
     return found
 
 
+def _plain_schema(spark: Any, options: dict[str, str]) -> Any:
+    """The batches' schema, resolved once, as the stream resolves it once per query."""
+    base = spark.read.format(NAME).options(**options)
+    return base.option("b1Start", "{}").option("b1End", "{}").load().schema
+
+
+def _batch_frame(
+    spark: Any, options: dict[str, str], schema: Any, start: dict[str, str], end: dict[str, str]
+) -> Any:
+    """One planned batch `(start, end]` in plain form."""
+    return (
+        spark.read.format(NAME)
+        .options(**options)
+        .option("b1Start", json.dumps(start))
+        .option("b1End", json.dumps(end))
+        .schema(schema)
+        .load()
+    )
+
+
 def run_plain(
     spark: Any, options: dict[str, str], offsets: list[tuple[dict[str, str], ...]], target: str
 ) -> float:
@@ -100,18 +120,10 @@ def run_plain(
 
     The schema is resolved once before the clock, as the stream resolves it once per query.
     """
-    base = spark.read.format(NAME).options(**options)
-    schema = base.option("b1Start", "{}").option("b1End", "{}").load().schema
+    schema = _plain_schema(spark, options)
     started = time.perf_counter()
     for start, end in offsets:
-        frame = (
-            spark.read.format(NAME)
-            .options(**options)
-            .option("b1Start", json.dumps(start))
-            .option("b1End", json.dumps(end))
-            .schema(schema)
-            .load()
-        )
+        frame = _batch_frame(spark, options, schema, start, end)
         frame.write.format("delta").mode("append").save(target)
     return time.perf_counter() - started
 
@@ -130,18 +142,10 @@ def run_spec_floor(
 
     from mssql_cdc.sink.micro_batch import STORAGE_LEVEL, read_into_cache
 
-    base = spark.read.format(NAME).options(**options)
-    schema = base.option("b1Start", "{}").option("b1End", "{}").load().schema
+    schema = _plain_schema(spark, options)
     cache_s = append_s = 0.0
     for start, end in offsets:
-        frame = (
-            spark.read.format(NAME)
-            .options(**options)
-            .option("b1Start", json.dumps(start))
-            .option("b1End", json.dumps(end))
-            .schema(schema)
-            .load()
-        )
+        frame = _batch_frame(spark, options, schema, start, end)
         began = time.perf_counter()
         cached = frame.persist(getattr(StorageLevel, STORAGE_LEVEL))
         read_into_cache(cached)
