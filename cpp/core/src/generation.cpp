@@ -145,7 +145,8 @@ json::Value state_to_json(const State& s) {
 
 State state_from_json(const json::Value& doc, const std::string& origin) {
   if (!doc.is_object()) corrupt(origin, std::string("holds ") + doc.type_name() + ", not a JSON object");
-  // Unknown keys are ignored and not written back (spec 30 section 5.2, decision 0616).
+  // Unknown keys are ignored and not written back, so an older reader is not refused by a newer
+  // file, nor a newer reader by an older one (decision 0616).
   State s;
   const json::Value* gen = doc.find("generation");
   if (gen == nullptr) corrupt(origin, "has no \"generation\"");

@@ -180,7 +180,7 @@ Decision decide(const DecideInputs& in) {
       ++g;
       continue;
     }
-    // A full open of g still being read would stop a chunked run here (spec 5.6 step 3), but
+    // A full open of g still being read would stop a chunked run here, but
     // lock_violation() above has refused that run already with the same text; a purged full
     // open is dead and a chunked run opens g over it, while a full run simply takes g again.
     break;

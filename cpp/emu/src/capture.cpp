@@ -1,5 +1,5 @@
 // capture.cpp: turns log records into change rows, lsn_time_mapping entries and DDL history
-// (spec 40, sections 3.5, 3.6 and 5.4), and the manual mode's capture cycles.
+// and the manual mode's capture cycles.
 #include <algorithm>
 #include <deque>
 #include <map>

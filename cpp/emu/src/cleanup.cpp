@@ -1,4 +1,4 @@
-// cleanup.cpp: sys.sp_cdc_cleanup_change_table and the cleanup job (spec 40, section 3.7). The
+// cleanup.cpp: sys.sp_cdc_cleanup_change_table and the cleanup job. The
 // mark moves first, in its own transaction; the deletes follow in batches, so a reader can see
 // a moved mark while old rows still exist, as on SQL Server.
 #include <algorithm>

@@ -1,5 +1,5 @@
 // columns.cpp: SQL Server column values as Arrow columns: a builder per type and the append
-// of one stored SQLite value (spec 40, sections 6.3 and 7).
+// of one stored SQLite value.
 #include "scan.hpp"
 
 #include <cctype>

@@ -1,5 +1,5 @@
 // dml.cpp: the Engine's row changes: validation, source-table writes and the row images
-// that capture turns into change rows (spec 40, section 3.5).
+// that capture turns into change rows.
 #include <algorithm>
 #include <set>
 

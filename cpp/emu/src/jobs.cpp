@@ -107,7 +107,7 @@ void Engine::run_jobs(Micros until) {
       const std::string interval_text = cached_setting("idle_interval_seconds");
       std::optional<Micros> newest = newest_entry_utc();
       // Idle entries mark progress after the first entry only, so max_lsn stays None on a
-      // file that never had an entry (spec 40, section 3.1).
+      // file that never had an entry, as on SQL Server.
       std::optional<Micros> idle_due;
       if (interval_text != "null" && newest) {
         const Micros interval = std::stoll(interval_text) * kSecond;

@@ -1,4 +1,4 @@
-// reader.cpp: the metadata and planning queries of the read interface (spec 40, section 6.2).
+// reader.cpp: the metadata and planning queries of the read interface.
 #include "mssqlcdc/emu/reader.hpp"
 
 #include <algorithm>

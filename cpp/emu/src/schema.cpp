@@ -1,4 +1,4 @@
-// schema.cpp: tables, capture instances and DDL (spec 40, section 3.4).
+// schema.cpp: tables, capture instances and DDL.
 #include <algorithm>
 #include <set>
 

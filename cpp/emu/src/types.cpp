@@ -1,4 +1,4 @@
-// types.cpp: the type grammar, canonical names, families and Arrow types (spec 40, section 7).
+// types.cpp: the type grammar, canonical names, families and Arrow types.
 #include "mssqlcdc/emu/types.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // values.cpp: coercion of caller values into storage cells with SQL Server's errors, the
-// storage encodings (decimals, GUIDs) and datetime rounding (spec 40, sections 3.2 and 7).
+// storage encodings (decimals, GUIDs) and datetime rounding.
 #include "mssqlcdc/emu/types.hpp"
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 namespace mssqlcdc::tds {
 namespace {
 
-// PRELOGIN option tokens (2.2.6.5).
+// PRELOGIN option tokens (MS-TDS 2.2.6.5).
 constexpr std::uint8_t kVersion = 0x00;
 constexpr std::uint8_t kEncryption = 0x01;
 constexpr std::uint8_t kInstance = 0x02;
@@ -45,7 +45,7 @@ EncryptionAnswer negotiate_encryption(std::optional<Encryption> client, bool ser
     case Encryption::Required: return {Encryption::On, TlsScope::All};
     case Encryption::NotSupported: break;
   }
-  return {};  // NOT_SUP, or a value the spec does not define (its high bits are other flags)
+  return {};  // NOT_SUP, or a value MS-TDS does not define (its high bits are other flags)
 }
 
 Bytes prelogin_response(Encryption encryption) {

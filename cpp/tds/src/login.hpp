@@ -1,7 +1,7 @@
 // login.hpp: the two messages that open a connection. PRELOGIN (MS-TDS 2.2.6.5) negotiates
 // encryption: without TLS this server answers "not supported", so a client that requires TLS
-// stops there; with TLS it follows the spec's table (negotiate_encryption).
-// LOGIN7 (2.2.6.4) names the user, the database and the packet size; its password arrives
+// stops there; with TLS it follows MS-TDS's table (negotiate_encryption).
+// LOGIN7 (MS-TDS 2.2.6.4) names the user, the database and the packet size; its password arrives
 // obfuscated (each byte XOR 0xA5 after a nibble swap), is decoded into a Secret and is never
 // written to a log, a message or an exception.
 #pragma once

@@ -8,7 +8,7 @@
 namespace mssqlcdc::tds {
 namespace {
 
-// ProcIDs of the system procedures a client may call by number (2.2.6.6).
+// ProcIDs of the system procedures a client may call by number (MS-TDS 2.2.6.6).
 std::string procedure_by_id(std::uint16_t id) {
   switch (id) {
     case 1: return "sp_cursor";

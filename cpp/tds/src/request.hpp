@@ -1,5 +1,5 @@
 // request.hpp: the client's requests after login. A SQL batch (MS-TDS 2.2.6.7) is UTF-16LE text
-// after ALL_HEADERS; an RPC request (2.2.6.6) names a procedure by name or by its well-known id
+// after ALL_HEADERS; an RPC request (MS-TDS 2.2.6.6) names a procedure by name or by its well-known id
 // (sp_executesql is 10, sp_prepexec 13) and carries typed parameters. Several RPCs may share
 // one message, separated by a batch flag.
 #pragma once

@@ -14,7 +14,7 @@ namespace mssqlcdc::tds {
 namespace {
 
 constexpr std::uint32_t kTds74 = 0x74000004;
-constexpr std::uint16_t kDoneServerError = 0x100;  // DONE_SRVERROR (2.2.7.6): a severity 20+ error
+constexpr std::uint16_t kDoneServerError = 0x100;  // DONE_SRVERROR (MS-TDS 2.2.7.6): a severity 20+ error
 constexpr std::array<std::uint8_t, 4> kServerVersion{16, 0, 0x03, 0xE8};  // 16.0.1000
 const char* const kServerName = "mssql-cdc-emulator";
 
@@ -411,7 +411,7 @@ void Session::transaction(const Message& message, Writer& w) {
   r.skip(headers - 4);
   const std::uint16_t request = r.u16le();
   Bytes descriptor(8, 0);
-  // TM_BEGIN_XACT 5, TM_COMMIT_XACT 7, TM_ROLLBACK_XACT 8 (2.2.6.9). The emulator reads only,
+  // TM_BEGIN_XACT 5, TM_COMMIT_XACT 7, TM_ROLLBACK_XACT 8 (MS-TDS 2.2.6.9). The emulator reads only,
   // so a transaction is bookkeeping the client can see, nothing more.
   if (request == 5) {
     transaction_ = (static_cast<std::uint64_t>(spid_) << 32) | static_cast<std::uint64_t>(next_handle_++);

@@ -7,7 +7,7 @@ namespace {
 
 void token(Writer& w, Token t) { w.u8(static_cast<std::uint8_t>(t)); }
 
-// Column flags (2.2.7.4): bit 0 nullable; 0x0008 "updateable unknown" is what SQL Server sends
+// Column flags (MS-TDS 2.2.7.4): bit 0 nullable; 0x0008 "updateable unknown" is what SQL Server sends
 // for computed expressions, the kind of column this server returns.
 std::uint16_t column_flags(const Column& c) { return static_cast<std::uint16_t>((c.nullable ? 0x0001 : 0) | 0x0008); }
 

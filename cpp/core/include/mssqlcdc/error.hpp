@@ -16,7 +16,7 @@ enum class ErrorKind {
   State,            // the operation is not allowed now
   DataLoss,         // changes were purged before they were read
   Sql,              // an emulated SQL Server error with a number
-  // The CDC emulator's errors, one per Python class of mssql_cdc.emulator (spec 40, section 4).
+  // The CDC emulator's errors, one per Python class of mssql_cdc.emulator.
   EmuUnknownObject,  // UnknownObjectError: table, column (207), instance (208)
   EmuSchema,         // SchemaError: bad type or name, duplicates, key column DDL
   EmuInstanceLimit,  // CaptureInstanceLimitError: a third capture instance

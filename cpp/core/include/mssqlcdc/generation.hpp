@@ -1,5 +1,5 @@
 // generation.hpp: which checkpoint generation of a stream is live, stored in
-// <checkpoint>/_mssql_cdc_generation.json, and the names derived from it (ADR 0018).
+// <checkpoint>/_mssql_cdc_generation.json, and the names derived from it.
 //
 // The file is the recovery's commit point, so it is read strictly and written atomically:
 //   {"generation": 2, "snapshot_lsn": "0x00000031000002A80004",

@@ -2,7 +2,7 @@
 //
 // Generation 0 runs in the checkpoint's root, generation n > 0 in <checkpoint>/_generations/<n>
 // (generation.hpp). Once generation n is live, the earlier generations' Spark files are never
-// read again (ADR 0018: they stay in place, unread). The plan keeps the live generation and the
+// read again (the recovery leaves them in place, unread). The plan keeps the live generation and the
 // `keep - 1` before it and names the rest; it never names the state file, the family cache,
 // _generations itself, a generation newer than the live one, a symbolic link, or a file it does
 // not know. Pure: the caller lists the folders and acts on the plan.

@@ -1,4 +1,4 @@
-// recovery.hpp: the automatic recovery after CDC data loss (ADR 0018), as pure functions.
+// recovery.hpp: the automatic recovery after CDC data loss, as pure functions.
 //
 // Python gathers what it observed (the state file, the checkpoint's last offset, the facts
 // table's snapshot rows, the target's newest snapshot, the source's LSNs, the clock) and these
@@ -96,7 +96,7 @@ struct StartResult {
 // explicit startingLsn (commit time unknown); otherwise no start.
 [[nodiscard]] StartResult resolve_start(const StartInputs& in);
 
-// The mode lock (ADR 0028, Amendment 2): the error text naming the newest open of the other
+// The mode lock: the error text naming the newest open of the other
 // mode that blocks a run in `requested` mode, or std::nullopt. An open is complete when a
 // completion of the family has max_lsn >= its S. Chunked opens block until complete; full ones
 // unless purged (lost(S)) or a chunked open of their generation exists.
@@ -107,7 +107,7 @@ struct StartResult {
 
 enum class DurationGuard { Warn, Refuse, Off };
 
-// The snapshot-duration estimate (spec 30, section 8); each figure unknown without its input.
+// The snapshot-duration estimate; each figure unknown without its input.
 struct Estimate {
   std::optional<std::int64_t> rows;
   std::optional<double> rows_per_second;
@@ -189,7 +189,7 @@ struct Decision {
 };
 
 // Applies the mode lock, the loss test, the generation walk with its reuse rules, the anti-loop
-// guard and the duration guard (spec 30, sections 4 and 5.5 to 5.7, 8). Throws
+// guard and the duration guard. Throws
 // Error(InvalidArgument) for a negative or non-finite interval, a `now` that is no UTC instant,
 // or an invalid state.
 [[nodiscard]] Decision decide(const DecideInputs& in);

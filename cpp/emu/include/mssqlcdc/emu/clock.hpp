@@ -1,4 +1,4 @@
-// clock.hpp: the emulator's simulated clock (spec 40, section 3.3). Times are UTC microseconds
+// clock.hpp: the emulator's simulated clock. Times are UTC microseconds
 // since 1970; CDC catalog times are rounded to SQL Server's 1/300 s datetime ticks. Timed
 // events never go backwards: a given time before last_time is a ClockError.
 #pragma once

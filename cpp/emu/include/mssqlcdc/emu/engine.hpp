@@ -1,5 +1,5 @@
 // engine.hpp: the emulator's write side: one SQL Server database with CDC kept in one SQLite
-// file (spec 40). An Engine is one connection used by one thread; many engines and readers in
+// file. An Engine is one connection used by one thread; many engines and readers in
 // many processes share a file. Every public call is one or more short BEGIN IMMEDIATE
 // transactions; any error rolls its transaction back and consumes no LSN.
 #pragma once
@@ -27,7 +27,7 @@ namespace mssqlcdc::emu {
 
 using Row = std::vector<std::pair<std::string, Value>>;  // column name (any case) -> value
 
-// One element of a commit's list (spec 40, section 3.5).
+// One element of a commit's list.
 struct Change {
   enum class Kind : std::uint8_t { Insert, Update, Delete };
   Kind kind = Kind::Insert;
@@ -79,7 +79,7 @@ class Engine : private InstanceSource {
   std::optional<Lsn> drain();
   std::int64_t pending_capture();
 
-  // The scheduled jobs (spec 40 section 3.6, decision 1240): runs, in time order, the capture
+  // The scheduled jobs (decision 1240): runs, in time order, the capture
   // cycles, idle entries and cleanup runs due up to `at` (or the clock rule's next time), then
   // moves the clock there and returns it. Every timed event runs the jobs due before it.
   Micros advance(std::optional<Micros> at);
@@ -87,7 +87,7 @@ class Engine : private InstanceSource {
   void cleanup(std::string_view capture_instance, const Lsn& low_water_mark);
   void run_cleanup_job(std::optional<int> retention_minutes);
 
-  // Interleaved transactions (spec 40, section 3.5, begin()); ids are local to this engine.
+  // Interleaved transactions; ids are local to this engine.
   std::int64_t begin(std::optional<Micros> at);
   void execute(std::int64_t txn, const std::vector<Change>& changes);
   Lsn commit_open(std::int64_t txn, std::optional<Micros> at);
@@ -99,7 +99,7 @@ class Engine : private InstanceSource {
   Micros last_time();
   std::optional<Lsn> max_lsn();
 
-  // Hooks (spec 40, section 3.8) are rows in the file; registration checks the arguments.
+  // Hooks are rows in the file; registration checks the arguments.
   void add_hook(const std::string& kind, const std::string& read_kind, const std::string& payload);
 
  private:
@@ -170,10 +170,10 @@ class Engine : private InstanceSource {
   std::int64_t next_txn_ = 1;
 };
 
-// Capture (spec 40, section 5.4): turns one record into change rows, entries and DDL history.
+// Capture: turns one record into change rows, entries and DDL history.
 // Catalog times are written as local times of `zone`, with UTC copies in the _utc columns.
 void capture_record(Db& db, const LogRecord& rec, const TimeZone& zone, InstanceSource* cache = nullptr);
-// Cleanup (spec 40, section 3.7) on an open connection; returns nothing, moves marks and deletes.
+// Cleanup on an open connection; returns nothing, moves marks and deletes.
 void cleanup_instance(Db& db, std::string_view capture_instance, const Lsn& mark);
 void cleanup_job(Db& db, std::optional<int> retention_minutes);
 

@@ -1,4 +1,4 @@
-// format.hpp: the emulator file (spec 40, section 5.2): header (application id "MSCE" and
+// format.hpp: the emulator file: header (application id "MSCE" and
 // format version), catalog tables, settings, and the checks that open performs in order.
 #pragma once
 
@@ -39,7 +39,7 @@ std::int64_t meta_int(Db& db, const std::string& key);
 std::int64_t catalog_version(Db& db);
 void bump_catalog(Db& db);
 
-// Settings (spec 40, section 3.1), stored as text; set_setting validates name and value.
+// Settings, stored as text; set_setting validates name and value.
 std::string get_setting(Db& db, const std::string& name);
 void set_setting(Db& db, const std::string& name, const std::string& value);
 inline const char* const kSettingNames[] = {

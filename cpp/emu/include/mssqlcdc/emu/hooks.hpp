@@ -1,4 +1,4 @@
-// hooks.hpp: fault hooks (spec 40, section 3.8). A hook is a row in emu_hooks, so it fires in
+// hooks.hpp: fault hooks. A hook is a row in emu_hooks, so it fires in
 // whichever process reads next; the first read of its kind claims it with DELETE ... RETURNING
 // in a short write transaction, so of concurrent readers exactly one fires it. The reads that
 // claim them: Reader::read_changes and read_table in process (scan.cpp), and the row reads the

@@ -1,5 +1,5 @@
 // log.hpp: the emulator's transaction log. The LSN cursor allocates LSNs as SQL Server's log
-// does (spec 40, section 5.3); log records carry the row images that capture turns into
+// does; log records carry the row images that capture turns into
 // change rows, kept in memory (immediate mode) or serialized into emu_log (manual mode).
 #pragma once
 

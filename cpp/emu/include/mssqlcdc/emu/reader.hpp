@@ -1,4 +1,4 @@
-// reader.hpp: the read interface the Spark source plans and reads with (spec 40, section 6).
+// reader.hpp: the read interface the Spark source plans and reads with.
 // Every call is ONE read transaction (or joins the open snapshot()), so it sees whole commits,
 // capture cycles and DDL only. The two data reads return Arrow C streams that own their own
 // connection and read transaction, which ends when the stream is exhausted or released; a
@@ -61,7 +61,7 @@ struct TableReadOptions {
   bool fire_hooks = true;
 };
 
-// Times are server-local (spec 40, section 3.3); the _utc twins serve the Emulator face.
+// Times are server-local, as SQL Server stores them; the _utc twins serve the Emulator face.
 struct DdlEntry {
   Lsn ddl_lsn;
   Micros ddl_time = 0;
@@ -181,7 +181,7 @@ class Reader {
   MinLsn min_lsn(std::string_view ci);
   std::optional<Micros> lsn_to_time(const Lsn& lsn);  // that entry's local time
   std::optional<Micros> lsn_to_utc(const Lsn& lsn);   // the same entry's UTC time
-  // The commit time of an LSN as the library defines it (10-source.md): the local time of the
+  // The commit time of an LSN as the library defines it: the local time of the
   // newest entry at or below `lsn` (idle entries count), or nothing when there is none.
   std::optional<Micros> time_at_or_below(const Lsn& lsn);
   std::optional<Lsn> time_to_lsn(Relation rel, Micros t);
@@ -213,7 +213,7 @@ class Reader {
 
   // Row cursors and the catalog for the TDS front end (rows.cpp). Rows hold stored cells.
   Objects objects();
-  Micros now();  // UTC: the later of the wall clock and the newest timed event (spec 40, 3.3)
+  Micros now();  // UTC: the later of the wall clock and the newest timed event
   // start_lsn, tran_begin_time, tran_end_time, tran_id, tran_begin_lsn by start_lsn.
   std::unique_ptr<RowCursor> mapping_rows(const CellRange& start_lsn);
   // __$start_lsn, __$end_lsn, __$seqval, __$operation, __$update_mask, the captured columns by

@@ -1,4 +1,4 @@
-// types.hpp: SQL Server column types as the emulator knows them (spec 40, section 7): the type
+// types.hpp: SQL Server column types as the emulator knows them: the type
 // grammar and canonical names, coercion of caller values into storage cells (with SQL Server's
 // errors 2628, 8115, 515, 273), and the Arrow type each one reads as.
 #pragma once

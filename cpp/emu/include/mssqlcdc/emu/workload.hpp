@@ -1,5 +1,5 @@
-// workload.hpp: the seeded OLTP workload generator behind `mssql-cdc emulator workload` (spec
-// 40, section 8). Randomness is xoshiro256** seeded through splitmix64 with its own value
+// workload.hpp: the seeded OLTP workload generator behind `mssql-cdc emulator workload`.
+// Randomness is xoshiro256** seeded through splitmix64 with its own value
 // mappings (no std:: distributions), so seed, arguments and starting file fix the result.
 #pragma once
 

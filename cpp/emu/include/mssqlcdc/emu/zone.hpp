@@ -1,4 +1,4 @@
-// zone.hpp: the emulator's server time zone (spec 40, section 3.3). SQL Server stores CDC catalog
+// zone.hpp: the emulator's server time zone. SQL Server stores CDC catalog
 // times as naive local times of the server's zone; the emulator keeps its clock in UTC and turns
 // each catalog time into local time when it writes it. The rules come from the system's IANA
 // database (TZif files under $TZDIR, else /usr/share/zoneinfo), read here because libstdc++ 12

@@ -30,7 +30,7 @@ enum class Token : std::uint8_t {
   DoneInProc = 0xFF,
 };
 
-// DONE status bits (2.2.7.6).
+// DONE status bits (MS-TDS 2.2.7.6).
 inline constexpr std::uint16_t kDoneFinal = 0x00;
 inline constexpr std::uint16_t kDoneMore = 0x01;
 inline constexpr std::uint16_t kDoneError = 0x02;

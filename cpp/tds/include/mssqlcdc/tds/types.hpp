@@ -1,5 +1,5 @@
 // types.hpp: SQL Server column types on the wire (MS-TDS 2.2.5.4, TYPE_INFO) and their values
-// (2.2.5.5). The server writes result columns with the nullable "N" forms SQL Server itself
+// (MS-TDS 2.2.5.5). The server writes result columns with the nullable "N" forms SQL Server itself
 // sends (INTN, BITN, DECIMALN, DATETIME2N) and the 2-byte-length forms of character and binary
 // types, (max) ones as PLP. Clients' RPC parameters are read with the same table, plus the
 // fixed-length forms drivers send for parameters.
