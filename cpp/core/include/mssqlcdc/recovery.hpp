@@ -71,8 +71,10 @@ struct Loss {
 // then must the caller read the instances and their min_lsn.
 [[nodiscard]] bool has_range(const Offset& start, const std::optional<Lsn>& max_lsn);
 
+// Which input resolve_start() took the start from.
 enum class StartSource { Recovering, Checkpoint, StateSnapshot, Bootstrap, StartingLsn, None };
 
+// What resolve_start() reads: the state file, the live checkpoint and the caller's options.
 struct StartInputs {
   State state;                           // the state file, or generation 0 without one
   std::optional<Offset> last_committed;  // the live Spark checkpoint's last processed offset
@@ -84,6 +86,7 @@ struct StartInputs {
   std::string live_checkpoint;           // the live Spark checkpoint, for the message
 };
 
+// resolve_start()'s answer: the offset the stream starts after, and where it came from.
 struct StartResult {
   std::optional<Offset> start;  // none: the stream starts at earliest or latest, no check
   StartSource source = StartSource::None;
@@ -132,6 +135,7 @@ inline constexpr std::int64_t kMinSampleRows = 1000;
                                          const std::vector<SnapshotTiming>& newest_first,
                                          std::optional<double> retention_hours);
 
+// Everything decide() reads, as Python observed it; decide() reads nothing else.
 struct DecideInputs {
   std::string target;  // for messages
   std::string app_id;  // the caller's app_id A
@@ -151,6 +155,7 @@ struct DecideInputs {
   bool requested = false;
 };
 
+// A snapshot the decision reuses instead of taking one, when the target already has it.
 struct Reuse {
   ReuseKind kind = ReuseKind::None;
   std::optional<Offset> offset;  // the snapshot the new generation starts from
@@ -166,6 +171,7 @@ enum class DecisionError { None, DataLoss, InvalidArgument };
 // snapshot (taken or reused from the target), and for `none` the rewrite of a stale recovering.
 enum class Step { WriteFullOpen, TakeSnapshot, OpenChunked, WriteEvent, ClearRecovering };
 
+// decide()'s answer: the action, why, and the durable steps the pre-flight performs for it.
 struct Decision {
   Action action = Action::None;
   std::string reason;                              // one sentence: why this action
@@ -185,15 +191,17 @@ struct Decision {
   std::vector<Step> steps;  // in order; none for a refusal or a reuse that writes no row
   std::string warning;      // the WARNING line of a resnapshot
 
+  // Whether `step` is among `steps`.
   [[nodiscard]] bool has(Step step) const;
 };
 
 // Applies the mode lock, the loss test, the generation walk with its reuse rules, the anti-loop
-// guard and the duration guard. Throws
+// guard and the duration guard. A pure function: thread-safe, no I/O. Throws
 // Error(InvalidArgument) for a negative or non-finite interval, a `now` that is no UTC instant,
 // or an invalid state.
 [[nodiscard]] Decision decide(const DecideInputs& in);
 
+// conclude()'s answer: whether the recovery committed, the state to write, and its message.
 struct Conclusion {
   bool ok = false;
   State state_to_write;  // the commit point (generation g), or the failed attempt's state

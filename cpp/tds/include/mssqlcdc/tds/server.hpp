@@ -25,6 +25,7 @@ namespace mssqlcdc::tds {
 
 class TlsContext;
 
+// What a Server listens on and serves.
 struct ServerOptions {
   std::filesystem::path file;  // the emulator file every connection reads
   std::string host = "127.0.0.1";
@@ -32,26 +33,35 @@ struct ServerOptions {
   std::string database;  // the name clients see; empty: the file's stem
   std::size_t max_connections = 64;
   std::vector<Fault> faults;  // for tests only (faults.hpp); empty in production
-  bool tls = false;           // offer TLS with a self-signed certificate made at start (tls.hpp)
+  bool tls = false;           // offer TLS with a self-signed certificate made at start (tds/src/tls.hpp)
 };
 
+// One listener and its connections. Thread-safe: its methods may be called from any thread
+// while connections are served; each connection opens the file with its own Reader (and an
+// Engine when it writes).
 class Server {
  public:
   // Binds and starts accepting. Throws Error(Io) when the address cannot be bound and
   // Error(FileNotFound) when the file does not exist.
   explicit Server(ServerOptions options);
+  // stop(), then frees the listener.
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  // The address it listens on (the bound port when options.port was 0) and the database name
+  // clients see.
   [[nodiscard]] const std::string& host() const { return options_.host; }
   [[nodiscard]] std::uint16_t port() const { return port_; }
   [[nodiscard]] const std::string& database() const { return options_.database; }
+  // Connections not yet closed, after reaping the finished ones.
   [[nodiscard]] std::size_t live_connections();
   // The TLS certificate clients are shown, as PEM; empty without TLS. Public data, no key.
   [[nodiscard]] std::string certificate_pem() const;
 
-  void stop();  // idempotent
+  // Closes the listener, shuts every connection's socket and joins all threads. Idempotent;
+  // blocks until each connection's thread has returned.
+  void stop();
 
  private:
   struct Connection;
