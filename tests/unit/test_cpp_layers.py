@@ -66,10 +66,10 @@ def named_library(include: Include, path: Path) -> str | None:
     """The library (or third-party package) that `include`, written in `path`, reaches.
 
     A quoted include is resolved as the compiler does first, beside the including file, so a
-    path into another library's folder counts (whether or not the file is there yet); the public spellings
-    (`mssqlcdc/emu/x.hpp`, `mssqlcdc/tds/x.hpp`, `mssqlcdc/x.hpp`) and the tests' spelling
-    from `cpp/` (`tds/src/x.hpp`) name their library. None: the standard library or a file
-    of no library.
+    path into another library's folder counts (whether or not the file is there yet); the
+    public spellings (`mssqlcdc/emu/x.hpp`, `mssqlcdc/tds/x.hpp`, `mssqlcdc/x.hpp`) and the
+    tests' spelling from `cpp/` (`tds/src/x.hpp`) name their library. None: the standard
+    library or a file of no library.
     """
     spelling = include.spelling
     if include.quoted:
