@@ -149,7 +149,7 @@ def run() -> Figure:
         ours=statistics.median(beyond) * 1000,
         baseline=statistics.median(plain) * 1000,
         baseline_name="to_delta(on_data_loss='fail') start, no loss",
-        target="none set by the spec or issue 7 (measured; lower is better)",
+        target="none set (measured; lower is better)",
         notes=[
             f"{ROUNDS} rounds, each a loss then a recovering to_delta, then a plain start; "
             f"medians; queries {', '.join(names)}",

@@ -56,7 +56,7 @@ def _bronze(spark: object, path: str, changes: int, keys: int) -> None:
 
 
 def run(changes: int = CHANGES, keys: int = KEYS, rounds: int = ROUNDS) -> Figure:
-    """Measure B6 at `changes` bronze rows over `keys` keys (the spec's size by default)."""
+    """Measure B6 at `changes` bronze rows over `keys` keys (the benchmark's size by default)."""
     from delta.tables import DeltaTable
     from pyspark.sql import Window
     from pyspark.sql import functions as F

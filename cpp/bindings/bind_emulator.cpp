@@ -303,7 +303,7 @@ emu::Relation relation(const std::string& text) {
 
 void bind_emulator(nb::module_& m) {
   PyDateTime_IMPORT;
-  nb::module_ e = m.def_submodule("emu", "The SQL Server CDC emulator engine and reader (spec 40)");
+  nb::module_ e = m.def_submodule("emu", "The SQL Server CDC emulator engine and reader");
 
   nb::class_<emu::Engine>(e, "Engine")
       .def_static(

@@ -8,7 +8,7 @@
 #include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
-#include "mssqlcdc/tds/statements.hpp"
+#include "tds/src/statements.hpp"
 
 namespace mssqlcdc::emu {
 namespace {

@@ -1,5 +1,5 @@
 // The server time zone: TZif and POSIX rules against offsets published for these zones, and the
-// engine storing local catalog times with UTC twins (spec 40, section 3.3).
+// engine storing local catalog times with UTC twins.
 #include <gtest/gtest.h>
 
 #include <chrono>

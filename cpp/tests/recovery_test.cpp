@@ -1,5 +1,5 @@
-// decide() and conclude() over every branch of spec 30 sections 5.5 to 5.10 and the crash
-// states of its section 6.4. LSNs are L(n); the source's cleanup is at `min`.
+// decide() and conclude() over every branch (the mode lock, the loss test, the generation walk
+// and its reuse rules, the guards) and the state each crash leaves behind. LSNs are L(n); the source's cleanup is at `min`.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -334,7 +334,7 @@ TEST(Decide, RefusesAnIntervalOrClockThatMakesNoSense) {
   EXPECT_THROW((void)decide(in), Error);
 }
 
-// Section 6.4: the state each crash leaves behind, and what the next run decides.
+// Crashes: the state each crash leaves behind, and what the next run decides.
 // A stream that read L(10) and lost nothing: cleanup is at L(5).
 DecideInputs requested_stream() {
   auto in = purged_stream();

@@ -8,9 +8,9 @@
 #include "emu_test_util.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
-#include "mssqlcdc/tds/builtins.hpp"
-#include "mssqlcdc/tds/catalog.hpp"
-#include "mssqlcdc/tds/stored.hpp"
+#include "tds/src/builtins.hpp"
+#include "tds/src/catalog.hpp"
+#include "tds/src/stored.hpp"
 
 namespace mssqlcdc::tds {
 namespace {

@@ -11,9 +11,9 @@
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/reader.hpp"
-#include "mssqlcdc/tds/catalog.hpp"
-#include "mssqlcdc/tds/select.hpp"
-#include "mssqlcdc/tds/tsql.hpp"
+#include "tds/src/catalog.hpp"
+#include "tds/src/select.hpp"
+#include "tds/src/tsql.hpp"
 
 namespace mssqlcdc::tds {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "mssqlcdc/error.hpp"
-#include "mssqlcdc/tds/login.hpp"
+#include "tds/src/login.hpp"
 #include "tds_test_util.hpp"
 
 namespace mssqlcdc::tds {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "mssqlcdc/error.hpp"
-#include "mssqlcdc/tds/packet.hpp"
+#include "tds/src/packet.hpp"
 
 namespace mssqlcdc::tds {
 namespace {

@@ -5,9 +5,9 @@
 #include "emu_test_util.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
-#include "mssqlcdc/tds/procedures.hpp"
-#include "mssqlcdc/tds/session.hpp"
-#include "mssqlcdc/tds/tsql.hpp"
+#include "tds/src/procedures.hpp"
+#include "tds/src/session.hpp"
+#include "tds/src/tsql.hpp"
 #include "tds_test_util.hpp"
 
 namespace mssqlcdc::tds {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "mssqlcdc/error.hpp"
-#include "mssqlcdc/tds/builtins.hpp"
-#include "mssqlcdc/tds/select.hpp"
-#include "mssqlcdc/tds/tsql.hpp"
+#include "tds/src/builtins.hpp"
+#include "tds/src/select.hpp"
+#include "tds/src/tsql.hpp"
 
 namespace mssqlcdc::tds {
 namespace {

@@ -8,7 +8,7 @@
 #include "emu_test_util.hpp"
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/faults.hpp"
-#include "mssqlcdc/tds/session.hpp"
+#include "tds/src/session.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "tds_test_util.hpp"
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "mssqlcdc/tds/login.hpp"
+#include "tds/src/login.hpp"
 #include "mssqlcdc/tds/wire.hpp"
 
 namespace mssqlcdc::tds::test {

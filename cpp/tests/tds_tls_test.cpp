@@ -16,10 +16,10 @@
 #include <thread>
 
 #include "emu_test_util.hpp"
-#include "mssqlcdc/tds/login.hpp"
-#include "mssqlcdc/tds/packet.hpp"
-#include "mssqlcdc/tds/session.hpp"
-#include "mssqlcdc/tds/tls.hpp"
+#include "tds/src/login.hpp"
+#include "tds/src/packet.hpp"
+#include "tds/src/session.hpp"
+#include "tds/src/tls.hpp"
 
 namespace mssqlcdc::tds {
 namespace {

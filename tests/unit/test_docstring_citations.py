@@ -1,10 +1,13 @@
-"""Docstrings and comments under python/ cite only what ships with the project.
+"""Docstrings and comments under python/ and bench/, and comments under cpp/, cite only what
+ships with the project.
 
 The design specification and its decision records (ADRs) are not part of the project, so a
 citation such as "spec 30 section 5.3", "10-source.md 5.2", "(8.4)" or "ADR 0018" sends a
-reader nowhere. Citations point to `docs/*.md` pages, optionally with a section heading in
-quotes ("docs/data-loss.md, 'The pre-flight'"), and to `docs/decisions/` records
-("decision 0150"); every one of them must name a file, and a heading, that exists.
+reader nowhere. Citations point to `docs/*.md` pages (or a page beside the citing file),
+optionally with a section heading in quotes ("docs/data-loss.md, 'The pre-flight'"), and to
+`docs/decisions/` records ("decision 0150"); every one of them must name a file, and a
+heading, that exists. C++ comments are read as written, a run of `//` lines as one text, so a
+citation broken over two lines is caught; string literals in C++ are not read.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ def _root() -> Path:
 
 ROOT = _root()
 PACKAGE = ROOT / "python"
+BENCH = ROOT / "bench"
+CPP = ROOT / "cpp"
 DECISIONS = ROOT / "docs" / "decisions"
 
 # Citations of the specification, its sections and its decision records.
@@ -48,6 +53,16 @@ DECISION = re.compile(
     r"\b(?:decisions?|docs/decisions/)\s*(\d{4}(?:(?:,\s*|\s+and\s+|\s+to\s+)\d{4})*)"
 )
 NUMBER = re.compile(r"\d{4}")
+# The C++ tokens a comment scan must step over or collect, whichever starts first: raw and plain
+# string literals, character literals (not a digit separator, as in 1'000), and both comments.
+CPP_TOKEN = re.compile(
+    r'(?P<raw>(?<!\w)(?:u8|u|U|L)?R"(?P<delim>[^()\\\s]{0,16})\(.*?\)(?P=delim)")'
+    r'|(?P<string>"(?:\\.|[^"\\\n])*")'
+    r"|(?P<char>(?<![0-9A-Fa-f])'(?:\\.|[^'\\\n])+')"
+    r"|(?P<line>//[^\n]*)"
+    r"|(?P<block>/\*.*?\*/)",
+    re.DOTALL,
+)
 
 
 @dataclass(frozen=True)
@@ -65,14 +80,52 @@ def texts_of(source: str, name: str) -> Iterator[Text]:
             yield Text(f"{name}:{token.start[0]}", token.string)
 
 
-def package_texts() -> list[Text]:
-    files = sorted(PACKAGE.rglob("*.py")) + sorted(PACKAGE.rglob("*.pyi"))
-    assert files, f"no Python files under {PACKAGE}"
+def cpp_comments_of(source: str, name: str) -> Iterator[Text]:
+    """Every comment of a C++ source; a run of `//` lines on consecutive lines is one text."""
+    run: list[str] = []
+    start = last = 0
+    for m in CPP_TOKEN.finditer(source):
+        line = source.count("\n", 0, m.start()) + 1
+        if m.lastgroup == "line":
+            if run and line != last + 1:
+                yield Text(f"{name}:{start}", "\n".join(run))
+                run = []
+            if not run:
+                start = line
+            run.append(m.group(0)[2:])
+            last = line
+        elif m.lastgroup == "block":
+            if run:
+                yield Text(f"{name}:{start}", "\n".join(run))
+                run = []
+            yield Text(f"{name}:{line}", m.group(0)[2:-2])
+    if run:
+        yield Text(f"{name}:{start}", "\n".join(run))
+
+
+def python_texts(folder: Path) -> list[Text]:
+    files = sorted(folder.rglob("*.py")) + sorted(folder.rglob("*.pyi"))
+    assert files, f"no Python files under {folder}"
     return [
         text
         for path in files
         for text in texts_of(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
     ]
+
+
+def package_texts() -> list[Text]:
+    return python_texts(PACKAGE)
+
+
+def cpp_and_bench_texts() -> list[Text]:
+    files = sorted(p for p in CPP.rglob("*") if p.suffix in (".hpp", ".cpp"))
+    assert files, f"no C++ files under {CPP}"
+    comments = [
+        text
+        for path in files
+        for text in cpp_comments_of(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    ]
+    return comments + python_texts(BENCH)
 
 
 def headings(page: Path) -> list[str]:
@@ -90,8 +143,9 @@ def problems(texts: list[Text]) -> list[str]:
         for pattern in FORBIDDEN:
             for m in pattern.finditer(t.text):
                 found.append(f"{t.where}: cites the specification: {m.group(0)!r}")
+        beside = (ROOT / t.where.rsplit(":", 1)[0]).parent
         for m in MARKDOWN.finditer(t.text):
-            if not (ROOT / m.group(1)).is_file():
+            if not (ROOT / m.group(1)).is_file() and not (beside / m.group(1)).is_file():
                 found.append(f"{t.where}: cites {m.group(1)}, which does not ship")
         for m in DOC_HEADINGS.finditer(t.text):
             page = ROOT / m.group(1)
@@ -115,6 +169,16 @@ def test_python_sources_cite_no_specification_file_section_or_adr() -> None:
 
 def test_every_docs_page_section_and_decision_cited_in_python_exists() -> None:
     found = [p for p in problems(package_texts()) if "cites the specification" not in p]
+    assert found == [], "\n".join(found)
+
+
+def test_cpp_comments_and_bench_cite_no_specification_file_section_or_adr() -> None:
+    found = [p for p in problems(cpp_and_bench_texts()) if "cites the specification" in p]
+    assert found == [], "\n".join(found)
+
+
+def test_every_docs_page_section_and_decision_cited_in_cpp_and_bench_exists() -> None:
+    found = [p for p in problems(cpp_and_bench_texts()) if "cites the specification" not in p]
     assert found == [], "\n".join(found)
 
 
@@ -159,3 +223,44 @@ Options: docs/source-options.md; rows: docs/source.md, 'Rows' and 'Offsets'. A r
 """
 '''
     assert problems(list(texts_of(source, "sample.py"))) == []
+
+
+def test_the_check_reads_every_cpp_comment_and_no_string() -> None:
+    source = """// engine.hpp: the write side (spec
+// 40, section 3.5).
+#include "mssqlcdc/lsn.hpp"  // ADR 0018
+constexpr auto kMax = 1'000'000;  /* invariant 4 */
+const char* url = "http://example.com/ (spec 30)";
+const char* raw = R"sql(-- the spec, section 5.3 // not a comment)sql";
+const char quote = '"';
+/* a block
+   over lines (8.4) */
+int f();  // see docs/nowhere.md and decision 9999
+"""
+    texts = list(cpp_comments_of(source, "sample.cpp"))
+    assert [t.where for t in texts] == [
+        "sample.cpp:1",
+        "sample.cpp:4",
+        "sample.cpp:8",
+        "sample.cpp:10",
+    ]
+    assert texts[0].text == " engine.hpp: the write side (spec\n 40, section 3.5).\n ADR 0018"
+    found = problems(texts)
+    for expected in (
+        "sample.cpp:1: cites the specification: 'spec\\n 40'",
+        "sample.cpp:1: cites the specification: 'section 3.5'",
+        "sample.cpp:1: cites the specification: 'ADR'",
+        "sample.cpp:4: cites the specification: 'invariant 4'",
+        "sample.cpp:8: cites the specification: '(8.4)'",
+        "sample.cpp:10: cites docs/nowhere.md, which does not ship",
+        "sample.cpp:10: cites decision 9999, which does not exist",
+    ):
+        assert expected in found, (expected, found)
+    assert len(found) == 7, found
+
+
+def test_the_check_accepts_cpp_comments_citing_what_ships() -> None:
+    source = """// The scheduled jobs (decision 1240); the wire format is MS-TDS 2.2.7.6.
+int x = 0;  // docs/emulator.md, 'Profiles'
+"""
+    assert problems(list(cpp_comments_of(source, "sample.cpp"))) == []

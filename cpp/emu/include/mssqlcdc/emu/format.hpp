@@ -1,0 +1,49 @@
+// format.hpp: the emulator file: header (application id "MSCE" and
+// format version), catalog tables, settings, and the checks that open performs in order.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "mssqlcdc/emu/sqlite.hpp"
+
+namespace mssqlcdc::emu {
+
+inline constexpr std::int32_t kApplicationId = 0x4D534345;  // "MSCE"
+inline constexpr int kFormatVersion = 1;
+
+struct CreateOptions {
+  std::int64_t start_micros = 0;  // the clock's floor, UTC
+  int retention_minutes = 4320;
+  std::string capture = "immediate";
+};
+
+// Creates a new file (FileExists if it or a left-over -wal exists, FileNotFound if its folder
+// does not) with the header, catalog and settings; removes what it wrote when it fails.
+void create_file(const std::filesystem::path& path, const CreateOptions& options);
+
+// Opens an existing file after the open checks (FileNotFound, EmuFileFormat,
+// EmuFormatVersion), with the emulator's pragmas set.
+std::unique_ptr<Db> open_file(const std::filesystem::path& path);
+
+// emu_meta key/value access; values are text.
+std::optional<std::string> meta_get(Db& db, const std::string& key);
+void meta_set(Db& db, const std::string& key, const std::string& value);
+std::int64_t meta_int(Db& db, const std::string& key);
+
+// The catalog version rises with every change of tables, columns, instances or settings, so
+// a connection can keep a cache of them and reload it only when another one changed them.
+std::int64_t catalog_version(Db& db);
+void bump_catalog(Db& db);
+
+// Settings, stored as text; set_setting validates name and value.
+std::string get_setting(Db& db, const std::string& name);
+void set_setting(Db& db, const std::string& name, const std::string& value);
+inline const char* const kSettingNames[] = {
+    "capture",          "maxtrans",           "idle_interval_seconds", "retention_minutes", "cleanup_threshold",
+    "cleanup_job_rule", "max_text_repl_size", "command_id_column",     "time_zone"};
+
+}  // namespace mssqlcdc::emu

@@ -1,0 +1,83 @@
+// server.hpp: the TDS listener over one emulator file. It binds a TCP socket (port 0 picks a
+// free one), accepts on its own thread and serves each connection on a thread of its own, so
+// a slow client stalls only itself, and an idle one sleeps in recv(). Answers stream: each full
+// packet is sent while rows are still being made, so a connection holds about one packet of a
+// result however long it is, and an ATTENTION from the client stops the result between packets
+// (acknowledged with DONE(ATTN)). At `max_connections` live connections a new one gets SQL
+// Server's error 17809 at login and is closed. stop() (and the destructor) closes the listener,
+// shuts every connection's socket and joins all threads. No thread touches Python.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mssqlcdc/tds/faults.hpp"
+
+namespace mssqlcdc::tds {
+
+class TlsContext;
+
+// What a Server listens on and serves.
+struct ServerOptions {
+  std::filesystem::path file;  // the emulator file every connection reads
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string database;  // the name clients see; empty: the file's stem
+  std::size_t max_connections = 64;
+  std::vector<Fault> faults;  // for tests only (faults.hpp); empty in production
+  bool tls = false;           // offer TLS with a self-signed certificate made at start (tds/src/tls.hpp)
+};
+
+// One listener and its connections. Thread-safe: its methods may be called from any thread
+// while connections are served; each connection opens the file with its own Reader (and an
+// Engine when it writes).
+class Server {
+ public:
+  // Binds and starts accepting. Throws Error(Io) when the address cannot be bound and
+  // Error(FileNotFound) when the file does not exist.
+  explicit Server(ServerOptions options);
+  // stop(), then frees the listener.
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The address it listens on (the bound port when options.port was 0) and the database name
+  // clients see.
+  [[nodiscard]] const std::string& host() const { return options_.host; }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] const std::string& database() const { return options_.database; }
+  // Connections not yet closed, after reaping the finished ones.
+  [[nodiscard]] std::size_t live_connections();
+  // The TLS certificate clients are shown, as PEM; empty without TLS. Public data, no key.
+  [[nodiscard]] std::string certificate_pem() const;
+
+  // Closes the listener, shuts every connection's socket and joins all threads. Idempotent;
+  // blocks until each connection's thread has returned.
+  void stop();
+
+ private:
+  struct Connection;
+  void accept_loop();
+  void reap(bool all);
+
+  ServerOptions options_;
+  std::shared_ptr<FaultScript> faults_;
+  std::shared_ptr<const TlsContext> tls_;
+  int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint16_t> next_spid_{51};
+  std::mutex mutex_;
+  std::list<std::unique_ptr<Connection>> connections_;
+  std::thread acceptor_;
+};
+
+}  // namespace mssqlcdc::tds

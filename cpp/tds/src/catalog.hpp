@@ -1,0 +1,21 @@
+// catalog.hpp: the emulator's storage seen as SQL Server objects, for the query engine. The
+// catalog answers the relations (cdc.lsn_time_mapping, change tables, captured tables, the sys
+// views the backends read), the table-valued CDC functions and the scalar functions that read
+// the database, over one connection's emu::Reader.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "relations.hpp"
+
+namespace mssqlcdc::emu {
+class Reader;
+}
+
+namespace mssqlcdc::tds {
+
+// `reader` must outlive the catalog; `database` is the name clients see (DB_NAME()).
+[[nodiscard]] std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database);
+
+}  // namespace mssqlcdc::tds

@@ -1,0 +1,421 @@
+// dml.cpp: INSERT, UPDATE and DELETE over the wire, as one emulator commit each (procedures.hpp).
+#include <algorithm>
+#include <utility>
+
+#include "mssqlcdc/emu/engine.hpp"
+#include "mssqlcdc/error.hpp"
+#include "procedures.hpp"
+#include "stored.hpp"
+#include "tsql.hpp"
+#include "mssqlcdc/utc_time.hpp"
+
+namespace mssqlcdc::tds {
+namespace {
+
+[[noreturn]] void sql_error(int number, const std::string& text) { throw Error(ErrorKind::Sql, text, number); }
+
+[[noreturn]] void syntax_error_at(const std::vector<SqlToken>& tokens, std::size_t at) {
+  sql_error(102, "Incorrect syntax near '" + (at < tokens.size() ? tokens[at].text : std::string(";")) + "'.");
+}
+
+constexpr std::uint16_t kCmdInsert = 0xC3;
+constexpr std::uint16_t kCmdDelete = 0xC4;
+constexpr std::uint16_t kCmdUpdate = 0xC5;
+constexpr std::int64_t kMicrosPerDay = 86'400'000'000;
+
+// The statement being read: its tokens, a position, and the table it writes.
+struct Statement {
+  const std::vector<SqlToken>& tokens;
+  const Params& params;
+  std::size_t at = 0;
+  emu::Table table;
+  std::string object;  // database.schema.table, as SQL Server's messages name it
+  std::string verb;    // INSERT, UPDATE: ends the 515 message
+
+  [[nodiscard]] bool at_end() const { return at >= tokens.size(); }
+  [[nodiscard]] bool word(std::string_view w) const { return !at_end() && tokens[at].is(w); }
+  [[nodiscard]] bool symbol(char c) const { return !at_end() && tokens[at].is_symbol(c); }
+  void expect_word(std::string_view w) {
+    if (!word(w)) syntax_error_at(tokens, at);
+    ++at;
+  }
+  void expect_symbol(char c) {
+    if (!symbol(c)) syntax_error_at(tokens, at);
+    ++at;
+  }
+};
+
+// The target: table, schema.table or database.schema.table; 208 for anything else.
+void read_target(Statement& s, emu::Db& db, const std::string& database) {
+  if (s.at_end() || !s.tokens[s.at].is_name()) syntax_error_at(s.tokens, s.at);
+  std::vector<std::string> parts{s.tokens[s.at++].text};
+  while (s.symbol('.') && s.at + 1 < s.tokens.size() && s.tokens[s.at + 1].is_name()) {
+    parts.push_back(s.tokens[s.at + 1].text);
+    s.at += 2;
+  }
+  std::string written;
+  for (const auto& p : parts) written += (written.empty() ? "" : ".") + p;
+  const bool other_db = parts.size() == 3 && !emu::iequals(parts[0], database);
+  std::optional<emu::Table> t;
+  if (parts.size() <= 3 && !other_db) {
+    const std::string name = parts.size() == 1 ? parts[0] : parts[parts.size() - 2] + "." + parts.back();
+    try {
+      t = emu::find_table(db, name);
+    } catch (const Error&) {
+      t.reset();  // a name the emulator cannot hold names no table either
+    }
+  }
+  if (!t) sql_error(208, "Invalid object name '" + written + "'.");
+  s.table = std::move(*t);
+  s.object = database + "." + s.table.full_name();
+}
+
+const emu::Column& column(const Statement& s, const SqlToken& name) {
+  const emu::Column* c = name.is_name() ? s.table.find(name.text) : nullptr;
+  if (c == nullptr) sql_error(207, "Invalid column name '" + name.text + "'.");
+  return *c;
+}
+
+// Characters as the column counts them: UTF-16 units for n-types, code points for the others.
+std::size_t text_length(const std::string& s, bool national) {
+  if (national) return utf16_units(s);
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string first_chars(const std::string& s, std::size_t n) {
+  std::size_t i = 0;
+  for (std::size_t seen = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && seen++ == n) break;
+  }
+  return s.substr(0, i);
+}
+
+// SQL Server's implicit conversion of a character literal to a date and time: ISO 8601 forms.
+std::optional<emu::Micros> text_time(std::string text) {
+  if (text.size() == 10) text += "T00:00:00";
+  if (text.size() > 10 && text[10] == ' ') text[10] = 'T';
+  const auto millis = utc::parse_millis(text, utc::Zone::Forbidden);
+  if (!millis) return std::nullopt;
+  return *millis * 1000;
+}
+
+// 16 bytes in SQL Server's wire order (the first three groups little-endian) as GUID text.
+std::string guid_text(const Bytes& b) {
+  static const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (int k = 0; k < 16; ++k) {
+    if (k == 4 || k == 6 || k == 8 || k == 10) out += '-';
+    const std::uint8_t x = b[static_cast<std::size_t>(order[k])];
+    out += hex[x >> 4];
+    out += hex[x & 15];
+  }
+  return out;
+}
+
+std::string decimal_text(__int128 unscaled, int scale) {
+  const bool negative = unscaled < 0;
+  unsigned __int128 u = negative ? static_cast<unsigned __int128>(-unscaled) : static_cast<unsigned __int128>(unscaled);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u != 0);
+  if (scale > 0) {
+    if (digits.size() <= static_cast<std::size_t>(scale))
+      digits.insert(0, static_cast<std::size_t>(scale) + 1 - digits.size(), '0');
+    digits.insert(digits.size() - static_cast<std::size_t>(scale), 1, '.');
+  }
+  return (negative ? "-" : "") + digits;
+}
+
+// A wire value as the emulator's caller value for column `c`, with SQL Server's conversion
+// errors for what it cannot hold; the emulator's coercion checks the rest.
+emu::Value to_emu(const Statement& s, const emu::Column& c, const TypedValue& v) {
+  using B = emu::Base;
+  using K = emu::Value::Kind;
+  const B base = c.type.base;
+  const bool temporal = base == B::Date || base == B::Time || base == B::DateTime || base == B::SmallDateTime ||
+                        base == B::DateTime2 || base == B::DateTimeOffset;
+  const bool character = base == B::Char || base == B::VarChar || base == B::NChar || base == B::NVarChar ||
+                         base == B::Text || base == B::NText;
+  emu::Value out;
+  const auto as_time = [&](emu::Micros t) {
+    out.kind = base == B::Date ? K::Date : base == B::Time ? K::Time : K::DateTime;
+    const std::int64_t day = t >= 0 ? t / kMicrosPerDay : -((-t + kMicrosPerDay - 1) / kMicrosPerDay);
+    out.i = base == B::Date ? day : base == B::Time ? t - day * kMicrosPerDay : t;
+  };
+  if (const auto* i = std::get_if<std::int64_t>(&v.value)) {
+    out.kind = character ? K::Text : K::Int;
+    out.i = *i;
+    if (character) out.s = std::to_string(*i);
+  } else if (const auto* b = std::get_if<bool>(&v.value)) {
+    out.kind = K::Bool;
+    out.i = *b ? 1 : 0;
+  } else if (const auto* d = std::get_if<Decimal>(&v.value)) {
+    out.kind = base == B::Float || base == B::Real ? K::Float : K::Decimal;
+    out.s = decimal_text(d->unscaled, v.type.scale);
+    out.f = std::stod(out.s);
+  } else if (const auto* f = std::get_if<double>(&v.value)) {
+    out.kind = K::Float;
+    out.f = *f;
+  } else if (const auto* bytes = std::get_if<Bytes>(&v.value)) {
+    if (base == B::UniqueIdentifier && bytes->size() == 16) {
+      out.kind = K::Text;
+      out.s = guid_text(*bytes);
+    } else {
+      out.kind = K::Bytes;
+      out.s.assign(bytes->begin(), bytes->end());
+    }
+  } else if (const auto* text = std::get_if<std::string>(&v.value)) {
+    out.kind = K::Text;
+    out.s = *text;
+    if (temporal) {
+      const auto t = text_time(*text);
+      if (!t) sql_error(241, "Conversion failed when converting date and/or time from character string.");
+      as_time(*t);
+    }
+  } else if (const auto* dt = std::get_if<DateTime2>(&v.value)) {
+    as_time(datetime2_to_micros(*dt));
+  } else if (const auto* dto = std::get_if<DateTimeOffset>(&v.value)) {
+    out.kind = K::DateTimeTz;
+    out.i = datetime2_to_micros(dto->utc);
+  }
+  const bool sized = c.type.length > 0 && (character || base == B::Binary || base == B::VarBinary);
+  if (sized && (out.kind == K::Text || out.kind == K::Bytes)) {
+    const bool national = base == B::NChar || base == B::NVarChar;
+    const std::size_t n = out.kind == K::Bytes ? out.s.size() : text_length(out.s, national);
+    if (n > static_cast<std::size_t>(c.type.length)) {
+      const auto limit = static_cast<std::size_t>(c.type.length);
+      const std::string cut = out.kind == K::Bytes ? out.s.substr(0, limit) : first_chars(out.s, limit);
+      sql_error(2628, "String or binary data would be truncated in table '" + s.object + "', column '" + c.name +
+                          "'. Truncated value: '" + cut + "'.");
+    }
+  }
+  return out;
+}
+
+[[noreturn]] void null_into(const Statement& s, const emu::Column& c) {
+  sql_error(515, "Cannot insert the value NULL into column '" + c.name + "', table '" + s.object +
+                     "'; column does not allow nulls. " + s.verb + " fails.");
+}
+
+// col = operand [AND col = operand]...: the key (or a heap's filter) of the one row to change.
+std::vector<std::pair<const emu::Column*, TypedValue>> where_key(Statement& s) {
+  const auto not_modelled = [&] {
+    std::string key;
+    for (const emu::Column* k : s.table.key()) key += (key.empty() ? "" : ", ") + k->name;
+    sql_error(50000, "The emulator's TDS front end changes rows of " + s.table.full_name() +
+                         " by their whole primary key (" + key +
+                         "): write the WHERE clause as key = value [AND ...], or change the rows with "
+                         "Emulator.commit.");
+  };
+  if (!s.word("WHERE")) not_modelled();
+  ++s.at;
+  std::vector<std::pair<const emu::Column*, TypedValue>> out;
+  while (true) {
+    if (s.at_end()) syntax_error_at(s.tokens, s.at);
+    const emu::Column& c = column(s, s.tokens[s.at++]);
+    if (!s.symbol('=')) not_modelled();
+    ++s.at;
+    out.emplace_back(&c, operand(s.tokens, s.at, s.params));
+    if (s.at_end()) break;
+    if (!s.word("AND")) not_modelled();
+    ++s.at;
+  }
+  if (!s.table.heap) {
+    const auto key = s.table.key();
+    const bool whole_key =
+        out.size() == key.size() && std::all_of(key.begin(), key.end(), [&](const emu::Column* k) {
+          return std::count_if(out.begin(), out.end(), [&](const auto& p) { return p.first == k; }) == 1;
+        });
+    if (!whole_key) not_modelled();
+  }
+  return out;
+}
+
+bool same(const emu::Value& a, const emu::Value& b) {
+  return a.kind == b.kind && a.i == b.i && a.s == b.s && a.f == b.f;
+}
+
+bool any_null(const std::vector<std::pair<const emu::Column*, TypedValue>>& where) {
+  return std::any_of(where.begin(), where.end(), [](const auto& p) { return is_null(p.second.value); });
+}
+
+emu::Row row_of(const Statement& s, const std::vector<std::pair<const emu::Column*, TypedValue>>& values) {
+  emu::Row row;
+  for (const auto& [c, v] : values) row.emplace_back(c->name, to_emu(s, *c, v));
+  return row;
+}
+
+// SQL Server's 2627 names the key values without the column names the emulator's message has.
+std::string duplicate_key(const std::string& emulator_message) {
+  const auto from = emulator_message.find("with key (");
+  const auto to = emulator_message.find(") already exists");
+  if (from == std::string::npos || to == std::string::npos) return "";
+  std::string out;
+  std::string part;
+  const std::string inner = emulator_message.substr(from + 10, to - from - 10);
+  std::size_t start = 0;
+  while (start <= inner.size()) {
+    const auto comma = inner.find(", ", start);
+    part = inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    part = part.substr(part.find('=') + 1);
+    if (part.size() >= 2 && part.front() == '\'' && part.back() == '\'') part = part.substr(1, part.size() - 2);
+    out += (out.empty() ? "" : ", ") + part;
+    if (comma == std::string::npos) break;
+    start = comma + 2;
+  }
+  return out;
+}
+
+// Commits the changes as one transaction; false when the row they name is not there (the
+// statement then changes nothing, and SQL Server reports 0 rows).
+bool commit(Storage& storage, const Statement& s, const std::vector<emu::Change>& changes) {
+  try {
+    (void)storage.writer().commit(changes, std::nullopt);
+    return true;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::EmuConstraint && e.number() == 0) return false;  // no row with that key
+    if (e.number() == 2627) {
+      sql_error(2627, "Violation of PRIMARY KEY constraint 'PK_" + s.table.name +
+                          "'. Cannot insert duplicate key in object '" + s.table.full_name() +
+                          "'. The duplicate key value is (" + duplicate_key(e.what()) + ").");
+    }
+    if (e.number() == 544) {
+      sql_error(544, "Cannot insert explicit value for identity column in table '" + s.table.name +
+                         "' when IDENTITY_INSERT is set to OFF.");
+    }
+    if (e.number() == 271) {
+      const std::string text = e.what();  // SQL Server's text is the part before " (error 271)"
+      const auto from = text.find("The column");
+      sql_error(271, text.substr(from, text.find(" (error", from) - from) + ".");
+    }
+    if (e.number() == 8102 && s.table.identity) {
+      sql_error(8102, "Cannot update identity column '" + s.table.by_id(s.table.identity->column_id)->name + "'.");
+    }
+    if (e.number() == 515) {
+      const std::string text = e.what();  // SQL Server's text sits between the table name and " (error 515)"
+      const auto from = text.find("Cannot insert the value NULL");
+      if (from != std::string::npos) sql_error(515, text.substr(from, text.find(" (error", from) - from));
+    }
+    if (e.number() != 0) sql_error(e.number(), e.what());
+    sql_error(e.kind() == ErrorKind::Type ? 8114 : 50000, e.what());
+  }
+}
+
+WriteCount insert(Storage& storage, Statement& s) {
+  s.verb = "INSERT";
+  std::vector<const emu::Column*> columns;
+  if (s.symbol('(')) {
+    ++s.at;
+    do {
+      if (s.at_end()) syntax_error_at(s.tokens, s.at);
+      columns.push_back(&column(s, s.tokens[s.at++]));
+    } while (s.symbol(',') && ++s.at != 0);
+    s.expect_symbol(')');
+  } else {
+    for (const auto& c : s.table.columns) {
+      // The server fills rowversion and identity columns.
+      if (c.type.base != emu::Base::RowVersion && !c.is_identity && !c.computed) columns.push_back(&c);
+    }
+  }
+  s.expect_word("VALUES");
+  std::vector<emu::Change> changes;
+  do {
+    s.expect_symbol('(');
+    std::vector<std::pair<const emu::Column*, TypedValue>> values;
+    do {
+      TypedValue v = operand(s.tokens, s.at, s.params);
+      if (values.size() == columns.size()) {
+        sql_error(110,
+                  "There are fewer columns in the INSERT statement than values specified in the VALUES clause. "
+                  "The number of values in the VALUES clause must match the number of columns specified in the "
+                  "INSERT statement.");
+      }
+      values.emplace_back(columns[values.size()], std::move(v));
+    } while (s.symbol(',') && ++s.at != 0);
+    s.expect_symbol(')');
+    if (values.size() < columns.size()) {
+      sql_error(109,
+                "There are more columns in the INSERT statement than values specified in the VALUES clause. "
+                "The number of values in the VALUES clause must match the number of columns specified in the "
+                "INSERT statement.");
+    }
+    for (const emu::Column* k : s.table.key()) {
+      if (k->is_identity) continue;
+      const auto it = std::find_if(values.begin(), values.end(), [&](const auto& p) { return p.first == k; });
+      if (it == values.end() || is_null(it->second.value)) null_into(s, *k);
+    }
+    changes.push_back(emu::Change{emu::Change::Kind::Insert, s.table.full_name(), row_of(s, values), std::nullopt});
+  } while (s.symbol(',') && ++s.at != 0);
+  if (!s.at_end()) syntax_error_at(s.tokens, s.at);
+  (void)commit(storage, s, changes);
+  return WriteCount{changes.size(), kCmdInsert};
+}
+
+WriteCount update(Storage& storage, Statement& s) {
+  s.verb = "UPDATE";
+  s.expect_word("SET");
+  std::vector<std::pair<const emu::Column*, TypedValue>> set;
+  do {
+    if (s.at_end()) syntax_error_at(s.tokens, s.at);
+    const emu::Column& c = column(s, s.tokens[s.at++]);
+    s.expect_symbol('=');
+    set.emplace_back(&c, operand(s.tokens, s.at, s.params));
+  } while (s.symbol(',') && ++s.at != 0);
+  const auto where = where_key(s);
+  if (any_null(where)) return WriteCount{0, kCmdUpdate};  // = NULL matches no row
+  emu::Change change{emu::Change::Kind::Update, s.table.full_name(), {}, std::nullopt};
+  if (s.table.heap) {
+    change.row = row_of(s, set);
+    change.old_key = row_of(s, where);
+  } else {
+    // The row is named by its key; a key column SET to another value moves the row, which the
+    // emulator takes as the new key with the old one.
+    auto key = where;
+    std::vector<std::pair<const emu::Column*, TypedValue>> others;
+    bool moves = false;
+    for (const auto& [c, v] : set) {
+      if (c->key_ordinal == 0) {
+        others.emplace_back(c, v);
+        continue;
+      }
+      if (is_null(v.value)) null_into(s, *c);
+      auto it = std::find_if(key.begin(), key.end(), [&](const auto& p) { return p.first == c; });
+      if (!same(to_emu(s, *c, v), to_emu(s, *c, it->second))) moves = true;
+      it->second = v;
+    }
+    key.insert(key.end(), others.begin(), others.end());
+    change.row = row_of(s, key);
+    if (moves) change.old_key = row_of(s, where);
+  }
+  return WriteCount{commit(storage, s, {change}) ? 1U : 0U, kCmdUpdate};
+}
+
+WriteCount remove(Storage& storage, Statement& s) {
+  const auto where = where_key(s);
+  if (any_null(where)) return WriteCount{0, kCmdDelete};
+  const emu::Change change{emu::Change::Kind::Delete, s.table.full_name(), row_of(s, where), std::nullopt};
+  return WriteCount{commit(storage, s, {change}) ? 1U : 0U, kCmdDelete};
+}
+
+}  // namespace
+
+WriteCount run_write(Storage& storage, const std::vector<SqlToken>& tokens, const Params& params,
+                     const std::string& database) {
+  Statement s{tokens, params, 1, {}, {}, {}};
+  const SqlToken& head = tokens.front();
+  if (head.is("INSERT")) {
+    if (s.word("INTO")) ++s.at;
+  } else if (head.is("DELETE")) {
+    if (s.word("FROM")) ++s.at;
+  }
+  read_target(s, storage.writer().db(), database);
+  if (head.is("INSERT")) return insert(storage, s);
+  if (head.is("UPDATE")) return update(storage, s);
+  return remove(storage, s);
+}
+
+}  // namespace mssqlcdc::tds

@@ -1,0 +1,84 @@
+// login.hpp: the two messages that open a connection. PRELOGIN (MS-TDS 2.2.6.5) negotiates
+// encryption: without TLS this server answers "not supported", so a client that requires TLS
+// stops there; with TLS it follows MS-TDS's table (negotiate_encryption).
+// LOGIN7 (MS-TDS 2.2.6.4) names the user, the database and the packet size; its password arrives
+// obfuscated (each byte XOR 0xA5 after a nibble swap), is decoded into a Secret and is never
+// written to a log, a message or an exception.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "mssqlcdc/tds/wire.hpp"
+
+namespace mssqlcdc::tds {
+
+enum class Encryption : std::uint8_t { Off = 0, On = 1, NotSupported = 2, Required = 3 };
+
+struct PreLogin {
+  std::optional<Encryption> encryption;  // the client's wish; absent when it sent none
+  bool mars = false;
+};
+
+[[nodiscard]] PreLogin parse_prelogin(std::span<const std::uint8_t> payload);
+
+// Which traffic TLS protects after PRELOGIN: none, LOGIN7 alone, or everything.
+enum class TlsScope : std::uint8_t { None, LoginOnly, All };
+
+struct EncryptionAnswer {
+  Encryption answer = Encryption::NotSupported;  // what the server's PRELOGIN says
+  TlsScope scope = TlsScope::None;
+};
+
+// MS-TDS 2.2.6.5's negotiation from the server's side. Without TLS: "not supported" (a client
+// that wants encryption then ends the connection itself). With TLS: client OFF -> OFF, the
+// login alone encrypted; client ON or REQ -> ON, everything encrypted; client NOT_SUP or no
+// option -> NOT_SUP, nothing encrypted (the server does not require encryption).
+[[nodiscard]] EncryptionAnswer negotiate_encryption(std::optional<Encryption> client, bool server_has_tls);
+// The server's PRELOGIN answer: its version, the encryption it grants, no instance, no MARS.
+[[nodiscard]] Bytes prelogin_response(Encryption encryption);
+
+// A password: it can be compared and read on purpose, and has no way to be printed.
+class Secret {
+ public:
+  Secret() = default;
+  explicit Secret(std::string value) : value_(std::move(value)) {}
+  [[nodiscard]] const std::string& reveal() const { return value_; }
+  [[nodiscard]] bool empty() const { return value_.empty(); }
+
+ private:
+  std::string value_;
+};
+
+struct Login7 {
+  std::uint32_t tds_version = 0;  // as the client wrote it: 0x74000004 is TDS 7.4
+  std::uint32_t packet_size = 0;  // 0: the server's default
+  std::uint8_t option_flags1 = 0;
+  std::uint8_t option_flags2 = 0;
+  std::uint8_t type_flags = 0;
+  std::uint8_t option_flags3 = 0;
+  std::string host_name;
+  std::string user_name;
+  Secret password;
+  std::string app_name;
+  std::string server_name;
+  std::string library_name;
+  std::string language;
+  std::string database;
+  bool sspi = false;  // integrated authentication, which this server does not offer
+
+  // OptionFlags3 fExtension: a FEATUREEXT block follows, so the client expects FEATUREEXTACK.
+  [[nodiscard]] bool has_feature_ext() const { return (option_flags3 & 0x10) != 0; }
+};
+
+// Throws Error(InvalidArgument) for a message shorter than its fixed part or whose offsets
+// point outside it; the message never quotes the password.
+[[nodiscard]] Login7 parse_login7(std::span<const std::uint8_t> payload);
+
+// The LOGIN7 password transform and its inverse, byte by byte over the UTF-16LE text.
+[[nodiscard]] Bytes obfuscate_password(std::string_view utf8);
+[[nodiscard]] Secret deobfuscate_password(std::span<const std::uint8_t> bytes);
+
+}  // namespace mssqlcdc::tds

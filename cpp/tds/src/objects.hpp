@@ -1,0 +1,85 @@
+// objects.hpp: the emulator's tables and capture instances as SQL Server objects, with the ids,
+// schemas and columns that sys.objects, sys.columns, OBJECT_ID and COL_LENGTH show, and the
+// relations the emulator catalog (catalog.hpp) serves over them. A model is built per statement
+// from one read of the file, so it never shows a half-made DDL change.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "mssqlcdc/emu/reader.hpp"
+#include "relations.hpp"
+
+namespace mssqlcdc::tds {
+
+struct ObjectColumn {
+  std::string name;
+  emu::SqlType type;
+  bool nullable = true;
+};
+
+struct SqlObject {
+  enum class Kind : std::uint8_t { UserTable, ChangeTable, CdcTable, SystemView };
+  std::int64_t object_id = 0;
+  std::string schema;
+  std::string name;
+  Kind kind = Kind::UserTable;
+  const emu::Table* table = nullptr;        // UserTable
+  const emu::Instance* instance = nullptr;  // ChangeTable
+  std::vector<ObjectColumn> columns;        // user and change tables
+
+  [[nodiscard]] bool ms_shipped() const { return kind != Kind::UserTable; }
+  [[nodiscard]] std::string type() const { return kind == Kind::SystemView ? "V " : "U "; }  // char(2)
+};
+
+class ObjectModel {
+ public:
+  explicit ObjectModel(emu::Objects objects);
+  ObjectModel(const ObjectModel&) = delete;
+  ObjectModel& operator=(const ObjectModel&) = delete;
+
+  // Case-insensitive; an empty schema means dbo.
+  [[nodiscard]] const SqlObject* find(std::string_view schema, std::string_view name) const;
+  // "dbo.orders", "[cdc].[dbo_orders_CT]", "shop.dbo.orders": the text OBJECT_ID takes.
+  [[nodiscard]] const SqlObject* find_text(std::string_view text) const;
+  [[nodiscard]] const SqlObject* by_id(std::int64_t object_id) const;
+  [[nodiscard]] const std::vector<SqlObject>& objects() const { return objects_; }
+  [[nodiscard]] const emu::Instance* instance(std::string_view capture_instance) const;
+  // dbo 1, guest 2, INFORMATION_SCHEMA 3, sys 4, cdc 5, then the tables' other schemas by name.
+  [[nodiscard]] std::int64_t schema_id(std::string_view schema) const;
+  [[nodiscard]] std::vector<std::pair<std::string, std::int64_t>> schemas() const;
+
+ private:
+  emu::Objects source_;
+  std::vector<SqlObject> objects_;
+};
+
+// A relation whose rows are all known, for the small catalog views.
+[[nodiscard]] std::unique_ptr<Relation> rows_relation(std::vector<RelColumn> columns,
+                                                      std::vector<std::vector<Value>> rows,
+                                                      std::vector<std::string> ordered_by = {});
+
+// The catalog views and CDC system tables (sys.columns, cdc.change_tables...) that are not
+// change tables or user tables; nullptr for the others. Row counts and times come from `reader`.
+[[nodiscard]] std::unique_ptr<Relation> system_view(const ObjectModel& model, const SqlObject& object,
+                                                    emu::Reader& reader);
+
+// The streamed relations (catalog_rows.cpp): one stored row in memory at a time, a range hint on
+// the ordering column (start_lsn, __$start_lsn, an integer key's first column) read as an
+// index range.
+[[nodiscard]] std::unique_ptr<Relation> mapping_relation(emu::Reader& reader);
+[[nodiscard]] std::unique_ptr<Relation> change_table_relation(emu::Reader& reader, const SqlObject& change_table);
+[[nodiscard]] std::unique_ptr<Relation> user_table_relation(emu::Reader& reader, const SqlObject& table);
+
+// cdc.fn_cdc_get_all_changes_<ci> and cdc.fn_cdc_get_net_changes_<ci> called with `args`.
+// Throws Error(Sql) 313 for a range or row filter SQL Server refuses, 8144 for too many args.
+enum class ChangeFunction : std::uint8_t { All, Net };
+[[nodiscard]] std::unique_ptr<Relation> change_function(emu::Reader& reader, const emu::Instance& instance,
+                                                        ChangeFunction which, const std::vector<TypedValue>& args);
+
+}  // namespace mssqlcdc::tds

@@ -1,0 +1,429 @@
+#include "session.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+#include "mssqlcdc/error.hpp"
+#include "login.hpp"
+#include "procedures.hpp"
+#include "mssqlcdc/tds/tokens.hpp"
+#include "tsql.hpp"
+
+namespace mssqlcdc::tds {
+namespace {
+
+constexpr std::uint32_t kTds74 = 0x74000004;
+constexpr std::uint16_t kDoneServerError = 0x100;  // DONE_SRVERROR (MS-TDS 2.2.7.6): a severity 20+ error
+constexpr std::array<std::uint8_t, 4> kServerVersion{16, 0, 0x03, 0xE8};  // 16.0.1000
+const char* const kServerName = "mssql-cdc-emulator";
+
+ServerMessage as_message(const std::exception& e) {
+  if (const auto* err = dynamic_cast<const Error*>(&e)) {
+    if (err->number() != 0) return server_error(err->number(), err->what());
+  }
+  ServerMessage m = server_error(50000, e.what());
+  m.state = 1;
+  return m;
+}
+
+void write_error(Writer& w, ServerMessage m, const std::string& procedure = "") {
+  m.server = kServerName;
+  m.procedure = procedure;
+  write_message(w, Token::Error, m);
+}
+
+// Pulls one row at a time; false at the end. The seam to the engine's row producers: a result
+// whose rows come from a RowStream is written without ever holding more than a packet.
+using RowSource = std::function<bool(std::vector<Value>&)>;
+
+RowSource rows_of(const ResultSet& set) {
+  return [&set, i = std::size_t{0}](std::vector<Value>& row) mutable {
+    if (i < set.rows.size()) {
+      row = set.rows[i++];
+      return true;
+    }
+    return set.more ? set.more(row) : false;  // a streamed result's rows after its first ones
+  };
+}
+
+// A fault script's large result: n bigint 1..count and a short text, made as they are sent.
+const std::vector<Column>& synthesized_columns() {
+  static const std::vector<Column> columns{{"n", ColumnType{SqlKind::BigInt}, false},
+                                           {"text", ColumnType{SqlKind::NVarChar, 40}, false}};
+  return columns;
+}
+
+RowSource synthesized_rows(std::uint64_t count) {
+  return [count, n = std::uint64_t{0}](std::vector<Value>& row) mutable {
+    if (n == count) return false;
+    ++n;
+    row.assign({Value{static_cast<std::int64_t>(n)}, Value{"row " + std::to_string(n)}});
+    return true;
+  };
+}
+
+enum class Stop { None, Cancelled, Cut, Failed };
+
+// Writes one result set row by row, flushing at each row so a socket sink sends full packets
+// while rows are still being made. With `drop_after`, at most that many rows go out and the
+// connection is cut before the DONE.
+Stop write_result_set(ReplySink& sink, const std::vector<Column>& columns, const RowSource& next, Token done, bool last,
+                      const std::optional<std::uint64_t>& drop_after) {
+  write_colmetadata(sink.out(), columns);
+  std::uint64_t count = 0;
+  std::vector<Value> row;
+  for (;;) {
+    if (drop_after && count == *drop_after) break;
+    try {
+      if (!next(row)) break;
+    } catch (const std::exception& e) {
+      // A streamed result fails mid-way as SQL Server's does: the rows sent stay sent, then
+      // the ERROR; the batch's DONE carries the error bit.
+      write_error(sink.out(), as_message(e));
+      return Stop::Failed;
+    }
+    // A value that does not fit its column throws; a row is appended whole or not at all, so
+    // the ERROR that follows starts on a token boundary.
+    Writer one;
+    write_row(one, columns, row);
+    sink.out().bytes(one.data());
+    ++count;
+    if (!sink.flush()) return Stop::Cancelled;
+  }
+  if (drop_after) {
+    sink.cut();
+    return Stop::Cut;
+  }
+  write_done(sink.out(), done, last ? kDoneCount : kDoneMore | kDoneCount, kCmdSelect, count);
+  return Stop::None;
+}
+
+// Parameter names from an sp_executesql declaration "@P1 nvarchar(10), @P2 int", in order, for
+// drivers that send the values without names.
+std::vector<std::string> declared_names(const std::string& decl) {
+  std::vector<std::string> names;
+  int depth = 0;
+  bool expect_name = true;
+  for (const SqlToken& t : lex(decl)) {
+    if (t.is_symbol('(')) ++depth;
+    if (t.is_symbol(')')) --depth;
+    if (depth == 0 && t.is_symbol(',')) expect_name = true;
+    if (expect_name && t.kind == TokenKind::Variable) {
+      names.push_back(lower(t.text));
+      expect_name = false;
+    }
+  }
+  return names;
+}
+
+std::string text_param(const RpcParam& p, const char* what) {
+  if (const auto* s = std::get_if<std::string>(&p.value)) return *s;
+  throw Error(ErrorKind::Sql, std::string("Procedure expects parameter '") + what + "' of type 'ntext/nchar/nvarchar'.",
+              214);
+}
+
+}  // namespace
+
+Session::Session(std::filesystem::path file, std::string database, std::uint16_t spid,
+                 std::shared_ptr<FaultScript> faults, bool tls)
+    : file_(std::move(file)), database_name_(std::move(database)), spid_(spid), tls_(tls), faults_(std::move(faults)) {}
+
+namespace {
+
+class BufferSink final : public ReplySink {
+ public:
+  Bytes take() { return out_.take(); }
+};
+
+}  // namespace
+
+Reply Session::handle(const Message& message) {
+  BufferSink sink;
+  const bool close = handle(message, sink);
+  return Reply{sink.take(), close};
+}
+
+bool Session::handle(const Message& message, ReplySink& sink) {
+  Writer& w = sink.out();
+  bool close = false;
+  if (state_ == State::PreLogin && message.type == PacketType::PreLogin) {
+    const EncryptionAnswer answer = negotiate_encryption(parse_prelogin(message.payload).encryption, tls_);
+    tls_scope_ = answer.scope;
+    state_ = State::Login;
+    w.bytes(prelogin_response(answer.answer));
+  } else if (state_ != State::LoggedIn) {
+    if (message.type == PacketType::Login7) return login(message, sink);
+    write_error(w, server_error(18456, "Login failed: the client sent a request before logging in."));
+    write_done(w, Token::Done, kDoneError, 0, 0);
+    close = true;
+  } else {
+    switch (message.type) {
+      case PacketType::SqlBatch: return batch(message, sink);
+      case PacketType::Rpc: return rpc(message, sink);
+      case PacketType::TransactionManager: transaction(message, w); break;
+      // An attention that arrives after its answer was sent: there is nothing left to cancel
+      // (one that arrives during an answer is taken by the sink), but it is acknowledged.
+      case PacketType::Attention: write_done(w, Token::Done, kDoneAttention, 0, 0); break;
+      default:
+        write_error(w, server_error(50000, "This TDS front end does not accept packets of type " +
+                                               std::to_string(static_cast<int>(message.type)) + "."));
+        write_done(w, Token::Done, kDoneError, 0, 0);
+    }
+  }
+  sink.end();
+  return close;
+}
+
+bool Session::login(const Message& message, ReplySink& sink) {
+  const Login7 req = parse_login7(message.payload);
+  Writer& w = sink.out();
+  const auto refuse = [&](ServerMessage m) {
+    if (m.number != 18456) write_error(w, std::move(m));
+    write_error(w, server_error(18456, "Login failed for user '" + req.user_name + "'."));
+    write_done(w, Token::Done, kDoneError, 0, 0);
+    sink.end();
+    return true;
+  };
+  const FaultPlan fault = faults_ ? faults_->claim(FaultWhen::Login, "") : FaultPlan{};
+  if (fault.stall && !sink.wait(*fault.stall)) return true;
+  if (fault.drop_after) {
+    sink.cut();
+    return true;
+  }
+  if (fault.error) {
+    ServerMessage m = fault_message(*fault.error, database_name_, spid_);
+    if (m.number == 4060 || m.number == 18456) return refuse(std::move(m));
+    write_error(w, std::move(m));  // Azure SQL refuses a login with its own error alone
+    write_done(w, Token::Done, kDoneError, 0, 0);
+    sink.end();
+    return true;
+  }
+  if (req.sspi) return refuse(server_error(18452, "Login failed. The login is from an untrusted domain."));
+  if (!req.database.empty() && lower(req.database) != lower(database_name_)) {
+    return refuse(server_error(4060, "Cannot open database \"" + req.database + "\" requested by the login."));
+  }
+  database_ = std::make_unique<Database>(file_, database_name_, req.user_name);
+  if (req.packet_size != 0) packet_size_ = std::clamp<std::size_t>(req.packet_size, kMinPacketSize, kMaxPacketSize);
+  state_ = State::LoggedIn;
+  write_envchange(w, EnvChange::Database, database_name_, "master");
+  write_message(w, Token::Info,
+                ServerMessage{5701, 2, 0, "Changed database context to '" + database_name_ + "'.", kServerName, "", 1});
+  write_envchange_bytes(w, EnvChange::Collation, kDefaultCollation, {});
+  write_envchange(w, EnvChange::Language, "us_english", "");
+  write_message(w, Token::Info,
+                ServerMessage{5703, 1, 0, "Changed language setting to us_english.", kServerName, "", 1});
+  write_loginack(w, std::min(req.tds_version, kTds74), "Microsoft SQL Server", kServerVersion);
+  write_envchange(w, EnvChange::PacketSize, std::to_string(packet_size_), std::to_string(kDefaultPacketSize));
+  if (req.has_feature_ext()) write_feature_ext_ack(w);
+  write_done(w, Token::Done, kDoneFinal, 0, 0);
+  sink.end();
+  return false;
+}
+
+Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const Params& params, Token done, bool ends,
+                                  const std::string& procedure) {
+  Writer& w = sink.out();
+  const FaultPlan fault = faults_ ? faults_->claim(FaultWhen::Statement, sql) : FaultPlan{};
+  if (fault.stall && !sink.wait(*fault.stall)) return Outcome::Cancelled;
+  if (fault.error) {
+    const ServerMessage m = fault_message(*fault.error, database_name_, spid_);
+    write_error(w, m, procedure);
+    return m.severity >= 20 ? Outcome::Fatal : Outcome::Failed;  // SQL Server ends the session
+  }
+  const std::optional<std::uint64_t> drop = fault.drop_after;
+  const auto finish = [](Stop stop, bool last) {
+    if (stop == Stop::Cancelled) return Outcome::Cancelled;
+    if (stop == Stop::Cut) return Outcome::Cut;
+    if (stop == Stop::Failed) return Outcome::Failed;
+    return last ? Outcome::Ended : Outcome::Done;
+  };
+  if (fault.rows)
+    return finish(write_result_set(sink, synthesized_columns(), synthesized_rows(*fault.rows), done, ends, drop), ends);
+  std::vector<StatementResult> results;
+  std::optional<ServerMessage> failure;
+  try {
+    database_->run(sql, params, results);
+  } catch (const std::exception& e) {
+    failure = as_message(e);  // the statements before it still send their results
+  }
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const StatementResult& r = results[i];
+    if (r.database) {
+      write_envchange(w, EnvChange::Database, *r.database, database_name_);
+      write_message(
+          w, Token::Info,
+          ServerMessage{5701, 2, 0, "Changed database context to '" + *r.database + "'.", kServerName, "", 1});
+    }
+    // The last statement's DONE closes the message (no MORE bit, as SQL Server ends a batch), so
+    // a client reading its last result set sees the end and has nothing left to cancel.
+    const bool last = ends && !failure && i + 1 == results.size();
+    Outcome o = Outcome::Done;
+    if (r.procedure) {
+      // A procedure's result sets end with DONEINPROC; RETURNSTATUS and DONEPROC end the call.
+      for (const ResultSet& set : *r.procedure) {
+        o = finish(write_result_set(sink, set.columns, rows_of(set), Token::DoneInProc, false, drop), false);
+        if (o != Outcome::Done) return o;
+      }
+      write_return_status(w, 0);
+      write_done(w, Token::DoneProc, last ? kDoneFinal : kDoneMore, 0, 0);
+      o = last ? Outcome::Ended : Outcome::Done;
+    } else if (r.count) {
+      const std::uint16_t status = last ? kDoneCount : kDoneMore | kDoneCount;
+      write_done(w, done, status, r.count->cur_cmd, r.count->rows);
+      o = last ? Outcome::Ended : Outcome::Done;
+    } else if (r.rows) {
+      o = finish(write_result_set(sink, r.rows->columns, rows_of(*r.rows), done, last, drop), last);
+    }
+    if (o != Outcome::Done) return o;
+  }
+  if (failure) {
+    write_error(w, *failure, procedure);
+    return Outcome::Failed;
+  }
+  return Outcome::Done;
+}
+
+bool Session::batch(const Message& message, ReplySink& sink) {
+  Writer& w = sink.out();
+  Outcome o = Outcome::Failed;
+  try {
+    o = execute(sink, parse_sql_batch(message.payload), {}, Token::Done, true, "");
+  } catch (const std::exception& e) {
+    write_error(w, as_message(e));
+  }
+  switch (o) {
+    case Outcome::Cut: return true;
+    case Outcome::Ended: break;
+    case Outcome::Done: write_done(w, Token::Done, kDoneFinal, 0, 0); break;
+    case Outcome::Failed: write_done(w, Token::Done, kDoneError, 0, 0); break;
+    case Outcome::Cancelled: write_done(w, Token::Done, kDoneAttention, 0, 0); break;
+    case Outcome::Fatal: write_done(w, Token::Done, kDoneError | kDoneServerError, 0, 0); break;
+  }
+  sink.end();
+  return o == Outcome::Fatal;
+}
+
+bool Session::rpc(const Message& message, ReplySink& sink) {
+  std::vector<RpcCall> calls;
+  try {
+    calls = parse_rpc(message.payload);
+  } catch (const std::exception& e) {
+    write_error(sink.out(), as_message(e));
+    write_done(sink.out(), Token::DoneProc, kDoneError, 0, 0);
+    sink.end();
+    return false;
+  }
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const Outcome o = rpc_call(sink, calls[i], i + 1 == calls.size());
+    if (o == Outcome::Cut) return true;
+    if (o == Outcome::Cancelled) {
+      write_done(sink.out(), Token::Done, kDoneAttention, 0, 0);
+      break;
+    }
+    if (o == Outcome::Fatal) {
+      sink.end();
+      return true;
+    }
+  }
+  sink.end();
+  return false;
+}
+
+Session::Outcome Session::rpc_call(ReplySink& sink, const RpcCall& call, bool last) {
+  Writer& w = sink.out();
+  const std::uint16_t more = last ? kDoneFinal : kDoneMore;
+  // Statement parameters: named ones by name, unnamed ones by their place in the declaration.
+  const auto bind = [](const std::vector<RpcParam>& values, std::size_t from, const std::string& decl) {
+    Params params;
+    const auto names = declared_names(decl);
+    for (std::size_t i = from, k = 0; i < values.size(); ++i, ++k) {
+      const std::string name = !values[i].name.empty() ? lower(values[i].name) : (k < names.size() ? names[k] : "");
+      params[name] = TypedValue{values[i].type, values[i].value};
+    }
+    return params;
+  };
+  const auto& p = call.params;
+  const auto decl_at = [&p](std::size_t i) {
+    return i < p.size() && !is_null(p[i].value) ? text_param(p[i], "@params") : std::string();
+  };
+  // DONEPROC ends the call, so every statement inside it keeps the MORE bit.
+  const auto run_in_proc = [&](const std::string& sql, const Params& params) {
+    return execute(sink, sql, params, Token::DoneInProc, false, call.procedure);
+  };
+  Outcome outcome = Outcome::Done;
+  try {
+    std::optional<std::int32_t> handle;
+    if (call.procedure == "sp_executesql") {
+      if (p.empty())
+        throw Error(ErrorKind::Sql, "Procedure expects parameter '@statement', which was not supplied.", 201);
+      outcome = run_in_proc(text_param(p[0], "@statement"), bind(p, 2, decl_at(1)));
+    } else if (call.procedure == "sp_prepexec" || call.procedure == "sp_prepare") {
+      if (p.size() < 3)
+        throw Error(ErrorKind::Sql, "Procedure expects parameter '@stmt', which was not supplied.", 201);
+      handle = next_handle_++;
+      prepared_[*handle] = {decl_at(1), text_param(p[2], "@stmt")};
+      if (call.procedure == "sp_prepexec") outcome = run_in_proc(prepared_[*handle].second, bind(p, 3, decl_at(1)));
+    } else if (call.procedure == "sp_execute") {
+      const auto* h = p.empty() ? nullptr : std::get_if<std::int64_t>(&p[0].value);
+      const auto it = h == nullptr ? prepared_.end() : prepared_.find(static_cast<std::int32_t>(*h));
+      if (it == prepared_.end()) {
+        throw Error(ErrorKind::Sql,
+                    "Could not find prepared statement with handle " +
+                        (h == nullptr ? std::string("NULL") : std::to_string(*h)) + ".",
+                    8179);
+      }
+      outcome = run_in_proc(it->second.second, bind(p, 1, it->second.first));
+    } else if (call.procedure == "sp_unprepare") {
+      if (const auto* h = p.empty() ? nullptr : std::get_if<std::int64_t>(&p[0].value)) {
+        prepared_.erase(static_cast<std::int32_t>(*h));
+      }
+    } else {
+      // Any other name is a stored procedure called by name, bound as EXEC binds it.
+      ProcCall by_name{call.procedure, {}};
+      for (const RpcParam& param : p) by_name.args.push_back(ProcArg{lower(param.name), {param.type, param.value}});
+      for (const ResultSet& rs : database_->call(by_name)) {
+        const Stop stop = write_result_set(sink, rs.columns, rows_of(rs), Token::DoneInProc, false, std::nullopt);
+        outcome = stop == Stop::Cancelled ? Outcome::Cancelled : stop == Stop::Failed ? Outcome::Failed : Outcome::Done;
+        if (outcome != Outcome::Done) break;
+      }
+    }
+    if (outcome == Outcome::Done || outcome == Outcome::Ended) {
+      write_return_status(w, 0);
+      if (handle && !p.empty() && p[0].output) {
+        write_return_value(w, 1, p[0].name, Column{"", ColumnType{SqlKind::Int}, true}, std::int64_t{*handle});
+      }
+      write_done(w, Token::DoneProc, more, 0, 0);
+      return Outcome::Done;
+    }
+  } catch (const std::exception& e) {
+    write_error(w, as_message(e), call.procedure);
+    outcome = Outcome::Failed;
+  }
+  if (outcome == Outcome::Failed) write_done(w, Token::DoneProc, static_cast<std::uint16_t>(more | kDoneError), 0, 0);
+  if (outcome == Outcome::Fatal) write_done(w, Token::DoneProc, kDoneError | kDoneServerError, 0, 0);
+  return outcome;
+}
+
+void Session::transaction(const Message& message, Writer& w) {
+  Reader r(message.payload);
+  const std::uint32_t headers = r.u32le();
+  r.skip(headers - 4);
+  const std::uint16_t request = r.u16le();
+  Bytes descriptor(8, 0);
+  // TM_BEGIN_XACT 5, TM_COMMIT_XACT 7, TM_ROLLBACK_XACT 8 (MS-TDS 2.2.6.9). The emulator reads only,
+  // so a transaction is bookkeeping the client can see, nothing more.
+  if (request == 5) {
+    transaction_ = (static_cast<std::uint64_t>(spid_) << 32) | static_cast<std::uint64_t>(next_handle_++);
+    for (std::size_t k = 0; k < 8; ++k) descriptor[k] = static_cast<std::uint8_t>(transaction_ >> (8 * k));
+    write_envchange_bytes(w, EnvChange::BeginTransaction, descriptor, {});
+  } else if (request == 7 || request == 8) {
+    for (std::size_t k = 0; k < 8; ++k) descriptor[k] = static_cast<std::uint8_t>(transaction_ >> (8 * k));
+    write_envchange_bytes(w, request == 7 ? EnvChange::CommitTransaction : EnvChange::RollbackTransaction, {},
+                          descriptor);
+    transaction_ = 0;
+  }
+  write_done(w, Token::Done, kDoneFinal, 0, 0);
+}
+
+}  // namespace mssqlcdc::tds
