@@ -43,7 +43,7 @@ def _python_strings() -> Iterator[str]:
 
 
 def _cpp_strings() -> Iterator[str]:
-    for path in sorted((ROOT / "cpp" / "src").rglob("*.cpp")):
+    for path in sorted((ROOT / "cpp").glob("*/src/**/*.cpp")):
         text = CPP_CONTINUATION.sub("", path.read_text(encoding="utf-8"))
         for literal in CPP_LITERAL.findall(text):
             yield literal.encode().decode("unicode_escape")
