@@ -23,7 +23,8 @@ from mssql_cdc.core.recovery_decision import CompletionRow, Mode, OpenRow
 from mssql_cdc.facts.details import SnapshotOpenDetail, SnapshotPlanDetail, read_open
 from mssql_cdc.facts.rows import family_condition, family_filter
 from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
+from mssql_cdc.tables.delta_read import read_rows
+from mssql_cdc.tables.reference import TableOutOfReach
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

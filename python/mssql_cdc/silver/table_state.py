@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.tables.delta_read import TableOutOfReach, head
+from mssql_cdc.tables.delta_read import head
+from mssql_cdc.tables.reference import TableOutOfReach
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

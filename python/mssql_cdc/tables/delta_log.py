@@ -18,8 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.tables.delta_read import TableOutOfReach, is_local, path_of
 from mssql_cdc.tables.delta_read import head as delta_head
+from mssql_cdc.tables.delta_read import path_of
+from mssql_cdc.tables.reference import TableOutOfReach, is_local
 from mssql_cdc.tables.refs import TableRef
 
 if TYPE_CHECKING:

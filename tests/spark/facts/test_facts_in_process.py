@@ -22,7 +22,7 @@ from mssql_cdc.sink import state as sink_state
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
 from mssql_cdc.tables.commit_lookup import find_commits
-from mssql_cdc.tables.delta_read import TableOutOfReach
+from mssql_cdc.tables.reference import TableOutOfReach
 
 S = "0x0000002A000001F00003"
 M = "0x0000002B000000100001"

@@ -18,7 +18,7 @@ from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
 from mssql_cdc.silver import table_state as table_state_module
 from mssql_cdc.silver.table_state import TableState, table_state
-from mssql_cdc.tables.delta_read import TableOutOfReach
+from mssql_cdc.tables.reference import TableOutOfReach
 from mssql_cdc.tables.refs import table_ref
 from mssql_cdc.testing import InjectedFault, failpoints
 from tests.spark.support.silver_builder import (
