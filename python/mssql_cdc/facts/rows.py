@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.metrics_files import EVENT_KINDS
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.details import (
+from mssql_cdc.facts.detail_payloads import (
     BatchCommitMetadata,
     FactsCommitMetadata,
     format_time,

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import lsn
-from mssql_cdc.facts.details import json_key
+from mssql_cdc.facts.detail_payloads import json_key
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import SnapshotChunk, parse_chunks
 

@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
-    "Head",
-    "head",
+    "NewestVersion",
     "history",
+    "newest_version",
     "path_of",
     "properties",
     "read_rows",
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class Head:
+class NewestVersion:
     """The newest version of a table, its Delta metadata id and its data file count."""
 
     version: int
@@ -51,7 +51,7 @@ class Head:
     files: int
 
 
-def head(ref: TableRef) -> Head:
+def newest_version(ref: TableRef) -> NewestVersion:
     """The newest version of the table at `ref`'s path, its id and data file count.
 
     Raises:
@@ -59,7 +59,7 @@ def head(ref: TableRef) -> Head:
     """
     table = open_table(ref)
     try:
-        return Head(int(table.version()), str(table.metadata().id), len(table.file_uris()))
+        return NewestVersion(int(table.version()), str(table.metadata().id), len(table.file_uris()))
     except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the log: {exc}") from exc
 

@@ -438,5 +438,5 @@ def test_the_table_state_read_from_delta_s_log_equals_the_public_commands_answer
     def out_of_reach(*_: object, **__: object) -> TableState:
         raise TableOutOfReach("as a location only Spark reads")
 
-    monkeypatch.setattr(table_state_module, "head", out_of_reach)
+    monkeypatch.setattr(table_state_module, "newest_version", out_of_reach)
     assert table_state(spark, ref) == direct  # DESCRIBE HISTORY and DESCRIBE DETAIL agree
