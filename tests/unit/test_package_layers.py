@@ -216,15 +216,6 @@ def test_the_package_root_holds_only_the_public_entry_modules() -> None:
     assert modules == ["__init__.py", "errors.py", "spark.py"]
 
 
-def test_no_module_is_longer_than_a_sitting() -> None:
-    long = [
-        f"{path.relative_to(PACKAGE)}: {n} lines"
-        for _, path in library_modules()
-        if (n := len(path.read_text().splitlines())) > 420
-    ]
-    assert long == []
-
-
 def test_the_checker_catches_a_source_module_importing_the_sink() -> None:
     bad = "from mssql_cdc.sink.writer import delta_sink\n"
     assert violations("source", bad) == ["source imports mssql_cdc.sink.writer"]

@@ -18,7 +18,7 @@ from mssql_cdc.cli.output import add_output_flags
 from mssql_cdc.errors import ConfigError
 
 if TYPE_CHECKING:
-    from mssql_cdc.cli.demo_job import DemoSummary
+    from mssql_cdc.cli.demo_outcome import DemoSummary
 
 __all__ = ["add_parser", "result", "run", "summary_text"]
 
@@ -99,7 +99,9 @@ def _text(value: object) -> str | None:
 
 def summary_text(summary: DemoSummary) -> str:
     """The closing summary the demo prints without --json."""
-    from mssql_cdc.cli.demo_job import APP_ID, NO_MATPLOTLIB, TABLE
+    from mssql_cdc.cli.demo_chart import NO_MATPLOTLIB
+    from mssql_cdc.cli.demo_job import APP_ID
+    from mssql_cdc.cli.demo_workload import TABLE
     from mssql_cdc.core.checkpoint import STATE_FILE_NAME
 
     r = result(summary)

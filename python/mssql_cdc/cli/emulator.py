@@ -31,7 +31,7 @@ def duration(text: str) -> float:
     return float(match.group(1)) * _UNITS.get(match.group(2) or "s", 1)
 
 
-def mix(text: str) -> tuple[int, int, int]:
+def operation_weights(text: str) -> tuple[int, int, int]:
     """insert=50,update=40,delete=10 as three weights."""
     weights = {"insert": 0, "update": 0, "delete": 0}
     for part in text.split(","):
@@ -89,7 +89,7 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
     p.add_argument("--seed", type=int, default=1, help="seed of the random workload")
     p.add_argument(
         "--mix",
-        type=mix,
+        type=operation_weights,
         default=(50, 40, 10),
         help="weights of inserts, updates and deletes (default insert=50,update=40,delete=10)",
     )
@@ -221,7 +221,7 @@ def _set_up(emu: Emulator, args: argparse.Namespace) -> None:
 
 def _workload(args: argparse.Namespace) -> int:
     with Emulator.open(args.path) as emu:
-        result = emu._e.workload(
+        result = emu._open_engine.workload(
             args.table,
             args.rate,
             args.duration,

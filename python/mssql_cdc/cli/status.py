@@ -144,7 +144,7 @@ def _text(s: dict[str, Any]) -> str:
     return "\n".join(f"{k:<16}{v}" for k, v in rows)
 
 
-def _or(value: object, unknown: str) -> str:
+def _text_or(value: object, unknown: str) -> str:
     return unknown if value is None else str(value)
 
 
@@ -158,39 +158,39 @@ def _facts_rows(f: dict[str, Any]) -> list[tuple[str, str]]:
         rows += [
             (
                 "latest batch",
-                f"batch {b['batch_id']} of {b['app_id']}, {_or(b['rows'], '?')} "
-                f"rows, written {_or(b['written_at'], 'at an unknown time')}",
+                f"batch {b['batch_id']} of {b['app_id']}, {_text_or(b['rows'], '?')} "
+                f"rows, written {_text_or(b['written_at'], 'at an unknown time')}",
             ),
             (
                 "  range",
-                f"{span}, end {_or(b['end_lsn'], 'unknown')} "
-                f"({_or(b['end_commit_ts'], 'commit time unknown')})",
+                f"{span}, end {_text_or(b['end_lsn'], 'unknown')} "
+                f"({_text_or(b['end_commit_ts'], 'commit time unknown')})",
             ),
             (
                 "  lag",
                 "unknown"
                 if b["ingestion_lag_seconds"] is None
                 else f"{b['ingestion_lag_seconds']} s behind the source's newest change "
-                f"({_or(b['source_max_commit_ts'], 'its commit time unknown')})",
+                f"({_text_or(b['source_max_commit_ts'], 'its commit time unknown')})",
             ),
             (
                 "  headroom",
                 "unknown"
                 if b["retention_headroom_hours"] is None
                 else f"{b['retention_headroom_hours']} h before CDC cleanup reaches the end offset "
-                f"(cleanup at {_or(b['retention_watermark_ts'], 'an unknown time')})",
+                f"(cleanup at {_text_or(b['retention_watermark_ts'], 'an unknown time')})",
             ),
         ]
     for name, e in f["events"].items():
         if e is None:
             rows.append((name, "none"))
             continue
-        text = f"{e['app_id']} at {_or(e['lsn'], 'no LSN')}"
+        text = f"{e['app_id']} at {_text_or(e['lsn'], 'no LSN')}"
         if e["rows"] is not None:
             text += f", {e['rows']} rows"
         if e["lost_from_ts"] is not None or e["lost_to_ts"] is not None:
-            text += f", lost {_or(e['lost_from_ts'], '?')} to {_or(e['lost_to_ts'], '?')}"
-        rows.append((name, text + f", written {_or(e['written_at'], 'at an unknown time')}"))
+            text += f", lost {_text_or(e['lost_from_ts'], '?')} to {_text_or(e['lost_to_ts'], '?')}"
+        rows.append((name, text + f", written {_text_or(e['written_at'], 'at an unknown time')}"))
     return rows
 
 

@@ -40,7 +40,7 @@ class Removal:
 
 
 @dataclass(frozen=True, slots=True)
-class Left:
+class KeptEntry:
     """An entry that looks like a generation's and is left in place, and why."""
 
     path: str
@@ -55,7 +55,7 @@ class GcReport:
     live_generation: int
     kept: tuple[int, ...]
     removed: tuple[Removal, ...]
-    left: tuple[Left, ...]
+    left: tuple[KeptEntry, ...]
     dry_run: bool
 
     def to_json(self) -> dict[str, object]:
@@ -188,5 +188,7 @@ def collect_garbage(
         except FileNotFoundError:
             continue  # another gc removed it first
         removed.append(Removal(generation, path, files, size))
-    left = tuple(Left(os.path.join(root, *x["path"].split("/")), x["why"]) for x in plan["left"])
+    left = tuple(
+        KeptEntry(os.path.join(root, *x["path"].split("/")), x["why"]) for x in plan["left"]
+    )
     return GcReport(root, live, tuple(plan["kept"]), tuple(removed), left, dry_run)

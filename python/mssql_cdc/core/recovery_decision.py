@@ -47,7 +47,7 @@ __all__ = [
     "estimate_snapshot",
     "has_range",
     "lock_violation",
-    "lost",
+    "loss_after",
     "resolve_start",
 ]
 
@@ -237,9 +237,9 @@ class Conclusion:
     message: str
 
 
-def lost(x: str, observation: Observation) -> Loss | None:
-    """The driver guard at start `x`: where the instance begins if the range after x is purged."""
-    return Loss.from_native(_native.recovery.lost(x, _plain(observation)))
+def loss_after(start: str, observation: Observation) -> Loss | None:
+    """The driver guard at `start`: where the instance begins if the range after it is purged."""
+    return Loss.from_native(_native.recovery.lost(start, _plain(observation)))
 
 
 def has_range(start: StreamOffset, max_lsn: str | None) -> bool:

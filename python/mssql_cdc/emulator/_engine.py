@@ -114,13 +114,13 @@ class Emulator(Permissions):
         return f"Emulator({str(self._path)!r})"
 
     @property
-    def _e(self) -> Any:
+    def _open_engine(self) -> Any:
         if self._engine is None:
             raise ValueError(f"the Emulator for {self._path} is closed; open it again")
         return self._engine
 
     @property
-    def _r(self) -> EmulatorReader:
+    def _open_reader(self) -> EmulatorReader:
         """This object's own reader, refused like every other call once it is closed."""
         if self._engine is None:
             raise ValueError(f"the Emulator for {self._path} is closed; open it again")
@@ -129,10 +129,10 @@ class Emulator(Permissions):
     def configure(self, **settings: object) -> None:
         """Stores settings (docs/emulator.md, 'Settings'); unknown names, bad values: ValueError."""
         for name, value in settings.items():
-            self._e.configure(name, setting_text(name, value))
+            self._open_engine.configure(name, setting_text(name, value))
 
     def settings(self) -> dict[str, object]:
-        return {n: setting_value(n, self._e.setting(n)) for n in SETTING_NAMES}
+        return {n: setting_value(n, self._open_engine.setting(n)) for n in SETTING_NAMES}
 
     def create_table(
         self,
@@ -145,7 +145,7 @@ class Emulator(Permissions):
         if not isinstance(columns, Mapping):
             raise TypeError("columns must be a mapping of column names to SQL Server types")
         key = [primary_key] if isinstance(primary_key, str) else list(primary_key or [])
-        self._e.create_table(table, list(columns.items()), key)
+        self._open_engine.create_table(table, list(columns.items()), key)
 
     def enable_cdc(
         self,
@@ -158,38 +158,38 @@ class Emulator(Permissions):
         """Creates a capture instance (default `<schema>_<table>`) and returns its name;
         `role_name` gates its change data (created when it does not exist, as SQL Server does)."""
         cols = None if captured_columns is None else list(captured_columns)
-        result: str = self._e.enable_cdc(table, capture_instance, cols, role_name)
+        result: str = self._open_engine.enable_cdc(table, capture_instance, cols, role_name)
         return result
 
     def disable_cdc(self, capture_instance: str) -> None:
         """Drops the instance once no change read holds it; BusyError 1222 past lock_timeout_ms."""
-        self._e.disable_cdc(capture_instance)
+        self._open_engine.disable_cdc(capture_instance)
 
     def add_column(self, table: str, column: str, sql_type: str, *, at: Time | None = None) -> str:
-        result: str = self._e.add_column(table, column, sql_type, opt_micros(at))
+        result: str = self._open_engine.add_column(table, column, sql_type, opt_micros(at))
         return result
 
     def drop_column(self, table: str, column: str, *, at: Time | None = None) -> str:
-        result: str = self._e.drop_column(table, column, opt_micros(at))
+        result: str = self._open_engine.drop_column(table, column, opt_micros(at))
         return result
 
     def alter_column(
         self, table: str, column: str, sql_type: str, *, at: Time | None = None
     ) -> str:
-        result: str = self._e.alter_column(table, column, sql_type, opt_micros(at))
+        result: str = self._open_engine.alter_column(table, column, sql_type, opt_micros(at))
         return result
 
     def rename_column(self, table: str, column: str, new_name: str) -> None:
         """sp_rename of a column; a captured one is SchemaError 4928 (decision 1261)."""
-        self._e.rename_column(table, column, new_name)
+        self._open_engine.rename_column(table, column, new_name)
 
     def rename_table(self, table: str, new_name: str) -> None:
         """sp_rename of a table within its schema; its capture instances go on capturing."""
-        self._e.rename_table(table, new_name)
+        self._open_engine.rename_table(table, new_name)
 
     def commit(self, changes: Sequence[Change], *, at: Time | None = None) -> str:
         """Applies the changes as ONE transaction and returns its commit LSN."""
-        result: str = self._e.commit(_changes(changes), opt_micros(at))
+        result: str = self._open_engine.commit(_changes(changes), opt_micros(at))
         return result
 
     def commit_many(
@@ -205,47 +205,49 @@ class Emulator(Permissions):
             times = [to_micros(at)]
         else:
             times = [to_micros(t) for t in at]
-        result: list[str] = self._e.commit_many([_changes(t) for t in transactions], times)
+        result: list[str] = self._open_engine.commit_many(
+            [_changes(t) for t in transactions], times
+        )
         return result
 
     def begin(self, *, at: Time | None = None) -> Transaction:
         """A Transaction that stays open across calls, so transactions can interleave."""
-        return Transaction(self, self._e.begin(opt_micros(at)))
+        return Transaction(self, self._open_engine.begin(opt_micros(at)))
 
     def idle(self, *, at: Time | None = None) -> str:
         """An idle entry: a new max LSN without change rows."""
-        result: str = self._e.idle(opt_micros(at))
+        result: str = self._open_engine.idle(opt_micros(at))
         return result
 
     def advance(self, *, at: Time | None = None) -> datetime:
         """Runs the jobs due up to `at` (default: now), moves the clock there and returns it."""
-        return from_micros(self._e.advance(opt_micros(at)))
+        return from_micros(self._open_engine.advance(opt_micros(at)))
 
     def capture(self) -> str | None:
         """Manual mode: one capture cycle. Returns max_lsn()."""
-        result: str | None = self._e.capture()
+        result: str | None = self._open_engine.capture()
         return result
 
     def drain(self) -> str | None:
         """Manual mode: capture cycles until nothing is pending. Returns max_lsn()."""
-        result: str | None = self._e.drain()
+        result: str | None = self._open_engine.drain()
         return result
 
     def pending_capture(self) -> int:
-        result: int = self._e.pending_capture()
+        result: int = self._open_engine.pending_capture()
         return result
 
     def cleanup(self, capture_instance: str, low_water_mark: str | bytes) -> None:
         """sys.sp_cdc_cleanup_change_table: raise the mark, delete rows strictly below it."""
-        self._e.cleanup(capture_instance, lsn_arg(low_water_mark, "low_water_mark"))
+        self._open_engine.cleanup(capture_instance, lsn_arg(low_water_mark, "low_water_mark"))
 
     def run_cleanup_job(self, *, retention_minutes: int | None = None) -> None:
         """The cleanup job: retention counted from the newest entry, never the wall clock."""
-        self._e.run_cleanup_job(retention_minutes)
+        self._open_engine.run_cleanup_job(retention_minutes)
 
     def commit_before_read(self, changes: Sequence[Change], *, at: Time | None = None) -> None:
         """Hook: commits the changes at the start of the next table read."""
-        self._e.add_hook(
+        self._open_engine.add_hook(
             "commit_before_read", "table", "", None, 0, _changes(changes), opt_micros(at)
         )
 
@@ -272,34 +274,34 @@ class Emulator(Permissions):
         self, kind: str, read: str, capture_instance: str, mark: str | bytes, after_rows: int
     ) -> None:
         mark_text = lsn_arg(mark, "low_water_mark")
-        self._e.add_hook(kind, read, capture_instance, mark_text, after_rows, None, None)
+        self._open_engine.add_hook(kind, read, capture_instance, mark_text, after_rows, None, None)
 
     def inject_null_row(self, *, read: ReadKind = "changes") -> None:
         """Hook: the next read of that kind yields first one all-NULL row."""
-        self._e.add_hook("inject_null_row", read, "", None, 0, None, None)
+        self._open_engine.add_hook("inject_null_row", read, "", None, 0, None, None)
 
     def pending_hooks(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._e.pending_hooks()
+        result: list[dict[str, Any]] = self._open_engine.pending_hooks()
         return result
 
     def clear_hooks(self) -> int:
-        result: int = self._e.clear_hooks()
+        result: int = self._open_engine.clear_hooks()
         return result
 
     def rows(self, table: str) -> list[dict[str, object]]:
         """The committed rows, sorted by primary key (a heap's by all columns, NULLs first)."""
-        native = self._r._reader()
+        native = self._open_reader._reader()
         reader = record_batch_reader(
             lambda: native.read_table(table, None, None, None, None, 65_536, 64 << 20, True)
         )
         rows = to_pylist(reader)
-        if not self._r.table_info(table)["key_columns"]:
+        if not self._open_reader.table_info(table)["key_columns"]:
             rows.sort(key=lambda r: tuple((v is not None, v) for v in r.values()))
         return rows
 
     def change_rows(self, capture_instance: str) -> list[dict[str, object]]:
         """Every change-table column under its SQL Server name, in change-table order."""
-        native = self._r._reader()
+        native = self._open_reader._reader()
         reader = record_batch_reader(
             lambda: native.read_changes(
                 capture_instance,
@@ -322,37 +324,37 @@ class Emulator(Permissions):
         if not capture_instance:
             return zero_lsn()
         try:
-            mark: str = self._r.resolve_instance(capture_instance)["low_water_mark"]
+            mark: str = self._open_reader.resolve_instance(capture_instance)["low_water_mark"]
         except UnknownObjectError:
             return zero_lsn()
         return mark
 
     def max_lsn(self) -> str | None:
-        return self._r.max_lsn()
+        return self._open_reader.max_lsn()
 
     def lsn_time(self, lsn: str | bytes) -> datetime | None:
         """UTC time of exactly that entry, None for any other LSN."""
-        micros: int | None = self._r._reader().lsn_to_utc(lsn_arg(lsn))
+        micros: int | None = self._open_reader._reader().lsn_to_utc(lsn_arg(lsn))
         return None if micros is None else from_micros(micros)
 
     def capture_instances(self, table: str) -> list[str]:
         """Names oldest first, [] if none."""
-        return [i["name"] for i in self._r.capture_instances(table)]
+        return [i["name"] for i in self._open_reader.capture_instances(table)]
 
     def lsn_time_mapping(self) -> list[dict[str, object]]:
         """Every entry in LSN order, with UTC times (the reader's are server-local)."""
-        entries: list[dict[str, Any]] = self._r._reader().lsn_time_mapping()
+        entries: list[dict[str, Any]] = self._open_reader._reader().lsn_time_mapping()
         for e in entries:
             e["tran_begin_time"] = from_micros(e.pop("tran_begin_utc"))
             e["tran_end_time"] = from_micros(e.pop("tran_end_utc"))
         return list(entries)
 
     def captured_columns(self, capture_instance: str) -> list[dict[str, Any]]:
-        return self._r.captured_columns(capture_instance)
+        return self._open_reader.captured_columns(capture_instance)
 
     def ddl_history(self, capture_instance: str) -> list[dict[str, Any]]:
         """Every DDL entry of the instance in LSN order, ddl_time in UTC."""
-        entries: list[dict[str, Any]] = self._r._reader().ddl_history(
+        entries: list[dict[str, Any]] = self._open_reader._reader().ddl_history(
             capture_instance, zero_lsn(), "0x" + "F" * 20
         )
         for entry in entries:
@@ -360,18 +362,18 @@ class Emulator(Permissions):
         return entries
 
     def tables(self) -> list[str]:
-        return self._r.tables()
+        return self._open_reader.tables()
 
     def now(self) -> datetime:
         """The later of the wall clock and the emulator's last time, naive UTC."""
-        last = from_micros(self._e.last_time())
+        last = from_micros(self._open_engine.last_time())
         wall = datetime.now(UTC).replace(tzinfo=None)
         return max(last, wall)
 
     def reader(self, *, user: str | None = None) -> EmulatorReader:
         """A new reader of this file, with its own connection and its own `close()`; it reads
         as database `user` (create_user) or, by default, as dbo."""
-        _ = self._r  # a closed Emulator hands out nothing
+        _ = self._open_reader  # a closed Emulator hands out nothing
         return EmulatorReader(self._path, user=user)
 
     def serve(
@@ -404,15 +406,15 @@ class Transaction:
 
     def execute(self, changes: Sequence[Change]) -> None:
         self._check()
-        self._emulator._e.execute(self._id, _changes(changes))
+        self._emulator._open_engine.execute(self._id, _changes(changes))
 
     def commit(self, *, at: Time | None = None) -> str:
         self._check()
         self._open = False
-        result: str = self._emulator._e.commit_open(self._id, opt_micros(at))
+        result: str = self._emulator._open_engine.commit_open(self._id, opt_micros(at))
         return result
 
     def rollback(self) -> None:
         if self._open:
             self._open = False
-            self._emulator._e.rollback(self._id)
+            self._emulator._open_engine.rollback(self._id)

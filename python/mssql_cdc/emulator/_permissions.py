@@ -18,7 +18,7 @@ class Permissions:
     """The user and role calls of `Emulator`, which mixes this class in."""
 
     @property
-    def _e(self) -> Any:  # the Emulator's engine handle; raises once it is closed
+    def _open_engine(self) -> Any:  # the Emulator's engine handle; raises once it is closed
         raise NotImplementedError
 
     def create_user(self, name: str, *, roles: Sequence[str] = ()) -> None:
@@ -30,7 +30,7 @@ class Permissions:
         """
         if isinstance(roles, str):
             raise TypeError("roles must be a list of role names, not one string")
-        self._e.create_user(name, list(roles))
+        self._open_engine.create_user(name, list(roles))
 
     def add_role_member(self, role: str, user: str) -> None:
         """ALTER ROLE `role` ADD MEMBER `user`.
@@ -38,4 +38,4 @@ class Permissions:
         Raises:
             UnknownObjectError: the role or the user does not exist (15151).
         """
-        self._e.add_role_member(role, user)
+        self._open_engine.add_role_member(role, user)

@@ -24,8 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.facts import family
-from mssql_cdc.facts.family import FACT_COLUMNS, PREFLIGHT_EVENTS, SnapshotFacts
+from mssql_cdc.facts import snapshot_family
+from mssql_cdc.facts.snapshot_family import FACT_COLUMNS, PREFLIGHT_EVENTS, SnapshotFacts
 from mssql_cdc.tables.delta_log import CommitSummary, LogHead, LogReader
 from mssql_cdc.tables.refs import table_ref
 
@@ -200,7 +200,7 @@ def preflight_facts(
         reader = LogReader.open(spark, table_ref(facts_table, argument="facts_table"))
     head = None if reader is None else reader.head()
     if checkpoint is None or reader is None or head is None:
-        return family.snapshot_facts(spark, facts_table, app_id, events=PREFLIGHT_EVENTS)
+        return snapshot_family.snapshot_facts(spark, facts_table, app_id, events=PREFLIGHT_EVENTS)
     entry = load(checkpoint)
     if entry is not None:
         reason = still_valid(entry, app_id=app_id, head=head, commit=reader.commit)
@@ -211,7 +211,7 @@ def preflight_facts(
         log.debug("%s: family cache stale (%s); reading the facts table", facts_table, reason)
     # The head is taken before the query, so the rows are those of its version or a later one:
     # every commit after it is checked next time.
-    facts = family.snapshot_facts(spark, facts_table, app_id, events=PREFLIGHT_EVENTS)
+    facts = snapshot_family.snapshot_facts(spark, facts_table, app_id, events=PREFLIGHT_EVENTS)
     _remember(checkpoint, reader, head, app_id, facts.rows)
     return facts
 

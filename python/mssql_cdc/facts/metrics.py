@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from mssql_cdc.facts.details import parse_time
+from mssql_cdc.facts.detail_payloads import parse_time
 
 __all__ = [
     "FoldedMetrics",

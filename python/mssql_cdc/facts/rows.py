@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.metrics_files import EVENT_KINDS
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.details import (
+from mssql_cdc.facts.detail_payloads import (
     BatchCommitMetadata,
     FactsCommitMetadata,
     format_time,
@@ -35,9 +35,10 @@ from mssql_cdc.facts.metrics import (
 from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
-from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
+from mssql_cdc.tables.delta_read import read_rows
 from mssql_cdc.tables.delta_write import append_rows, columns_of, writes_in_process
 from mssql_cdc.tables.migrations import sql_string
+from mssql_cdc.tables.reference import TableOutOfReach
 
 if TYPE_CHECKING:
     import pyarrow.compute as pc

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.details import (
+from mssql_cdc.facts.detail_payloads import (
     RequestedDetail,
     SeededDetail,
     SnapshotChunkDetail,

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.finalization.verdicts import Granularity, advance, truncate
 from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
+from mssql_cdc.tables.delta_read import read_rows
+from mssql_cdc.tables.reference import TableOutOfReach
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.offsets import Offset
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.details import format_time, parse_time
+from mssql_cdc.facts.detail_payloads import format_time, parse_time
 from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables.merge_sql import merge_into

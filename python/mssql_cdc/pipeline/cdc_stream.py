@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
-    from mssql_cdc.facts.family import SnapshotFacts
+    from mssql_cdc.facts.snapshot_family import SnapshotFacts
     from mssql_cdc.snapshot.backfill import BackfillStatus
 
 __all__ = ["CdcStream", "stream"]

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mssql_cdc.core.row_digest import digestible
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.details import json_key
-from mssql_cdc.facts.family import now_naive
+from mssql_cdc.facts.detail_payloads import json_key
 from mssql_cdc.facts.keys import sink_id
 from mssql_cdc.facts.rows import FactsRow, append_facts, family_condition
+from mssql_cdc.facts.snapshot_family import now_naive
 from mssql_cdc.finalization.verdicts import control_rows
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import KeyBound

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.operation import Operation
-from mssql_cdc.facts import family
-from mssql_cdc.facts.details import RepairDetail, parse_time
+from mssql_cdc.facts import snapshot_family as family
+from mssql_cdc.facts.detail_payloads import RepairDetail, parse_time
 from mssql_cdc.facts.keys import snapchunks_key, snapplan_key, wave_key
 from mssql_cdc.facts.rows import append_facts
 from mssql_cdc.facts.snapshot_rows import snapshot_chunk_row, snapshot_plan_row
@@ -21,7 +21,7 @@ from mssql_cdc.tables import writes as table_writes
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from mssql_cdc.facts.family import OpenFact
+    from mssql_cdc.facts.snapshot_family import OpenFact
     from mssql_cdc.reconciliation.repair import RepairJob
 
 __all__ = ["carry", "write_plan"]

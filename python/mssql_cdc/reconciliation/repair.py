@@ -19,8 +19,8 @@ from mssql_cdc.core import lsn
 from mssql_cdc.core.checkpoint import read_state
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import family
-from mssql_cdc.facts.details import RepairDetail, json_key
+from mssql_cdc.facts import snapshot_family as family
+from mssql_cdc.facts.detail_payloads import RepairDetail, json_key
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.reconciliation.carried import carry, write_plan
 from mssql_cdc.reconciliation.narrow import KeyRange
@@ -32,7 +32,7 @@ from mssql_cdc.snapshot.probe import open_probe
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mssql_cdc.facts.family import OpenFact, SnapshotFacts
+    from mssql_cdc.facts.snapshot_family import OpenFact, SnapshotFacts
     from mssql_cdc.reconciliation.api import ReconcileResult
 
 __all__ = [

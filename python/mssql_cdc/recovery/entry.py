@@ -20,7 +20,7 @@ from mssql_cdc.core.checkpoint import (
     spark_only,
 )
 from mssql_cdc.core.offsets import Offset
-from mssql_cdc.facts.family import SnapshotFacts
+from mssql_cdc.facts.snapshot_family import SnapshotFacts
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.recovery.observer import open_observer
 from mssql_cdc.recovery.plan import RecoveryPlan, plan_recovery

@@ -52,7 +52,7 @@ from mssql_cdc.core.recovery_decision import (
     resolve_start,
 )
 from mssql_cdc.errors import DataLossError, NativeStateError
-from mssql_cdc.facts.family import BatchSample
+from mssql_cdc.facts.snapshot_family import BatchSample
 from mssql_cdc.recovery.observer import SourceObserver
 from mssql_cdc.testing.failpoints import failpoint
 

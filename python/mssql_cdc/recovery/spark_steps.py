@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.facts import family
-from mssql_cdc.facts.family import BatchSample, SnapshotFacts
+from mssql_cdc.facts import snapshot_family as family
+from mssql_cdc.facts.snapshot_family import BatchSample, SnapshotFacts
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.recovery.preflight import FamilyRows, Taken
 

@@ -19,10 +19,10 @@ from mssql_cdc.core.operation import Operation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.finalization import ControlRow, control_rows, record_position
 from mssql_cdc.silver.checks import check_arguments, check_capture_instance, check_keys
-from mssql_cdc.silver.facts_view import SnapshotFacts, read_snapshot_facts
+from mssql_cdc.silver.facts_view import BronzeSnapshotFacts, read_snapshot_facts
 from mssql_cdc.silver.images import BronzeShape, bronze_shape, col, snapshot_of
 from mssql_cdc.silver.merge import ensure_silver
-from mssql_cdc.silver.steps import Position, Steps
+from mssql_cdc.silver.silver_writer import Position, SilverWriter
 from mssql_cdc.silver.table_state import table_state
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables.session import check_session
@@ -106,7 +106,9 @@ def apply_changes(
     # The verdict and the events are read before bronze is pinned, so the pinned version holds
     # every row they point to (bronze commits rows before the verdict and the events).
     bronze_verdict, current = _control_rows(spark, control_table, [bronze, target])
-    facts = read_snapshot_facts(spark, facts_table, bronze) if facts_table else SnapshotFacts()
+    facts = (
+        read_snapshot_facts(spark, facts_table, bronze) if facts_table else BronzeSnapshotFacts()
+    )
     rows = _pinned(spark, bronze_ref)
     shape = bronze_shape(rows, bronze)
     check_keys(key_list, shape, bronze)
@@ -125,14 +127,16 @@ def apply_changes(
     silver_ref = tables.table_ref(target, argument="target")
     ensure_silver(spark, silver_ref, shape)
     empty = table_state(spark, silver_ref).files == 0
-    step = Steps(spark, silver_ref, rows, shape, key_list, bronze, empty=empty)
+    writer = SilverWriter(spark, silver_ref, rows, shape, key_list, bronze, empty=empty)
     newest = _newest_snapshot(wholes, facts, with_facts=facts_table is not None)
     rebuilt = newest is not None and (before.snapshot_lsn is None or newest > before.snapshot_lsn)
-    position = step.rebuild(newest) if newest is not None and rebuilt else step.incremental(before)
+    position = (
+        writer.rebuild(newest) if newest is not None and rebuilt else writer.incremental(before)
+    )
     open_lsn = facts.open_chunked()
     if open_lsn is not None and (position.snapshot_lsn is None or open_lsn > position.snapshot_lsn):
-        position = step.waves(open_lsn, facts, position)
-    if step.written:
+        position = writer.waves(open_lsn, facts, position)
+    if writer.written:
         failpoint("silver.after_merge")
     verdict = _verdict(bronze_verdict, current) if facts_table and open_lsn is None else None
     if position != before or verdict is not None:
@@ -209,7 +213,9 @@ def _survey(
     return wholes, bool(row["chunked"])
 
 
-def _newest_snapshot(wholes: list[str], facts: SnapshotFacts, *, with_facts: bool) -> str | None:
+def _newest_snapshot(
+    wholes: list[str], facts: BronzeSnapshotFacts, *, with_facts: bool
+) -> str | None:
     """P: the newest completion row's LSN or the newest whole snapshot that counts, if any.
 
     With a facts table, a whole snapshot still covered by an open full open is the rows of a

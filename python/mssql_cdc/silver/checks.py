@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.silver.facts_view import SnapshotFacts
+from mssql_cdc.silver.facts_view import BronzeSnapshotFacts
 from mssql_cdc.silver.images import LIBRARY_COLUMNS, BronzeShape, col
 from mssql_cdc.tables.refs import require_distinct
 
@@ -87,7 +87,7 @@ def check_keys(keys: Sequence[str], shape: BronzeShape, bronze: str) -> None:
 
 
 def check_capture_instance(
-    rows: DataFrame, facts: SnapshotFacts, capture_instance: str, bronze: str
+    rows: DataFrame, facts: BronzeSnapshotFacts, capture_instance: str, bronze: str
 ) -> None:
     """Every row must come from `capture_instance` or one recorded as following it.
 

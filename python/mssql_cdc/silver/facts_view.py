@@ -15,12 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core.recovery_decision import Mode
 from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
+from mssql_cdc.tables.delta_read import read_rows
+from mssql_cdc.tables.reference import TableOutOfReach
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["ChunkRow", "OpenRow", "SnapshotFacts", "facts_from_rows", "read_snapshot_facts"]
+__all__ = [
+    "BronzeSnapshotFacts",
+    "ChunkRow",
+    "OpenedSnapshot",
+    "facts_from_rows",
+    "read_snapshot_facts",
+]
 
 _EVENTS = (
     "bootstrap",
@@ -32,7 +39,7 @@ _EVENTS = (
 
 
 @dataclass(frozen=True, slots=True)
-class OpenRow:
+class OpenedSnapshot:
     """A 'snapshot_open' row: its S (min_lsn) and its mode."""
 
     lsn: str
@@ -49,11 +56,11 @@ class ChunkRow:
 
 
 @dataclass(frozen=True, slots=True)
-class SnapshotFacts:
+class BronzeSnapshotFacts:
     """The snapshot events and capture-instance switches recorded for one bronze."""
 
     completions: tuple[str, ...] = ()
-    opens: tuple[OpenRow, ...] = ()
+    opens: tuple[OpenedSnapshot, ...] = ()
     chunks: tuple[ChunkRow, ...] = ()
     switches: tuple[tuple[str, str], ...] = field(default=())
 
@@ -86,14 +93,16 @@ class SnapshotFacts:
         return {w: sorted(set(c)) for w, c in sorted(waves.items())}
 
 
-def read_snapshot_facts(spark: SparkSession, facts_ref: str, bronze_ref: str) -> SnapshotFacts:
+def read_snapshot_facts(
+    spark: SparkSession, facts_ref: str, bronze_ref: str
+) -> BronzeSnapshotFacts:
     """Read the facts rows of `bronze_ref`; an absent table or pre-event shape reads as none.
     A path facts table is read in process (no Spark job)."""
     handle = tables.open_for_read(
         spark, tables.table_ref(facts_ref, argument="facts_table"), "facts"
     )
     if handle is None:
-        return SnapshotFacts()
+        return BronzeSnapshotFacts()
     bronze = tables.table_ref(bronze_ref, argument="bronze")
     columns = ("target", "event", "min_lsn", "max_lsn", "detail")
     try:
@@ -105,7 +114,7 @@ def read_snapshot_facts(spark: SparkSession, facts_ref: str, bronze_ref: str) ->
     except TableOutOfReach:  # a catalog name, a path only Spark reads, or an older shape
         df = spark.table(handle.ref.sql)
         if "event" not in df.columns:
-            return SnapshotFacts()
+            return BronzeSnapshotFacts()
         detail = df["detail"] if "detail" in df.columns else None
         from pyspark.sql import functions as F
 
@@ -126,14 +135,14 @@ def read_snapshot_facts(spark: SparkSession, facts_ref: str, bronze_ref: str) ->
     return facts_from_rows(r[1:] for r in rows if named[r[0]])
 
 
-def facts_from_rows(rows: Iterable[tuple[Any, ...]]) -> SnapshotFacts:
+def facts_from_rows(rows: Iterable[tuple[Any, ...]]) -> BronzeSnapshotFacts:
     """Build the view from (event, min_lsn, max_lsn, detail JSON) tuples of one bronze.
 
     A 'snapshot_open' without `detail.mode` is chunked (the pre-release shape, also
     `mode = "resnapshot"`), as docs/tables.md, '`detail` payloads', says readers default it.
     """
     completions: list[str] = []
-    opens: list[OpenRow] = []
+    opens: list[OpenedSnapshot] = []
     chunks: list[ChunkRow] = []
     switches: list[tuple[str, str]] = []
     for event, min_lsn, max_lsn, raw in rows:
@@ -142,14 +151,14 @@ def facts_from_rows(rows: Iterable[tuple[Any, ...]]) -> SnapshotFacts:
             completions.append(max_lsn)
         elif event == "snapshot_open" and min_lsn:
             mode = payload.get("mode", "chunked")
-            opens.append(OpenRow(min_lsn, "full" if mode == "full" else "chunked"))
+            opens.append(OpenedSnapshot(min_lsn, "full" if mode == "full" else "chunked"))
         elif event == "snapshot_chunk" and isinstance(payload.get("snapshot"), str):
             chunks.append(
                 ChunkRow(payload["snapshot"], int(payload["chunk"]), int(payload["wave"]))
             )
         elif event == "capture_instance_switched" and payload.get("old") and payload.get("new"):
             switches.append((str(payload["old"]), str(payload["new"])))
-    return SnapshotFacts(tuple(completions), tuple(opens), tuple(chunks), tuple(switches))
+    return BronzeSnapshotFacts(tuple(completions), tuple(opens), tuple(chunks), tuple(switches))
 
 
 def _detail(raw: object) -> Mapping[str, Any]:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.tables.delta_read import TableOutOfReach, head
+from mssql_cdc.tables.delta_read import newest_version
+from mssql_cdc.tables.reference import TableOutOfReach
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -37,7 +38,7 @@ def table_state(spark: SparkSession, ref: TableRef) -> TableState:
         ConfigError: the table has no history (not a Delta table).
     """
     try:
-        found = head(ref)
+        found = newest_version(ref)
         return TableState(found.version, found.files)
     except TableOutOfReach:
         pass  # a catalog name, or a path only Spark reads

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.rows import FactsRow
-from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
+from mssql_cdc.tables.delta_read import read_rows
+from mssql_cdc.tables.reference import TableOutOfReach
 from mssql_cdc.tables.refs import TableRef
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from mssql_cdc.sink.bronze import append_batch
 from mssql_cdc.sink.counts import aggregates_from_counts
 from mssql_cdc.sink.micro_batch import aggregate, check_columns, persist, read_into_cache
 from mssql_cdc.sink.state import LastBatch, already_recorded, rewound_error
-from mssql_cdc.sink.warm import StateWarmer
+from mssql_cdc.sink.state_warmer import StateWarmer
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables.delta_write import writes_in_process
 from mssql_cdc.testing.failpoints import failpoint

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mssql_cdc.core.progress import Progress, Throughput, per_second, report
 from mssql_cdc.errors import ConfigError, SchemaChangedError
-from mssql_cdc.facts import family
-from mssql_cdc.facts.details import (
+from mssql_cdc.facts import snapshot_family
+from mssql_cdc.facts.detail_payloads import (
     SnapshotCompletionDetail,
     SnapshotPlanDetail,
     json_key,
@@ -112,7 +112,7 @@ def backfill(
         min_headroom_hours,
         target_wave_seconds,
     )
-    facts = family.snapshot_facts(spark, facts_table, app_id)
+    facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
     check_mode_lock(
         spark, config, target, mode="chunked", app_id=app_id, facts_table=facts_table, facts=facts
     )
@@ -132,7 +132,7 @@ def backfill(
             f"target {newest.target!r}, not {target!r}; call backfill with that target"
         )
     snap = Snapshot(newest, app_id, target, facts_table)
-    if family.is_complete(newest, facts.completions()):
+    if snapshot_family.is_complete(newest, facts.completions()):
         stored = facts.plan(snap.s)
         done = len(facts.chunks(snap.s))
         total = None if stored is None else len(stored.detail["chunks"])
@@ -173,12 +173,12 @@ def _plan(
     snap: Snapshot,
     probe: SourceProbe,
     chunk_rows: int | None,
-    stored: family.PlanFact | None,
+    stored: snapshot_family.PlanFact | None,
 ) -> SnapshotPlanDetail:
     """The stored plan of S (`stored`, as read at the call's start), planning it first when
     there is none."""
     if stored is None:
-        started = family.now_naive()
+        started = snapshot_family.now_naive()
         clock_start = time.monotonic()
         rows = chunk_rows or DEFAULT_CHUNK_ROWS
         extent = snap.open.detail.get("plan")
@@ -208,10 +208,12 @@ def _plan(
             detail=detail,
             started_at=started,
             duration_ms=int((time.monotonic() - clock_start) * 1000),
-            written_at=family.now_naive(),
+            written_at=snapshot_family.now_naive(),
         )
         append_facts(spark, snap.facts_table, [row], key=snapplan_key(snap.app_id, snap.s))
-        stored = family.plan_fact(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
+        stored = snapshot_family.plan_fact(
+            spark, snap.facts_table, snap.app_id, snap.s, checked=True
+        )
         if stored is None:
             raise ConfigError(
                 f"{snap.facts_table}: the snapshot_plan row of {snap.s} was not found after "
@@ -233,10 +235,10 @@ def _throttle(
 ) -> tuple[BackfillState, str] | None:
     if minimum is None:
         return None
-    newest = family.newest_batch(spark, snap.facts_table, snap.app_id)
+    newest = snapshot_family.newest_batch(spark, snap.facts_table, snap.app_id)
     if newest is None or newest[0] is None or newest[1] is None:
         return "waiting_metrics", "no facts row with retention_headroom_hours yet"
-    now = family.now_naive()
+    now = snapshot_family.now_naive()
     assert now is not None
     effective = newest[0] - (now - newest[1]).total_seconds() / 3600
     if effective < minimum:
@@ -257,7 +259,7 @@ def _waves(
     snap: Snapshot,
     probe: SourceProbe,
     plan: SnapshotPlanDetail,
-    read_first: list[family.ChunkFact],
+    read_first: list[snapshot_family.ChunkFact],
     limits: tuple[int | None, float | None, float | None, float | None],
 ) -> BackfillStatus:
     """Run waves until done or a limit. `read_first`: the chunk rows read at the call's start."""
@@ -276,16 +278,18 @@ def _waves(
     # Chunk rows follow a wave's append, so with no wave in bronze when its record was read the
     # rows read at the call's start are still all there are (a wave stored since is found by
     # its key when this call appends the same wave).
-    known: list[family.ChunkFact] | None = read_first if recorded is None else None
+    known: list[snapshot_family.ChunkFact] | None = read_first if recorded is None else None
     while True:
         if known is None:
-            known = family.chunk_facts(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
+            known = snapshot_family.chunk_facts(
+                spark, snap.facts_table, snap.app_id, snap.s, checked=True
+            )
         chunk_facts, known = known, None
         written = max((c.wave for c in chunk_facts), default=-1)
         if appended > written:
             done_before = {c.chunk for c in chunk_facts}
             facts_of_stored_wave(spark, snap, probe, appended, plan["chunks"], done_before)
-            chunk_facts = family.chunk_facts(
+            chunk_facts = snapshot_family.chunk_facts(
                 spark, snap.facts_table, snap.app_id, snap.s, checked=True
             )
         done = {c.chunk for c in chunk_facts}
@@ -363,7 +367,9 @@ def _bounds(
     return i, lo, hi, last
 
 
-def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[family.ChunkFact]) -> None:
+def _complete(
+    spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[snapshot_family.ChunkFact]
+) -> None:
     """Write the snapshot's completion row (stored once under `A#events`, the open's generation)
     from the `snapshot_chunk` rows of every chunk; first the gap's derived deletes when the
     open asked for them (a crash in between repeats them, stored once)."""
@@ -401,7 +407,7 @@ def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[family.
         rows=rows,
         started_at=snap.open.written_at,
         duration_ms=None,
-        written_at=family.now_naive(),
+        written_at=snapshot_family.now_naive(),
         lost_from_ts=snap.open.lost_from_ts,
         lost_to_ts=snap.open.lost_to_ts,
         detail=detail,

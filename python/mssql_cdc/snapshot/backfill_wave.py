@@ -19,11 +19,11 @@ from mssql_cdc.core import lsn
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.operation import Operation
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import family
-from mssql_cdc.facts.details import parse_time
-from mssql_cdc.facts.family import OpenFact
+from mssql_cdc.facts import snapshot_family
+from mssql_cdc.facts.detail_payloads import parse_time
 from mssql_cdc.facts.keys import snapchunks_key, wave_key
 from mssql_cdc.facts.rows import FactsRow, append_facts
+from mssql_cdc.facts.snapshot_family import OpenFact
 from mssql_cdc.facts.snapshot_rows import snapshot_chunk_row
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.snapshot.probe import SourceProbe, stamp
@@ -87,7 +87,7 @@ class ChunkRead:
 def _chunk_rows(
     snap: Snapshot, probe: SourceProbe, wave: int, stamp_lsn: str, chunks: Sequence[ChunkRead]
 ) -> list[FactsRow]:
-    written_at = family.now_naive()
+    written_at = snapshot_family.now_naive()
     stamp_ts = parse_time(probe.commit_ts(stamp_lsn))
     return [
         snapshot_chunk_row(

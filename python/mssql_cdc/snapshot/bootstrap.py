@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from mssql_cdc.core.checkpoint import GenerationState
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import family_cache
-from mssql_cdc.facts.family import SnapshotFacts
+from mssql_cdc.facts.snapshot_family import SnapshotFacts
 from mssql_cdc.options.config import SnapshotMode, SourceConfig
 from mssql_cdc.snapshot import full
 from mssql_cdc.snapshot.chunked_open import open_chunked

@@ -9,10 +9,15 @@ from typing import TYPE_CHECKING, Literal
 
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.core.recovery_decision import lost
+from mssql_cdc.core.recovery_decision import loss_after
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import family
-from mssql_cdc.facts.details import RepairDetail, SnapshotOpenDetail, format_time, parse_time
+from mssql_cdc.facts import snapshot_family
+from mssql_cdc.facts.detail_payloads import (
+    RepairDetail,
+    SnapshotOpenDetail,
+    format_time,
+    parse_time,
+)
 from mssql_cdc.facts.keys import snapshots_key, validate_app_id
 from mssql_cdc.facts.rows import append_facts
 from mssql_cdc.facts.snapshot_rows import snapshot_open_row
@@ -92,7 +97,7 @@ def open_chunked(
             commit_ts=parse_time(s.commit_ts),
             detail=detail,
             started_at=parse_time(started),
-            written_at=family.now_naive(),
+            written_at=snapshot_family.now_naive(),
         )
         tables.ensure_table(spark, facts_table, "facts")
         append_facts(spark, facts_table, [row], key=snapshots_key(app_id, generation))
@@ -113,7 +118,7 @@ def _stored_open(
 ) -> StreamOffset:
     """The stored chunked open of the generation (a second attempt gets the first one's S), then
     the race re-check against full opens (the facts table was opened for write just before)."""
-    facts = family.snapshot_facts(spark, facts_table, app_id, checked=True)
+    facts = snapshot_family.snapshot_facts(spark, facts_table, app_id, checked=True)
     opens = [o for o in facts.opens() if o.generation == generation]
     chunked = [o for o in opens if o.mode == "chunked"]
     if not chunked:
@@ -123,11 +128,13 @@ def _stored_open(
         )
     mine = chunked[0]
     completions = facts.completions()
-    full = [o for o in opens if o.mode == "full" and not family.is_complete(o, completions)]
+    full = [
+        o for o in opens if o.mode == "full" and not snapshot_family.is_complete(o, completions)
+    ]
     if full:
         observation = probe.observe()
         for other in full:
-            if lost(other.s.lsn, observation) is None:
+            if loss_after(other.s.lsn, observation) is None:
                 raise ConfigError(
                     f"{target}: another run opened a full snapshot of generation {generation} "
                     f"at {other.s.lsn} first and may still be reading it; rerun with "

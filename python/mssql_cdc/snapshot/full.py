@@ -18,8 +18,8 @@ from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.progress import Progress, per_second, report
 from mssql_cdc.core.recovery_decision import Mode, Observation, lock_violation
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import family
-from mssql_cdc.facts.details import (
+from mssql_cdc.facts import snapshot_family
+from mssql_cdc.facts.detail_payloads import (
     RequestedDetail,
     SeededDetail,
     SnapshotOpenDetail,
@@ -257,7 +257,7 @@ def _open_full(
         commit_ts=parse_time(at.commit_ts),
         detail=detail,
         started_at=_naive(started),
-        written_at=family.now_naive(),
+        written_at=snapshot_family.now_naive(),
     )
     tables.ensure_table(spark, facts_table, "facts")
     append_facts(spark, facts_table, [row], key=None)
@@ -330,7 +330,7 @@ def write_completion(
         rows=snapshot.rows,
         started_at=_naive(snapshot.started_at),
         duration_ms=snapshot.duration_ms,
-        written_at=family.now_naive(),
+        written_at=snapshot_family.now_naive(),
         lost_from_ts=parse_time(lost_from_ts),
         lost_to_ts=parse_time(lost_to_ts),
         detail=detail,
@@ -348,11 +348,11 @@ def check_mode_lock(
     mode: Mode,
     app_id: str,
     facts_table: str,
-    facts: family.SnapshotFacts | None = None,
+    facts: snapshot_family.SnapshotFacts | None = None,
 ) -> None:
     """Refuse a run of `mode` while the family has an open snapshot of the other mode.
 
-    The source is queried (for `lost(S)`) only when an incomplete full open exists. `facts`,
+    The source is queried (for `loss_after(S)`) only when an incomplete full open exists. `facts`,
     when given, are the family's snapshot facts the caller has just read.
 
     Raises:
@@ -360,9 +360,11 @@ def check_mode_lock(
     """
     validate_app_id(app_id)
     if facts is None:
-        facts = family.snapshot_facts(spark, facts_table, app_id)
+        facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
     opens, completions = facts.opens(), facts.completions()
-    pending_full = any(o.mode == "full" and not family.is_complete(o, completions) for o in opens)
+    pending_full = any(
+        o.mode == "full" and not snapshot_family.is_complete(o, completions) for o in opens
+    )
     observation = Observation(max_lsn=None)
     if mode == "chunked" and pending_full:
         probe: SourceProbe = open_probe(config)

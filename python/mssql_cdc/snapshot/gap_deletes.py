@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.operation import Operation
-from mssql_cdc.facts import family
+from mssql_cdc.facts import snapshot_family
 from mssql_cdc.facts.keys import gap_deletes_key
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
@@ -41,7 +41,7 @@ def previous_point(s: str, wholes: Iterable[str], completions: Iterable[str]) ->
     return max(below) if below else None
 
 
-def _c(name: str) -> Column:
+def _column(name: str) -> Column:
     from pyspark.sql import functions as F
 
     return F.col(f"`{name.replace('`', '``')}`")
@@ -51,8 +51,8 @@ def _order(frame: DataFrame, *, descending: bool) -> list[Column]:
     order = ("_start_lsn", "_command_id", "_seqval", "_operation")
     names = [n for n in order if n in frame.columns]
     if descending:  # apply order reversed: the last row of a key first
-        return [_c(n).desc_nulls_last() for n in names]
-    return [_c(n).asc_nulls_first() for n in names]
+        return [_column(n).desc_nulls_last() for n in names]
+    return [_column(n).asc_nulls_first() for n in names]
 
 
 def _first(frame: DataFrame, keys: Sequence[str], *, last: bool) -> DataFrame:
@@ -60,7 +60,9 @@ def _first(frame: DataFrame, keys: Sequence[str], *, last: bool) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    window = Window.partitionBy(*[_c(k) for k in keys]).orderBy(*_order(frame, descending=last))
+    window = Window.partitionBy(*[_column(k) for k in keys]).orderBy(
+        *_order(frame, descending=last)
+    )
     rank = "__mssql_cdc_rank"
     return frame.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1).drop(rank)
 
@@ -73,10 +75,12 @@ def _without(frame: DataFrame, other: DataFrame, keys: Sequence[str]) -> DataFra
     # The right side's keys get new names: both sides read one bronze, and a condition over
     # columns of one lineage could resolve to the same attribute on both.
     names = [f"__mssql_cdc_key{i}" for i in range(len(keys))]
-    right = other.select(*[_c(k).alias(n) for k, n in zip(keys, names, strict=True)]).distinct()
+    right = other.select(
+        *[_column(k).alias(n) for k, n in zip(keys, names, strict=True)]
+    ).distinct()
     condition = None
     for k, n in zip(keys, names, strict=True):
-        match = _c(k).eqNullSafe(F.col(n))
+        match = _column(k).eqNullSafe(F.col(n))
         condition = match if condition is None else condition & match
     return frame.join(right, condition, "left_anti")
 
@@ -84,9 +88,9 @@ def _without(frame: DataFrame, other: DataFrame, keys: Sequence[str]) -> DataFra
 def _wholes_below(bronze: DataFrame, s: str) -> list[str]:
     from pyspark.sql import functions as F
 
-    point = F.coalesce(_c("_snapshot"), _c("_start_lsn"))
+    point = F.coalesce(_column("_snapshot"), _column("_start_lsn"))
     rows = (
-        bronze.where((_c("_operation") == Operation.SNAPSHOT) & _c("_chunk").isNull())
+        bronze.where((_column("_operation") == Operation.SNAPSHOT) & _column("_chunk").isNull())
         .where(point < s)
         .agg(F.max(point).alias("p"))
         .collect()
@@ -104,7 +108,7 @@ def derived_deletes(
     from pyspark.sql import functions as F
 
     s = snapshot.lsn
-    op, lsn, mark = _c("_operation"), _c("_start_lsn"), _c("_snapshot")
+    op, lsn, mark = _column("_operation"), _column("_start_lsn"), _column("_snapshot")
     read_from_cdc = (op != Operation.SNAPSHOT) & mark.isNull()
     changes_before = read_from_cdc & (op != Operation.UPDATE_BEFORE) & (lsn <= s)
     if point is None:
@@ -130,7 +134,7 @@ def derived_deletes(
     }
     return gone.select(
         *[
-            F.lit(replaced[name]).cast(kind).alias(name) if name in replaced else _c(name)
+            F.lit(replaced[name]).cast(kind).alias(name) if name in replaced else _column(name)
             for name, kind in fields.items()
         ]
     )
@@ -170,7 +174,7 @@ def write_gap_deletes(
         return 0  # nothing in bronze, so nothing before the snapshot to delete
     bronze = spark.table(handle.ref.sql)
     completions = [
-        c.lsn.lsn for c in family.snapshot_facts(spark, facts_table, app_id).completions()
+        c.lsn.lsn for c in snapshot_family.snapshot_facts(spark, facts_table, app_id).completions()
     ]
     point = previous_point(snapshot.lsn, _wholes_below(bronze, snapshot.lsn), completions)
     rows = derived_deletes(bronze, keys, snapshot, point).persist()

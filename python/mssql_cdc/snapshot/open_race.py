@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc.facts import family
+from mssql_cdc.facts import snapshot_family
 from mssql_cdc.facts.keys import snapshots_key
 from mssql_cdc.tables.delta_log import CommitSummary, LogHead, LogReader
 from mssql_cdc.tables.refs import table_ref
@@ -42,18 +42,18 @@ class FactsSeen:
 
     version: int
     table_id: str | None
-    facts: family.SnapshotFacts
+    facts: snapshot_family.SnapshotFacts
 
     @classmethod
     def nothing(cls) -> FactsSeen:
-        return cls(-1, None, family.SnapshotFacts(()))
+        return cls(-1, None, snapshot_family.SnapshotFacts(()))
 
 
 def facts_seen(spark: SparkSession, facts_table: str, app_id: str) -> FactsSeen:
     """Read the family's snapshot facts, noting the log's version first (the rows are those of
     that version or a later one)."""
     head = _head(spark, facts_table)[1]
-    facts = family.snapshot_facts(spark, facts_table, app_id)
+    facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
     if head is None:
         return FactsSeen(-1, None, facts)
     return FactsSeen(head.version, head.table_id, facts)
@@ -95,7 +95,7 @@ def unseen(
 
 def chunked_opens(
     spark: SparkSession, facts_table: str, app_id: str, seen: FactsSeen
-) -> list[family.OpenFact]:
+) -> list[snapshot_family.OpenFact]:
     """The family's chunked opens as the facts table holds them now: those of `seen` when the
     log shows nothing since that can have changed them, else read again (the caller has
     opened the facts table for write)."""
@@ -107,7 +107,7 @@ def chunked_opens(
             return [o for o in seen.facts.opens() if o.mode == "chunked"]
         reason = found
     log.debug("%s: reading the facts again for the race check: %s", facts_table, reason)
-    facts = family.snapshot_facts(
+    facts = snapshot_family.snapshot_facts(
         spark, facts_table, app_id, checked=True, events=("snapshot_open",)
     )
     return [o for o in facts.opens() if o.mode == "chunked"]

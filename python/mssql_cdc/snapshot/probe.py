@@ -19,11 +19,11 @@ from mssql_cdc.core.recovery_decision import Instance, Observation
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import KeyBound
 
-__all__ = ["Resolved", "SourceProbe", "open_probe", "stamp"]
+__all__ = ["ResolvedSource", "SourceProbe", "open_probe", "stamp"]
 
 
 @dataclass(frozen=True, slots=True)
-class Resolved:
+class ResolvedSource:
     """The capture instance the stream reads and its table."""
 
     capture_instance: str
@@ -40,7 +40,7 @@ class Resolved:
 class SourceProbe(Protocol):
     """The driver-side questions of snapshots and `backfill()`, over one backend."""
 
-    def resolved(self) -> Resolved: ...
+    def resolved(self) -> ResolvedSource: ...
     def observe(self) -> Observation: ...
     def commit_ts(self, at: str) -> str | None: ...
     def column_types(self) -> dict[str, str]: ...
@@ -92,11 +92,11 @@ class _EmulatorProbe:
         self._reader = EmulatorReader(config.emulator_path)
         self._configured = config.capture_instance
         self._keys = config.snapshot_keys
-        self._resolved: Resolved | None = None
+        self._resolved: ResolvedSource | None = None
         zone = self._reader.server_time_zone()
         self._zone = None if zone.upper() == "UTC" else ZoneInfo(zone)
 
-    def resolved(self) -> Resolved:
+    def resolved(self) -> ResolvedSource:
         if self._resolved is None:
             from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
             from mssql_cdc.sqlserver.instances import resolve_instance
@@ -109,7 +109,7 @@ class _EmulatorProbe:
                 found = resolve_instance(self._configured, catalog.capture_instances()).instance
             finally:
                 catalog.close()
-            self._resolved = Resolved(
+            self._resolved = ResolvedSource(
                 capture_instance=found.name,
                 source_schema=found.source_schema,
                 source_table=found.source_table,
@@ -190,7 +190,7 @@ class _TsqlProbe:
         found = resolve_instance(
             config.capture_instance, self._catalog.capture_instances()
         ).instance
-        self._resolved = Resolved(
+        self._resolved = ResolvedSource(
             found.name,
             found.source_schema,
             found.source_table,
@@ -199,7 +199,7 @@ class _TsqlProbe:
         )
         self._zone = self._catalog.resolve_time_zone(config.source_time_zone)
 
-    def resolved(self) -> Resolved:
+    def resolved(self) -> ResolvedSource:
         return self._resolved
 
     def observe(self) -> Observation:

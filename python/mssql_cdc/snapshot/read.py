@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import lsn
-from mssql_cdc.facts.details import json_key
+from mssql_cdc.facts.detail_payloads import json_key
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import SnapshotChunk, parse_chunks
 
@@ -51,12 +51,11 @@ def read_config(
 
 
 def _reader(spark: SparkSession, config: SourceConfig) -> DataFrame:
-    import mssql_cdc
+    # What the package's register(spark) runs: both formats, idempotently. Taken from the
+    # source rather than the package root, which imports the snapshots back for its lazy names.
+    from mssql_cdc.source.formats import register
 
-    # register(spark) is the package's entry point for both formats; it is idempotent.
-    register = getattr(mssql_cdc, "register", None)
-    if register is not None:
-        register(spark)
+    register(spark)
     return spark.read.format(SNAPSHOT_FORMAT).options(**config.to_options()).load()
 
 

@@ -18,9 +18,9 @@ from mssql_cdc.core import checkpoint as checkpoints
 from mssql_cdc.core import lsn as lsns
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.operation import Operation
-from mssql_cdc.core.recovery_decision import lost
+from mssql_cdc.core.recovery_decision import loss_after
 from mssql_cdc.errors import ConfigError, DataLossError
-from mssql_cdc.facts import family
+from mssql_cdc.facts import snapshot_family
 from mssql_cdc.facts.keys import validate_app_id
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import METADATA_COLUMNS
@@ -81,7 +81,7 @@ def seed(
             "'0x' + 20 hex digits (sys.fn_cdc_get_max_lsn() when the copy started)"
         ) from exc
     checkpoint = checkpoints.check_checkpoint_path(checkpoint)
-    facts = family.snapshot_facts(spark, facts_table, app_id)
+    facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
     done = _seeded_already(facts, at, target)
     if done is not None:
         return done
@@ -109,7 +109,9 @@ def seed(
     return SeedResult(offset, rows, written=True)
 
 
-def _seeded_already(facts: family.SnapshotFacts, at: str, target: str) -> SeedResult | None:
+def _seeded_already(
+    facts: snapshot_family.SnapshotFacts, at: str, target: str
+) -> SeedResult | None:
     """The finished seed a rerun finds: a generation-0 bootstrap at `at` for `target`."""
     for done in facts.completions():
         if (
@@ -123,7 +125,7 @@ def _seeded_already(facts: family.SnapshotFacts, at: str, target: str) -> SeedRe
 
 def _require_unstarted(
     spark: SparkSession,
-    facts: family.SnapshotFacts,
+    facts: snapshot_family.SnapshotFacts,
     checkpoint: str,
     facts_table: str,
     app_id: str,
@@ -133,7 +135,7 @@ def _require_unstarted(
         checkpoints.read_state(checkpoint) is not None
         or checkpoints.has_metadata(checkpoint)
         or bool(facts.rows)
-        or family.sink_has_batches(spark, facts_table, app_id)
+        or snapshot_family.sink_has_batches(spark, facts_table, app_id)
     )
     if started:
         raise ConfigError(
@@ -188,7 +190,7 @@ def checked_lsn(probe: SourceProbe, at: str) -> StreamOffset:
             f"({observation.max_lsn or 'none yet'}); a copy cannot be taken after the source's "
             "newest change: check the LSN the other tool recorded"
         )
-    loss = lost(at, observation)
+    loss = loss_after(at, observation)
     if loss is not None:
         raise DataLossError(
             f"{loss.instance}: CDC cleanup already deleted changes after the copy's LSN {at} "

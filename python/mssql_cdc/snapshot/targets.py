@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core.offsets import StreamOffset, format_commit_ts
 from mssql_cdc.core.operation import Operation
-from mssql_cdc.facts import family
+from mssql_cdc.facts import snapshot_family
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.snapshot.probe import SourceProbe
 from mssql_cdc.tables import refs as tables
@@ -24,11 +24,11 @@ from mssql_cdc.tables.delta_log import LogReader
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["Known", "newest_known", "newest_whole", "recent_commit", "whole_snapshot_rows"]
+__all__ = ["FoundSnapshot", "newest_known", "newest_whole", "recent_commit", "whole_snapshot_rows"]
 
 
 @dataclass(frozen=True, slots=True)
-class Known:
+class FoundSnapshot:
     """A snapshot found rather than taken, with its row count where one can be found."""
 
     offset: StreamOffset
@@ -140,30 +140,30 @@ def newest_known(
     *,
     app_id: str | None,
     facts_table: str | None,
-    facts: family.SnapshotFacts | None = None,
-) -> Known | None:
+    facts: snapshot_family.SnapshotFacts | None = None,
+) -> FoundSnapshot | None:
     """The newest known snapshot: the highest of the newest whole snapshot, any chunk row's
     `_snapshot` and, with both `app_id` and `facts_table`, the family's completion `max_lsn`
     and chunked open `S`. Its rows: the whole snapshot's commit, else the completion's.
     `facts`, when given, are the family's snapshot facts the caller has just read."""
-    candidates: list[Known] = []
+    candidates: list[FoundSnapshot] = []
     rows = _snapshot_rows(spark, probe, config, target)
     if rows is not None:
         whole = _newest(rows.where(rows["chunk"].isNull()))
         if whole is not None:
-            candidates.append(Known(whole, whole_snapshot_rows(spark, target, whole.lsn)))
+            candidates.append(FoundSnapshot(whole, whole_snapshot_rows(spark, target, whole.lsn)))
         chunked = _newest(rows.where(rows["chunk"].isNotNull()))
         if chunked is not None:
             # A chunk row's _commit_ts is its wave's stamp time, not S's: S's comes from facts.
-            candidates.append(Known(StreamOffset(chunked.lsn, None), None))
+            candidates.append(FoundSnapshot(StreamOffset(chunked.lsn, None), None))
     if app_id is not None and facts_table is not None:
         if facts is None:
-            facts = family.snapshot_facts(spark, facts_table, app_id)
+            facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
         for completion in facts.completions():
-            candidates.append(Known(completion.lsn, completion.rows))
+            candidates.append(FoundSnapshot(completion.lsn, completion.rows))
         for opened in facts.opens():
             if opened.mode == "chunked":
-                candidates.append(Known(opened.s, None))
+                candidates.append(FoundSnapshot(opened.s, None))
     if not candidates:
         return None
     best = max(candidates, key=lambda k: k.offset.lsn)
@@ -171,4 +171,4 @@ def newest_known(
     same = [k for k in candidates if k.offset.lsn == best.offset.lsn]
     counted = next((k for k in same if k.rows is not None), best)
     commit_ts = next((k.offset.commit_ts for k in same if k.offset.commit_ts), None)
-    return Known(StreamOffset(best.offset.lsn, commit_ts), counted.rows)
+    return FoundSnapshot(StreamOffset(best.offset.lsn, commit_ts), counted.rows)

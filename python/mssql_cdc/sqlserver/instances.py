@@ -15,13 +15,13 @@ from mssql_cdc.core.ranges import Piece, cut_at_switch
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.sqlserver.metadata import CaptureInstance
 
-__all__ = ["Resolved", "pieces", "resolve_instance", "serving_instance", "table_instances"]
+__all__ = ["ResolvedInstance", "pieces", "resolve_instance", "serving_instance", "table_instances"]
 
 _log = logging.getLogger("mssql_cdc.sqlserver")
 
 
 @dataclass(frozen=True, slots=True)
-class Resolved:
+class ResolvedInstance:
     """The configured instance as found, or the instance that now serves its table."""
 
     instance: CaptureInstance
@@ -33,7 +33,7 @@ def resolve_instance(
     available: Sequence[CaptureInstance],
     *,
     remembered: tuple[str, str] | None = None,
-) -> Resolved:
+) -> ResolvedInstance:
     """Find `configured` among the instances the login can read.
 
     Matched exactly, then ignoring case. A disabled instance is followed to its table's
@@ -47,10 +47,10 @@ def resolve_instance(
     """
     for instance in available:
         if instance.name == configured:
-            return Resolved(instance, None)
+            return ResolvedInstance(instance, None)
     folded = [i for i in available if i.name.lower() == configured.lower()]
     if len(folded) == 1:
-        return Resolved(folded[0], None)
+        return ResolvedInstance(folded[0], None)
     if len(folded) > 1:
         names = ", ".join(repr(i.name) for i in folded)
         raise ConfigError(
@@ -73,7 +73,7 @@ def resolve_instance(
             configured,
             newest.name,
         )
-        return Resolved(newest, configured)
+        return ResolvedInstance(newest, configured)
     found = ", ".join(sorted(i.name for i in available)) or "none"
     raise ConfigError(
         f"capture instance {configured!r} does not exist or this login cannot read it "

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.delta_read import TableOutOfReach
 from mssql_cdc.tables.delta_read import history as logged_history
+from mssql_cdc.tables.reference import TableOutOfReach
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.tables.delta_read import TableOutOfReach, is_local, path_of
-from mssql_cdc.tables.delta_read import head as delta_head
+from mssql_cdc.tables.delta_read import newest_version, path_of
+from mssql_cdc.tables.reference import TableOutOfReach, is_local
 from mssql_cdc.tables.refs import TableRef
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ class LogReader:
     def head(self) -> LogHead | None:
         """The newest version and the table id; None for a missing table or on any error."""
         try:
-            found = delta_head(self._path)
+            found = newest_version(self._path)
         except TableOutOfReach as exc:  # no answer here; the caller reads the table
             log.debug("the Delta log's head is out of reach: %s", exc)
             return None

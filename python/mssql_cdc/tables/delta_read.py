@@ -2,39 +2,36 @@
 
 The library's bookkeeping (the facts family, transaction records, the newest commits) is a
 few small files; reading them through Spark costs a job or a JVM round trip each, and on Spark
-Connect the JVM is not there at all. A path table is read here instead. A local path, as the
-checkpoint is (decision 0502), is this driver's file system, so what deltalake finds there is
-the answer; a URI is read when deltalake can open it. Anything else is out of reach
-(`TableOutOfReach`): a catalog name, `/dbfs/...` (Spark reads it as `dbfs:/dbfs/...`), a table
-deltalake cannot open or read; the caller then asks Spark.
+Connect the JVM is not there at all. A path table is read here instead, opened as
+`tables.reference` opens it; a table out of reach there, or that deltalake cannot read
+(`TableOutOfReach`), is read by the caller through Spark.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core.checkpoint import spark_only
+from mssql_cdc.tables.reference import (
+    TableOutOfReach,
+    TableRef,
+    deltalake_errors,
+    is_local,
+    open_table,
+    table_ref,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.compute as pc
-    from deltalake import DeltaTable
     from pyspark.sql import SparkSession
 
-    from mssql_cdc.tables.refs import TableRef
-
 __all__ = [
-    "Head",
-    "TableOutOfReach",
-    "find_table",
-    "head",
+    "NewestVersion",
     "history",
-    "is_local",
-    "open_table",
+    "newest_version",
     "path_of",
     "properties",
     "read_rows",
@@ -45,62 +42,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class TableOutOfReach(Exception):
-    """The table cannot be read in this process; the caller reads it through Spark."""
-
-
-def is_local(ref: TableRef) -> bool:
-    """Whether `ref` is a path on this driver's own file system (so deltalake's answer is the
-    answer): a local path, but not `/dbfs/...`, which Spark reads elsewhere."""
-    return ref.location is not None and not spark_only(ref.location)
-
-
-def _errors() -> tuple[type[BaseException], ...]:
-    """What deltalake and pyarrow raise for a table they cannot open or read."""
-    import pyarrow as pa
-    from deltalake.exceptions import DeltaError, DeltaProtocolError
-
-    return (DeltaError, DeltaProtocolError, OSError, ValueError, pa.ArrowException)
-
-
-def open_table(ref: TableRef) -> DeltaTable:
-    """The newest version of the Delta table at `ref`'s path, opened by deltalake.
-
-    Raises:
-        TableOutOfReach: `ref` is a catalog name or `/dbfs/...`, no Delta table is there, or
-            deltalake cannot open it (an unsupported URI, missing credentials).
-    """
-    if ref.location is None:
-        raise TableOutOfReach(f"{ref}: a catalog name is read through Spark")
-    if ref.location == "/dbfs" or ref.location.startswith("/dbfs/"):
-        raise TableOutOfReach(f"{ref}: /dbfs/ is read through Spark")
-    if is_local(ref) and not os.path.isdir(os.path.join(ref.location, "_delta_log")):
-        raise TableOutOfReach(f"{ref}: no Delta log at this path")
-    from deltalake import DeltaTable
-
-    try:
-        return DeltaTable(ref.location)
-    except _errors() as exc:
-        raise TableOutOfReach(f"{ref}: deltalake cannot open the table: {exc}") from exc
-
-
-def find_table(ref: TableRef) -> bool | None:
-    """Whether a Delta table is at `ref`'s path: True when deltalake opens one there, False
-    when this driver's file system has none there (a missing path, an empty folder, files
-    without a Delta log), None when this process cannot tell (a catalog name, `/dbfs/...`, a
-    URI deltalake cannot open)."""
-    try:
-        open_table(ref)
-    except TableOutOfReach as exc:
-        if not is_local(ref):
-            return None
-        log.debug("%s", exc)
-        return False
-    return True
-
-
 @dataclass(frozen=True, slots=True)
-class Head:
+class NewestVersion:
     """The newest version of a table, its Delta metadata id and its data file count."""
 
     version: int
@@ -108,7 +51,7 @@ class Head:
     files: int
 
 
-def head(ref: TableRef) -> Head:
+def newest_version(ref: TableRef) -> NewestVersion:
     """The newest version of the table at `ref`'s path, its id and data file count.
 
     Raises:
@@ -116,8 +59,8 @@ def head(ref: TableRef) -> Head:
     """
     table = open_table(ref)
     try:
-        return Head(int(table.version()), str(table.metadata().id), len(table.file_uris()))
-    except _errors() as exc:
+        return NewestVersion(int(table.version()), str(table.metadata().id), len(table.file_uris()))
+    except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the log: {exc}") from exc
 
 
@@ -131,7 +74,7 @@ def history(ref: TableRef, *, limit: int | None = None) -> list[dict[str, Any]]:
     table = open_table(ref)
     try:
         return list(table.history(limit))
-    except _errors() as exc:
+    except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the history: {exc}") from exc
 
 
@@ -146,15 +89,13 @@ def properties(ref: TableRef) -> dict[str, str]:
     table = open_table(ref)
     try:
         return {str(k): str(v) for k, v in table.metadata().configuration.items()}
-    except _errors() as exc:
+    except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the metadata: {exc}") from exc
 
 
 def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
     """Return the Delta table properties of an existing table: a local path's read here (no
     job: Spark needs one for a version deltalake committed, decision 1000), else through Spark."""
-    from mssql_cdc.tables.refs import table_ref
-
     ref = table_ref(ref)
     if is_local(ref):
         try:
@@ -175,7 +116,7 @@ def transaction_version(ref: TableRef, app_id: str) -> int | None:
     table = open_table(ref)
     try:
         recorded = table.transaction_version(app_id)
-    except _errors() as exc:
+    except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the log: {exc}") from exc
     return None if recorded is None else int(recorded)
 
@@ -209,7 +150,7 @@ def read_rows(
         # One thread: a threaded scan through deltalake's file system (pyarrow 26, deltalake
         # 1.6) leaves a thread that aborts the interpreter at exit; bookkeeping tables are small.
         data = dataset.to_table(columns=names, filter=where, use_threads=False)
-    except _errors() as exc:
+    except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the table: {exc}") from exc
     return _naive_times(data)
 
@@ -237,8 +178,6 @@ def path_of(spark: SparkSession, ref: TableRef) -> TableRef:
     if ref.location is not None:
         return ref
     from pyspark.errors import PySparkException
-
-    from mssql_cdc.tables.refs import table_ref
 
     try:
         rows = spark.sql(f"DESCRIBE TABLE EXTENDED {ref.sql}").collect()

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.tables.delta_read import TableOutOfReach, is_local, open_table
+from mssql_cdc.tables.reference import TableOutOfReach, is_local, open_table
 from mssql_cdc.tables.refs import TableRef
 from mssql_cdc.tables.retry import retry_on_conflict
 
@@ -39,7 +39,7 @@ def columns_of(ref: TableRef) -> list[str]:
     """The column names of the table at `ref`'s path, read from its log.
 
     Raises:
-        TableOutOfReach: as `delta_read.open_table`.
+        TableOutOfReach: as `reference.open_table`.
     """
     table = open_table(ref)
     try:

@@ -1,11 +1,10 @@
-"""Table references, creation on first write, kind checks and migrations of the library's tables.
+"""Opening the library's tables: creation on first write, kind checks and migrations.
 
-A table argument holding `/` or `:` is a path (``delta.`<path>` `` in SQL);
-any other string is a catalog name. Both are normalized once, by `table_ref`, before they are
-compared or used: a path resolved, a name parsed and then always backquoted. Tables are created
-only by writers, in the newest shape, stamped with `mssql_cdc.kind` and
+Tables are created only by writers, in the newest shape, stamped with `mssql_cdc.kind` and
 `mssql_cdc.schema_version`; opening one for write runs the migrations it lacks, in order,
-stamping the version after each.
+stamping the version after each. The table references themselves (`TableRef`, `table_ref`,
+`require_distinct`) are defined in `tables.reference` and offered here too, with
+`table_properties`, for the callers that open tables.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -29,7 +28,7 @@ from mssql_cdc.tables.migrations import bronze as bronze_migrations
 from mssql_cdc.tables.migrations import control as control_migrations
 from mssql_cdc.tables.migrations import facts as facts_migrations
 from mssql_cdc.tables.migrations import silver as silver_migrations
-from mssql_cdc.tables.ref_syntax import normalize_path, parse_name, quote_parts
+from mssql_cdc.tables.reference import TableRef, require_distinct, table_ref
 from mssql_cdc.tables.retry import is_concurrent_commit_error, retry_on_conflict
 from mssql_cdc.tables.shapes import ShapeColumn, needs_column_mapping, shape_of
 
@@ -73,121 +72,6 @@ _warned_lock = threading.Lock()
 def migrations_for(kind: TableKind) -> list[Migration]:
     """Return the migration list of `kind`; its length is the newest schema version."""
     return _MIGRATIONS[kind]
-
-
-@dataclass(frozen=True, slots=True)
-class TableRef:
-    """A table argument, normalized: a resolved path, or a catalog name's parts.
-
-    Two references are equal when they name the same table: the same resolved path, or the
-    same parts ignoring case (Spark's default). `text` is kept as the caller wrote it, for
-    messages and the facts rows' `target` column.
-    """
-
-    text: str = field(compare=False)
-    location: str | None  # the resolved path; None for a catalog name
-    parts: tuple[str, ...] = field(compare=False)  # a catalog name's parts; () for a path
-    folded: tuple[str, ...] = field(repr=False)  # the parts compared ignoring case
-
-    @property
-    def is_path(self) -> bool:
-        return self.location is not None
-
-    @property
-    def name(self) -> str:
-        """What Spark's table APIs take: the resolved path, or the backquoted name."""
-        return self.location if self.location is not None else quote_parts(self.parts)
-
-    @property
-    def sql(self) -> str:
-        """The table in Spark SQL: ``delta.`<path>` `` or the backquoted name."""
-        if self.location is not None:
-            return "delta.`" + self.location.replace("`", "``") + "`"
-        return quote_parts(self.parts)
-
-    def exists(self, spark: SparkSession) -> bool:
-        """Whether a Delta table is there: a catalog name in Spark's catalog; a path as deltalake
-        finds it (a folder of files without a Delta log is none), or, where this process
-        cannot tell (`/dbfs/...`, a URI deltalake cannot open), as Spark resolves it."""
-        from mssql_cdc.tables.delta_read import find_table
-
-        if self.location is None:
-            return bool(spark.catalog.tableExists(self.name))
-        found = find_table(self)
-        if found is not None:
-            return found
-        from pyspark.errors import AnalysisException
-
-        try:  # the schema makes Spark Connect resolve the path too
-            spark.read.format("delta").load(self.location).schema  # noqa: B018
-        except AnalysisException:
-            return False
-        return True
-
-    def names(self, recorded: str | None) -> bool:
-        """Tell whether a recorded table text (a facts row's `target`) names this table:
-        written the same, or equal once normalized (a relative path resolved here)."""
-        if recorded is None:
-            return False
-        if recorded == self.text:
-            return True
-        try:
-            return table_ref(recorded) == self
-        except ConfigError:
-            return False  # a text no valid argument could have been
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def table_ref(value: object, *, argument: str = "table") -> TableRef:
-    """Return the normalized reference of a table argument.
-
-    A string holding `/` or `:` is a path: made absolute against the driver's working
-    directory (as the checkpoint is), `.` and `..` resolved, a trailing `/` dropped; a URI
-    keeps its scheme and authority and has its path normalized. Any other string is a catalog
-    name, parsed by Spark's identifier rules (`mssql_cdc.tables.ref_syntax`).
-
-    Raises:
-        ConfigError: `value` is not a non-empty string, or not a valid catalog name; the
-            message names `argument`.
-    """
-    if isinstance(value, TableRef):
-        return value
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(
-            f"{argument}={value!r}: a table must be a non-empty string, a catalog name "
-            "(catalog.schema.table) or a path"
-        )
-    if "/" in value or ":" in value:
-        return TableRef(value, normalize_path(value), (), ())
-    parts = parse_name(value, argument=argument)
-    return TableRef(value, None, parts, tuple(part.casefold() for part in parts))
-
-
-def require_distinct(**tables: object) -> None:
-    """Raise ConfigError when two table arguments of one call name the same table.
-
-    The references are compared normalized (`table_ref`): `out/t`, `./out/t/` and the same
-    folder's absolute path are one table, and so are `Ops.T` and `ops.t`.
-
-    Raises:
-        ConfigError: two arguments name one table (both are named), or one is invalid.
-    """
-    seen: dict[TableRef, str] = {}
-    for argument, value in tables.items():
-        if value is None:
-            continue
-        ref = table_ref(value, argument=argument)
-        if ref in seen:
-            first = seen[ref]
-            written = str(tables[first])
-            spelled = "" if written == ref.text else f" ({argument} {ref.text!r})"
-            raise ConfigError(
-                f"{first} and {argument} are the same table {written!r}{spelled}: both resolve "
-                f"to {ref.name!r}; each needs its own table"
-            )
-        seen[ref] = argument
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.errors import ConfigError, MssqlCdcError
-from mssql_cdc.tables.delta_read import TableOutOfReach, path_of, transaction_version
+from mssql_cdc.tables.delta_read import path_of, transaction_version
+from mssql_cdc.tables.reference import TableOutOfReach
 from mssql_cdc.tables.refs import TableRef, table_ref
 from mssql_cdc.tables.retry import retry_on_conflict
 

@@ -12,17 +12,17 @@ from typing import Any, TypeVar
 import pytest
 from pyspark.sql import SparkSession
 
-from mssql_cdc.facts import family
 from mssql_cdc.facts import keys as facts_keys
 from mssql_cdc.facts import rows as facts
-from mssql_cdc.facts.family import now_naive
+from mssql_cdc.facts import snapshot_family
+from mssql_cdc.facts.snapshot_family import now_naive
 from mssql_cdc.silver import facts_view
 from mssql_cdc.silver import table_state as table_state_module
 from mssql_cdc.sink import state as sink_state
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
 from mssql_cdc.tables.commit_lookup import find_commits
-from mssql_cdc.tables.delta_read import TableOutOfReach
+from mssql_cdc.tables.reference import TableOutOfReach
 
 S = "0x0000002A000001F00003"
 M = "0x0000002B000000100001"
@@ -105,10 +105,12 @@ def reads(spark: SparkSession, path: str) -> dict[str, Callable[[], Any]]:
         app_id="orders", generation=0, batch_id=5, event="schema_change", min_lsn=M
     )
     return {
-        "snapshot facts": lambda: family.snapshot_facts(spark, path, "orders", checked=True).rows,
-        "newest batch": lambda: family.newest_batch(spark, path, "orders"),
-        "batch samples": lambda: family.batch_samples(spark, path, "orders"),
-        "sink has batches": lambda: family.sink_has_batches(spark, path, "orders"),
+        "snapshot facts": lambda: (
+            snapshot_family.snapshot_facts(spark, path, "orders", checked=True).rows
+        ),
+        "newest batch": lambda: snapshot_family.newest_batch(spark, path, "orders"),
+        "batch samples": lambda: snapshot_family.batch_samples(spark, path, "orders"),
+        "sink has batches": lambda: snapshot_family.sink_has_batches(spark, path, "orders"),
         "last batch": lambda: facts.last_batch(spark, path, "orders"),
         "events already recorded": lambda: sink_state.already_recorded(
             spark, tables.table_ref(path), "orders", 5, [event]
@@ -136,9 +138,9 @@ def test_bookkeeping_reads_in_process_answer_as_the_reads_through_spark(
     def out_of_reach(*_: object, **__: object) -> Any:
         raise TableOutOfReach("as for a catalog name")
 
-    for module in (family, facts, sink_state, facts_view):
+    for module in (snapshot_family, facts, sink_state, facts_view):
         monkeypatch.setattr(module, "read_rows", out_of_reach)
-    monkeypatch.setattr(table_state_module, "head", out_of_reach)
+    monkeypatch.setattr(table_state_module, "newest_version", out_of_reach)
     from mssql_cdc.tables import commit_lookup
 
     monkeypatch.setattr(commit_lookup, "logged_history", out_of_reach)

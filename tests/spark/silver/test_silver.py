@@ -18,7 +18,7 @@ from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver import apply_changes
 from mssql_cdc.silver import table_state as table_state_module
 from mssql_cdc.silver.table_state import TableState, table_state
-from mssql_cdc.tables.delta_read import TableOutOfReach
+from mssql_cdc.tables.reference import TableOutOfReach
 from mssql_cdc.tables.refs import table_ref
 from mssql_cdc.testing import InjectedFault, failpoints
 from tests.spark.support.silver_builder import (
@@ -438,5 +438,5 @@ def test_the_table_state_read_from_delta_s_log_equals_the_public_commands_answer
     def out_of_reach(*_: object, **__: object) -> TableState:
         raise TableOutOfReach("as a location only Spark reads")
 
-    monkeypatch.setattr(table_state_module, "head", out_of_reach)
+    monkeypatch.setattr(table_state_module, "newest_version", out_of_reach)
     assert table_state(spark, ref) == direct  # DESCRIBE HISTORY and DESCRIBE DETAIL agree

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from mssql_cdc.facts.details import format_time
+from mssql_cdc.facts.detail_payloads import format_time
 from tests.spark.support.recovery_support import Orders
 
 

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.progress import progress_of
 from mssql_cdc.errors import SchemaChangedError
-from mssql_cdc.facts.details import parse_time
+from mssql_cdc.facts.detail_payloads import parse_time
 from mssql_cdc.facts.rows import FactsRow, append_facts
 from mssql_cdc.snapshot.backfill import backfill
 from mssql_cdc.snapshot.chunked_open import open_chunked

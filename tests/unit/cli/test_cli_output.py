@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mssql_cdc.cli import build_parser, main
-from mssql_cdc.cli.demo_job import DemoSummary
+from mssql_cdc.cli.demo_outcome import DemoSummary
 from mssql_cdc.cli.output import ProgressView, showing
 from mssql_cdc.core.progress import Progress, report
 

@@ -8,7 +8,7 @@ import pytest
 
 import mssql_cdc.spark
 from mssql_cdc.cli import main
-from mssql_cdc.cli.demo_tables import paused, table_names
+from mssql_cdc.cli.demo_workload import paused_instances, table_names
 from mssql_cdc.errors import ConfigError
 
 
@@ -20,12 +20,12 @@ def test_five_tables_are_numbered_and_the_last_two_streams_pause() -> None:
     names = table_names(5)
 
     assert names == tuple(f"dbo.orders_0{n}" for n in range(1, 6))
-    assert paused(("a", "b", "c", "d", "e")) == ("d", "e")
+    assert paused_instances(("a", "b", "c", "d", "e")) == ("d", "e")
 
 
 @pytest.mark.parametrize(("count", "stopped"), [(2, ("b",)), (3, ("c",)), (4, ("c", "d"))])
 def test_half_the_streams_rounded_down_pause(count: int, stopped: tuple[str, ...]) -> None:
-    assert paused(tuple("abcd"[:count])) == stopped
+    assert paused_instances(tuple("abcd"[:count])) == stopped
 
 
 @pytest.mark.parametrize("count", [0, -1, 21, 10**12, True, "5", 2.0, None])

@@ -38,9 +38,11 @@ def inputs(**changes: object) -> rd.DecideInputs:
 
 
 def test_lost_finds_the_purge_exactly_below_min_lsn() -> None:
-    assert rd.lost(lsn(499), PURGED) is None  # its next LSN is min_lsn itself
-    assert rd.lost(lsn(498), PURGED) == rd.Loss(lsn(500), "2026-11-05T00:00:00.000", "dbo_orders")
-    assert rd.lost(lsn(1000), PURGED) is None  # nothing captured after it
+    assert rd.loss_after(lsn(499), PURGED) is None  # its next LSN is min_lsn itself
+    assert rd.loss_after(lsn(498), PURGED) == rd.Loss(
+        lsn(500), "2026-11-05T00:00:00.000", "dbo_orders"
+    )
+    assert rd.loss_after(lsn(1000), PURGED) is None  # nothing captured after it
 
 
 def test_has_range_needs_a_max_lsn_above_the_start() -> None:

@@ -10,7 +10,7 @@ from typing import Any, cast
 import pytest
 
 from mssql_cdc.core.events import EventRecord
-from mssql_cdc.facts import details as payloads
+from mssql_cdc.facts import detail_payloads as payloads
 from mssql_cdc.facts import keys as facts_keys
 from mssql_cdc.facts import rows as facts
 from mssql_cdc.facts import snapshot_rows as facts_snapshots

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from mssql_cdc.facts.family import FACT_COLUMNS, PREFLIGHT_EVENTS, SnapshotFacts
 from mssql_cdc.facts.family_cache import (
     CACHE_FILE_NAME,
     MAX_COMMITS,
@@ -25,6 +24,7 @@ from mssql_cdc.facts.family_cache import (
     store,
 )
 from mssql_cdc.facts.rows import batch_facts_metadata
+from mssql_cdc.facts.snapshot_family import FACT_COLUMNS, PREFLIGHT_EVENTS, SnapshotFacts
 from mssql_cdc.tables.delta_log import CommitSummary, LogHead, summarize
 
 ROW: dict[str, Any] = {c: None for c in FACT_COLUMNS} | {

@@ -1,7 +1,7 @@
 """Family facts rows read into opens, completions and timings (spec 30 sections 1 and 8).
 
-`mssql_cdc.facts.family` is the one reader of a family's snapshot rows; the recovery's view of
-them (`family_rows_of`) is checked here on plain rows, without Spark.
+`mssql_cdc.facts.snapshot_family` is the one reader of a family's snapshot rows; the
+recovery's view of them (`family_rows_of`) is checked here on plain rows, without Spark.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.recovery_decision import CompletionRow, OpenRow
-from mssql_cdc.facts.family import SnapshotFacts
+from mssql_cdc.facts.snapshot_family import SnapshotFacts
 from mssql_cdc.recovery.preflight import FamilyRows
 from mssql_cdc.recovery.spark_steps import family_rows_of
 

@@ -77,7 +77,7 @@ def test_the_largest_numbers_pass_the_argument_check(monkeypatch: pytest.MonkeyP
     def reached(*args: object) -> None:
         raise PastTheChecks
 
-    monkeypatch.setattr(backfill_module.family, "snapshot_facts", reached)
+    monkeypatch.setattr(backfill_module.snapshot_family, "snapshot_facts", reached)
     call: dict[str, Any] = {
         "app_id": "orders-v1",
         "facts_table": "ops.facts",

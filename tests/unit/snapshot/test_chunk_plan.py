@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mssql_cdc.core.recovery_decision import Observation
-from mssql_cdc.facts.details import IntExtent
+from mssql_cdc.facts.detail_payloads import IntExtent
 from mssql_cdc.options.declared_columns import KeyBound
 from mssql_cdc.snapshot.chunk_plan import int_chunks, keyset_chunks
-from mssql_cdc.snapshot.probe import Resolved
+from mssql_cdc.snapshot.probe import ResolvedSource
 
 
 class ListProbe:
@@ -24,8 +24,8 @@ class ListProbe:
         self.keys = sorted(keys)
         self.bucket_calls = 0
 
-    def resolved(self) -> Resolved:
-        return Resolved("dbo_t", "dbo", "t", None, ("id",))
+    def resolved(self) -> ResolvedSource:
+        return ResolvedSource("dbo_t", "dbo", "t", None, ("id",))
 
     def observe(self) -> Observation:
         return Observation(None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mssql_cdc.facts.family import SnapshotFacts
+from mssql_cdc.facts.snapshot_family import SnapshotFacts
 from mssql_cdc.snapshot.open_race import MAX_COMMITS, FactsSeen, may_add_open, unseen
 from mssql_cdc.tables.delta_log import CommitSummary, LogHead, summarize
 

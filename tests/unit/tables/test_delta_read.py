@@ -11,7 +11,8 @@ import pyarrow.compute as pc
 import pytest
 from deltalake import write_deltalake
 
-from mssql_cdc.tables.delta_read import TableOutOfReach, find_table, read_rows
+from mssql_cdc.tables.delta_read import read_rows
+from mssql_cdc.tables.reference import TableOutOfReach, find_table
 from mssql_cdc.tables.refs import table_ref
 
 

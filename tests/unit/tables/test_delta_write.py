@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from mssql_cdc.tables.delta_read import TableOutOfReach
 from mssql_cdc.tables.delta_write import append_rows, columns_of, writes_in_process
+from mssql_cdc.tables.reference import TableOutOfReach
 from mssql_cdc.tables.refs import table_ref
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core.operation import Operation
-from mssql_cdc.silver.facts_view import SnapshotFacts
+from mssql_cdc.silver.facts_view import BronzeSnapshotFacts
 from mssql_cdc.silver.images import (
     DELETE_FLAG,
     HIGH,
@@ -22,7 +22,7 @@ from mssql_cdc.tables.writes import append
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["Position", "Steps"]
+__all__ = ["Position", "SilverWriter"]
 
 _SKIP_EMPTY_COMMITS = "spark.databricks.delta.skipRecordingEmptyCommits"
 
@@ -37,7 +37,7 @@ class Position:
     snapshot_wave: int | None
 
 
-class Steps:
+class SilverWriter:
     """Rebuild, incremental apply and open waves, each one write into silver at most.
 
     Into a silver that holds rows, a write is a MERGE. The images it takes are ranked once and
@@ -85,7 +85,7 @@ class Steps:
             return before
         return replace(before, applied_lsn=max(high, before.applied_lsn or high))
 
-    def waves(self, snapshot: str, facts: SnapshotFacts, position: Position) -> Position:
+    def waves(self, snapshot: str, facts: BronzeSnapshotFacts, position: Position) -> Position:
         """Apply the recorded waves of the open chunked snapshot not applied yet, in one MERGE.
 
         A chunk row is ranked with every later change of its key, so a key deleted after the

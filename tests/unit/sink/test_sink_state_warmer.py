@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mssql_cdc.sink.warm import StateWarmer
+from mssql_cdc.sink.state_warmer import StateWarmer
 from mssql_cdc.tables.refs import table_ref
 
 

@@ -20,10 +20,11 @@ from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.lsn import Lsn
 from mssql_cdc.core.offsets import StreamOffset, format_commit_ts
 from mssql_cdc.core.recovery_decision import CompletionRow, Mode, OpenRow
-from mssql_cdc.facts.details import SnapshotOpenDetail, SnapshotPlanDetail, read_open
+from mssql_cdc.facts.detail_payloads import SnapshotOpenDetail, SnapshotPlanDetail, read_open
 from mssql_cdc.facts.rows import family_condition, family_filter
 from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.delta_read import TableOutOfReach, read_rows
+from mssql_cdc.tables.delta_read import read_rows
+from mssql_cdc.tables.reference import TableOutOfReach
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -173,7 +174,7 @@ class SnapshotFacts:
     rows: tuple[Mapping[str, Any], ...]
     events: tuple[str, ...] = SNAPSHOT_EVENTS
 
-    def _of(self, *events: str) -> list[Mapping[str, Any]]:
+    def _rows_of(self, *events: str) -> list[Mapping[str, Any]]:
         unread = [e for e in events if e not in self.events]
         if unread:
             raise RuntimeError(f"these snapshot facts were read without their {unread} rows")
@@ -182,7 +183,7 @@ class SnapshotFacts:
     def opens(self) -> list[OpenFact]:
         """Every `snapshot_open` row, oldest S first."""
         found = []
-        for r in self._of("snapshot_open"):
+        for r in self._rows_of("snapshot_open"):
             detail = read_open(r["detail"] or "{}")
             found.append(
                 OpenFact(
@@ -214,7 +215,7 @@ class SnapshotFacts:
                 # a chunked completion names its chunks; a requested full one says only that
                 chunked="chunks" in _detail(r),
             )
-            for r in self._of("bootstrap", "resnapshot")
+            for r in self._rows_of("bootstrap", "resnapshot")
         ]
         return sorted(found, key=lambda c: c.lsn.lsn)
 
@@ -229,7 +230,7 @@ class SnapshotFacts:
 
     def plan(self, s: str) -> PlanFact | None:
         """The stored plan of snapshot `s`, or None before the first `backfill()` planned it."""
-        for r in self._of("snapshot_plan"):
+        for r in self._rows_of("snapshot_plan"):
             detail = _detail(r)
             if detail.get("snapshot") == s:
                 plan: SnapshotPlanDetail = {
@@ -245,7 +246,7 @@ class SnapshotFacts:
     def chunks(self, s: str) -> list[ChunkFact]:
         """The `snapshot_chunk` rows of snapshot `s` by chunk number (a chunk's first row wins)."""
         by_chunk: dict[int, ChunkFact] = {}
-        for r in self._of("snapshot_chunk"):
+        for r in self._rows_of("snapshot_chunk"):
             detail = _detail(r)
             if detail.get("snapshot") != s:
                 continue
