@@ -19,7 +19,8 @@ from typing import Any
 from mssql_cdc.core.names import did_you_mean
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
-from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta, given_option
+from mssql_cdc.options.reader import given_option
+from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
 
 __all__ = [
     "ENTRY_FIELDS",

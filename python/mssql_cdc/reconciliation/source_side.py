@@ -22,7 +22,7 @@ from mssql_cdc.core.operation import Operation
 from mssql_cdc.core.row_digest import TileDigest, row_digest
 from mssql_cdc.errors import DataLossError
 from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.reconciliation.narrow import Key, KeyRange, in_range
+from mssql_cdc.reconciliation.tile_narrowing import Key, KeyRange, in_range
 from mssql_cdc.sqlserver.metadata import ReadColumn
 from mssql_cdc.sqlserver.protocols import ChangeRangeReader, ChunkPlanner, TileHasher
 
