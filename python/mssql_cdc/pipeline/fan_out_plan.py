@@ -43,13 +43,28 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\Z")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamEntry:
-    """One stream of a fan-out job; None takes the job's setting (or its root's default)."""
+    """One stream of a fan-out job; a field left None takes the job's setting of the same name,
+    or for target, app_id and checkpoint a default under the job's `root` (refused without one).
+
+    Attributes:
+        capture_instance: the capture instance the stream reads (its `captureInstance`).
+        target: its bronze table, name or path; default `<root>/bronze/<capture_instance>`.
+        app_id: its app_id; default the capture instance's name.
+        checkpoint: its checkpoint folder; default `<root>/checkpoints/<capture_instance>`.
+        options: source options laid over the job's options (they must not name
+            `captureInstance`).
+        bootstrap: as `to_delta` takes it; None takes the job's setting.
+        on_data_loss: "fail" or "resnapshot"; None takes the job's setting.
+        snapshot: "full" or "chunked"; None takes the job's setting.
+        resnapshot_interval_days: the anti-loop interval, in days; None takes the job's.
+        gap_deletes: as `to_delta` takes it; None takes the job's setting.
+    """
 
     capture_instance: str
     target: str | None = None
     app_id: str | None = None
     checkpoint: str | None = None
-    options: Mapping[str, object] = field(default_factory=dict)  # over the job's options
+    options: Mapping[str, object] = field(default_factory=dict)
     bootstrap: bool | None = None
     on_data_loss: OnDataLoss | None = None
     snapshot: SnapshotMode | None = None

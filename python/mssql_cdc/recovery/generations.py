@@ -48,7 +48,7 @@ __all__ = [
 class ResnapshotResult(TypedDict):
     """The generation a requested re-snapshot opened (`CdcStream.resnapshot`).
 
-    Fields:
+    Attributes:
         generation: the generation live now, the one just opened (1 or more).
         sink_app_id: the app_id its batches' facts rows carry, `<app_id>.g<generation>`.
         snapshot: where it starts: the snapshot's LSN and its commit time (`commit_ts` is ""
