@@ -126,7 +126,7 @@ def plan_streams(streams: object, settings: JobSettings) -> tuple[PlannedStream,
         )
     root = _root(settings.root)
     planned = [
-        _plan_one(i, _entry(i, raw), settings, shared, root) for i, raw in enumerate(streams)
+        _plan_one(i, _stream_entry(i, raw), settings, shared, root) for i, raw in enumerate(streams)
     ]
     _refuse_duplicates(planned)
     return tuple(planned)
@@ -168,7 +168,7 @@ def _root(value: object) -> str | None:
     return text.rstrip("/") or "/"
 
 
-def _entry(index: int, raw: object) -> StreamEntry:
+def _stream_entry(index: int, raw: object) -> StreamEntry:
     if isinstance(raw, StreamEntry):
         entry = raw
     elif isinstance(raw, Mapping):
@@ -208,7 +208,7 @@ def _plan_one(
     checkpoint = _given_or_derived(label, "checkpoint", entry.checkpoint, root, name, "checkpoints")
     app_id = entry.app_id
     if app_id is None:
-        _derivable(label, "app_id", root, name)
+        _require_derivable(label, "app_id", root, name)
         app_id = name
     try:
         config = SourceConfig.from_options(options)
@@ -219,23 +219,25 @@ def _plan_one(
             app_id=app_id,
             checkpoint=checkpoint,
             facts_table=settings.facts_table,
-            bootstrap=_pick(entry.bootstrap, settings.bootstrap),
-            on_data_loss=_pick(entry.on_data_loss, settings.on_data_loss),
-            interval_days=_pick(entry.resnapshot_interval_days, settings.resnapshot_interval_days),
-            mode=_pick(entry.snapshot, settings.snapshot),
+            bootstrap=_own_or_shared(entry.bootstrap, settings.bootstrap),
+            on_data_loss=_own_or_shared(entry.on_data_loss, settings.on_data_loss),
+            interval_days=_own_or_shared(
+                entry.resnapshot_interval_days, settings.resnapshot_interval_days
+            ),
+            mode=_own_or_shared(entry.snapshot, settings.snapshot),
             trigger=settings.trigger,
-            gap_deletes=_pick(entry.gap_deletes, settings.gap_deletes),
+            gap_deletes=_own_or_shared(entry.gap_deletes, settings.gap_deletes),
         )
     except ConfigError as exc:
         raise ConfigError(f"{label}: {exc}") from None
     return PlannedStream(index, config, options, args)
 
 
-def _pick(own: object, shared: object) -> Any:
+def _own_or_shared(own: object, shared: object) -> Any:
     return shared if own is None else own
 
 
-def _derivable(label: str, what: str, root: str | None, name: str) -> None:
+def _require_derivable(label: str, what: str, root: str | None, name: str) -> None:
     if root is None:
         raise ConfigError(
             f"{label}: {what} is missing; give the stream's {what}, or give the job a root to "
@@ -254,7 +256,7 @@ def _given_or_derived(
 ) -> object:
     if given is not None:
         return given
-    _derivable(label, what, root, name)
+    _require_derivable(label, what, root, name)
     return f"{root}/{folder}/{name}"
 
 

@@ -49,7 +49,7 @@ MAX_TILES = 100_000
 LEAF_ROWS = 4096
 
 
-def _check(
+def _check_arguments(
     against: object,
     tiles: object,
     sample: object,
@@ -89,7 +89,7 @@ def _target_rows(
         raise ConfigError(f"reconcile: target {ref} does not exist; check the table name or path")
     rows = spark.table(ref.sql)
     if against == "silver":
-        assert control is not None  # _check
+        assert control is not None  # _check_arguments
         (position,) = control_rows(spark, control, [ref.text])
         if position.applied_lsn is None:
             raise ConfigError(
@@ -139,7 +139,8 @@ def _columns(
     return compared, skipped
 
 
-def _ranges(bounds: Sequence[KeyBound]) -> list[KeyRange]:
+def _tiles_between(bounds: Sequence[KeyBound]) -> list[KeyRange]:
+    """The key tiles the bounds cut: open below the first bound and above the last."""
     edges: list[KeyBound] = [None, *bounds, None]
     return [(edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
 
@@ -203,7 +204,7 @@ def reconcile(
         DataLossError: CDC cleanup deleted the changes after the target's LSN, so the source
             cannot be read as of it.
     """
-    _check(against, tiles, sample, control_table, facts_table, app_id)
+    _check_arguments(against, tiles, sample, control_table, facts_table, app_id)
     if not isinstance(repair, bool):
         raise ConfigError(f"reconcile: repair must be True or False (got {repair!r})")
     if repair:
@@ -252,10 +253,10 @@ def reconcile(
         table = SourceTable(
             instance.name, instance.source_schema, instance.source_table, read, tuple(key_list)
         )
-        narrowed, ranges = _compare(spark, backend, table, at, rows, compared, tiles, sample)
+        narrowed, ranges = _compare_sides(spark, backend, table, at, rows, compared, tiles, sample)
     finally:
         backend.close()
-    result = _result(
+    result = _verdict_of(
         narrowed, at, against, ref.text, compared, skipped, time.perf_counter() - started
     )
     if facts_table is not None and app_id is not None:
@@ -269,7 +270,7 @@ def reconcile(
     return result
 
 
-def _compare(
+def _compare_sides(
     spark: SparkSession,
     backend: Backend,
     table: SourceTable,
@@ -280,7 +281,7 @@ def _compare(
     sample: int,
 ) -> tuple[Narrowed, list[KeyRange]]:
     bounds = backend.snapshots.key_tiles(table.schema, table.table, list(table.keys), tiles)
-    ranges = _ranges(bounds)
+    ranges = _tiles_between(bounds)
     source = SourceAsOf(
         table, at, tiles=backend.tiles, chunks=backend.chunks, changes=backend.changes
     )
@@ -293,7 +294,7 @@ def _compare(
         target.release()
 
 
-def _result(
+def _verdict_of(
     narrowed: Narrowed,
     at: str,
     against: Against,

@@ -45,7 +45,9 @@ def _text(field: StructField, time_zone: str) -> Column:
 
 
 def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Column:
-    """The row digest of decision 1100 over `fields`, in their order, as `decimal(20,0)`."""
+    """The row digest over `fields`, in their order, as `decimal(20,0)`: the fields'
+    canonical text joined by U+001F, SHA-256 of its UTF-16LE bytes, the first 16 hex digits as
+    an unsigned integer (the module docstring)."""
     from pyspark.sql import functions as F
 
     parts = [
