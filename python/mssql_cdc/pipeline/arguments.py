@@ -108,13 +108,13 @@ def check_to_delta(
     settings = check_recovery_settings(
         config,
         options,
-        checkpoint=checkpoint,
-        facts_table=facts_table,
-        bootstrap=bootstrap,
         on_data_loss=on_data_loss,
-        interval_days=interval_days,
         mode=mode,
+        interval_days=interval_days,
+        bootstrap=bootstrap,
         gap_deletes=gap_deletes,
+        facts_table=facts_table,
+        checkpoint=checkpoint,
     )
     checked_trigger = _trigger(trigger)
     if query_name is not None and (not isinstance(query_name, str) or not query_name):

@@ -109,16 +109,16 @@ def _interval(value: object) -> float:
 def check_recovery_settings(
     config: SourceConfig,
     options: Mapping[str, object],
-    *,
-    checkpoint: object,
-    facts_table: object,
-    bootstrap: object,
     on_data_loss: object,
-    interval_days: object,
     mode: object,
-    gap_deletes: object = False,
+    interval_days: object,
+    bootstrap: object,
+    gap_deletes: object,
+    facts_table: object,
+    checkpoint: object,
 ) -> RecoverySettings:
-    """Check the recovery settings and the checkpoint, in a fixed order.
+    """Check the recovery settings and the checkpoint, in the order of the parameters (a facts
+    table is checked only for being given, its name by `check_stream_names`).
 
     Raises:
         ConfigError: the first defect found, naming the argument and what to pass.
@@ -225,11 +225,12 @@ def check_recovery(
     settings = check_recovery_settings(
         config,
         options,
-        checkpoint=checkpoint,
-        facts_table=facts_table,
-        bootstrap=bootstrap,
-        on_data_loss="resnapshot",
-        interval_days=interval_days,
-        mode=mode,
+        "resnapshot",
+        mode,
+        interval_days,
+        bootstrap,
+        False,
+        facts_table,
+        checkpoint,
     )
     return check_stream_names(settings, target=target, app_id=app_id, facts_table=facts_table)
