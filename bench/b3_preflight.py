@@ -114,11 +114,11 @@ def instrumented(phases: Phases) -> Iterator[None]:
     snapshot = importlib.import_module("mssql_cdc.snapshot.full")
     family_cache = importlib.import_module("mssql_cdc.facts.family_cache")
     stream = importlib.import_module("mssql_cdc.pipeline.cdc_stream")
-    entry = importlib.import_module("mssql_cdc.recovery.entry")
+    generations = importlib.import_module("mssql_cdc.recovery.generations")
 
     patches: list[tuple[object, str, Any]] = [
         (stream, "start_query", lambda spark, config, args, paths, start: None),
-        (entry, "read_state", phases.wrap("state read (to_delta)", entry.read_state)),
+        (generations, "read_state", phases.wrap("state read (to_delta)", generations.read_state)),
         (recovery, "read_state", phases.wrap("state read (pre-flight)", recovery.read_state)),
         (
             recovery,

@@ -25,31 +25,29 @@ skip_native_rebuild_check()  # in Spark's Python workers of a local_session (dec
 
 if TYPE_CHECKING:
     from mssql_cdc.core.offsets import Offset
-    from mssql_cdc.pipeline.cdc_stream import CdcStream, stream
-    from mssql_cdc.pipeline.fan_out import FanOutJob, fan_out
-    from mssql_cdc.pipeline.fan_out_plan import StreamEntry
+    from mssql_cdc.pipeline import CdcStream, FanOutJob, StreamEntry, stream
+    from mssql_cdc.pipeline.fan_out_job import fan_out
     from mssql_cdc.reconciliation import ReconcileResult, reconcile
-    from mssql_cdc.recovery.entry import ResnapshotResult
-    from mssql_cdc.recovery.plan import RecoveryPlan
+    from mssql_cdc.recovery import RecoveryPlan, ResnapshotResult
     from mssql_cdc.silver import ApplyResult, apply_changes
     from mssql_cdc.sink.writer import delta_sink
     from mssql_cdc.snapshot.backfill import BackfillStatus
 
-# Public name -> the module that defines it, imported when the name is first used.
+# Public name -> the package (or module) that exports it, imported when the name is first used.
 _LAZY = {
     "ApplyResult": "mssql_cdc.silver",
     "BackfillStatus": "mssql_cdc.snapshot.backfill",
-    "CdcStream": "mssql_cdc.pipeline.cdc_stream",
-    "FanOutJob": "mssql_cdc.pipeline.fan_out",
+    "CdcStream": "mssql_cdc.pipeline",
+    "FanOutJob": "mssql_cdc.pipeline",
     "Offset": "mssql_cdc.core.offsets",
     "ReconcileResult": "mssql_cdc.reconciliation",
-    "RecoveryPlan": "mssql_cdc.recovery.plan",
-    "ResnapshotResult": "mssql_cdc.recovery.entry",
-    "StreamEntry": "mssql_cdc.pipeline.fan_out_plan",
-    "stream": "mssql_cdc.pipeline.cdc_stream",
+    "RecoveryPlan": "mssql_cdc.recovery",
+    "ResnapshotResult": "mssql_cdc.recovery",
+    "StreamEntry": "mssql_cdc.pipeline",
+    "stream": "mssql_cdc.pipeline",
     "apply_changes": "mssql_cdc.silver",
     "delta_sink": "mssql_cdc.sink.writer",
-    "fan_out": "mssql_cdc.pipeline.fan_out",
+    "fan_out": "mssql_cdc.pipeline",
     "reconcile": "mssql_cdc.reconciliation",
 }
 

@@ -23,18 +23,6 @@ import mssql_cdc
 PACKAGE = Path(mssql_cdc.__file__).parent
 ROOT = "mssql_cdc"
 
-# Circles another change is cutting; each entry is the set of modules one circle joins. Until
-# that change is merged they are allowed here; then this set is emptied.
-KNOWN: set[frozenset[str]] = {
-    frozenset(
-        {
-            "mssql_cdc.reconciliation.api",
-            "mssql_cdc.reconciliation.carried",
-            "mssql_cdc.reconciliation.repair",
-        }
-    ),
-}
-
 
 @dataclass(frozen=True)
 class Module:
@@ -188,15 +176,7 @@ def _report(found: Mapping[frozenset[str], list[list[str]]]) -> list[str]:
 def test_no_modules_import_each_other() -> None:
     modules, compiled = library()
     found = circles(import_graph(modules, compiled))
-    new = {group: named for group, named in found.items() if group not in KNOWN}
-    assert _report(new) == []
-
-
-def test_every_known_circle_is_still_there() -> None:
-    """An entry of KNOWN whose circle was cut is taken out, so the list never hides a new one."""
-    modules, compiled = library()
-    found = circles(import_graph(modules, compiled))
-    assert sorted(sorted(group) for group in KNOWN - set(found)) == []
+    assert _report(found) == []
 
 
 def test_the_checker_names_a_circle_of_two_modules() -> None:

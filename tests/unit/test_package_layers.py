@@ -22,14 +22,15 @@ and the executors' imports must not drag Spark or Delta in.
 | snapshot       | mssql_cdc, core, options, sqlserver, emulator, source, tables, facts, ... |
 | recovery       | core, options, sqlserver, tables, facts, snapshot, errors, testing        |
 | silver         | core, tables, facts, finalization, errors, testing                       |
-| reconciliation | silver's, options, sqlserver, source, snapshot, recovery, pipeline (1180)  |
+| reconciliation | silver's, options, sqlserver, source, snapshot, recovery (its face)        |
 | pipeline       | everything but cli                                                       |
 | cli            | mssql_cdc (public names), core, emulator, facts, spark, errors, testing  |
 | spark          | _native, core (the Delta classpath), errors                              |
 
 So the source never imports the sink, the recovery, snapshots or table writes; the sink never
-imports the recovery or snapshots; nothing but the CLI imports the CLI. Decision 0600 gives the
-map of packages and why each sits where it does.
+imports the recovery or snapshots; nothing but the CLI imports the CLI. The packages in `FACED`
+are imported by other packages only through their face, the names their `__init__` exports.
+Decision 0600 gives the map of packages and why each sits where it does.
 """
 
 from __future__ import annotations
@@ -87,8 +88,7 @@ ALLOWED: dict[str, set[str]] = {
         "finalization",
         "silver",
         "snapshot",
-        "recovery",
-        "pipeline",  # repair=True checks the stream's arguments as resnapshot() does (1180)
+        "recovery",  # repair=True opens the next generation as resnapshot() does
         "errors",
         "testing",
     },
@@ -110,6 +110,9 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"mssql_cdc", "core", "emulator", "facts", "spark", "errors", "testing"},
     "spark": {"_native", "core", "errors"},
 }
+
+# Packages that other packages import only through the face their `__init__` exports.
+FACED = {"pipeline", "reconciliation", "recovery"}
 
 # Third-party modules a package must not import outside `if TYPE_CHECKING:`.
 FORBIDDEN_THIRD_PARTY: dict[str, set[str]] = {
@@ -186,8 +189,11 @@ def violations(package: str, source: str) -> list[str]:
         top = module.split(".")[0]
         if top == "mssql_cdc":
             # Imports for types only count too: they are dependencies a reader must follow.
-            if package_of(module) not in allowed:
+            imported = package_of(module)
+            if imported not in allowed:
                 found.append(f"{package} imports {module}")
+            elif imported in FACED and imported != package and module != f"mssql_cdc.{imported}":
+                found.append(f"{package} imports {module}, not the face mssql_cdc.{imported}")
         elif top in FORBIDDEN_THIRD_PARTY.get(package, set()) and not typing_only:
             found.append(f"{package} imports {module}")
     return found
@@ -225,6 +231,14 @@ def test_the_checker_catches_core_importing_spark_but_not_for_types_only() -> No
     assert violations("core", "import pyspark.sql\n") == ["core imports pyspark.sql"]
     typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pyarrow as pa\n"
     assert violations("core", typed) == []
+
+
+def test_the_checker_catches_a_module_behind_a_face() -> None:
+    inner = "from mssql_cdc.recovery.preflight import RecoveryRequest\n"
+    assert violations("reconciliation", inner) == [
+        "reconciliation imports mssql_cdc.recovery.preflight, not the face mssql_cdc.recovery"
+    ]
+    assert violations("reconciliation", "from mssql_cdc.recovery import RecoveryRequest\n") == []
 
 
 def test_the_checker_sees_imports_inside_functions() -> None:

@@ -1,6 +1,7 @@
 """Reading raw source options: names ignoring case, values trimmed, strict typed parsers.
 
-Only `mssql_cdc.options.config` uses this module; everything else receives a `SourceConfig`.
+Only `mssql_cdc.options.config` reads options through this module's parsers; everything else
+receives a `SourceConfig`, and asks `given_option` only whether the caller set an option.
 Messages name the option and what it accepts, and quote a value only when it cannot be a secret.
 """
 
@@ -15,7 +16,7 @@ from mssql_cdc.core import lsn
 from mssql_cdc.core.names import did_you_mean
 from mssql_cdc.errors import ConfigError
 
-__all__ = ["OptionReader", "is_uri", "parse_lsn", "shown"]
+__all__ = ["OptionReader", "given_option", "is_uri", "parse_lsn", "shown"]
 
 _log = logging.getLogger("mssql_cdc.options.config")
 
@@ -29,6 +30,11 @@ _SHOWN_MAX = 80
 _warned_unknown: set[str] = set()
 
 T = TypeVar("T", bound=str)
+
+
+def given_option(options: Mapping[str, object], name: str) -> bool:
+    """Whether the caller set option `name` (ignoring case; a None value is not set)."""
+    return any(k.strip().lower() == name.lower() and v is not None for k, v in options.items())
 
 
 def shown(value: str) -> str:

@@ -1,98 +1,35 @@
-"""The arguments of `to_delta` and `plan_recovery`, checked before any I/O.
+"""The arguments of `to_delta`, checked before any I/O.
 
 Every refusal is a `ConfigError` (a `ValueError`) raised before anything is read, written or
-started. The raw source options are consulted only to tell whether the caller gave
-`startingLsn` (its default, `earliest`, cannot be told apart once parsed).
+started. The stream's names and recovery settings are checked by `mssql_cdc.recovery`, as every
+call that names a stream checks them; this module adds what only a query takes, its trigger and
+its name, checked between the two halves so the order of refusals stays fixed.
 """
 
 from __future__ import annotations
 
-import math
-import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, fields
+from typing import Any
 
-from mssql_cdc.core.checkpoint import check_checkpoint_path, spark_only
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.keys import validate_app_id
-from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
-from mssql_cdc.tables import refs as tables
+from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.recovery import StreamArguments, check_recovery_settings, check_stream_names
 
-if TYPE_CHECKING:
-    from mssql_cdc.recovery.preflight import RecoveryRequest
-
-__all__ = [
-    "MAX_INTERVAL_DAYS",
-    "ToDeltaArgs",
-    "check_recovery",
-    "check_to_delta",
-    "given_option",
-]
+__all__ = ["ToDeltaArgs", "check_to_delta"]
 
 
 @dataclass(frozen=True, slots=True)
-class ToDeltaArgs:
-    """to_delta's arguments after validation; `checkpoint` is absolute unless only Spark reads
-    it (a URI or /dbfs/..., with on_data_loss="fail")."""
+class ToDeltaArgs(StreamArguments):
+    """to_delta's arguments after validation: the stream's, and how its query runs.
 
-    target: str
-    app_id: str
-    checkpoint: str
-    facts_table: str | None
-    bootstrap: bool
-    on_data_loss: OnDataLoss
-    interval_days: float
-    mode: SnapshotMode
-    trigger: Mapping[str, Any] | None
-    query_name: str | None
-    gap_deletes: bool = False  # a completed re-snapshot derives the gap's deletes
+    `trigger` holds the one keyword of DataStreamWriter.trigger, None for Spark's default;
+    `query_name` is None for the app id's default name.
+    """
 
-    @property
-    def checkpoint_is_spark_only(self) -> bool:
-        return spark_only(self.checkpoint)
-
-    def recovery_request(self, config: SourceConfig) -> RecoveryRequest:
-        """What the pre-flight's recovery is asked to do for these arguments."""
-        from mssql_cdc.recovery.entry import recovery_request
-
-        return recovery_request(
-            config,
-            target=self.target,
-            app_id=self.app_id,
-            checkpoint=self.checkpoint,
-            mode=self.mode,
-            bootstrap=self.bootstrap,
-            interval_days=self.interval_days,
-            gap_deletes=self.gap_deletes,
-        )
-
-
-def given_option(options: Mapping[str, object], name: str) -> bool:
-    """Whether the caller set option `name` (ignoring case; a None value is not set)."""
-    return any(k.strip().lower() == name.lower() and v is not None for k, v in options.items())
-
-
-def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        choices = " or ".join(repr(a) for a in allowed)
-        raise ConfigError(f"{name}={value!r}: pass {choices}")
-    return value
-
-
-MAX_INTERVAL_DAYS = 36_500
-"""The longest anti-loop interval: a century, beyond any stream's life (decision 0621)."""
-
-
-def _interval(value: object) -> float:
-    days = value if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
-    if not 0 <= days <= MAX_INTERVAL_DAYS:  # NaN too
-        raise ConfigError(
-            f"resnapshot_interval_days={value!r}: pass a number of days from 0 to "
-            f"{MAX_INTERVAL_DAYS:,} (0 re-snapshots now)"
-        )
-    return float(days)
+    trigger: Mapping[str, Any] | None = None
+    query_name: str | None = None
 
 
 _TRIGGER_HINT = (
@@ -147,37 +84,6 @@ def _trigger(value: object) -> Mapping[str, Any] | None:
     return {key: setting}
 
 
-def check_recovery(
-    config: SourceConfig,
-    options: Mapping[str, object],
-    target: object,
-    app_id: object,
-    checkpoint: object,
-    facts_table: object,
-    interval_days: object,
-    mode: object,
-    bootstrap: object,
-) -> ToDeltaArgs:
-    """The checked arguments of a to_delta(..., on_data_loss="resnapshot") run, for the
-    calls that plan or request a re-snapshot without starting a query.
-
-    Raises:
-        ConfigError: the first defect found, as `check_to_delta` names it.
-    """
-    return check_to_delta(
-        config,
-        options,
-        target=target,
-        app_id=app_id,
-        checkpoint=checkpoint,
-        facts_table=facts_table,
-        bootstrap=bootstrap,
-        on_data_loss="resnapshot",
-        interval_days=interval_days,
-        mode=mode,
-    )
-
-
 def check_to_delta(
     config: SourceConfig,
     options: Mapping[str, object],
@@ -199,70 +105,23 @@ def check_to_delta(
     Raises:
         ConfigError: the first defect found, naming the argument and what to pass.
     """
-    loss = _choice("on_data_loss", on_data_loss, ("fail", "resnapshot"))
-    snapshot = _choice("snapshot", mode, ("full", "chunked"))
-    interval = _interval(interval_days)
-    if not isinstance(bootstrap, bool):
-        raise ConfigError(f"bootstrap={bootstrap!r}: pass True or False")
-    if not isinstance(gap_deletes, bool):
-        raise ConfigError(f"gap_deletes={gap_deletes!r}: pass True or False")
-    if gap_deletes and loss != "resnapshot":
-        raise ConfigError(
-            "gap_deletes=True derives deletes when a re-snapshot completes, and only "
-            "on_data_loss='resnapshot' re-snapshots: pass both, or leave gap_deletes False"
-        )
-    if snapshot == "chunked" and facts_table is None:
-        raise ConfigError(
-            "snapshot='chunked' needs a facts_table: a chunked snapshot's opens, plan and "
-            "chunks are facts rows"
-        )
-    if bootstrap and given_option(options, "startingLsn"):
-        raise ConfigError("bootstrap=True and startingLsn: use one or the other")
-    if loss == "resnapshot" and facts_table is None:
-        raise ConfigError(
-            "on_data_loss='resnapshot' needs a facts_table: without its event rows an emptied "
-            "table's re-snapshot is invisible downstream"
-        )
-    if config.snapshot_on_switch and loss != "resnapshot":
-        raise ConfigError(
-            "option snapshotOnSwitch needs on_data_loss='resnapshot': its snapshot opens the "
-            "next generation through the recovery's steps (a facts_table, a local checkpoint)"
-        )
-    if not isinstance(checkpoint, str | os.PathLike) or not os.fspath(checkpoint):
-        raise ConfigError(f"checkpoint={checkpoint!r}: pass the stream's checkpoint folder")
-    ckpt = os.fspath(checkpoint)
-    if not isinstance(ckpt, str):
-        raise ConfigError(f"checkpoint={checkpoint!r}: pass the folder as a str path")
-    if loss == "resnapshot":
-        try:
-            ckpt = check_checkpoint_path(ckpt)  # refuses URIs and /dbfs, makes it absolute
-        except ConfigError as exc:
-            raise ConfigError(
-                f"on_data_loss='resnapshot' reads Spark's offset log with Python: {exc}, or run "
-                "with on_data_loss='fail'"
-            ) from None
-    elif not spark_only(ckpt):
-        ckpt = check_checkpoint_path(ckpt)
-    if loss == "resnapshot" and not config.fail_on_data_loss:
-        raise ConfigError("on_data_loss='resnapshot' needs failOnDataLoss true")
+    settings = check_recovery_settings(
+        config,
+        options,
+        on_data_loss=on_data_loss,
+        mode=mode,
+        interval_days=interval_days,
+        bootstrap=bootstrap,
+        gap_deletes=gap_deletes,
+        facts_table=facts_table,
+        checkpoint=checkpoint,
+    )
     checked_trigger = _trigger(trigger)
     if query_name is not None and (not isinstance(query_name, str) or not query_name):
         raise ConfigError(f"query_name={query_name!r}: pass a non-empty string or None")
-    checked_app_id = validate_app_id(app_id)
-    target_ref = tables.table_ref(target, argument="target")
-    if facts_table is not None:
-        tables.table_ref(facts_table, argument="facts_table")
-    tables.require_distinct(target=target, facts_table=facts_table)
+    stream = check_stream_names(settings, target=target, app_id=app_id, facts_table=facts_table)
     return ToDeltaArgs(
-        target=target_ref.text,
-        app_id=checked_app_id,
-        checkpoint=ckpt,
-        facts_table=None if facts_table is None else str(facts_table),
-        bootstrap=bootstrap,
-        on_data_loss="resnapshot" if loss == "resnapshot" else "fail",
-        interval_days=interval,
-        mode="chunked" if snapshot == "chunked" else "full",
+        **{f.name: getattr(stream, f.name) for f in fields(stream)},
         trigger=checked_trigger,
         query_name=query_name,
-        gap_deletes=gap_deletes,
     )

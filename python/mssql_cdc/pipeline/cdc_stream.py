@@ -15,15 +15,17 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc.core.offsets import Offset
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
-from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_recovery, check_to_delta
+from mssql_cdc.pipeline.arguments import check_to_delta
 from mssql_cdc.pipeline.query_start import start_query
-from mssql_cdc.recovery.entry import (
+from mssql_cdc.recovery import (
+    RecoveryPlan,
     ResnapshotResult,
+    StreamArguments,
+    check_recovery,
     live_generation,
     plan_on_spark,
     request_resnapshot,
 )
-from mssql_cdc.recovery.plan import RecoveryPlan
 from mssql_cdc.tables.session import check_session, kind_of
 
 if TYPE_CHECKING:
@@ -67,7 +69,7 @@ class CdcStream:
     def __repr__(self) -> str:
         return f"CdcStream(capture_instance={self.config.capture_instance!r})"
 
-    def _checked_family(self, args: ToDeltaArgs) -> SnapshotFacts | None:
+    def _checked_family(self, args: StreamArguments) -> SnapshotFacts | None:
         """Register the formats and check the snapshot mode lock; the family's facts read."""
         from mssql_cdc.snapshot.bootstrap import checked_family
         from mssql_cdc.source.formats import register

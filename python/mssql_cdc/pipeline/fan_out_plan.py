@@ -19,7 +19,8 @@ from typing import Any
 from mssql_cdc.core.names import did_you_mean
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
-from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta, given_option
+from mssql_cdc.options.reader import given_option
+from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
 
 __all__ = [
     "ENTRY_FIELDS",
@@ -42,13 +43,28 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\Z")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamEntry:
-    """One stream of a fan-out job; None takes the job's setting (or its root's default)."""
+    """One stream of a fan-out job; a field left None takes the job's setting of the same name,
+    or for target, app_id and checkpoint a default under the job's `root` (refused without one).
+
+    Attributes:
+        capture_instance: the capture instance the stream reads (its `captureInstance`).
+        target: its bronze table, name or path; default `<root>/bronze/<capture_instance>`.
+        app_id: its app_id; default the capture instance's name.
+        checkpoint: its checkpoint folder; default `<root>/checkpoints/<capture_instance>`.
+        options: source options laid over the job's options (they must not name
+            `captureInstance`).
+        bootstrap: as `to_delta` takes it; None takes the job's setting.
+        on_data_loss: "fail" or "resnapshot"; None takes the job's setting.
+        snapshot: "full" or "chunked"; None takes the job's setting.
+        resnapshot_interval_days: the anti-loop interval, in days; None takes the job's.
+        gap_deletes: as `to_delta` takes it; None takes the job's setting.
+    """
 
     capture_instance: str
     target: str | None = None
     app_id: str | None = None
     checkpoint: str | None = None
-    options: Mapping[str, object] = field(default_factory=dict)  # over the job's options
+    options: Mapping[str, object] = field(default_factory=dict)
     bootstrap: bool | None = None
     on_data_loss: OnDataLoss | None = None
     snapshot: SnapshotMode | None = None
@@ -110,7 +126,7 @@ def plan_streams(streams: object, settings: JobSettings) -> tuple[PlannedStream,
         )
     root = _root(settings.root)
     planned = [
-        _plan_one(i, _entry(i, raw), settings, shared, root) for i, raw in enumerate(streams)
+        _plan_one(i, _stream_entry(i, raw), settings, shared, root) for i, raw in enumerate(streams)
     ]
     _refuse_duplicates(planned)
     return tuple(planned)
@@ -152,7 +168,7 @@ def _root(value: object) -> str | None:
     return text.rstrip("/") or "/"
 
 
-def _entry(index: int, raw: object) -> StreamEntry:
+def _stream_entry(index: int, raw: object) -> StreamEntry:
     if isinstance(raw, StreamEntry):
         entry = raw
     elif isinstance(raw, Mapping):
@@ -192,7 +208,7 @@ def _plan_one(
     checkpoint = _given_or_derived(label, "checkpoint", entry.checkpoint, root, name, "checkpoints")
     app_id = entry.app_id
     if app_id is None:
-        _derivable(label, "app_id", root, name)
+        _require_derivable(label, "app_id", root, name)
         app_id = name
     try:
         config = SourceConfig.from_options(options)
@@ -203,23 +219,25 @@ def _plan_one(
             app_id=app_id,
             checkpoint=checkpoint,
             facts_table=settings.facts_table,
-            bootstrap=_pick(entry.bootstrap, settings.bootstrap),
-            on_data_loss=_pick(entry.on_data_loss, settings.on_data_loss),
-            interval_days=_pick(entry.resnapshot_interval_days, settings.resnapshot_interval_days),
-            mode=_pick(entry.snapshot, settings.snapshot),
+            bootstrap=_own_or_shared(entry.bootstrap, settings.bootstrap),
+            on_data_loss=_own_or_shared(entry.on_data_loss, settings.on_data_loss),
+            interval_days=_own_or_shared(
+                entry.resnapshot_interval_days, settings.resnapshot_interval_days
+            ),
+            mode=_own_or_shared(entry.snapshot, settings.snapshot),
             trigger=settings.trigger,
-            gap_deletes=_pick(entry.gap_deletes, settings.gap_deletes),
+            gap_deletes=_own_or_shared(entry.gap_deletes, settings.gap_deletes),
         )
     except ConfigError as exc:
         raise ConfigError(f"{label}: {exc}") from None
     return PlannedStream(index, config, options, args)
 
 
-def _pick(own: object, shared: object) -> Any:
+def _own_or_shared(own: object, shared: object) -> Any:
     return shared if own is None else own
 
 
-def _derivable(label: str, what: str, root: str | None, name: str) -> None:
+def _require_derivable(label: str, what: str, root: str | None, name: str) -> None:
     if root is None:
         raise ConfigError(
             f"{label}: {what} is missing; give the stream's {what}, or give the job a root to "
@@ -238,7 +256,7 @@ def _given_or_derived(
 ) -> object:
     if given is not None:
         return given
-    _derivable(label, what, root, name)
+    _require_derivable(label, what, root, name)
     return f"{root}/{folder}/{name}"
 
 

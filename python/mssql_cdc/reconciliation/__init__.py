@@ -1,5 +1,9 @@
-"""reconcile(): compare a copy with its source by key tiles, and repair what differs."""
+"""reconcile(): compare a copy with its source by key tiles, and repair what differs.
 
-from mssql_cdc.reconciliation.api import Against, ReconcileResult, reconcile
+These names are the package's face; other packages import them from here.
+"""
+
+from mssql_cdc.reconciliation.api import reconcile
+from mssql_cdc.reconciliation.result import Against, ReconcileResult
 
 __all__ = ["Against", "ReconcileResult", "reconcile"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core.row_digest import digestible
 from mssql_cdc.errors import ConfigError
@@ -22,17 +22,17 @@ from mssql_cdc.facts.snapshot_family import now_naive
 from mssql_cdc.finalization.verdicts import control_rows
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.reconciliation.narrow import KeyRange, Narrowed, compare_tiles
 from mssql_cdc.reconciliation.repair import (
-    check_repair_arguments,
+    finish_pending_repair,
     finish_repair,
     open_repair,
     pending_repair,
-    prepare_repair,
-    resumed,
 )
+from mssql_cdc.reconciliation.repair_job import check_repair_arguments, prepare_repair
+from mssql_cdc.reconciliation.result import AGAINST, Against, ReconcileResult
 from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
 from mssql_cdc.reconciliation.target_side import TargetRows
+from mssql_cdc.reconciliation.tile_narrowing import KeyRange, Narrowed, compare_tiles
 from mssql_cdc.silver.images import DELETE_FLAG, bronze_shape, latest_images
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.instances import resolve_instance
@@ -43,49 +43,13 @@ from mssql_cdc.tables.session import check_session
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["Against", "ReconcileResult", "reconcile"]
+__all__ = ["reconcile"]
 
-Against = Literal["silver", "bronze"]
-AGAINST: tuple[Against, ...] = ("silver", "bronze")
 MAX_TILES = 100_000
 LEAF_ROWS = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class ReconcileResult:
-    """A reconcile's verdict: equal or not, and a bounded sample of the keys that differ.
-
-    `missing` keys are in the source and not in the target, `extra` the reverse, `different`
-    in both with different rows; keys are JSON values (a list for a composite key). The
-    `*_count` fields count the keys narrowed to, the whole difference when `complete`.
-    """
-
-    equal: bool
-    lsn: str  # the source was compared as of this LSN: the target's own position
-    against: Against
-    target: str
-    tiles: int
-    differing_tiles: int
-    source_rows: int
-    target_rows: int
-    missing: tuple[Any, ...]
-    extra: tuple[Any, ...]
-    different: tuple[Any, ...]
-    missing_count: int
-    extra_count: int
-    different_count: int
-    complete: bool
-    columns: tuple[str, ...]  # the columns compared, keys included
-    skipped_columns: tuple[str, ...]  # target columns no digest covers (float, binary, ...)
-    seconds: float
-    repaired_tiles: int = 0  # tiles re-snapshotted by repair=True
-
-    def as_dict(self) -> dict[str, Any]:
-        """The result as JSON can hold it (tuples as lists)."""
-        return json.loads(json.dumps(asdict(self)))  # type: ignore[no-any-return]
-
-
-def _check(
+def _check_arguments(
     against: object,
     tiles: object,
     sample: object,
@@ -125,7 +89,7 @@ def _target_rows(
         raise ConfigError(f"reconcile: target {ref} does not exist; check the table name or path")
     rows = spark.table(ref.sql)
     if against == "silver":
-        assert control is not None  # _check
+        assert control is not None  # _check_arguments
         (position,) = control_rows(spark, control, [ref.text])
         if position.applied_lsn is None:
             raise ConfigError(
@@ -175,7 +139,8 @@ def _columns(
     return compared, skipped
 
 
-def _ranges(bounds: Sequence[KeyBound]) -> list[KeyRange]:
+def _tiles_between(bounds: Sequence[KeyBound]) -> list[KeyRange]:
+    """The key tiles the bounds cut: open below the first bound and above the last."""
     edges: list[KeyBound] = [None, *bounds, None]
     return [(edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
 
@@ -239,7 +204,7 @@ def reconcile(
         DataLossError: CDC cleanup deleted the changes after the target's LSN, so the source
             cannot be read as of it.
     """
-    _check(against, tiles, sample, control_table, facts_table, app_id)
+    _check_arguments(against, tiles, sample, control_table, facts_table, app_id)
     if not isinstance(repair, bool):
         raise ConfigError(f"reconcile: repair must be True or False (got {repair!r})")
     if repair:
@@ -260,7 +225,7 @@ def reconcile(
         )  # fmt: skip
         pending = pending_repair(spark, job)
         if pending is not None:
-            return resumed(spark, config, job, pending, ref.text)
+            return finish_pending_repair(spark, config, job, pending, ref.text)
     started = time.perf_counter()
     started_at = datetime.now(UTC).replace(tzinfo=None)
     backend = open_backend(config)
@@ -288,10 +253,10 @@ def reconcile(
         table = SourceTable(
             instance.name, instance.source_schema, instance.source_table, read, tuple(key_list)
         )
-        narrowed, ranges = _compare(spark, backend, table, at, rows, compared, tiles, sample)
+        narrowed, ranges = _compare_sides(spark, backend, table, at, rows, compared, tiles, sample)
     finally:
         backend.close()
-    result = _result(
+    result = _verdict_of(
         narrowed, at, against, ref.text, compared, skipped, time.perf_counter() - started
     )
     if facts_table is not None and app_id is not None:
@@ -305,7 +270,7 @@ def reconcile(
     return result
 
 
-def _compare(
+def _compare_sides(
     spark: SparkSession,
     backend: Backend,
     table: SourceTable,
@@ -316,7 +281,7 @@ def _compare(
     sample: int,
 ) -> tuple[Narrowed, list[KeyRange]]:
     bounds = backend.snapshots.key_tiles(table.schema, table.table, list(table.keys), tiles)
-    ranges = _ranges(bounds)
+    ranges = _tiles_between(bounds)
     source = SourceAsOf(
         table, at, tiles=backend.tiles, chunks=backend.chunks, changes=backend.changes
     )
@@ -329,7 +294,7 @@ def _compare(
         target.release()
 
 
-def _result(
+def _verdict_of(
     narrowed: Narrowed,
     at: str,
     against: Against,

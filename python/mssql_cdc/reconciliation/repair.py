@@ -11,9 +11,9 @@ change.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from mssql_cdc.core import lsn
 from mssql_cdc.core.checkpoint import read_state
@@ -22,148 +22,25 @@ from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import snapshot_family as family
 from mssql_cdc.facts.detail_payloads import RepairDetail, json_key
 from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.reconciliation.carried import carry, write_plan
-from mssql_cdc.reconciliation.narrow import KeyRange
-from mssql_cdc.recovery.preflight import RecoveryRequest
-from mssql_cdc.recovery.spark_steps import SparkRecoveryWrites
-from mssql_cdc.snapshot.chunk_plan import usable_keys
+from mssql_cdc.reconciliation.repair_job import RepairJob
+from mssql_cdc.reconciliation.repair_rows import write_carried_chunks, write_repair_plan
+from mssql_cdc.reconciliation.result import ReconcileResult
+from mssql_cdc.reconciliation.tile_narrowing import KeyRange
+from mssql_cdc.recovery import open_next_generation
 from mssql_cdc.snapshot.probe import open_probe
+from mssql_cdc.sqlserver.backend_choice import open_backend
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mssql_cdc.facts.snapshot_family import OpenFact, SnapshotFacts
-    from mssql_cdc.reconciliation.api import ReconcileResult
+    from mssql_cdc.facts.snapshot_family import OpenFact
 
 __all__ = [
-    "RepairJob",
-    "check_repair_arguments",
+    "finish_pending_repair",
     "finish_repair",
     "open_repair",
     "pending_repair",
-    "prepare_repair",
-    "resumed",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class RepairJob:
-    """A repair's checked arguments, what the mode lock read, and the table's chunk keys."""
-
-    target: str
-    app_id: str
-    checkpoint: str
-    facts_table: str
-    request: RecoveryRequest
-    facts: SnapshotFacts | None
-    keys: tuple[str, ...]
-    kind: Literal["int", "keyset"]
-
-
-def check_repair_arguments(
-    against: object,
-    *,
-    app_id: str | None,
-    checkpoint: str | None,
-    facts_table: str | None,
-) -> None:
-    """Refuse a repair the arguments cannot describe, before anything is read or written."""
-    if against != "bronze":
-        raise ConfigError(
-            "reconcile: repair=True repairs bronze, and silver follows bronze through "
-            "apply_changes' rebuild; reconcile the bronze table with against='bronze' and "
-            "repair=True, then run apply_changes"
-        )
-    missing = [
-        name
-        for name, value in (
-            ("app_id", app_id),
-            ("checkpoint", checkpoint),
-            ("facts_table", facts_table),
-        )
-        if value is None
-    ]
-    if missing:
-        raise ConfigError(
-            f"reconcile: repair=True needs the stream's {', '.join(missing)}, as to_delta "
-            "takes them: the repair opens the stream's next generation"
-        )
-
-
-def prepare_repair(
-    spark: SparkSession,
-    config: SourceConfig,
-    options: Mapping[str, object],
-    target: str,
-    *,
-    app_id: str,
-    checkpoint: str,
-    facts_table: str,
-    interval_days: float,
-    keys: Sequence[str] | None,
-) -> RepairJob:
-    """Check everything a repair needs, writing nothing: the stream's arguments (as resnapshot()
-    checks them), a stopped stream, the mode lock and keys that can bound a chunk.
-
-    Raises:
-        ConfigError: the first defect found.
-    """
-    from mssql_cdc.pipeline.arguments import check_recovery
-    from mssql_cdc.snapshot.bootstrap import checked_family
-    from mssql_cdc.source.formats import register
-
-    args = check_recovery(
-        config, options, target, app_id, checkpoint, facts_table, interval_days, "chunked", False
-    )
-    running = [q.name for q in spark.streams.active if _of_family(q.name, args.app_id)]
-    if running:
-        raise ConfigError(
-            f"reconcile: the stream {running[0]!r} is running in this session; stop it "
-            "(query.stop()) before repair=True, which opens its next generation"
-        )
-    probe = open_probe(config)
-    try:
-        index, kind = usable_keys(probe)
-    finally:
-        probe.close()
-    if kind is None:
-        raise ConfigError(
-            f"reconcile: the key of {target} ({', '.join(index) or 'none'}) cannot bound a "
-            "chunk, so no tiles can be re-read; take a whole re-snapshot with "
-            "CdcStream.resnapshot() instead"
-        )
-    if keys is not None and [k.lower() for k in keys] != [k.lower() for k in index]:
-        raise ConfigError(
-            f"reconcile: repair=True tiles the table by its unique index ({', '.join(index)}); "
-            "leave keys out"
-        )
-    register(spark)
-    facts = checked_family(
-        spark,
-        config,
-        args.target,
-        app_id=args.app_id,
-        facts_table=args.facts_table,
-        checkpoint=None if args.checkpoint_is_spark_only else args.checkpoint,
-        mode="chunked",
-        bootstrap=False,
-        resnapshot=True,
-    )
-    request = replace(args.recovery_request(config), requested=True, gap_deletes=True)
-    return RepairJob(
-        args.target,
-        args.app_id,
-        args.checkpoint,
-        args.facts_table or facts_table,
-        request,
-        facts,
-        tuple(index),
-        kind,
-    )
-
-
-def _of_family(name: str | None, app_id: str) -> bool:
-    return name is not None and (name == app_id or name.startswith(f"{app_id}.g"))
 
 
 def pending_repair(spark: SparkSession, job: RepairJob) -> OpenFact | None:
@@ -176,41 +53,6 @@ def pending_repair(spark: SparkSession, job: RepairJob) -> OpenFact | None:
     if "repair" not in newest.detail or family.is_complete(newest, facts.completions()):
         return None
     return newest
-
-
-class _RepairWrites(SparkRecoveryWrites):
-    """The recovery's writes, with the chunked open at the repair's S and plan."""
-
-    def __init__(
-        self, spark: SparkSession, config: SourceConfig, job: RepairJob, at: StreamOffset,
-        detail: RepairDetail,
-    ) -> None:  # fmt: skip
-        super().__init__(
-            spark, config, job.target, job.app_id, job.facts_table, requested=True,
-            gap_deletes=True,
-        )  # fmt: skip
-        self._at, self._detail = at, detail
-
-    def open_chunked(
-        self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
-    ) -> StreamOffset:
-        from mssql_cdc.snapshot import chunked_open
-
-        return chunked_open.open_chunked(
-            self._spark,
-            self._config,
-            self._target,
-            kind="resnapshot",
-            generation=generation,
-            app_id=self._app_id,
-            facts_table=self._facts,
-            lost_from_ts=lost_from_ts,
-            lost_to_ts=lost_to_ts,
-            requested=True,
-            gap_deletes=True,
-            at=self._at,
-            repair=self._detail,
-        )
 
 
 def open_repair(
@@ -230,8 +72,6 @@ def open_repair(
     count this one complete), and below every later commit, since a transaction's commit record
     follows its own begin record. A change found at S all the same is refused, not skipped.
     """
-    from mssql_cdc.sqlserver.backend_choice import open_backend
-
     point = lsn.increment(at)
     backend = open_backend(config)
     try:
@@ -262,25 +102,18 @@ def open_repair(
         "chunks": [[json_key(lo), json_key(hi)] for lo, hi in tiles],
         "differing": sorted(differing),
     }
-    return _recover(spark, config, job, s, detail)
+    return _open_generation(spark, config, job, s, detail)
 
 
-def _recover(
+def _open_generation(
     spark: SparkSession, config: SourceConfig, job: RepairJob, s: StreamOffset,
     detail: RepairDetail,
 ) -> OpenFact:  # fmt: skip
-    from mssql_cdc.recovery.observer import open_observer
-    from mssql_cdc.recovery.preflight import recover
-    from mssql_cdc.recovery.spark_steps import SparkRecoveryReads
-
-    reads = SparkRecoveryReads(
-        spark, config, job.target, job.app_id, job.facts_table, snapshot_facts=job.facts
-    )
-    observer = open_observer(config)
-    try:
-        state = recover(job.request, reads, _RepairWrites(spark, config, job, s, detail), observer)
-    finally:
-        observer.close()
+    """Open the repair's generation at S, chunked by `detail`, and return its open row."""
+    state = open_next_generation(
+        spark, config, job.request, facts_table=job.facts_table, snapshot_facts=job.facts,
+        chunked_at=s, repair=detail,
+    )  # fmt: skip
     facts = family.snapshot_facts(spark, job.facts_table, job.app_id)
     mine = [o for o in facts.opens() if o.generation == state.generation and o.mode == "chunked"]
     if not mine or "repair" not in mine[0].detail:
@@ -305,11 +138,11 @@ def finish_repair(
     detail = opened.detail["repair"]
     state = read_state(job.checkpoint)
     if state is None or state.generation < opened.generation:
-        opened = _recover(spark, config, job, opened.s, detail)
-    write_plan(spark, job, opened, detail)
+        opened = _open_generation(spark, config, job, opened.s, detail)
+    write_repair_plan(spark, job, opened, detail)
     carried = [i for i in range(len(detail["chunks"])) if i not in set(detail["differing"])]
     if carried:
-        carry(spark, job, opened, detail, carried)
+        write_carried_chunks(spark, job, opened, detail, carried)
     status = backfill(spark, config, job.target, app_id=job.app_id, facts_table=job.facts_table)
     if not status["done"]:
         raise ConfigError(
@@ -319,14 +152,16 @@ def finish_repair(
     return len(detail["differing"])
 
 
-def resumed(
+def finish_pending_repair(
     spark: SparkSession, config: SourceConfig, job: RepairJob, pending: OpenFact, target: str
 ) -> ReconcileResult:
-    """Finish the repair an earlier call began; the result counts its tiles, names no keys."""
-    import time
+    """Finish the repair an earlier call began instead of comparing again.
 
-    from mssql_cdc.reconciliation.api import ReconcileResult
-
+    Returns:
+        A result that is not `equal`, at the repair's S, counting that repair's tiles
+        (`tiles`) and those read from the source (`differing_tiles`, `repaired_tiles`); it
+        names no keys and counts no rows, since nothing was compared.
+    """
     started = time.perf_counter()
     repaired = finish_repair(spark, config, job, pending)
     tiles = len(pending.detail["repair"]["chunks"])

@@ -1,13 +1,14 @@
 """The source table as of one LSN: its current rows, corrected by the changes committed after.
 
-Decision 1101. Every question is answered from the table as it is now, one key range at a
-time, read between two reads of the newest captured LSN. The change rows after the reconcile's
-LSN `at` up to the second say, per key they touch, its row at `at` (its first change after `at`:
-none before an insert, else that change's before-image or deleted row) and its row at each
-later LSN. A range's digest is its digest as read, minus the touched keys' rows as read, plus
-their rows at `at`; when a key of the range changed during the read (so what the read saw of it
-is unknown) the range is read again, and after three tries its keys are read one by one, where
-every changed key's row at `at` replaces whatever the read saw.
+Every question is answered from the table as it is now, one key range at a time, read between
+two reads of the newest captured LSN. The change rows after the reconcile's LSN `at` up to the
+second say, per key they touch, its row at `at` (its first change after `at`: none before an
+insert, else that change's before-image or deleted row) and its row at each later LSN. A range's
+digest is its digest as read, minus the touched keys' rows as read, plus their rows at `at`;
+when a key of the range changed during the read (so what the read saw of it is unknown) the
+range is read again, and after three tries its keys are read one by one, where every changed
+key's row at `at` replaces whatever the read saw. Decision 1101 weighs this against comparing at
+the newest LSN.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from mssql_cdc.core.operation import Operation
 from mssql_cdc.core.row_digest import TileDigest, row_digest
 from mssql_cdc.errors import DataLossError
 from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.reconciliation.narrow import Key, KeyRange, in_range
+from mssql_cdc.reconciliation.tile_narrowing import Key, KeyRange, in_range
 from mssql_cdc.sqlserver.metadata import ReadColumn
 from mssql_cdc.sqlserver.protocols import ChangeRangeReader, ChunkPlanner, TileHasher
 

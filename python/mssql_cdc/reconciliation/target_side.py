@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.core.row_digest import MODULUS, NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest
 from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.reconciliation.narrow import Key, KeyRange, as_key, key_order
+from mssql_cdc.reconciliation.tile_narrowing import Key, KeyRange, as_key, key_order
 from mssql_cdc.tables.migrations import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructField
 
-__all__ = ["TargetRows", "below", "row_digest_column"]
+__all__ = ["TargetRows", "key_below", "row_digest_column"]
 
 _DIGEST = "__mssql_cdc_digest"
 _TILE = "__mssql_cdc_tile"
@@ -45,7 +45,9 @@ def _text(field: StructField, time_zone: str) -> Column:
 
 
 def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Column:
-    """The row digest of decision 1100 over `fields`, in their order, as `decimal(20,0)`."""
+    """The row digest over `fields`, in their order, as `decimal(20,0)`: the fields'
+    canonical text joined by U+001F, SHA-256 of its UTF-16LE bytes, the first 16 hex digits as
+    an unsigned integer (the module docstring)."""
     from pyspark.sql import functions as F
 
     parts = [
@@ -58,7 +60,7 @@ def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Colum
     return F.conv(F.substring(hexed, 1, 16), 16, 10).cast("decimal(20,0)")
 
 
-def below(keys: Sequence[Column], bound: KeyBound) -> Column:
+def key_below(keys: Sequence[Column], bound: KeyBound) -> Column:
     """key < bound, column by column with NULLs first; never NULL itself."""
     from pyspark.sql import functions as F
 
@@ -82,9 +84,9 @@ def _within(keys: Sequence[Column], key_range: KeyRange) -> Column:
     lo, hi = key_range
     condition = F.lit(True)
     if lo is not None:
-        condition = condition & ~below(keys, lo)
+        condition = condition & ~key_below(keys, lo)
     if hi is not None:
-        condition = condition & below(keys, hi)
+        condition = condition & key_below(keys, hi)
     return condition
 
 
@@ -129,7 +131,7 @@ def _tile_of(keys: Sequence[Column], ranges: Sequence[KeyRange]) -> Column:
         if first == last:
             return F.lit(first)
         middle = (first + last + 1) // 2  # the first segment at or above bounds[middle - 1]
-        return F.when(below(keys, bounds[middle - 1]), segment(first, middle - 1)).otherwise(
+        return F.when(key_below(keys, bounds[middle - 1]), segment(first, middle - 1)).otherwise(
             segment(middle, last)
         )
 

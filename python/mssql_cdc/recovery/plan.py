@@ -36,6 +36,17 @@ __all__ = [
 
 
 class ReusePlan(TypedDict):
+    """An existing snapshot the next generation would start from instead of reading one.
+
+    Attributes:
+        kind: where it was found: "completion" (a completed snapshot of an earlier attempt at
+            this generation), "open" (an open chunked one of it) or "target" (the newest
+            whole snapshot bronze holds).
+        lsn: its LSN, canonical text.
+        commit_ts: its commit time, UTC text; "" when unknown.
+        generation: the generation its facts rows belong to.
+    """
+
     kind: Literal["completion", "open", "target"]
     lsn: str
     commit_ts: str
@@ -43,6 +54,16 @@ class ReusePlan(TypedDict):
 
 
 class EstimateDict(TypedDict):
+    """The duration guard's estimate of a full read; each field None when unknown.
+
+    Attributes:
+        rows: the source table's row count from its metadata.
+        rows_per_second: the read rate of earlier full snapshots of at least 1,000 rows.
+        seconds: `rows / rows_per_second`, the expected read time.
+        retention_hours: the smallest retention observed over the last 7 days, in hours.
+        fits: whether `seconds` is at most half the retention.
+    """
+
     rows: int | None
     rows_per_second: float | None
     seconds: float | None
@@ -51,6 +72,20 @@ class EstimateDict(TypedDict):
 
 
 class Forecast(TypedDict):
+    """The retention headroom of the last 7 days of micro-batches (`forecast`).
+
+    Attributes:
+        headroom_hours: the newest sample's headroom minus the hours since it was written;
+            None without a sample.
+        trend_hours_per_day: the least-squares slope of the headroom, in hours per day;
+            None with fewer than 3 samples or samples spanning under an hour.
+        loss_by_trend_at: when the fitted line reaches 0, UTC ISO-8601 with +00:00; None
+            unless the trend falls.
+        loss_if_stopped_at: the newest sample's time plus its headroom, UTC ISO-8601 with
+            +00:00: when a loss comes if the stream stops now; None without a sample.
+        samples: how many samples the forecast used.
+    """
+
     headroom_hours: float | None
     trend_hours_per_day: float | None
     loss_by_trend_at: str | None
@@ -59,7 +94,30 @@ class Forecast(TypedDict):
 
 
 class RecoveryPlan(TypedDict):
-    """What to_delta(..., on_data_loss="resnapshot") with the same arguments would do now."""
+    """What to_delta(..., on_data_loss="resnapshot") with the same arguments would do now.
+
+    Attributes:
+        action: "none" (the stream continues), "resnapshot" (the next generation opens from a
+            snapshot) or "blocked" (to_delta would raise; `reason` holds the error's text).
+        generation: the live generation now (0 without a state file).
+        next_generation: the generation a re-snapshot would open; equal to `generation`
+            unless the action is "resnapshot".
+        start: where the live generation would resume (LSN and commit time); None when the
+            stream has not started.
+        lost_from_ts: the commit time of the last change the stream read, UTC text; None
+            without a loss or when unknown.
+        lost_to_ts: the commit time of the source's min_lsn when the loss was found, UTC text;
+            None without a loss.
+        reuse: the existing snapshot the next generation would start from; None when one
+            would be read (or nothing happens).
+        mode: the snapshot mode asked for, "full" or "chunked".
+        interval_ok: whether the anti-loop guard allows a re-snapshot now (the last one is at
+            least `resnapshot_interval_days` old, or there was none).
+        reason: one sentence saying why; for "blocked", the text to_delta would raise.
+        estimate: the duration guard's estimate when a full read would be taken and the
+            guard is on; None otherwise.
+        forecast: the headroom forecast of the last 7 days.
+    """
 
     action: Literal["none", "resnapshot", "blocked"]
     generation: int
@@ -122,7 +180,7 @@ def forecast(samples: Sequence[BatchSample], *, now: datetime, days: float = 7.0
     return result
 
 
-def _estimate(e: Estimate | None) -> EstimateDict | None:
+def _estimate_dict(e: Estimate | None) -> EstimateDict | None:
     if e is None:
         return None
     return {
@@ -134,7 +192,7 @@ def _estimate(e: Estimate | None) -> EstimateDict | None:
     }
 
 
-def _offset(o: StreamOffset | None) -> Offset | None:
+def _offset_json(o: StreamOffset | None) -> Offset | None:
     return None if o is None else o.to_json()
 
 
@@ -162,13 +220,13 @@ def plan_recovery(
         "action": decision.action,
         "generation": decision.generation,
         "next_generation": decision.next_generation,
-        "start": _offset(decision.start),
+        "start": _offset_json(decision.start),
         "lost_from_ts": decision.lost_from_ts,
         "lost_to_ts": decision.lost_to_ts,
         "reuse": reuse_plan,
         "mode": decision.mode,
         "interval_ok": decision.interval_ok,
         "reason": decision.error_message if decision.action == "blocked" else decision.reason,
-        "estimate": _estimate(estimate),
+        "estimate": _estimate_dict(estimate),
         "forecast": forecast(reads.batch_samples(), now=_clock.now()),
     }

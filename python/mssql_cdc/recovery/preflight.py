@@ -58,12 +58,12 @@ from mssql_cdc.testing.failpoints import failpoint
 
 __all__ = [
     "BatchSample",
+    "DecisionBasis",
     "FamilyRows",
-    "Gathered",
     "RecoveryReads",
     "RecoveryRequest",
     "RecoveryWrites",
-    "Taken",
+    "StartingSnapshot",
     "decide_now",
     "gather",
     "now_text",
@@ -85,14 +85,14 @@ class FamilyRows:
 
 
 @dataclass(frozen=True, slots=True)
-class Taken:
+class StartingSnapshot:
     """The snapshot a new generation starts from; rows and times only for one read now."""
 
     offset: StreamOffset
-    rows: int | None = None
-    started_at: datetime | None = None  # naive UTC
-    duration_ms: int | None = None
-    taken: bool = False
+    rows: int | None = None  # rows read; None for an open chunked or a reused snapshot
+    started_at: datetime | None = None  # naive UTC; None unless read now
+    duration_ms: int | None = None  # None unless read now
+    read_now: bool = False  # False when an existing snapshot was found instead
 
 
 class RecoveryReads(Protocol):
@@ -110,12 +110,16 @@ class RecoveryWrites(Protocol):
 
     def take_full(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
-    ) -> Taken: ...
+    ) -> StartingSnapshot: ...
     def open_chunked(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
     ) -> StreamOffset: ...
     def write_event(
-        self, generation: int, snapshot: Taken, lost_from_ts: str | None, lost_to_ts: str | None
+        self,
+        generation: int,
+        snapshot: StartingSnapshot,
+        lost_from_ts: str | None,
+        lost_to_ts: str | None,
     ) -> None: ...
 
 
@@ -137,7 +141,7 @@ class RecoveryRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class Gathered:
+class DecisionBasis:
     """Everything the decision looks at, in the order it was read.
 
     The target's snapshots are Spark queries that take seconds, so they are read only when
@@ -185,7 +189,7 @@ def observe(
     return Observation(max_lsn=max_lsn, instances=source.instances())
 
 
-def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserver) -> Gathered:
+def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserver) -> DecisionBasis:
     """Read what the decision needs, in the order the module docstring lists.
 
     Raises:
@@ -220,7 +224,7 @@ def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserve
             live_checkpoint=paths.checkpoint,
         )
     )
-    return Gathered(
+    return DecisionBasis(
         state=state,
         paths=paths,
         start=start,
@@ -232,7 +236,7 @@ def gather(request: RecoveryRequest, reads: RecoveryReads, source: SourceObserve
 
 def decide_now(
     request: RecoveryRequest,
-    gathered: Gathered,
+    basis: DecisionBasis,
     reads: RecoveryReads,
     source: SourceObserver,
     *,
@@ -242,13 +246,13 @@ def decide_now(
     inputs = DecideInputs(
         target=request.target,
         app_id=request.app_id,
-        state=gathered.state,
-        start=gathered.start.start,
+        state=basis.state,
+        start=basis.start.start,
         mode=request.mode,
-        observation=gathered.observation,
+        observation=basis.observation,
         now=now,
-        opens=gathered.family.opens,
-        completions=gathered.family.completions,
+        opens=basis.family.opens,
+        completions=basis.family.completions,
         interval_days=request.interval_days,
         duration_guard=request.duration_guard,
         requested=request.requested,
@@ -261,7 +265,7 @@ def decide_now(
         return decision, None
     # The estimate costs a metadata read and a facts query: only for a full read to be taken.
     retention = observed_retention_hours(reads.batch_samples(), now=_clock.now())
-    estimate = estimate_snapshot(source.row_count(), gathered.family.full_timings, retention)
+    estimate = estimate_snapshot(source.row_count(), basis.family.full_timings, retention)
     return decide(dataclasses.replace(inputs, estimate=estimate)), estimate
 
 
@@ -310,11 +314,11 @@ def _recover_once(
     source: SourceObserver,
 ) -> GenerationState | None:
     """One round of gather, decide, act; None when a state write found the state moved on."""
-    gathered = gather(request, reads, source)
-    decision, _ = decide_now(request, gathered, reads, source, now=now_text())
+    basis = gather(request, reads, source)
+    decision, _ = decide_now(request, basis, reads, source, now=now_text())
     if decision.action == "blocked":
         raise error_from(decision)
-    state = gathered.state
+    state = basis.state
     if decision.action == "none":
         if "clear_recovering" in decision.steps:
             cleared = dataclasses.replace(state, recovering=None)
@@ -347,12 +351,14 @@ def _resnapshot(
     if "take_snapshot" in decision.steps:
         snapshot = writes.take_full(g, decision.lost_from_ts, decision.lost_to_ts)
     elif "open_chunked" in decision.steps:
-        snapshot = Taken(writes.open_chunked(g, decision.lost_from_ts, decision.lost_to_ts))
+        snapshot = StartingSnapshot(
+            writes.open_chunked(g, decision.lost_from_ts, decision.lost_to_ts)
+        )
     else:
         reused = decision.reuse.offset
         if reused is None:  # decide() always names the offset of a reuse
             raise RuntimeError(f"{request.target}: a reuse decision without its snapshot")
-        snapshot = Taken(reused)
+        snapshot = StartingSnapshot(reused)
     report(
         log,
         Progress("recovery", request.target, "advanced", 2, 3, "steps"),

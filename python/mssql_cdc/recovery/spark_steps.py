@@ -1,7 +1,7 @@
 """The recovery's reads and writes on Spark: the facts family, the target, the snapshot steps.
 
 `SparkRecoveryReads` and `SparkRecoveryWrites` implement the Protocols of
-`mssql_cdc.recovery.preflight` over the facts family queries (`mssql_cdc.facts.family`, the
+`mssql_cdc.recovery.preflight` over the facts family queries (`mssql_cdc.facts.snapshot_family`, the
 one reader of snapshot facts) and the snapshot modules.
 """
 
@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.facts import snapshot_family as family
+from mssql_cdc.facts.detail_payloads import RepairDetail
 from mssql_cdc.facts.snapshot_family import BatchSample, SnapshotFacts
 from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.recovery.preflight import FamilyRows, Taken
+from mssql_cdc.recovery.preflight import FamilyRows, StartingSnapshot
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -86,7 +87,12 @@ class SparkRecoveryReads:
 
 
 class SparkRecoveryWrites:
-    """RecoveryWrites through the snapshot, chunked and facts modules."""
+    """RecoveryWrites through the snapshot, chunked and facts modules.
+
+    `requested`: the facts rows say a person asked for this re-snapshot. `gap_deletes`: the
+    completion first derives the gap's deletes. `chunked_at`: a chunked open takes this offset
+    as its S instead of a new stamp, and `repair` is the plan its chunks are read in.
+    """
 
     def __init__(
         self,
@@ -98,13 +104,18 @@ class SparkRecoveryWrites:
         *,
         requested: bool = False,
         gap_deletes: bool = False,
+        chunked_at: StreamOffset | None = None,
+        repair: RepairDetail | None = None,
     ) -> None:
         self._spark, self._config = spark, config
         self._target, self._app_id, self._facts = target, app_id, facts
-        self._requested = requested  # the facts rows say a person asked for this one
-        self._gap_deletes = gap_deletes  # the completion first derives the gap's deletes
+        self._requested = requested
+        self._gap_deletes = gap_deletes
+        self._chunked_at, self._repair = chunked_at, repair
 
-    def take_full(self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None) -> Taken:
+    def take_full(
+        self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> StartingSnapshot:
         from mssql_cdc.snapshot import full as snapshot
 
         result = snapshot.take_full(
@@ -120,7 +131,7 @@ class SparkRecoveryWrites:
             lost_to_ts=lost_to_ts,
             requested=self._requested,
         )
-        return Taken(
+        return StartingSnapshot(
             result.offset, result.rows, result.started_at, result.duration_ms, result.taken
         )
 
@@ -141,10 +152,16 @@ class SparkRecoveryWrites:
             lost_to_ts=lost_to_ts,
             requested=self._requested,
             gap_deletes=self._gap_deletes,
+            at=self._chunked_at,
+            repair=self._repair,
         )
 
     def write_event(
-        self, generation: int, snapshot: Taken, lost_from_ts: str | None, lost_to_ts: str | None
+        self,
+        generation: int,
+        snapshot: StartingSnapshot,
+        lost_from_ts: str | None,
+        lost_to_ts: str | None,
     ) -> None:
         from mssql_cdc.snapshot import full as snapshots
 
@@ -164,7 +181,7 @@ class SparkRecoveryWrites:
                 rows=snapshot.rows,
                 started_at=snapshot.started_at,
                 duration_ms=snapshot.duration_ms,
-                taken=snapshot.taken,
+                taken=snapshot.read_now,
             ),
             lost_from_ts=lost_from_ts,
             lost_to_ts=lost_to_ts,

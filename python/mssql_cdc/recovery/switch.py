@@ -40,7 +40,7 @@ def switch_ahead(observation: Observation, position: str) -> Instance | None:
     return None
 
 
-def _position(checkpoint: str, app_id: str) -> str | None:
+def _processed_position(checkpoint: str, app_id: str) -> str | None:
     """The last LSN the live generation processed (its snapshot's before its first batch)."""
     state = read_state(checkpoint)
     last = last_processed_offset(live_paths(checkpoint, app_id, state).checkpoint)
@@ -64,7 +64,7 @@ def switch_snapshot_due(
         SchemaChangedError: a retyped column bronze's values do not fit (a narrowing or another
             type family): no snapshot into this bronze can hold it; nothing written.
     """
-    position = _position(request.checkpoint, request.app_id)
+    position = _processed_position(request.checkpoint, request.app_id)
     bronze = tables.open_for_read(spark, request.target, "bronze")
     if position is None or bronze is None:
         return False

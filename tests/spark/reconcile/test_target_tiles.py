@@ -15,8 +15,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from mssql_cdc.core.row_digest import TileDigest
-from mssql_cdc.reconciliation.narrow import KeyRange, in_range
 from mssql_cdc.reconciliation.target_side import TargetRows
+from mssql_cdc.reconciliation.tile_narrowing import KeyRange, in_range
 
 SCHEMA = StructType([StructField("a", IntegerType()), StructField("b", StringType())])
 

@@ -13,7 +13,7 @@ import pytest
 
 from mssql_cdc import is_data_loss
 from mssql_cdc.errors import DataLossError, StreamFailedError
-from mssql_cdc.pipeline.fan_out import FanOutJob, OnFailure
+from mssql_cdc.pipeline.fan_out_job import FanOutJob, OnFailure
 from mssql_cdc.pipeline.fan_out_plan import JobSettings, PlannedStream, plan_streams
 from mssql_cdc.snapshot.slots import slot
 

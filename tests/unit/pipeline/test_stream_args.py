@@ -11,7 +11,8 @@ import pytest
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.pipeline.arguments import check_to_delta, given_option
+from mssql_cdc.options.reader import given_option
+from mssql_cdc.pipeline.arguments import check_to_delta
 
 
 @pytest.fixture

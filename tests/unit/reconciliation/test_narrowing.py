@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from mssql_cdc.core.row_digest import TileDigest, row_digest
 from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.reconciliation.narrow import Key, KeyRange, compare_tiles, in_range, key_order
+from mssql_cdc.reconciliation.tile_narrowing import (
+    Key,
+    KeyRange,
+    compare_tiles,
+    in_range,
+    key_order,
+)
 
 
 class Rows:

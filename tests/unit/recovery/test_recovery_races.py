@@ -16,7 +16,7 @@ import pytest
 from mssql_cdc.core.checkpoint import GenerationState, read_state
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.errors import NativeStateError
-from mssql_cdc.recovery.preflight import Taken, recover
+from mssql_cdc.recovery.preflight import StartingSnapshot, recover
 from mssql_cdc.testing import clock
 from tests.unit.support.recovery_world import L, Source, World, commit_batch, ts
 
@@ -41,7 +41,9 @@ class RacingWorld(World):
             race()
             self.raced = True
 
-    def take_full(self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None) -> Taken:
+    def take_full(
+        self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> StartingSnapshot:
         self._fire("take_full")
         return super().take_full(generation, lost_from_ts, lost_to_ts)
 

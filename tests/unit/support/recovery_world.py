@@ -16,7 +16,7 @@ from pathlib import Path
 from mssql_cdc.core.checkpoint import read_state
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.recovery_decision import CompletionRow, Instance, OpenRow
-from mssql_cdc.recovery.preflight import BatchSample, FamilyRows, RecoveryRequest, Taken
+from mssql_cdc.recovery.preflight import BatchSample, FamilyRows, RecoveryRequest, StartingSnapshot
 from mssql_cdc.testing import failpoint
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":1795950779067,"conf":{}}'
@@ -111,7 +111,9 @@ class World:
         pass
 
     # RecoveryWrites
-    def take_full(self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None) -> Taken:
+    def take_full(
+        self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
+    ) -> StartingSnapshot:
         self.journal.append(("open_full", (generation, self._state_now())))
         self.opens.append(
             OpenRow(
@@ -128,7 +130,9 @@ class World:
         if self.purge_during_read is not None:
             self.min_lsn = self.purge_during_read
         failpoint("snapshot.after_append")
-        return Taken(offset, rows=3, started_at=datetime(2026, 10, 1), duration_ms=1500, taken=True)
+        return StartingSnapshot(
+            offset, rows=3, started_at=datetime(2026, 10, 1), duration_ms=1500, read_now=True
+        )
 
     def open_chunked(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
@@ -140,7 +144,11 @@ class World:
         return offset
 
     def write_event(
-        self, generation: int, snapshot: Taken, lost_from_ts: str | None, lost_to_ts: str | None
+        self,
+        generation: int,
+        snapshot: StartingSnapshot,
+        lost_from_ts: str | None,
+        lost_to_ts: str | None,
     ) -> None:
         if any(c.generation == generation for c in self.completions):
             return  # txnVersion = generation: Delta skips the repeat

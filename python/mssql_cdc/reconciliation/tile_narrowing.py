@@ -37,7 +37,7 @@ def as_key(bound: object) -> Key:
     return tuple(bound) if isinstance(bound, tuple | list) else (bound,)
 
 
-def _below(a: Key, b: Key) -> bool:
+def _key_below(a: Key, b: Key) -> bool:
     """a < b in key order with NULLs first, as SQL Server and the Spark side order keys."""
     for x, y in zip(a, b, strict=True):
         if x == y:
@@ -53,7 +53,9 @@ def _below(a: Key, b: Key) -> bool:
 def in_range(key: Key, key_range: KeyRange) -> bool:
     """Whether `key` lies in `[lo, hi)`, keys compared column by column with NULLs first."""
     lo, hi = key_range
-    return (lo is None or not _below(key, as_key(lo))) and (hi is None or _below(key, as_key(hi)))
+    return (lo is None or not _key_below(key, as_key(lo))) and (
+        hi is None or _key_below(key, as_key(hi))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +147,9 @@ def _both(
 
 def _split(key_range: KeyRange, middle: KeyBound) -> list[KeyRange] | None:
     lo, hi = key_range
-    if middle is None or (lo is not None and not _below(as_key(lo), as_key(middle))):
+    if middle is None or (lo is not None and not _key_below(as_key(lo), as_key(middle))):
         return None
-    if hi is not None and not _below(as_key(middle), as_key(hi)):
+    if hi is not None and not _key_below(as_key(middle), as_key(hi)):
         return None
     return [(lo, middle), (middle, hi)]
 

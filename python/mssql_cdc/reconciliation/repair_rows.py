@@ -1,5 +1,5 @@
-"""A repair's plan and its carried chunks (decision 1180): the equal tiles written from
-bronze's latest images as chunk rows at S, without reading the source.
+"""The rows a repair writes itself: its plan, and its carried chunks, the tiles the reconcile
+found equal, written from bronze's latest images as chunk rows at S without reading the source.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from mssql_cdc.facts.detail_payloads import RepairDetail, parse_time
 from mssql_cdc.facts.keys import snapchunks_key, snapplan_key, wave_key
 from mssql_cdc.facts.rows import append_facts
 from mssql_cdc.facts.snapshot_rows import snapshot_chunk_row, snapshot_plan_row
-from mssql_cdc.reconciliation.target_side import below
+from mssql_cdc.reconciliation.repair_job import RepairJob
+from mssql_cdc.reconciliation.target_side import key_below
 from mssql_cdc.tables import refs as tables
 from mssql_cdc.tables import writes as table_writes
 
@@ -22,12 +23,13 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
     from mssql_cdc.facts.snapshot_family import OpenFact
-    from mssql_cdc.reconciliation.repair import RepairJob
 
-__all__ = ["carry", "write_plan"]
+__all__ = ["write_carried_chunks", "write_repair_plan"]
 
 
-def write_plan(spark: SparkSession, job: RepairJob, opened: OpenFact, detail: RepairDetail) -> None:
+def write_repair_plan(
+    spark: SparkSession, job: RepairJob, opened: OpenFact, detail: RepairDetail
+) -> None:
     """The repair's `snapshot_plan` row: the reconcile's tiles as chunks (stored once)."""
     now = family.now_naive()
     assert now is not None
@@ -50,7 +52,7 @@ def write_plan(spark: SparkSession, job: RepairJob, opened: OpenFact, detail: Re
     append_facts(spark, job.facts_table, [row], key=snapplan_key(job.app_id, opened.s.lsn))
 
 
-def carry(
+def write_carried_chunks(
     spark: SparkSession,
     job: RepairJob,
     opened: OpenFact,
@@ -143,7 +145,7 @@ def _carried_rows(
     # Chunks tile the key space in order: a key's chunk is how many chunk starts it is at or above.
     number: Column = F.lit(0)
     for lo, _ in chunks[1:]:
-        number = number + (~below(key_columns, _bound(lo))).cast("int")
+        number = number + (~key_below(key_columns, _bound(lo))).cast("int")
     latest = (
         before.withColumn(rank, F.row_number().over(window))
         .where(F.col(rank) == 1)

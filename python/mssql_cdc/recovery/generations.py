@@ -1,5 +1,9 @@
-"""The recovery as a stream calls it: the pre-flight's request, the live generation a
-`to_delta` run continues, and the plan of `plan_recovery()`, each wired to Spark and the source.
+"""The recovery on Spark: the live generation a `to_delta` run continues, the one operation
+that opens the next generation from a snapshot now, and the plan of `plan_recovery()`.
+
+`open_next_generation` is what the automatic recovery, `CdcStream.resnapshot` and
+`reconcile(repair=True)` all run: the pre-flight's steps over the facts table, the target and
+the source, which open the next generation when the decision calls for it.
 
 With on_data_loss="fail" the state file is only read, and a pending recovery is warned about;
 with "resnapshot" the pre-flight runs first (docs/data-loss.md). A URI checkpoint has neither a
@@ -19,9 +23,10 @@ from mssql_cdc.core.checkpoint import (
     read_state,
     spark_only,
 )
-from mssql_cdc.core.offsets import Offset
+from mssql_cdc.core.offsets import Offset, StreamOffset
+from mssql_cdc.facts.detail_payloads import RepairDetail
 from mssql_cdc.facts.snapshot_family import SnapshotFacts
-from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
+from mssql_cdc.options.config import OnDataLoss, SourceConfig
 from mssql_cdc.recovery.observer import open_observer
 from mssql_cdc.recovery.plan import RecoveryPlan, plan_recovery
 from mssql_cdc.recovery.preflight import RecoveryRequest, recover
@@ -34,53 +39,34 @@ if TYPE_CHECKING:
 __all__ = [
     "ResnapshotResult",
     "live_generation",
+    "open_next_generation",
     "plan_on_spark",
-    "recovery_request",
     "request_resnapshot",
 ]
 
 
 class ResnapshotResult(TypedDict):
-    """The generation a requested re-snapshot opened (`CdcStream.resnapshot`)."""
+    """The generation a requested re-snapshot opened (`CdcStream.resnapshot`).
 
-    generation: int  # the live generation now
-    sink_app_id: str  # its facts rows' app_id: <app_id>.g<generation>
-    snapshot: Offset  # where it starts: the snapshot's LSN and commit time ("" when unknown)
-    checkpoint: str  # its Spark checkpoint, under the one passed
+    Attributes:
+        generation: the generation live now, the one just opened (1 or more).
+        sink_app_id: the app_id its batches' facts rows carry, `<app_id>.g<generation>`.
+        snapshot: where it starts: the snapshot's LSN and its commit time (`commit_ts` is ""
+            when the source no longer knows it).
+        checkpoint: its Spark checkpoint folder, `<checkpoint>/_generations/<generation>`
+            under the one passed.
+    """
+
+    generation: int
+    sink_app_id: str
+    snapshot: Offset
+    checkpoint: str
 
 
 # The pre-flight's warnings share its logger, whichever module gives them.
 log = logging.getLogger("mssql_cdc.recovery.preflight")
 # The URI warning keeps the logger it had when CdcStream gave it, which log filters may name.
 stream_log = logging.getLogger("mssql_cdc.pipeline.cdc_stream")
-
-
-def recovery_request(
-    config: SourceConfig,
-    *,
-    target: str,
-    app_id: str,
-    checkpoint: str,
-    mode: SnapshotMode,
-    bootstrap: bool,
-    interval_days: float,
-    gap_deletes: bool = False,
-) -> RecoveryRequest:
-    """The pre-flight's request for checked to_delta arguments; of the startingLsn option only
-    an LSN is an explicit start (earliest and latest leave the start to the decision)."""
-    start = config.starting_lsn
-    return RecoveryRequest(
-        target=target,
-        app_id=app_id,
-        checkpoint=checkpoint,
-        mode=mode,
-        bootstrap=bootstrap,
-        starting_lsn=None if start in ("earliest", "latest") else str(start),
-        interval_days=interval_days,
-        duration_guard=config.snapshot_duration_guard,
-        metrics_path=config.metrics_path,
-        gap_deletes=gap_deletes,
-    )
 
 
 def live_generation(
@@ -129,7 +115,9 @@ def live_generation(
                 snapshot_facts=snapshot_facts,
             )
             snapshot_facts = None  # the snapshot wrote facts rows: read them again
-        state = _recover(spark, config, request, facts_table or "", snapshot_facts)
+        state = open_next_generation(
+            spark, config, request, facts_table=facts_table or "", snapshot_facts=snapshot_facts
+        )
     if uri:
         paths = _uri_paths(request, config)
     else:
@@ -139,24 +127,45 @@ def live_generation(
     return state or GenerationState(), paths
 
 
-def _recover(
+def open_next_generation(
     spark: SparkSession,
     config: SourceConfig,
     request: RecoveryRequest,
-    facts: str,
-    snapshot_facts: SnapshotFacts | None,
+    *,
+    facts_table: str,
+    snapshot_facts: SnapshotFacts | None = None,
+    chunked_at: StreamOffset | None = None,
+    repair: RepairDetail | None = None,
 ) -> GenerationState:
+    """Run the recovery's steps now: open the next generation from a snapshot when the
+    decision calls for it, which a requested one (`request.requested`) always does unless the
+    stream has not started. A rerun after a crash finishes the same attempt.
+
+    `snapshot_facts`, when given, are the family's snapshot rows the mode lock has just read.
+    `chunked_at` opens a chunked snapshot at that offset instead of a new stamp, and `repair`
+    is the plan its chunks are read in (`reconcile(repair=True)`).
+
+    Returns:
+        The live generation's state after the steps: the new one when one was opened,
+        generation 0 with no fields when there is no state file.
+    Raises:
+        DataLossError: the anti-loop or duration guard refused, or the snapshot was purged
+            during its own read (then the state records failed_at).
+        ValueError: the mode lock, an invalid state file or offset log, the path-sanity guard.
+    """
     reads = SparkRecoveryReads(
-        spark, config, request.target, request.app_id, facts, snapshot_facts=snapshot_facts
+        spark, config, request.target, request.app_id, facts_table, snapshot_facts=snapshot_facts
     )
     writes = SparkRecoveryWrites(
         spark,
         config,
         request.target,
         request.app_id,
-        facts,
+        facts_table,
         requested=request.requested,
         gap_deletes=request.gap_deletes,
+        chunked_at=chunked_at,
+        repair=repair,
     )
     observer = open_observer(config)
     try:
@@ -185,7 +194,9 @@ def request_resnapshot(
     """
     if not request.requested:
         raise ValueError("request_resnapshot needs a request with requested=True")
-    state = _recover(spark, config, request, facts_table, snapshot_facts)
+    state = open_next_generation(
+        spark, config, request, facts_table=facts_table, snapshot_facts=snapshot_facts
+    )
     paths = live_paths(request.checkpoint, request.app_id, state, metrics_path=config.metrics_path)
     if state.snapshot is None:  # decide() refuses a stream that has not started
         raise RuntimeError(f"{request.target}: a requested re-snapshot left generation 0 live")
