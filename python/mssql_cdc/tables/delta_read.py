@@ -3,7 +3,7 @@
 The library's bookkeeping (the facts family, transaction records, the newest commits) is a
 few small files; reading them through Spark costs a job or a JVM round trip each, and on Spark
 Connect the JVM is not there at all. A path table is read here instead. A local path, as the
-checkpoint is (decision 0502), is this driver's file system, so what deltalake finds there is
+checkpoint is, is this driver's file system, so what deltalake finds there is
 the answer; a URI is read when deltalake can open it. Anything else is out of reach
 (`TableOutOfReach`): a catalog name, `/dbfs/...` (Spark reads it as `dbfs:/dbfs/...`), a table
 deltalake cannot open or read; the caller then asks Spark.
@@ -152,7 +152,7 @@ def properties(ref: TableRef) -> dict[str, str]:
 
 def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
     """Return the Delta table properties of an existing table: a local path's read here (no
-    job: Spark needs one for a version deltalake committed, decision 1000), else through Spark."""
+    job: Spark needs one for a version deltalake committed), else through Spark."""
     from mssql_cdc.tables.refs import table_ref
 
     ref = table_ref(ref)
