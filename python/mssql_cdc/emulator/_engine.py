@@ -180,7 +180,7 @@ class Emulator(Permissions):
         return result
 
     def rename_column(self, table: str, column: str, new_name: str) -> None:
-        """sp_rename of a column; a captured one is SchemaError 4928 (decision 1261)."""
+        """sp_rename of a column; a captured one is refused, SchemaError 4928."""
         self._e.rename_column(table, column, new_name)
 
     def rename_table(self, table: str, new_name: str) -> None:
