@@ -241,7 +241,7 @@ def record_position(
 
     `new` says the caller read no row of `table_name` and is its only writer (a silver row is
     written by one `apply_changes` call at a time): the row is then appended, one Spark job,
-    where the MERGE that finds it first runs about ten (decision 0461).
+    where the MERGE that finds it first runs about ten.
 
     Creates or migrates the control table first; retried on Delta concurrent-commit conflicts
     for up to 60 seconds, as `advance` is.
