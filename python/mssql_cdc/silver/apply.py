@@ -154,7 +154,7 @@ def apply_changes(
 def _control_rows(spark: SparkSession, control_table: str, names: list[str]) -> list[ControlRow]:
     """The control rows of `names`; an existing control table without data files holds none.
 
-    Delta's log tells that without a Spark job, where reading the rows runs two (decision 0463):
+    Delta's log tells that without a Spark job, where reading the rows runs two:
     the control table of a first apply is often empty (no stream verdict yet).
     """
     ref = tables.table_ref(control_table, argument="control_table")

@@ -91,7 +91,7 @@ def backfill(
     """Read waves of the family's newest open chunked snapshot; complete it after its last chunk.
 
     `target_wave_seconds`: a time budget per wave; the chunks per wave then follow the waves
-    measured in this call (decision 1141). Without it a wave reads `numPartitions` chunks.
+    measured in this call. Without it a wave reads `numPartitions` chunks.
 
     Returns:
         The status: `done`, `running` (call again), `waiting_headroom`, `waiting_metrics`, or
@@ -385,7 +385,7 @@ def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[family.
         "last_lsn": max(highs) if highs else None,
     }
     carried = sum(1 for c in chunk_facts if c.carried)
-    if carried:  # a repair's snapshot (decision 1180): what SQL Server was asked for
+    if carried:  # a repair's snapshot: the chunks SQL Server was asked for
         detail["read"] = len(chunk_facts) - carried
         detail["carried"] = carried
     event: Literal["bootstrap", "resnapshot"] = (

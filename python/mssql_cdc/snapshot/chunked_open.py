@@ -50,7 +50,7 @@ def open_chunked(
     `gap_deletes`: the open asks `backfill()` to derive the gap's deletes when it completes it
     (a re-snapshot only; docs/data-loss.md, 'Deletes across a gap'). `at`: S itself instead
     of a new stamp, and `repair` the chunks it is read in: `reconcile(repair=True)`'s open at
-    the stream's own position (decision 1180).
+    the stream's own position.
 
     Raises:
         ValueError: a bad argument, no stamp yet, or a full open of this generation that is
