@@ -82,7 +82,7 @@ def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
 
 
 MAX_INTERVAL_DAYS = 36_500
-"""The longest anti-loop interval: a century, beyond any stream's life (decision 0621)."""
+"""The longest anti-loop interval: a century, beyond any stream's life."""
 
 
 def _interval(value: object) -> float:

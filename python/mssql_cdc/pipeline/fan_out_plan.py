@@ -5,7 +5,7 @@ and the settings they share into one `PlannedStream` per entry: its merged sourc
 parsed into a `SourceConfig`, and its `to_delta` arguments checked by the same rules
 `to_delta` applies. Every refusal is a `ConfigError` naming the entry (`streams[3]
 (dbo_items)`) and the field. Defaults derived from `root` are used only for a capture
-instance whose name is a safe folder name (decision 1020).
+instance whose name is a safe folder name.
 """
 
 from __future__ import annotations

@@ -199,9 +199,9 @@ def reconcile(
 ) -> ReconcileResult:
     """Compare `target` with the source table of `options` as of the target's own LSN.
 
-    Both sides count and digest their rows per key tile (decision 1100); only tiles that
+    Both sides count and digest their rows per key tile; only tiles that
     differ are split and compared again, down to a sample of keys. Changes committed to the
-    source after the target's LSN are taken back out of the source's side (decision 1101), so
+    source after the target's LSN are taken back out of the source's side, so
     a running workload is no difference. With `facts_table`, the verdict is also a facts row
     (event `reconcile`, the counts in `detail`) under `app_id`.
 
@@ -220,9 +220,9 @@ def reconcile(
         tiles: how many key tiles the table is cut into first.
         sample: at most this many keys of each kind are named.
         repair: bronze only: when it differs, re-snapshot the differing tiles into the
-            stream's next generation and read them before returning (decision 1180,
-            docs/reconcile.md 'Repairing on purpose'). Stop the stream first; it needs
-            `app_id`, `checkpoint` and `facts_table` as to_delta takes them.
+            stream's next generation and read them before returning; equal tiles are
+            carried from bronze (docs/reconcile.md 'Repairing on purpose'). Stop the stream
+            first; it needs `app_id`, `checkpoint` and `facts_table` as to_delta takes them.
         checkpoint: the stream's checkpoint (with `repair`).
         resnapshot_interval_days: the anti-loop guard of the repair's re-snapshot, as
             `CdcStream.resnapshot()` takes it.

@@ -1,6 +1,6 @@
 """The target side of a reconcile in Spark: silver's rows, or bronze's latest image per key.
 
-The row digest is decision 1100's, built from Spark's functions so it is computed where the
+The row digest is `core.row_digest`'s, built from Spark's functions so it is computed where the
 rows are: the fields' canonical text joined by U+001F, `encode(..., 'UTF-16LE')`, `sha2`, and
 the first 16 hex digits as an unsigned integer (`decimal(20,0)`, summed exactly per range).
 The keys and digests are cached once; each question after is one Spark job over them.
@@ -45,7 +45,7 @@ def _text(field: StructField, time_zone: str) -> Column:
 
 
 def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Column:
-    """The row digest of decision 1100 over `fields`, in their order, as `decimal(20,0)`."""
+    """The row digest of `core.row_digest` over `fields`, in their order, as `decimal(20,0)`."""
     from pyspark.sql import functions as F
 
     parts = [
