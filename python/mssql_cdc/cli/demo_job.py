@@ -269,7 +269,8 @@ def _stream_story(
     paths: dict[str, str],
     summary: DemoSummary,
 ) -> None:
-    """Steps 3 to 5: stream, lose changes to the cleanup job, recover, stream on."""
+    """Steps 3 to 5 of the demo's six: stream, lose changes to the cleanup job, recover,
+    stream on."""
 
     def run_once(label: str, step: int) -> None:
         query = cdc.to_delta(

@@ -61,7 +61,8 @@ def stream_story(
     instances: tuple[str, ...],
     summary: DemoSummary,
 ) -> None:
-    """Steps 3 to 5 for many tables: stream all, pause some while cleanup runs, recover."""
+    """Steps 3 to 5 of the demo's six, for many tables: stream all, pause some while cleanup
+    runs, recover."""
     from mssql_cdc import fan_out
 
     root = str(summary.out_dir)
