@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mssql_cdc.core.progress import Progress, Throughput, per_second, report
-from mssql_cdc.errors import ConfigError, SchemaChangedError
+from mssql_cdc.errors import ConfigError, InternalError, SchemaChangedError
 from mssql_cdc.facts import family
 from mssql_cdc.facts.details import (
     SnapshotCompletionDetail,
@@ -213,7 +213,7 @@ def _plan(
         append_facts(spark, snap.facts_table, [row], key=snapplan_key(snap.app_id, snap.s))
         stored = family.plan_fact(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
         if stored is None:
-            raise ConfigError(
+            raise InternalError(
                 f"{snap.facts_table}: the snapshot_plan row of {snap.s} was not found after "
                 "writing it; check that nothing else deletes facts rows"
             )

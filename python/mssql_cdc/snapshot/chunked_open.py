@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.recovery_decision import lost
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, InternalError
 from mssql_cdc.facts import family
 from mssql_cdc.facts.details import RepairDetail, SnapshotOpenDetail, format_time, parse_time
 from mssql_cdc.facts.keys import snapshots_key, validate_app_id
@@ -61,7 +61,7 @@ def open_chunked(
     tables.table_ref(facts_table, argument="facts_table")
     tables.require_distinct(target=target, facts_table=facts_table)
     if kind == "bootstrap" and generation != 0:
-        raise ConfigError(
+        raise InternalError(
             f"a bootstrap snapshot opens generation 0, not {generation}; a snapshot after a "
             "loss has kind 'resnapshot'"
         )
@@ -117,7 +117,7 @@ def _stored_open(
     opens = [o for o in facts.opens() if o.generation == generation]
     chunked = [o for o in opens if o.mode == "chunked"]
     if not chunked:
-        raise ConfigError(
+        raise InternalError(
             f"{facts_table}: the chunked snapshot_open row of generation {generation} was not "
             "found after writing it; check that nothing else deletes facts rows"
         )
