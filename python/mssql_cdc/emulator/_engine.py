@@ -48,7 +48,8 @@ def _changes(changes: Sequence[Change]) -> list[Change]:
 
 
 class Emulator(Permissions):
-    """One SQL Server database with Change Data Capture, kept in one SQLite file."""
+    """One SQL Server database with Change Data Capture, kept in one SQLite file (`path`), made
+    by `Emulator.create` or `Emulator.open` and closed by `close()` or a `with` block."""
 
     def __init__(self, engine: Any, path: Path) -> None:
         """Use Emulator.create or Emulator.open."""
@@ -391,7 +392,8 @@ class Emulator(Permissions):
 
 
 class Transaction:
-    """An open transaction of one Emulator: begin, execute (validates, takes seqvals), commit."""
+    """An open transaction of one Emulator (`Emulator.begin`): execute (validates, takes
+    seqvals) any number of times, then commit or rollback; no public field."""
 
     def __init__(self, emulator: Emulator, txn_id: int) -> None:
         self._emulator = emulator

@@ -42,7 +42,23 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\Z")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamEntry:
-    """One stream of a fan-out job; None takes the job's setting (or its root's default)."""
+    """One stream of a fan-out job; None takes the job's setting (or its root's default).
+
+    Attributes:
+        capture_instance: the capture instance the stream reads (required).
+        target: its bronze table; None: `<root>/bronze/<capture_instance>`.
+        app_id: its app_id; None: the capture instance's name (with `root` only).
+        checkpoint: its checkpoint folder; None: `<root>/checkpoints/<capture_instance>`.
+        options: source options merged over the job's options (not `captureInstance`).
+        bootstrap: as to_delta's; None takes the job's.
+        on_data_loss: "fail" or "resnapshot"; None takes the job's.
+        snapshot: "full" or "chunked"; None takes the job's.
+        resnapshot_interval_days: the anti-loop interval in days; None takes the job's.
+        gap_deletes: as to_delta's; None takes the job's.
+
+    A default from `root` is used only when the capture instance's name is a safe folder name
+    and app_id; otherwise the entry gives target, app_id and checkpoint itself.
+    """
 
     capture_instance: str
     target: str | None = None

@@ -41,7 +41,18 @@ __all__ = [
 
 
 class ResnapshotResult(TypedDict):
-    """The generation a requested re-snapshot opened (`CdcStream.resnapshot`)."""
+    """The generation a requested re-snapshot opened (`CdcStream.resnapshot`).
+
+    Attributes:
+        generation: the live generation now, the one the re-snapshot opened (>= 1).
+        sink_app_id: the app_id its facts rows and Delta transactions carry,
+            `<app_id>.g<generation>`.
+        snapshot: where the generation starts: the snapshot's LSN and its commit time (""
+            when unknown).
+        checkpoint: the folder Spark's checkpoint of that generation is in
+            (`<checkpoint>/_generations/<generation>`); a later to_delta is still given the
+            stream's own checkpoint and finds this one from its state file.
+    """
 
     generation: int  # the live generation now
     sink_app_id: str  # its facts rows' app_id: <app_id>.g<generation>

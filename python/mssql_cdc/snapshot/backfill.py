@@ -52,6 +52,18 @@ BackfillState = Literal["done", "running", "waiting_headroom", "waiting_metrics"
 
 
 class BackfillStatus(TypedDict):
+    """Where one `backfill()` call left the family's newest chunked snapshot.
+
+    Attributes:
+        snapshot: its S, the canonical LSN it was opened at; None with `no_snapshot`.
+        chunks_done: its chunks in bronze, earlier calls' included; 0 with `no_snapshot`.
+        chunks_total: the chunks of its plan; None with `no_snapshot` or no plan row found.
+        done: True once its completion row is written (`state` "done"): call no more.
+        paused: True when `state` waits: for headroom, for a headroom figure, or for a snapshot.
+        state: "done", "running" (call again), "waiting_headroom", "waiting_metrics", "no_snapshot".
+        reason: one sentence saying why, such as the headroom against `min_headroom_hours`.
+    """
+
     snapshot: str | None
     chunks_done: int
     chunks_total: int | None
@@ -94,8 +106,7 @@ def backfill(
     measured in this call. Without it a wave reads `numPartitions` chunks.
 
     Returns:
-        The status: `done`, `running` (call again), `waiting_headroom`, `waiting_metrics`, or
-        `no_snapshot` (no chunked snapshot of this family).
+        A `BackfillStatus`; its `state` says whether to call again, and when.
     Raises:
         ValueError: a bad argument, the mode lock (a full snapshot of the family is open), the
             newest chunked snapshot belongs to another target, or a stamp below S.
