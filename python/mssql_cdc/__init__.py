@@ -21,7 +21,7 @@ from mssql_cdc.spark import skip_native_rebuild_check
 
 __version__ = "0.1.0"  # the one place the version is written; pyproject.toml reads it here
 
-skip_native_rebuild_check()  # in Spark's Python workers of a local_session (decision 0371)
+skip_native_rebuild_check()  # a local_session's workers: the driver ran the rebuild check
 
 if TYPE_CHECKING:
     from mssql_cdc.core.offsets import Offset

@@ -20,6 +20,7 @@ __all__ = [
     "FileFormatError",
     "FormatVersionError",
     "HookError",
+    "InternalError",
     "InvalidRangeError",
     "MssqlCdcError",
     "PermissionDeniedError",
@@ -46,6 +47,24 @@ class ConfigError(MssqlCdcError, ValueError):
 
 class StateFileError(MssqlCdcError, ValueError):
     """A stored state file (generation state, checkpoint offset) cannot be read as valid."""
+
+
+class InternalError(MssqlCdcError):
+    """A rule of the library's own broke: a state its code cannot reach, or data it wrote that it
+    read back inconsistent. Not a wrong option or argument (that is ConfigError).
+
+    The message says what was found; the text adds that this is a bug to report. Nothing the
+    caller passed can fix it, so do not catch it to retry with other arguments.
+    """
+
+    REPORT = (
+        "; this is a bug in mssql-cdc: please report it, with this message, at "
+        "https://github.com/mssql-cdc/mssql-cdc/issues"
+    )
+
+    def __str__(self) -> str:
+        # The advice is added here, not to args, so the error pickles and re-raises unchanged.
+        return super().__str__() + self.REPORT
 
 
 class DataLossError(MssqlCdcError):

@@ -61,7 +61,7 @@ def skip_native_rebuild_check() -> bool:
     `mssql_cdc._native` is first imported in a process, also in every Python worker Spark
     starts. `local_session` imports the module first (so the driver still rebuilds when the
     C++ changed) and sets NATIVE_CHECKED_ENV, which its workers inherit. A regular install has
-    no such finder, and nothing changes. Decision 0371.
+    no such finder, and nothing changes.
     """
     if os.environ.get(NATIVE_CHECKED_ENV) != "1":
         return False
@@ -93,7 +93,7 @@ def local_session(
     the server brings Delta Lake (docs/spark-connect.md).
 
     Spark's start-up lines and its warnings are silenced (its log level is ERROR) unless
-    `verbose`, which leaves Spark's own logging as it comes (decision 0923).
+    `verbose`, which leaves Spark's own logging as it comes.
 
     Raises:
         ConfigError: `cores` is below 1, no Java 17+ runtime is found, MSSQL_CDC_JARS names
@@ -256,7 +256,7 @@ def _local_configs(
     }, delta
 
 
-# Quiet start-up (decision 0923). A fresh local_session printed eight lines on stderr before
+# Quiet start-up unless verbose. A fresh local_session printed eight lines on stderr before
 # any work: the JVM's "Using incubator modules" warning (Spark's launcher always adds
 # jdk.incubator.vector, and no JVM flag silences it), two "Using Spark's default log4j profile"
 # lines, the loopback-address and native-hadoop warnings and the "Setting default log level"

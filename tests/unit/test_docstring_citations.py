@@ -12,6 +12,7 @@ citation broken over two lines is caught; string literals in C++ are not read.
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -264,3 +265,65 @@ def test_the_check_accepts_cpp_comments_citing_what_ships() -> None:
 int x = 0;  // docs/emulator.md, 'Profiles'
 """
     assert problems(list(cpp_comments_of(source, "sample.cpp"))) == []
+
+
+# Any decision citation, "Decision 0520." at a sentence's start too.
+ANY_DECISION = re.compile(DECISION.pattern, re.IGNORECASE)
+
+
+def module_docstring_lines(source: str) -> range:
+    """The lines of a module's docstring (its first statement), or an empty range."""
+    body = ast.parse(source).body
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        end = body[0].end_lineno or body[0].lineno
+        return range(body[0].lineno, end + 1)
+    return range(0)
+
+
+def citations_outside_module_docstring(source: str, name: str) -> list[str]:
+    """Decision citations in comments or strings that are not the module's docstring.
+
+    A comment or docstring states its rule itself; only a module docstring may send a reader to
+    a decision record, where the reasoning is too long to repeat.
+    """
+    allowed = module_docstring_lines(source)
+    found: list[str] = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in (tokenize.COMMENT, tokenize.STRING):
+            continue
+        if token.start[0] in allowed:
+            continue
+        for m in ANY_DECISION.finditer(token.string):
+            found.append(
+                f"{name}:{token.start[0]}: cites {m.group(0)!r} outside the module docstring"
+            )
+    return found
+
+
+def test_decisions_are_cited_only_from_module_docstrings() -> None:
+    files = sorted(PACKAGE.rglob("*.py")) + sorted(PACKAGE.rglob("*.pyi"))
+    found = [
+        problem
+        for path in files
+        for problem in citations_outside_module_docstring(
+            path.read_text(encoding="utf-8"), str(path.relative_to(ROOT))
+        )
+    ]
+    assert found == [], "\n".join(found)
+
+
+def test_the_module_docstring_check_reports_other_citations() -> None:
+    source = '''"""A module; the long reasoning is decision 0150."""
+
+# a comment (decision 0151)
+X = 1  # Decisions 0152 and 0153 say why
+def f() -> None:
+    """A function (decision 0154)."""
+'''
+    found = citations_outside_module_docstring(source, "sample.py")
+    assert [p.split(": ")[0] for p in found] == ["sample.py:3", "sample.py:4", "sample.py:6"], found

@@ -146,7 +146,8 @@ def _table_story(
     paths: dict[str, str],
     summary: DemoSummary,
 ) -> None:
-    """Steps 3 to 5: stream, lose changes to the cleanup job, recover, stream on."""
+    """Steps 3 to 5 of the demo's six: stream, lose changes to the cleanup job, recover,
+    stream on."""
 
     def run_once(label: str, step: int) -> None:
         query = cdc.to_delta(
@@ -198,7 +199,8 @@ def _tables_story(
     instances: tuple[str, ...],
     summary: DemoSummary,
 ) -> None:
-    """Steps 3 to 5 for many tables: stream all, pause some while cleanup runs, recover."""
+    """Steps 3 to 5 of the demo's six, for many tables: stream all, pause some while cleanup
+    runs, recover."""
     from mssql_cdc import fan_out
 
     root = str(summary.out_dir)

@@ -2,7 +2,7 @@
 
 The demo leaves a marker file in every folder it prepares. A non-empty folder without it holds
 someone else's files, so the demo refuses it unless `--force`; the filesystem root and the home
-or working folder (or a parent of them) are refused even with `--force` (decision 0611).
+or working folder (or a parent of them) are refused even with `--force`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`mssql-cdc gc CHECKPOINT`: remove a stream's earlier generations (decision 0960).
+"""`mssql-cdc gc CHECKPOINT`: remove a stream's earlier generations, never the live one.
 
 After a re-snapshot the earlier generations' Spark checkpoints stay in place, unread. This
 removes those older than the newest `--keep` (the live generation counts as one; default 1):

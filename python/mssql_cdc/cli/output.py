@@ -1,5 +1,5 @@
 """How the CLI shows what the library logs: progress bars or lines, `--quiet`, `--json`,
-`--verbose` (docs/cli.md, 'Output'; decision 0920).
+`--verbose` (docs/cli.md, 'Output').
 
 Progress and warnings go to stderr, the verb's result to stdout. On a terminal each progress
 task is a bar (tqdm); otherwise each progress record is one line.

@@ -1,7 +1,7 @@
 """The CLI's argparse parser class: defaults in every `--help`, and "did you mean" suggestions.
 
 argparse of Python 3.11 suggests nothing for a mistyped option or verb; `Parser` adds the
-closest known names (core/names.py) to its usage errors, which still exit 2. Decision 0921.
+closest known names (core/names.py) to its usage errors, which still exit 2.
 """
 
 from __future__ import annotations

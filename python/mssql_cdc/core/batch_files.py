@@ -4,7 +4,7 @@ The one reader of the folder, for the sink and the tests alike. It never raises 
 content: a file that is not a JSON object, and an event record `EventRecord.from_json` refuses,
 is reported in `unreadable` with its file named, and its path is still in `paths`. The sink
 logs it and removes it with the rest, so one torn or foreign file cannot stop a stream on every
-replay (decisions 0350 and 0208). Only plain files directly in the folder count: names starting
+replay. Only plain files directly in the folder count: names starting
 with `.` (temporary files), other suffixes, subdirectories such as backfill()'s `_backfill`,
 and symbolic links are never read.
 """

@@ -136,7 +136,8 @@ def is_uri(checkpoint: str | os.PathLike[str]) -> bool:
 
 def spark_only(checkpoint: str | os.PathLike[str]) -> bool:
     """Tell whether only Spark reads `checkpoint` as the stream's folder: a URI, or `/dbfs/...`,
-    which Spark reads as `dbfs:/dbfs/...` and Python as `dbfs:/...` (decision 0502)."""
+    which Spark reads as `dbfs:/dbfs/...` and Python as `dbfs:/...`. Python opens no state file
+    or generation there."""
     text = os.fspath(checkpoint)
     return is_uri(text) or text == "/dbfs" or text.startswith("/dbfs/")
 
@@ -193,11 +194,12 @@ def write_state(checkpoint: str | os.PathLike[str], state: GenerationState) -> N
 def replace_state(
     checkpoint: str | os.PathLike[str], expected: GenerationState, state: GenerationState
 ) -> bool:
-    """Write `state` only while the file still holds `expected` (compare-and-set, decision 0615).
+    """Write `state` only while the file still holds `expected` (compare-and-set).
 
-    No file compares equal to `GenerationState()`. There is no lock file (the seed forbids
-    one): the file is read again and compared just before the atomic write, so only two runs
-    writing within that moment can both pass, and either state is a valid start.
+    No file compares equal to `GenerationState()`. There is no lock file (a FUSE mount
+    promises no exclusive create, and a crashed run's lock would need a person): the file is
+    read again and compared just before the atomic write, so only two runs writing within that
+    moment can both pass, and either state is a valid start.
 
     Returns:
         True when written; False, writing nothing, when another run changed the state since

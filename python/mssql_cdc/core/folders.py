@@ -1,4 +1,4 @@
-"""Which folders the library may empty or clean (docs/security.md, decision 0610).
+"""Which folders the library may empty or clean (docs/security.md).
 
 The sink clears its metrics folder on every batch and the demo empties its output folder, so
 both first resolve the folder and refuse one whose emptying would reach what is not theirs: the

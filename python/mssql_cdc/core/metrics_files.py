@@ -82,7 +82,7 @@ class RangeMetrics(TypedDict):
     capture_lag_seconds: float | None
     warnings: list[str]
     events: list[EventJson]
-    counts: NotRequired[RangeCounts]  # the range's rows counted as read (decision 0380)
+    counts: NotRequired[RangeCounts]  # counted as read: the sink runs no aggregate job
 
 
 def encode_instance(name: str) -> str:

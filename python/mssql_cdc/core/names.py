@@ -1,6 +1,6 @@
 """The closest known name to a mistyped one, for "did you mean" hints in errors and warnings.
 
-One rule for the CLI's flags and verbs and for the source's option names (decision 0921).
+One rule for the CLI's flags and verbs and for the source's option names.
 """
 
 from __future__ import annotations

@@ -31,7 +31,13 @@ _COMMIT_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$")
 
 
 class Offset(TypedDict):
-    """The public offset: a canonical LSN and its commit time in UTC ("" when unknown)."""
+    """The public offset: where a stream or snapshot stands, as JSON holds it.
+
+    Attributes:
+        lsn: the LSN, canonical: "0x" and 20 upper-case hex digits.
+        commit_ts: the commit time of `lsn` in UTC, `YYYY-MM-DDTHH:MM:SS.mmm`; "" (never None)
+            when unknown, such as an LSN SQL Server's lsn_time_mapping no longer holds.
+    """
 
     lsn: str
     commit_ts: str
@@ -51,7 +57,16 @@ def format_commit_ts(moment: datetime | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class StreamOffset:
-    """The last commit LSN a batch processed (the next batch starts after it) and its time."""
+    """The last commit LSN a batch processed (the next batch starts after it) and its time.
+
+    The value Spark's offset log holds for the `mssql_cdc` source; `to_json()` gives the public
+    `Offset`.
+
+    Attributes:
+        lsn: the commit LSN, canonical ("0x" and 20 upper-case hex digits).
+        commit_ts: its commit time, UTC, `YYYY-MM-DDTHH:MM:SS.mmm`; None when unknown (the
+            JSON form then holds "").
+    """
 
     lsn: lsn.Lsn
     commit_ts: str | None  # UTC, `YYYY-MM-DDTHH:MM:SS.mmm`; None when unknown
@@ -105,6 +120,20 @@ class LsnRange:
 
     Not slotted, so the Spark source can subclass it together with pyspark's InputPartition
     while this module stays free of pyspark. Fields hold only str, bool, None and tuples.
+
+    Attributes:
+        capture_instance: the capture instance the task reads.
+        from_lsn: the first LSN of the range, canonical; at most `to_lsn`.
+        to_lsn: the last LSN of the range, canonical (the range includes it).
+        last: True for the one range of a batch whose `to_lsn` is the batch's end offset.
+        start_ts: the commit time of the batch's start offset (UTC,
+            `YYYY-MM-DDTHH:MM:SS.mmm`); None when unknown.
+        null_columns: declared columns (option `columns`) this instance does not capture;
+            the task reads them as NULL.
+        time_zone: the source's time zone for its commit times: "UTC", a zone name, or a
+            fixed offset "+HH:MM".
+        batch_start_lsn: the batch's start offset (the LSN before its first change).
+        batch_end_lsn: the batch's end offset; event records name the batch by both.
     """
 
     capture_instance: str

@@ -2,8 +2,7 @@
 
 SQL Server writes 1 to 4 into a change table; the library writes 0 into every row a snapshot
 reads, which no change table holds. Each member equals its integer, so the column stays a plain
-INT and a member compares equal to a value read back from Arrow, Spark or a Python row
-(decision 0107).
+INT and a member compares equal to a value read back from Arrow, Spark or a Python row.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The sink's commit needs, before its append, the batch's rows, LSN and commit-time ranges and
 operation counts; each task counts them as it reads (`mssql_cdc.source.range_counter`) and
 writes them here, in the range's metrics file, which spares the sink an aggregate job over the
-cached batch (decision 0380).
+cached batch.
 """
 
 from __future__ import annotations

@@ -184,7 +184,8 @@ class Reuse:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What to do before the query starts (decision 0150); a refusal is data."""
+    """What to do before the query starts, decided in C++ from what was observed; a refusal is
+    data, not an exception."""
 
     action: Action
     reason: str

@@ -48,7 +48,8 @@ def _changes(changes: Sequence[Change]) -> list[Change]:
 
 
 class Emulator(Permissions):
-    """One SQL Server database with Change Data Capture, kept in one SQLite file."""
+    """One SQL Server database with Change Data Capture, kept in one SQLite file (`path`), made
+    by `Emulator.create` or `Emulator.open` and closed by `close()` or a `with` block."""
 
     def __init__(self, engine: Any, path: Path) -> None:
         """Use Emulator.create or Emulator.open."""
@@ -180,7 +181,7 @@ class Emulator(Permissions):
         return result
 
     def rename_column(self, table: str, column: str, new_name: str) -> None:
-        """sp_rename of a column; a captured one is SchemaError 4928 (decision 1261)."""
+        """sp_rename of a column; a captured one is refused, SchemaError 4928."""
         self._open_engine.rename_column(table, column, new_name)
 
     def rename_table(self, table: str, new_name: str) -> None:
@@ -393,7 +394,8 @@ class Emulator(Permissions):
 
 
 class Transaction:
-    """An open transaction of one Emulator: begin, execute (validates, takes seqvals), commit."""
+    """An open transaction of one Emulator (`Emulator.begin`): execute (validates, takes
+    seqvals) any number of times, then commit or rollback; no public field."""
 
     def __init__(self, emulator: Emulator, txn_id: int) -> None:
         self._emulator = emulator

@@ -1,4 +1,4 @@
-"""Database users and role membership of the emulator (docs/emulator.md, decision 1280).
+"""Database users and role membership of the emulator (docs/emulator.md).
 
 SQL Server lets db_owner read every capture instance and anyone else only the instances whose
 gating role (`enable_cdc(..., role_name=...)`) they are a member of. A reader acts as a user

@@ -54,7 +54,13 @@ def _scalar_or_tuple(key: Key | None) -> object:
 
 
 class EmulatorReader:
-    """Reads an emulator file the way the library reads SQL Server's CDC tables."""
+    """Reads an emulator file the way the library reads SQL Server's CDC tables.
+
+    Attributes:
+        path: the emulator file it reads.
+        user: the database user it reads as (`Emulator.create_user`); None reads as dbo, who
+            may read every capture instance.
+    """
 
     def __init__(self, path: str | os.PathLike[str], *, user: str | None = None) -> None:
         """`user`: the database user to read as (Emulator.create_user); None reads as dbo."""
@@ -78,6 +84,7 @@ class EmulatorReader:
 
     @property
     def path(self) -> Path:
+        """The emulator file this reader reads."""
         return self._path
 
     def close(self) -> None:

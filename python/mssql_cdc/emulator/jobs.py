@@ -1,8 +1,9 @@
 """JobClock: runs a file's scheduled jobs on the wall clock while a process serves it.
 
-The engine runs due jobs only when it is called (decision 1240), so a file whose clock follows
-the wall clock needs a caller once in a while when nothing else writes: `mssql-cdc emulator
-serve` starts one of these. A file without jobs is left alone, its clock unmoved.
+The engine runs due jobs only when it is called, never on a timer of its own, so a file whose
+clock follows the wall clock needs a caller once in a while when nothing else writes:
+`mssql-cdc emulator serve` starts one of these. A file without jobs is left alone, its clock
+unmoved.
 """
 
 from __future__ import annotations

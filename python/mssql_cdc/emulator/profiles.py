@@ -1,8 +1,8 @@
 """Named server profiles for `Emulator.create` and `mssql-cdc emulator create --profile`.
 
 `immediate` (the default) captures each commit inside it and runs no job, so tests see their
-changes at once. `realistic` behaves like a SQL Server with its Agent jobs at their defaults
-(decision 1240): capture lags in cycles every 5 s of the emulator's clock, idle entries mark
+changes at once. `realistic` behaves like a SQL Server with its Agent jobs at their defaults:
+capture lags in cycles every 5 s of the emulator's clock, idle entries mark
 progress after 5 idle minutes, and the cleanup job runs daily at 02:00 server time.
 """
 

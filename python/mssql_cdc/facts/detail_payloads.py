@@ -78,8 +78,8 @@ class SnapshotOpenDetail(TypedDict):
     keys: NotRequired[list[str]]
     plan: NotRequired[IntExtent | KeysetExtent | None]
     requested: NotRequired[bool]  # a re-snapshot a person asked for, not a loss (issue 20)
-    gap_deletes: NotRequired[bool]  # its completion derives the gap's deletes (decision 1140)
-    repair: NotRequired[RepairDetail]  # reconcile(repair=True)'s plan (decision 1180)
+    gap_deletes: NotRequired[bool]  # its completion derives the gap's deletes
+    repair: NotRequired[RepairDetail]  # reconcile(repair=True)'s plan of tiles
 
 
 class SnapshotPlanDetail(TypedDict):
@@ -97,7 +97,7 @@ class SnapshotChunkDetail(TypedDict):
     lo: Key
     hi: Key
     last: bool
-    carried: NotRequired[bool]  # written from bronze's image, not read (decision 1180)
+    carried: NotRequired[bool]  # an equal tile: written from bronze's image, not read
 
 
 class SnapshotCompletionDetail(TypedDict):
@@ -105,7 +105,7 @@ class SnapshotCompletionDetail(TypedDict):
     chunks: int
     rows: int
     last_lsn: str | None
-    read: NotRequired[int]  # a repair's chunks read from the source (decision 1180)
+    read: NotRequired[int]  # a repair's chunks read from the source
     carried: NotRequired[int]  # and those written from bronze's images
 
 

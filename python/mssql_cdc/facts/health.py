@@ -3,7 +3,7 @@
 What `mssql-cdc status --facts` shows: the newest micro-batch row of the stream's family
 (batch id, LSN range, end offset, lag behind the source's newest change, retention headroom)
 and the newest row of each event a person acts on. Every value is a facts column as written;
-nothing is computed here (decision 0830).
+nothing is computed here.
 """
 
 from __future__ import annotations

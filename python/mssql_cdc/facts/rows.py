@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.metrics_files import EVENT_KINDS
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, InternalError
 from mssql_cdc.facts.detail_payloads import (
     BatchCommitMetadata,
     FactsCommitMetadata,
@@ -189,7 +189,10 @@ def append_facts(
         return
     ref = tables.table_ref(facts_table, argument="facts_table")
     if user_metadata is not None and any(r.event not in (None, *SOURCE_EVENTS) for r in rows):
-        raise ConfigError(f"{ref}: a micro-batch's facts commit holds only its row and events")
+        raise InternalError(
+            f"{ref}: a micro-batch's facts commit was given a row that is neither its batch row "
+            "nor a source event"
+        )
     metadata = None if user_metadata is None else dict(user_metadata)
     if writes_in_process(ref):
         try:
@@ -280,11 +283,12 @@ def source_event_row(
     as a row of the batch that found it.
 
     Raises:
-        ConfigError: the record's event is not one of those three.
+        InternalError: the record's event is not one of those three (the reader of event
+            files refuses any other).
     """
     event = record.event
     if event not in SOURCE_EVENTS:
-        raise ConfigError(
+        raise InternalError(
             f"event record {event!r} is not a source event; expected one of "
             f"{', '.join(sorted(SOURCE_EVENTS))}"
         )

@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
 
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import InternalError
 from mssql_cdc.facts.detail_payloads import (
     RequestedDetail,
     SeededDetail,
@@ -87,15 +87,15 @@ def snapshot_completion_row(
     """A `bootstrap` (generation 0, no gap) or `resnapshot` (generation >= 1) completion row.
 
     Raises:
-        ConfigError: the event does not match the generation, or a bootstrap carries a gap.
+        InternalError: the event does not match the generation, or a bootstrap carries a gap.
     """
     if event == "bootstrap" and (generation != 0 or lost_from_ts or lost_to_ts):
-        raise ConfigError(
+        raise InternalError(
             f"a bootstrap row belongs to generation 0 without a lost interval; got generation "
             f"{generation}; a snapshot after a loss is a 'resnapshot' row"
         )
     if event == "resnapshot" and generation < 1:
-        raise ConfigError(
+        raise InternalError(
             f"a resnapshot row opens a generation >= 1; got {generation}; the first snapshot "
             "is a 'bootstrap' row"
         )

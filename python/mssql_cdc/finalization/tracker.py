@@ -73,7 +73,15 @@ def track(
 
 
 class Tracker:
-    """A running `track`: its listener and the thread that advances the verdicts."""
+    """A running `track`: its listener and the thread that advances the verdicts.
+
+    Attributes:
+        targets: the bronze tables it tracks, as given to `track`.
+        error: the error of its last pass, None after a good pass; a failed pass is retried
+            at the next batch, and `stop()` raises the last one's error.
+        verdicts: each target's verdict (naive UTC) as stored after this tracker last advanced
+            it; a target it has not advanced yet is missing, and None means no verdict yet.
+    """
 
     def __init__(
         self,

@@ -37,13 +37,27 @@ __all__ = [
 ]
 
 Granularity = Literal["minute", "hour", "day"]
+"""The period a verdict is truncated to: the period holding a batch's end is not complete."""
 _VERDICT = ("finalized_until", "end_lsn", "end_commit_ts")
 _POSITION = ("applied_lsn", "snapshot_lsn", "open_snapshot_lsn", "snapshot_wave")
 
 
 @dataclass(frozen=True, slots=True)
 class ControlRow:
-    """One table's control row as stored; every field None when the row is missing."""
+    """One table's control row as stored; every field None when the row is missing.
+
+    Attributes:
+        finalized_until: the verdict, naive UTC: no row committed before it will arrive.
+        end_lsn: the end offset's LSN the verdict was taken from.
+        end_commit_ts: that offset's commit time, naive UTC; None when unknown.
+        applied_lsn: silver's position, the highest bronze LSN applied; NULL on a bronze row.
+        snapshot_lsn: the snapshot silver was last rebuilt from; None on a bronze row, or
+            before the first rebuild.
+        open_snapshot_lsn: the chunked snapshot whose waves silver is applying; None when none
+            is open.
+        snapshot_wave: the last wave of that snapshot applied; None when none is open.
+        found: True when the row exists (then the None fields are NULL columns).
+    """
 
     finalized_until: datetime | None = None
     end_lsn: str | None = None
@@ -241,7 +255,7 @@ def record_position(
 
     `new` says the caller read no row of `table_name` and is its only writer (a silver row is
     written by one `apply_changes` call at a time): the row is then appended, one Spark job,
-    where the MERGE that finds it first runs about ten (decision 0461).
+    where the MERGE that finds it first runs about ten.
 
     Creates or migrates the control table first; retried on Delta concurrent-commit conflicts
     for up to 60 seconds, as `advance` is.

@@ -88,7 +88,7 @@ KNOWN_OPTIONS = (
 """Every option either format or `to_delta` reads; one dict feeds them all, so none is unknown."""
 
 _MAX_INSTANCE_NAME = 100
-# The upper bounds of the numeric options (decision 0621): far above any real setting, and
+# The upper bounds of the numeric options: far above any real setting, and
 # low enough that every value stays valid where it is used.
 MAX_CONNECT_TIMEOUT = 86_400  # a day; FreeTDS keeps the login timeout in milliseconds in an int
 MAX_COMMITS_PER_BATCH = 2**31 - 1  # an int everywhere: Spark's read limit, T-SQL's OFFSET
@@ -123,7 +123,7 @@ class SourceConfig:
     isolation_level: IsolationLevel
     lock_timeout_ms: int | None  # None: wait for locks
     snapshot_duration_guard: DurationGuard
-    # At a switch bronze cannot absorb, re-snapshot into the next generation (decision 1120).
+    # At a switch bronze cannot absorb, re-snapshot into the next generation.
     snapshot_on_switch: bool = False
 
     @classmethod

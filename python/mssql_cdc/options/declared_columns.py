@@ -201,7 +201,8 @@ def parse_chunks(text: str) -> tuple[SnapshotChunk, ...]:
     """Parse `snapshotChunks`: a JSON list of `[chunk, lo, hi]` (see docs/source-options.md).
 
     The chunks must be listed in key order and must not overlap; each `lo` is below its `hi`,
-    only the first may be open below and only the last open above (decision 0620).
+    only the first may be open below and only the last open above. Two different strings are of
+    an order only SQL Server's collation knows, so they are not refused for it.
     """
     value = _load_json("snapshotChunks", text, "a JSON list of [chunk, lo, hi]", depth=3)
     if not isinstance(value, list) or not value:

@@ -1,6 +1,6 @@
 """The order of two snapshot key bounds, as far as Python can know it without the server.
 
-SQL Server orders keys (decision 0452): strings by the column's collation, and decimals,
+SQL Server orders keys: strings by the column's collation, and decimals,
 dates and binaries from the text they travel as. Python orders only what it knows exactly:
 numbers, and NULL key parts, which sort first as in SQL Server. Two equal strings are equal in
 every collation; two different ones are of unknown order (decision 0620).

@@ -113,7 +113,7 @@ class CdcStream:
             app_id: names the stream: the Delta transaction id of its batches and the key of
                 its facts rows; keep it for the life of the checkpoint.
             checkpoint: Spark's checkpoint folder. A URI is accepted only with
-                on_data_loss="fail" (decision 0502); "resnapshot" needs a local path or a
+                on_data_loss="fail" (Python cannot open it); "resnapshot" needs a local path or a
                 Volume, which holds the generations and their state file.
             facts_table: the Delta table of facts and event rows (docs/tables.md); None
                 writes none. Needed by on_data_loss="resnapshot" and snapshot="chunked".

@@ -133,7 +133,19 @@ def fan_out(
 
 
 class FanOutJob:
-    """The running streams of one `fan_out` call, keyed by app_id."""
+    """The running streams of one `fan_out` call, keyed by app_id.
+
+    What it holds is read through its properties and methods, each a copy taken under its lock:
+
+    Attributes:
+        targets: each stream's bronze table by app_id (what `finalization.track` takes).
+        queries: the streaming queries started so far by app_id; a stream still in its
+            pre-flight, or one that failed before starting, is missing.
+        failures: the streams' failures so far, first first, each a `StreamFailedError`
+            naming its stream, the stream's own error as its cause.
+
+    `states()` gives each stream's state: starting, running, finished, failed or stopped.
+    """
 
     def __init__(
         self,

@@ -5,7 +5,7 @@ and the settings they share into one `PlannedStream` per entry: its merged sourc
 parsed into a `SourceConfig`, and its `to_delta` arguments checked by the same rules
 `to_delta` applies. Every refusal is a `ConfigError` naming the entry (`streams[3]
 (dbo_items)`) and the field. Defaults derived from `root` are used only for a capture
-instance whose name is a safe folder name (decision 1020).
+instance whose name is a safe folder name.
 """
 
 from __future__ import annotations
@@ -43,21 +43,22 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\Z")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamEntry:
-    """One stream of a fan-out job; a field left None takes the job's setting of the same name,
-    or for target, app_id and checkpoint a default under the job's `root` (refused without one).
+    """One stream of a fan-out job; None takes the job's setting (or its root's default).
 
     Attributes:
-        capture_instance: the capture instance the stream reads (its `captureInstance`).
-        target: its bronze table, name or path; default `<root>/bronze/<capture_instance>`.
-        app_id: its app_id; default the capture instance's name.
-        checkpoint: its checkpoint folder; default `<root>/checkpoints/<capture_instance>`.
-        options: source options laid over the job's options (they must not name
-            `captureInstance`).
-        bootstrap: as `to_delta` takes it; None takes the job's setting.
-        on_data_loss: "fail" or "resnapshot"; None takes the job's setting.
-        snapshot: "full" or "chunked"; None takes the job's setting.
-        resnapshot_interval_days: the anti-loop interval, in days; None takes the job's.
-        gap_deletes: as `to_delta` takes it; None takes the job's setting.
+        capture_instance: the capture instance the stream reads (required).
+        target: its bronze table; None: `<root>/bronze/<capture_instance>`.
+        app_id: its app_id; None: the capture instance's name (with `root` only).
+        checkpoint: its checkpoint folder; None: `<root>/checkpoints/<capture_instance>`.
+        options: source options merged over the job's options (not `captureInstance`).
+        bootstrap: as to_delta's; None takes the job's.
+        on_data_loss: "fail" or "resnapshot"; None takes the job's.
+        snapshot: "full" or "chunked"; None takes the job's.
+        resnapshot_interval_days: the anti-loop interval in days; None takes the job's.
+        gap_deletes: as to_delta's; None takes the job's.
+
+    A default from `root` is used only when the capture instance's name is a safe folder name
+    and app_id; otherwise the entry gives target, app_id and checkpoint itself.
     """
 
     capture_instance: str

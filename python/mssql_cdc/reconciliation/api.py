@@ -1,8 +1,6 @@
 """`reconcile()`: is the copy right? Silver, or bronze's latest images, against the source.
 
-docs/reconcile.md is the guide; decisions 1100 (the digest) and 1101 (the source as of one
-LSN) say why it works this way.
-"""
+docs/reconcile.md is the guide; decisions 1100 and 1101 say why it works this way."""
 
 from __future__ import annotations
 
@@ -164,9 +162,9 @@ def reconcile(
 ) -> ReconcileResult:
     """Compare `target` with the source table of `options` as of the target's own LSN.
 
-    Both sides count and digest their rows per key tile (decision 1100); only tiles that
+    Both sides count and digest their rows per key tile; only tiles that
     differ are split and compared again, down to a sample of keys. Changes committed to the
-    source after the target's LSN are taken back out of the source's side (decision 1101), so
+    source after the target's LSN are taken back out of the source's side, so
     a running workload is no difference. With `facts_table`, the verdict is also a facts row
     (event `reconcile`, the counts in `detail`) under `app_id`.
 
@@ -185,17 +183,16 @@ def reconcile(
         tiles: how many key tiles the table is cut into first.
         sample: at most this many keys of each kind are named.
         repair: bronze only: when it differs, re-snapshot the differing tiles into the
-            stream's next generation and read them before returning (decision 1180,
-            docs/reconcile.md 'Repairing on purpose'). Stop the stream first; it needs
-            `app_id`, `checkpoint` and `facts_table` as to_delta takes them.
+            stream's next generation and read them before returning; equal tiles are
+            carried from bronze (docs/reconcile.md 'Repairing on purpose'). Stop the stream
+            first; it needs `app_id`, `checkpoint` and `facts_table` as to_delta takes them.
         checkpoint: the stream's checkpoint (with `repair`).
         resnapshot_interval_days: the anti-loop guard of the repair's re-snapshot, as
             `CdcStream.resnapshot()` takes it.
 
     Returns:
-        A `ReconcileResult`; with `repair`, `repaired_tiles` counts the tiles read again (0
-        when equal). A call that finds a repair a crash interrupted finishes it instead of
-        comparing: its result counts that repair's tiles and names no keys.
+        A `ReconcileResult`. A call that finds a repair a crash interrupted finishes it
+        instead of comparing: its result counts that repair's tiles and names no keys.
 
     Raises:
         ConfigError: a bad argument or option, a missing target or position, before anything

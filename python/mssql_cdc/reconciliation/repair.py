@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from mssql_cdc.core import lsn
 from mssql_cdc.core.checkpoint import read_state
 from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, InternalError
 from mssql_cdc.facts import snapshot_family as family
 from mssql_cdc.facts.detail_payloads import RepairDetail, json_key
 from mssql_cdc.options.config import SourceConfig
@@ -117,7 +117,7 @@ def _open_generation(
     facts = family.snapshot_facts(spark, job.facts_table, job.app_id)
     mine = [o for o in facts.opens() if o.generation == state.generation and o.mode == "chunked"]
     if not mine or "repair" not in mine[0].detail:
-        raise ConfigError(
+        raise InternalError(
             f"{job.target}: the repair's snapshot of generation {state.generation} was not "
             "found after opening it; check that nothing else deletes facts rows"
         )

@@ -16,9 +16,27 @@ AGAINST: tuple[Against, ...] = ("silver", "bronze")
 class ReconcileResult:
     """A reconcile's verdict: equal or not, and a bounded sample of the keys that differ.
 
-    `missing` keys are in the source and not in the target, `extra` the reverse, `different`
-    in both with different rows; keys are JSON values (a list for a composite key). The
-    `*_count` fields count the keys narrowed to, the whole difference when `complete`.
+    Attributes:
+        equal: True when every tile's row count and digest matched.
+        lsn: the LSN the source was compared as of (canonical): the target's own position.
+        against: "silver" or "bronze", the kind of `target`.
+        target: the table compared, as given.
+        tiles: how many key tiles the table was first cut into.
+        differing_tiles: how many of those differed.
+        source_rows: rows of the source as of `lsn`.
+        target_rows: rows of the target (bronze: its latest image per key).
+        missing: keys in the source, not the target, at most `sample` of them; JSON values
+            (a list for a composite key).
+        extra: keys in the target, not the source; at most `sample`, as `missing`.
+        different: keys in both whose rows differ; at most `sample`, as `missing`.
+        missing_count: the missing keys counted in the tiles narrowed down to.
+        extra_count: the extra keys counted likewise.
+        different_count: the different keys counted likewise.
+        complete: True when the counts are the whole difference, else they are a lower bound.
+        columns: the columns compared, keys included.
+        skipped_columns: target columns no digest covers (float, binary, ...), not compared.
+        seconds: the reconcile's wall-clock time.
+        repaired_tiles: tiles read again by `repair=True`; 0 without a repair or when equal.
     """
 
     equal: bool

@@ -1,6 +1,6 @@
 """The target side of a reconcile in Spark: silver's rows, or bronze's latest image per key.
 
-The row digest is decision 1100's, built from Spark's functions so it is computed where the
+The row digest is `core.row_digest`'s, built from Spark's functions so it is computed where the
 rows are: the fields' canonical text joined by U+001F, `encode(..., 'UTF-16LE')`, `sha2`, and
 the first 16 hex digits as an unsigned integer (`decimal(20,0)`, summed exactly per range).
 The keys and digests are cached once; each question after is one Spark job over them.

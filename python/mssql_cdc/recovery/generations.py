@@ -105,7 +105,7 @@ def live_generation(
     if on_data_loss == "resnapshot":
         if config.snapshot_on_switch and switch_snapshot_due(spark, config, request):
             # A switch is crossed once: the anti-loop interval of loss re-snapshots is not
-            # for it (decision 1120).
+            # for it.
             switched = replace(request, requested=True, interval_days=0.0)
             request_resnapshot(
                 spark,

@@ -97,26 +97,31 @@ class RecoveryPlan(TypedDict):
     """What to_delta(..., on_data_loss="resnapshot") with the same arguments would do now.
 
     Attributes:
-        action: "none" (the stream continues), "resnapshot" (the next generation opens from a
-            snapshot) or "blocked" (to_delta would raise; `reason` holds the error's text).
-        generation: the live generation now (0 without a state file).
-        next_generation: the generation a re-snapshot would open; equal to `generation`
-            unless the action is "resnapshot".
-        start: where the live generation would resume (LSN and commit time); None when the
-            stream has not started.
-        lost_from_ts: the commit time of the last change the stream read, UTC text; None
-            without a loss or when unknown.
-        lost_to_ts: the commit time of the source's min_lsn when the loss was found, UTC text;
-            None without a loss.
-        reuse: the existing snapshot the next generation would start from; None when one
-            would be read (or nothing happens).
-        mode: the snapshot mode asked for, "full" or "chunked".
-        interval_ok: whether the anti-loop guard allows a re-snapshot now (the last one is at
-            least `resnapshot_interval_days` old, or there was none).
-        reason: one sentence saying why; for "blocked", the text to_delta would raise.
-        estimate: the duration guard's estimate when a full read would be taken and the
-            guard is on; None otherwise.
-        forecast: the headroom forecast of the last 7 days.
+        action: "none" (start where the stream is), "resnapshot" (re-snapshot into
+            `next_generation` first) or "blocked" (to_delta would raise; `reason` is its text).
+        generation: the live generation now (0 before any re-snapshot).
+        next_generation: the generation the run would open; equal to `generation` unless
+            `action` is "resnapshot".
+        start: where the stream would start, the last offset it processed; None for a stream
+            that has not started.
+        lost_from_ts: the commit time (UTC) of `start`, where the gap begins; None without a
+            loss or when unknown.
+        lost_to_ts: the commit time (UTC) of the instance's oldest LSN, where the gap ends;
+            None without a loss or when unknown.
+        reuse: a snapshot the re-snapshot would start from instead of reading the table, with
+            `kind` "completion" (a completed snapshot of that generation), "open" (a chunked
+            snapshot already opened for it) or "target" (the target's newest whole snapshot),
+            its `lsn`, `commit_ts` ("" when unknown) and `generation`; None when none is reused.
+        mode: "full" or "chunked", the snapshot mode of the run.
+        interval_ok: False when the last re-snapshot is within `resnapshot_interval_days` (the
+            anti-loop guard would refuse another).
+        reason: one sentence saying why `action`; for "blocked", the error's text.
+        estimate: a full read's expected `rows`, `rows_per_second`, `seconds`, the observed
+            `retention_hours` and whether it `fits` in the retention, each None when unknown;
+            None when no full read is planned.
+        forecast: the retention headroom of the last 7 days of micro-batches:
+            `headroom_hours` now, `trend_hours_per_day`, `loss_by_trend_at` and
+            `loss_if_stopped_at` (UTC text), each None without enough samples, and `samples`.
     """
 
     action: Literal["none", "resnapshot", "blocked"]

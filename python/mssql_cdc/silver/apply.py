@@ -38,7 +38,17 @@ _warned_no_facts: set[str] = set()
 
 
 class ApplyResult(TypedDict):
-    """What one `apply_changes` call left behind."""
+    """What one `apply_changes` call left behind.
+
+    Attributes:
+        rebuilt: True when silver was rebuilt from a newer snapshot in bronze this call (keys
+            deleted during a loss gap are gone), False when changes were applied on top.
+        applied_lsn: silver's position after the call, the highest bronze LSN applied (after a
+            rebuild, the snapshot's); None while silver has no position (nothing applied yet).
+        finalized_until: silver's completeness verdict after the call, naive UTC: no rows with
+            an earlier commit time will arrive; None while bronze has no verdict.
+        bronze_found: False when bronze does not exist yet; nothing was read or written.
+    """
 
     rebuilt: bool  # silver was rebuilt from a newer snapshot
     applied_lsn: str | None  # highest bronze LSN applied (a snapshot's, after a rebuild)
@@ -158,7 +168,7 @@ def apply_changes(
 def _control_rows(spark: SparkSession, control_table: str, names: list[str]) -> list[ControlRow]:
     """The control rows of `names`; an existing control table without data files holds none.
 
-    Delta's log tells that without a Spark job, where reading the rows runs two (decision 0463):
+    Delta's log tells that without a Spark job, where reading the rows runs two:
     the control table of a first apply is often empty (no stream verdict yet).
     """
     ref = tables.table_ref(control_table, argument="control_table")

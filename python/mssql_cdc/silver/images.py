@@ -106,7 +106,7 @@ def latest_images(
     else NULL). The winner's LSN is its key's highest, so the largest HIGH of a source is its
     highest change LSN whenever no change of a key sorts below a snapshot row of that key (a
     rebuild's and an incremental apply's sources). A row_number window rather than an
-    aggregation (decision 0462): Spark keeps only each task's top row per key before the
+    aggregation: Spark keeps only each task's top row per key before the
     shuffle and sorts plain columns, where max_by over a struct holding strings must run a
     sort-based aggregation that copies the image of every row it passes.
     """

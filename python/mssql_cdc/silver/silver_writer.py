@@ -44,8 +44,8 @@ class SilverWriter:
     cached: the same pass counts them and finds the highest change LSN among them, and the
     MERGE (which reads its source twice) reads them from the cache instead of ranking bronze
     again. Into a silver that holds no rows (`empty`), the MERGE would insert every image that
-    keeps its key and do nothing else, so the write is one append of those images (decision
-    0460); the first write leaves silver with rows, and any later write of the call MERGEs.
+    keeps its key and do nothing else, so the write is one append of those images;
+    the first write leaves silver with rows, and any later write of the call MERGEs.
     """
 
     def __init__(
@@ -143,7 +143,7 @@ class SilverWriter:
         The images are ranked inside the append's own job, not cached, and that job also
         observes the highest change LSN of `source` and its row count. Delta records no commit
         for an append of no rows (its default, skipRecordingEmptyCommits), so an empty `source`
-        leaves silver as it is without a look first (decision 0464); a session that turned that
+        leaves silver as it is without a look first; a session that turned that
         off gets the look at one row first, as a rebuild from no rows must commit nothing. Only
         an empty silver takes this path, so a rerun after a crash that followed the append finds
         rows and MERGEs under the newer-image rule instead of appending them twice.

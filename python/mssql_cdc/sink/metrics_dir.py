@@ -7,7 +7,7 @@ facts commit succeeded. Only plain files directly in the directory count: a subd
 as backfill()'s `_backfill`) and a symbolic link are never read or removed, and clearing a dead
 attempt removes only the names the reader writes, so another program's files survive. A file
 or record that does not parse is not an error here: the sink logs it, skips it and removes it
-with the rest, so one torn file cannot stop a stream (decision 0350).
+with the rest, so one torn file cannot stop a stream.
 """
 
 from __future__ import annotations

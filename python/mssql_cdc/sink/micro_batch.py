@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["aggregate", "check_columns", "persist", "read_into_cache"]
 
 # The cached batch is Spark's compressed column batches already; kept deserialized, the block
-# manager does not copy them through a serializer on the way in and out (decision 1001).
+# manager does not copy them through a serializer on the way in and out.
 STORAGE_LEVEL = "MEMORY_AND_DISK_DESER"
 
 _REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
@@ -28,7 +28,8 @@ _ADDED = ("_batch_id", "_snapshot")
 
 
 def aggregate(df: DataFrame) -> BatchAggregates:
-    """Step 5: rows, LSN and commit-time ranges and operation counts, in one Spark job."""
+    """Step 5 of the sink's batch, the aggregate: rows, LSN and commit-time ranges and
+    operation counts, in one Spark job."""
     from pyspark.sql import functions as F
 
     op = F.col("_operation")
@@ -55,7 +56,8 @@ def aggregate(df: DataFrame) -> BatchAggregates:
 
 
 def check_columns(df: DataFrame, target: tables.TableRef) -> None:
-    """Before step 1: the batch holds the stream's columns and none of those the sink adds.
+    """Before the sink's step 1: the batch holds the stream's columns and none of those the
+    sink adds.
 
     Raises:
         ConfigError (a ValueError): naming the missing or clashing columns.
@@ -76,7 +78,8 @@ def check_columns(df: DataFrame, target: tables.TableRef) -> None:
 
 
 def persist(df: DataFrame, target: tables.TableRef) -> DataFrame:
-    """Step 4: cache the batch once, so the aggregate job and the append read it once."""
+    """Step 4 of the sink's batch: cache it once, so the aggregate job and the append read it
+    once."""
     from pyspark.storagelevel import StorageLevel
 
     try:
@@ -90,8 +93,8 @@ def persist(df: DataFrame, target: tables.TableRef) -> DataFrame:
 
 
 def read_into_cache(df: DataFrame) -> int:
-    """Step 5's one job without a shuffle: read the cached batch to its end (its reader tasks
-    write their metrics files, the cache fills) and return its partition count.
+    """The sink's step 5 as one job without a shuffle: read the cached batch to its end (its
+    reader tasks write their metrics files, the cache fills) and return its partition count.
 
     Each partition answers one row, empty ones too, so the count holds on classic and Spark
     Connect sessions alike (Connect has no RDDs to ask); only a literal column reaches Python.

@@ -69,7 +69,7 @@ def delta_sink(
             a hand-wired sink keeps 0.
         counted_by_reader: each batch is the `mssql_cdc` source's output unchanged (no filter,
             no projection), so its aggregates may come from the counts the reader's tasks
-            write to `metrics_path` instead of an aggregate job (decision 0380); `to_delta`
+            write to `metrics_path` instead of an aggregate job; `to_delta`
             sets it. Where a task left no counts, the sink counts the batch itself.
     Returns:
         A callable `(df, batch_id) -> None` for `writeStream.foreachBatch`. Building it calls
@@ -172,7 +172,8 @@ class DeltaSink:
             phases.debug("%d end", batch_id)
 
     def _enter(self, spark: SparkSession) -> None:
-        """Step 1, first call only: open the tables (migrating them) and read `last`."""
+        """Step 1 of the sink's batch, first call only: open the tables (migrating them) and
+        read `last`."""
         if self._entered:
             return
         created = False
@@ -195,12 +196,13 @@ class DeltaSink:
             self._warmer.warm(ref)
 
     def _warm_facts(self) -> None:
-        """A facts table committed to in process needs no Delta state in Spark (decision 1000)."""
+        """A facts table committed to in process needs no Delta state in Spark."""
         if self.facts_table is not None and not writes_in_process(self.facts_table):
             self._warm(self.facts_table)
 
     def _check_rewind(self, batch_id: int) -> None:
-        """Step 2: a batch older than the newest one recorded means a rewound checkpoint."""
+        """Step 2 of the sink's batch: a batch older than the newest one recorded means a
+        rewound checkpoint."""
         if self.facts_table is None or self._last is None:
             return
         if batch_id < self._last.batch_id:
@@ -251,9 +253,9 @@ class DeltaSink:
             sink_files.remove_files(scan.paths)
 
     def _aggregates(self, cached: DataFrame) -> BatchAggregates:
-        """Step 5. With reader counts: one job without a shuffle reads the batch into the
-        cache (its tasks write their files), and the files' counts are folded; else, or when
-        they do not cover the batch, the aggregate job over the cache."""
+        """Step 5 of the sink's batch. With reader counts: one job without a shuffle reads the
+        batch into the cache (its tasks write their files), and the files' counts are folded;
+        else, or when they do not cover the batch, the aggregate job over the cache."""
         if not self.counted_by_reader or self.metrics_path is None:
             return aggregate(cached)
         partitions = read_into_cache(cached)
@@ -276,7 +278,8 @@ class DeltaSink:
         records: list[EventRecord],
         started_at: datetime,
     ) -> None:
-        """Steps 9 to 11: event rows, the replay check, then one facts commit."""
+        """Steps 9 to 11 of the sink's batch: event rows, the replay check, then one facts
+        commit."""
         assert self.facts_table is not None
         # written_at is stamped just before the commit; the event query below comes first
         events = self._event_rows(records, batch_id, started_at, started_at)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mssql_cdc.core.progress import Progress, Throughput, per_second, report
-from mssql_cdc.errors import ConfigError, SchemaChangedError
+from mssql_cdc.errors import ConfigError, InternalError, SchemaChangedError
 from mssql_cdc.facts import snapshot_family
 from mssql_cdc.facts.detail_payloads import (
     SnapshotCompletionDetail,
@@ -52,6 +52,18 @@ BackfillState = Literal["done", "running", "waiting_headroom", "waiting_metrics"
 
 
 class BackfillStatus(TypedDict):
+    """Where one `backfill()` call left the family's newest chunked snapshot.
+
+    Attributes:
+        snapshot: its S, the canonical LSN it was opened at; None with `no_snapshot`.
+        chunks_done: its chunks in bronze, earlier calls' included; 0 with `no_snapshot`.
+        chunks_total: the chunks of its plan; None with `no_snapshot` or no plan row found.
+        done: True once its completion row is written (`state` "done"): call no more.
+        paused: True when `state` waits: for headroom, for a headroom figure, or for a snapshot.
+        state: "done", "running" (call again), "waiting_headroom", "waiting_metrics", "no_snapshot".
+        reason: one sentence saying why, such as the headroom against `min_headroom_hours`.
+    """
+
     snapshot: str | None
     chunks_done: int
     chunks_total: int | None
@@ -91,11 +103,10 @@ def backfill(
     """Read waves of the family's newest open chunked snapshot; complete it after its last chunk.
 
     `target_wave_seconds`: a time budget per wave; the chunks per wave then follow the waves
-    measured in this call (decision 1141). Without it a wave reads `numPartitions` chunks.
+    measured in this call. Without it a wave reads `numPartitions` chunks.
 
     Returns:
-        The status: `done`, `running` (call again), `waiting_headroom`, `waiting_metrics`, or
-        `no_snapshot` (no chunked snapshot of this family).
+        A `BackfillStatus`; its `state` says whether to call again, and when.
     Raises:
         ValueError: a bad argument, the mode lock (a full snapshot of the family is open), the
             newest chunked snapshot belongs to another target, or a stamp below S.
@@ -215,7 +226,7 @@ def _plan(
             spark, snap.facts_table, snap.app_id, snap.s, checked=True
         )
         if stored is None:
-            raise ConfigError(
+            raise InternalError(
                 f"{snap.facts_table}: the snapshot_plan row of {snap.s} was not found after "
                 "writing it; check that nothing else deletes facts rows"
             )
@@ -391,7 +402,7 @@ def _complete(
         "last_lsn": max(highs) if highs else None,
     }
     carried = sum(1 for c in chunk_facts if c.carried)
-    if carried:  # a repair's snapshot (decision 1180): what SQL Server was asked for
+    if carried:  # a repair's snapshot: the chunks SQL Server was asked for
         detail["read"] = len(chunk_facts) - carried
         detail["carried"] = carried
     event: Literal["bootstrap", "resnapshot"] = (

@@ -10,7 +10,7 @@ from mssql_cdc.tables import refs as tables
 
 __all__ = ["MAX_COUNT", "MAX_HEADROOM_HOURS", "MAX_SECONDS", "check_arguments"]
 
-# Upper bounds of the numeric arguments (decision 0621): far above any real call.
+# Upper bounds of the numeric arguments: far above any real call.
 MAX_COUNT = 2**31 - 1  # chunk_rows and max_waves: an int, as T-SQL's TOP and Spark take it
 MAX_SECONDS = 31_536_000.0  # a year: one call's time budget
 MAX_HEADROOM_HOURS = 874_913.0  # SQL Server's longest CDC retention, 52,494,800 minutes

@@ -241,7 +241,7 @@ def run_wave(
     from pyspark import StorageLevel
 
     at: StreamOffset = stamp(probe)
-    # A repair opens at bronze's position + 1 (decision 1180): a stamp at that position holds
+    # A repair opens at bronze's position + 1: a stamp at that position holds
     # the same rows as one at S, since nothing can be committed in between.
     floor = lsn.decrement(snap.s) if "repair" in snap.open.detail else snap.s
     if at.lsn < floor:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core.checkpoint import GenerationState
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import InternalError
 from mssql_cdc.facts import family_cache
 from mssql_cdc.facts.snapshot_family import SnapshotFacts
 from mssql_cdc.options.config import SnapshotMode, SourceConfig
@@ -87,7 +87,7 @@ def generation_start(
         return None
     if mode == "chunked":
         if facts_table is None:  # check_to_delta refused this already
-            raise ConfigError("snapshot='chunked' needs a facts_table")
+            raise InternalError(f"{target}: a chunked bootstrap was started without a facts_table")
         return _chunked_bootstrap(spark, config, target, app_id=app_id, facts_table=facts_table)
     return _full_bootstrap(spark, config, target, app_id=app_id, facts_table=facts_table)
 

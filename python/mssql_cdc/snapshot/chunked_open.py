@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.recovery_decision import loss_after
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, InternalError
 from mssql_cdc.facts import snapshot_family
 from mssql_cdc.facts.detail_payloads import (
     RepairDetail,
@@ -55,7 +55,7 @@ def open_chunked(
     `gap_deletes`: the open asks `backfill()` to derive the gap's deletes when it completes it
     (a re-snapshot only; docs/data-loss.md, 'Deletes across a gap'). `at`: S itself instead
     of a new stamp, and `repair` the chunks it is read in: `reconcile(repair=True)`'s open at
-    the stream's own position (decision 1180).
+    the stream's own position.
 
     Raises:
         ValueError: a bad argument, no stamp yet, or a full open of this generation that is
@@ -66,7 +66,7 @@ def open_chunked(
     tables.table_ref(facts_table, argument="facts_table")
     tables.require_distinct(target=target, facts_table=facts_table)
     if kind == "bootstrap" and generation != 0:
-        raise ConfigError(
+        raise InternalError(
             f"a bootstrap snapshot opens generation 0, not {generation}; a snapshot after a "
             "loss has kind 'resnapshot'"
         )
@@ -122,7 +122,7 @@ def _stored_open(
     opens = [o for o in facts.opens() if o.generation == generation]
     chunked = [o for o in opens if o.mode == "chunked"]
     if not chunked:
-        raise ConfigError(
+        raise InternalError(
             f"{facts_table}: the chunked snapshot_open row of generation {generation} was not "
             "found after writing it; check that nothing else deletes facts rows"
         )

@@ -187,7 +187,7 @@ def take_full(
             with watch_whole_read(spark, log, target, expected=expected) as progress_folder:
                 frame = read_whole(spark, config, at.lsn, progress_path=progress_folder)
                 # A count from the source's metadata spares the Spark job of isEmpty(); only a
-                # count of none is confirmed by the read itself (decision 0456).
+                # count of none is confirmed by the read itself.
                 empty = not (expected or 0) and frame.isEmpty()
                 failpoint("snapshot.before_append")
                 if not empty:
@@ -238,9 +238,9 @@ def _open_full(
     *,
     requested: bool,
 ) -> None:
-    """Step 3 of docs/snapshots.md: one open row per attempt, then the race re-check (from
-    `seen`, the family's facts read before, while the facts log shows no commit that can have
-    changed its chunked opens)."""
+    """Step 3 of a full snapshot (docs/snapshots.md, 'Full snapshots'): one open row per
+    attempt, then the race re-check (from `seen`, the family's facts read before, while the
+    facts log shows no commit that can have changed its chunked opens)."""
     detail: SnapshotOpenDetail = {
         "mode": "full",
         "kind": kind,

@@ -37,7 +37,7 @@ def read_config(
     whole table), with chunk metrics under `metrics_path`.
 
     The stream's start, batch limit, duration guard and metrics folder are not the read's:
-    they are reset to the options' defaults, as if never given (decision 0450).
+    they are reset to the options' defaults, as if never given.
     """
     return replace(
         config,

@@ -1,5 +1,5 @@
 """Which of bronze's columns a snapshot read now would retype: the check `snapshotOnSwitch` makes
-before it re-snapshots (decision 1120)."""
+before it re-snapshots into the next generation."""
 
 from __future__ import annotations
 

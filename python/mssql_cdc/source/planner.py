@@ -47,7 +47,7 @@ def _plain(offset: Offset) -> dict[str, str]:
 
 
 class SparkLsnRange(LsnRange, InputPartition):
-    """An `LsnRange` Spark can carry as an input partition (decision 0201)."""
+    """An `LsnRange` Spark can carry as an input partition; `LsnRange` itself imports no pyspark."""
 
     @classmethod
     def of(cls, part: LsnRange) -> SparkLsnRange:

@@ -160,7 +160,7 @@ class CdcSnapshotReader(DataSourceReader):
     ) -> Iterator[pa.RecordBatch]:
         started = time.perf_counter()
         rows = size = 0
-        # A whole read with a metrics folder tells the driver how far it is (decision 0924).
+        # A whole read with a metrics folder tells the driver how far it is.
         progress = self._config.metrics_path if chunk is None else None
         reported = started
         for batch in backend.snapshots.read_table(

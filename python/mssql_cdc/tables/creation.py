@@ -51,7 +51,7 @@ def create_statement(
 
     Without IF NOT EXISTS: for a path that exists (someone's files, an empty log folder) that
     clause makes Spark skip the statement silently; without it Spark says the table already
-    exists, which the caller handles (decision 0810).
+    exists, which the caller handles.
     """
     specs = ", ".join(
         f"{quote_identifier(c.name)} {sql_type(c.type)}"

@@ -95,7 +95,7 @@ def properties(ref: TableRef) -> dict[str, str]:
 
 def table_properties(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
     """Return the Delta table properties of an existing table: a local path's read here (no
-    job: Spark needs one for a version deltalake committed, decision 1000), else through Spark."""
+    job: Spark needs one for a version deltalake committed), else through Spark."""
     ref = table_ref(ref)
     if is_local(ref):
         try:

@@ -1,7 +1,7 @@
 """Small appends, keyed or not, to a local path Delta table, committed in process by deltalake.
 
 A facts commit is a row or a few. Through Spark it costs a job for the rows and, for its
-transaction key, Delta's reconstruction of the table's state (decision 0370): on a small
+transaction key, Delta's reconstruction of the table's state: on a small
 cluster several times the cost of the row, paid once per micro-batch. deltalake commits the
 same actions from the driver: the rows' Parquet file, the key's SetTransaction and the
 commitInfo's userMetadata. A key already recorded is skipped, as Spark's `txnVersion` is, and
@@ -109,7 +109,7 @@ def append_rows(
 
 def _commit_info(user_metadata: str | None) -> dict[str, Any]:
     """commitInfo fields as Spark writes them: deltalake writes no `txnId`, which the
-    pre-flight's family cache needs to tell a commit from a rewritten one (decision 0520)."""
+    pre-flight's family cache needs to tell a commit from a rewritten one."""
     info: dict[str, Any] = {"txnId": str(uuid.uuid4())}
     if user_metadata is not None:
         info["userMetadata"] = user_metadata

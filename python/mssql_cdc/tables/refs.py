@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, InternalError
 from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables.creation import create_statement
 from mssql_cdc.tables.definitions import TableKind
@@ -97,16 +97,16 @@ def ensure_table(
     columns for silver) to be created; it is ignored when the table exists.
 
     Raises:
-        ConfigError: the table is another kind, needs a newer library, or bronze/silver is
-            missing and no `source_schema` was given.
+        ConfigError: the table is another kind or needs a newer library.
+        InternalError: bronze/silver is missing and no `source_schema` was given.
     """
     ref = table_ref(ref)
     handle = open_for_write(spark, ref, kind)
     if handle is not None:
         return handle
     if kind in ("bronze", "silver") and source_schema is None:
-        raise ConfigError(
-            f"{ref}: creating a {kind} table needs the source schema; pass source_schema"
+        raise InternalError(
+            f"{ref}: the {kind} table is missing and was to be created without a source schema"
         )
     columns = shape_of(kind, source_schema)
     try:

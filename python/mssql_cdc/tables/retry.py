@@ -28,7 +28,7 @@ CONFLICT_CLASSES = frozenset(
         "ConcurrentTransactionException",
         "MetadataChangedException",
         "ProtocolChangedException",
-        "CommitFailedError",  # deltalake's (decision 1000)
+        "CommitFailedError",  # deltalake's, which commits facts rows at a local path
     }
 )
 # Error conditions Spark prints in brackets; some paths (SQL commands through py4j) surface the

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc.errors import ConfigError, SchemaChangedError
+from mssql_cdc.errors import ConfigError, InternalError, SchemaChangedError
 from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables.definitions import Column, TableKind
 
@@ -57,13 +57,14 @@ def shape_of(kind: TableKind, source_schema: StructType | None) -> list[ShapeCol
 
     Raises:
         ConfigError: a source column spells a library column differently or with another type.
+        InternalError: a bronze or silver shape was asked for without a source schema.
     """
     if kind == "facts":
         return [_library(c) for c in schemas.FACTS]
     if kind == "control":
         return [_library(c) for c in schemas.CONTROL]
     if source_schema is None:
-        raise ConfigError(f"a {kind} table is created from a source schema; none was given")
+        raise InternalError(f"a {kind} table is created from a source schema; none was given")
     library = {c.name: c for c in schemas.library_columns("bronze")}
     if kind == "silver":
         library.update({c.name: c for c in schemas.SILVER_LIBRARY})

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.errors import ConfigError, MssqlCdcError
+from mssql_cdc.errors import InternalError, MssqlCdcError
 from mssql_cdc.tables.delta_read import path_of, transaction_version
 from mssql_cdc.tables.reference import TableOutOfReach
 from mssql_cdc.tables.refs import TableRef, table_ref
@@ -39,9 +39,11 @@ def append_idempotent(
     repeat commits nothing. Concurrent-commit conflicts are retried (docs/tables.md, 'Writing').
     """
     if not app_id:
-        raise ConfigError(f"{ref}: an idempotent append needs a non-empty txnAppId")
+        raise InternalError(f"{ref}: an idempotent append was given an empty txnAppId")
     if isinstance(version, bool) or not isinstance(version, int) or version < 0:
-        raise ConfigError(f"{ref}: txnVersion={version!r} must be an integer >= 0")
+        raise InternalError(
+            f"{ref}: an idempotent append was given txnVersion={version!r}, not an integer >= 0"
+        )
     _append(df, table_ref(ref), (app_id, version), user_metadata, merge_schema)
 
 

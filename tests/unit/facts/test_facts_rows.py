@@ -10,6 +10,7 @@ from typing import Any, cast
 import pytest
 
 from mssql_cdc.core.events import EventRecord
+from mssql_cdc.errors import InternalError
 from mssql_cdc.facts import detail_payloads as payloads
 from mssql_cdc.facts import keys as facts_keys
 from mssql_cdc.facts import rows as facts
@@ -143,7 +144,7 @@ def test_a_skip_event_becomes_a_row_of_its_batch_with_the_gap() -> None:
     )  # fmt: skip
     assert (switched.lost_from_ts, switched.lost_to_ts) == (None, None)
     assert len(facts.distinct_events([row, row, switched])) == 2
-    with pytest.raises(ValueError, match="'resnapshot' is not a source event"):
+    with pytest.raises(InternalError, match="'resnapshot' is not a source event"):
         facts.source_event_row(
             replace(record, event=cast(Any, "resnapshot")), app_id="orders", generation=1,
             batch_id=4, target="t", started_at=T0, written_at=T0,
@@ -167,7 +168,7 @@ def test_a_resnapshot_row_carries_the_gap_watermark_and_headroom() -> None:
     assert row.retention_watermark_ts == lost_to
     assert row.retention_headroom_hours == 2.5
     assert row.detail is None
-    with pytest.raises(ValueError, match="bootstrap row belongs to generation 0"):
+    with pytest.raises(InternalError, match="bootstrap row belongs to generation 0"):
         facts_snapshots.snapshot_completion_row(
             "bootstrap", app_id="orders", generation=1, target="t", snapshot_lsn=S,
             commit_ts=T0, rows=0, started_at=T0, duration_ms=1, written_at=T0,

@@ -13,7 +13,7 @@ from pyspark.sql.types import (
     TimestampNTZType,
 )
 
-from mssql_cdc.errors import SchemaChangedError
+from mssql_cdc.errors import InternalError, SchemaChangedError
 from mssql_cdc.tables.refs import require_distinct, table_ref
 from mssql_cdc.tables.shapes import (
     check_append_schema,
@@ -111,7 +111,7 @@ def test_a_library_column_with_another_type_or_spelling_is_refused() -> None:
         shape_of("bronze", retyped)
     with pytest.raises(ValueError, match="'_Start_LSN' collides with the library column"):
         shape_of("bronze", StructType([field("_Start_LSN", StringType())]))
-    with pytest.raises(ValueError, match="source schema"):
+    with pytest.raises(InternalError, match="source schema"):  # callers always pass one
         shape_of("bronze", None)
 
 

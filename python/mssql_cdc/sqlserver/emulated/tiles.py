@@ -1,4 +1,4 @@
-"""TileHasher over an emulator file: the digests of decision 1100, computed over its rows.
+"""TileHasher over an emulator file: the digests of `core.row_digest`, computed over its rows.
 
 The in-process backend runs no SQL (HASHBYTES is its TDS front end's); it reads each range's
 rows in key order, as the snapshot does, and digests them with the same definition the T-SQL
@@ -24,7 +24,7 @@ _BATCH_ROWS = 65_536
 
 
 def _texts(column: pa.Array) -> pa.Array:
-    """The column's canonical texts (decision 1100), NULL where the value is NULL."""
+    """The column's canonical texts as `core.row_digest` defines them; NULL for a NULL value."""
     kind = column.type
     if pa.types.is_integer(kind) or pa.types.is_date32(kind):
         return pc.cast(column, pa.string())
@@ -39,7 +39,7 @@ def _texts(column: pa.Array) -> pa.Array:
 
 def batch_digests(batch: pa.RecordBatch) -> list[int]:
     """The row digests of a batch's rows, its columns in order: the texts built by Arrow, the
-    hash by hashlib (decision 1100's definition, as `row_digest` computes it row by row)."""
+    hash by hashlib (as `core.row_digest` defines it and computes it row by row)."""
     fields = [
         pc.fill_null(pc.binary_join_element_wise(VALUE_MARK, _texts(c), ""), NULL_FIELD)
         for c in batch.columns

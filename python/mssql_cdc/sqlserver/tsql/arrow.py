@@ -230,7 +230,7 @@ def raise_if_cut(cursor: Any) -> None:
     """Raise ConnectionLostError when the driver ended a result because the link broke.
 
     mssql-python (ODBC) returns the rows that arrived and reports the failure only in
-    `cursor.messages`; a cut read would otherwise look complete (decision 0740).
+    `cursor.messages`; a cut read would otherwise look complete.
     """
     for message in getattr(cursor, "messages", None) or ():
         text = message[1] if isinstance(message, tuple) and len(message) > 1 else message

@@ -207,7 +207,7 @@ def permission_error(capture_instance: str, user: str = "<user>") -> PermissionE
     """The error for a login without SELECT on an instance's change table.
 
     A login outside the instance's gating role cannot see the role's name (SQL Server hides
-    the instance from it), so the message says where a db_owner finds it (decision 1281).
+    the instance from it), so the message says where a db_owner finds it.
     """
     table = f"cdc.[{capture_instance.replace(']', ']]')}_CT]"
     grantee = "[" + user.replace("]", "]]") + "]"

@@ -83,7 +83,7 @@ def pymssql_arguments(connection: ConnectionString, connect_timeout: int) -> dic
         "login_timeout": connect_timeout,
         "autocommit": True,
         # FreeTDS's "auto" version tries 7.4 down to 7.0, each waiting login_timeout: seven
-        # times connectTimeout. Every supported server speaks 7.4 (decision 0626).
+        # times connectTimeout. Every supported server speaks 7.4.
         "tds_version": "7.4",
     }
     if match.group(2):
@@ -113,7 +113,7 @@ _ENCRYPTION = {
 def _pymssql_encryption(value: str) -> str:
     """FreeTDS's `encryption` for an ODBC `Encrypt` value. `no` still lets FreeTDS encrypt the
     login when the server offers it, as ODBC does; FreeTDS checks no certificate unless told to,
-    so `TrustServerCertificate` needs no counterpart (decision 0731)."""
+    so `TrustServerCertificate` needs no counterpart."""
     found = _ENCRYPTION.get(value.strip().lower())
     if found is None:
         raise ConfigError(

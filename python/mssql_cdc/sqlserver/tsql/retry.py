@@ -48,13 +48,13 @@ _MSSQL_PYTHON_TRANSIENT = frozenset(
 )
 # Server errors that a new connection may not meet: a deadlock victim, and the Azure SQL errors
 # Microsoft documents as transient (retry on a new connection): 40613 database not currently
-# available (decision 0625), 40197 service error, 40501 service busy, 49918 not enough
-# resources (decision 0740). A lock timeout (1222) is not: it fails the task, which Spark reruns.
+# available, 40197 service error, 40501 service busy, 49918 not enough
+# resources. A lock timeout (1222) is not: it fails the task, which Spark reruns.
 _SERVER_TRANSIENT = frozenset({1205, 40197, 40501, 40613, 49918})
 # DB-Library's network errors: connection failed, timed out, unable to connect, read, write.
 _PYMSSQL_TRANSIENT = _SERVER_TRANSIENT | {20002, 20003, 20006, 20009, 20017, 20047}
 # ODBC's whole report of a severity 20+ server error (the server ended the session): the
-# server's own text and number are not passed on (captured with 40501, decision 0740).
+# server's own text and number are not passed on (captured with 40501).
 _MSSQL_PYTHON_SESSION_ENDED = "Connection may have been terminated by the server"
 _LOGIN_FAILED = 18456
 _DECISIONS: tuple[type[BaseException], ...] = (

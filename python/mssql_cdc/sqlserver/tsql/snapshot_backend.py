@@ -161,7 +161,7 @@ class TsqlSnapshotReader:
         upto: KeyBound,
     ) -> list[KeyBound]:
         """The keys at 0-based positions `every, 2 * every, ...` in key order that are at or
-        below `upto`, as server-made text (decision 0452).
+        below `upto`, as server-made text.
 
         Each is one seek: the key `every` places after the previous bound among keys <= upto.
         The server compares, so collations and binary keys order as SQL Server orders them.

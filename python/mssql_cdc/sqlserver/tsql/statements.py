@@ -71,7 +71,7 @@ class Statement:
 
         `qmark` (mssql-python) uses `?`. `pyformat` (pymssql) uses `%s` and leaves every other
         `%` alone: pymssql 2.4 substitutes only its markers and sends `%%` through as two
-        characters, which SQL Server reads as a syntax error (found over the wire, decision 0730).
+        characters, which SQL Server reads as a syntax error (found over the wire).
         """
         if paramstyle == "qmark":
             return self.template.replace(_P, "?"), self.params or None

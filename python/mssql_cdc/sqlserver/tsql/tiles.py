@@ -1,12 +1,12 @@
-"""TileHasher over T-SQL: the digests of decision 1100, aggregated by SQL Server itself.
+"""TileHasher over T-SQL: the digests of `core.row_digest`, aggregated by SQL Server itself.
 
 Each range is one query over the snapshot's keyset read (`table_rows`): COUNT_BIG and the SUM
 of each row's first 8 bytes of HASHBYTES('SHA2_256', <the row's text as nvarchar>), nvarchar
-being UTF-16LE as decision 1100 defines. The row's text is built per the column's declared
-Spark type. The SUM is taken as decimal(38,0), which no table's row count can overflow; the
+being UTF-16LE as the digest's definition requires. The row's text is built per the column's
+declared Spark type. The SUM is taken as decimal(38,0), which no table's row count can overflow; the
 signed bigint of the 8 bytes and its unsigned reading agree modulo 2**64. It runs over TDS
 against the emulator's front end (pymssql, python-tds, mssql-python), giving the in-process
-digests (decision 1200); not yet against a live server.
+digests; not yet against a live server.
 """
 
 from __future__ import annotations
