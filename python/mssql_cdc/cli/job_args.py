@@ -1,11 +1,12 @@
-"""The source options file the verbs that run a stream's work take (`--options`)."""
+"""What the verbs that run a stream's work take: its to_delta arguments and `--options`."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
-__all__ = ["read_options"]
+__all__ = ["add_stream_arguments", "read_options"]
 
 
 def read_options(path: str) -> dict[str, object]:
@@ -21,3 +22,22 @@ def read_options(path: str) -> dict[str, object]:
     if not isinstance(loaded, dict):
         raise ValueError(f"--options {path}: the file must hold one JSON object of options")
     return loaded
+
+
+def add_stream_arguments(
+    parser: argparse.ArgumentParser, *, snapshot_help: str, interval_help: str
+) -> None:
+    """Add the flags naming one stream as its job's `to_delta` call does.
+
+    `--options`, `--target`, `--app-id`, `--checkpoint` and `--facts` are required;
+    `--snapshot` (full or chunked) and `--interval-days` take to_delta's defaults.
+    """
+    parser.add_argument("--options", required=True, help="a JSON file of the source options")
+    parser.add_argument("--target", required=True, help="the bronze table")
+    parser.add_argument("--app-id", required=True, help="the app_id given to to_delta")
+    parser.add_argument("--checkpoint", required=True, help="the checkpoint given to to_delta")
+    parser.add_argument("--facts", required=True, help="the facts table")
+    parser.add_argument(
+        "--snapshot", choices=("full", "chunked"), default="full", help=snapshot_help
+    )
+    parser.add_argument("--interval-days", type=float, default=7.0, help=interval_help)

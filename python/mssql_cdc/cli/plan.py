@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any
 
-from mssql_cdc.cli.job_args import read_options
+from mssql_cdc.cli.job_args import add_stream_arguments, read_options
 from mssql_cdc.cli.output import add_output_flags
 from mssql_cdc.cli.session import call_in_session
 
@@ -33,22 +33,10 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "option, state file or offset log (checked before Spark starts); 1 any other error "
         "it reports (an unreadable source, say)",
     )
-    parser.add_argument("--options", required=True, help="a JSON file of the source options")
-    parser.add_argument("--target", required=True, help="the bronze table")
-    parser.add_argument("--app-id", required=True, help="the app_id given to to_delta")
-    parser.add_argument("--checkpoint", required=True, help="the checkpoint given to to_delta")
-    parser.add_argument("--facts", required=True, help="the facts table")
-    parser.add_argument(
-        "--snapshot",
-        choices=("full", "chunked"),
-        default="full",
-        help="the snapshot mode the job's to_delta passes",
-    )
-    parser.add_argument(
-        "--interval-days",
-        type=float,
-        default=7.0,
-        help="resnapshot_interval_days as the job's to_delta passes it",
+    add_stream_arguments(
+        parser,
+        snapshot_help="the snapshot mode the job's to_delta passes",
+        interval_help="resnapshot_interval_days as the job's to_delta passes it",
     )
     parser.add_argument("--bootstrap", action="store_true", help="as the job's to_delta passes it")
     add_output_flags(parser, json_help="print the plan as one JSON object")

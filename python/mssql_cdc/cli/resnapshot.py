@@ -15,7 +15,7 @@ import argparse
 import json
 from typing import Any
 
-from mssql_cdc.cli.job_args import read_options
+from mssql_cdc.cli.job_args import add_stream_arguments, read_options
 from mssql_cdc.cli.output import add_output_flags
 from mssql_cdc.cli.session import call_in_session
 
@@ -31,22 +31,10 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "file or offset log, the anti-loop guard, the mode lock, or a stream that has not "
         "started (nothing written); 1 any other error it reports",
     )
-    parser.add_argument("--options", required=True, help="a JSON file of the source options")
-    parser.add_argument("--target", required=True, help="the bronze table")
-    parser.add_argument("--app-id", required=True, help="the app_id given to to_delta")
-    parser.add_argument("--checkpoint", required=True, help="the checkpoint given to to_delta")
-    parser.add_argument("--facts", required=True, help="the facts table")
-    parser.add_argument(
-        "--snapshot",
-        choices=("full", "chunked"),
-        default="full",
-        help="full reads the table now; chunked opens a snapshot for backfill()",
-    )
-    parser.add_argument(
-        "--interval-days",
-        type=float,
-        default=7.0,
-        help="refuse within this many days of the last re-snapshot; 0 re-snapshots now",
+    add_stream_arguments(
+        parser,
+        snapshot_help="full reads the table now; chunked opens a snapshot for backfill()",
+        interval_help="refuse within this many days of the last re-snapshot; 0 re-snapshots now",
     )
     add_output_flags(parser, json_help="print the new generation as one JSON object")
     parser.set_defaults(run=run)

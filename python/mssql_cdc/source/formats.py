@@ -40,8 +40,12 @@ def _infer_schema(config: SourceConfig, *, chunk: bool, connect: Connect) -> str
         slot.drop()
 
 
-class CdcDataSource(DataSource):
-    """`spark.readStream.format("mssql_cdc")`: every committed change of one table."""
+class _ConfiguredSource(DataSource):
+    """A format whose options are parsed once, when Spark creates it, into `config`.
+
+    `default_num_partitions` is the session's parallelism, set by `register` on each format
+    (None until then); `connect` opens the SQL Server seam the options name.
+    """
 
     default_num_partitions: ClassVar[int | None] = None
 
@@ -49,6 +53,10 @@ class CdcDataSource(DataSource):
         super().__init__(options)
         self.config = SourceConfig.from_options(options)
         self.connect: Connect = open_backend
+
+
+class CdcDataSource(_ConfiguredSource):
+    """`spark.readStream.format("mssql_cdc")`: every committed change of one table."""
 
     @classmethod
     def name(cls) -> str:
@@ -64,15 +72,8 @@ class CdcDataSource(DataSource):
         return CdcStreamReader(self.config, read_columns(schema), n, connect=self.connect)
 
 
-class CdcSnapshotDataSource(DataSource):
+class CdcSnapshotDataSource(_ConfiguredSource):
     """`spark.read.format("mssql_cdc_snapshot")`: the table's rows stamped with one LSN."""
-
-    default_num_partitions: ClassVar[int | None] = None
-
-    def __init__(self, options: dict[str, str]) -> None:
-        super().__init__(options)
-        self.config = SourceConfig.from_options(options)
-        self.connect: Connect = open_backend
 
     @classmethod
     def name(cls) -> str:
