@@ -1,118 +1,41 @@
-"""The package's layers, written down as a test: which package may import which.
+"""The package's layers, written down as a test: which package may import which, and how.
 
-A package may import only what its row allows (besides itself and the standard library). Rows
-name the library's packages; `mssql_cdc` alone means the package root, whose public names the
-CLI and the snapshot read may use. Third-party rules keep the light layers light: the driver's
-and the executors' imports must not drag Spark or Delta in.
-
-| package        | may import                                                               |
-|----------------|--------------------------------------------------------------------------|
-| errors         | nothing of the library                                                   |
-| _native        | (the C++ extension)                                                      |
-| testing        | errors, core (the clock it pins)                                         |
-| core           | _native, errors                                                          |
-| options        | core, errors                                                             |
-| emulator       | _native, core, errors                                                    |
-| sqlserver      | core, options, emulator, errors, testing                                 |
-| tables         | core, errors, testing                                                    |
-| facts          | core, options, tables, errors, testing                                   |
-| source         | core, options, sqlserver, errors, testing                                |
-| finalization   | core, tables, facts, errors, testing                                     |
-| sink           | core, options, tables, facts, errors, testing                            |
-| snapshot       | mssql_cdc, core, options, sqlserver, emulator, source, tables, facts, ... |
-| recovery       | core, options, sqlserver, tables, facts, snapshot, errors, testing        |
-| silver         | core, tables, facts, finalization, errors, testing                       |
-| reconciliation | silver's, options, sqlserver, source, snapshot, recovery (its face)        |
-| pipeline       | everything but cli                                                       |
-| cli            | mssql_cdc (public names), core, emulator, facts, spark, errors, testing  |
-| spark          | _native, core (the Delta classpath), errors                              |
-
-So the source never imports the sink, the recovery, snapshots or table writes; the sink never
-imports the recovery or snapshots; nothing but the CLI imports the CLI. The packages in `FACED`
-are imported by other packages only through their face, the names their `__init__` exports.
-Decision 0600 gives the map of packages and why each sits where it does.
+The map is the table of docs/architecture.md's 'The packages and their layers': a package may
+import only what its row allows (besides itself and the standard library), and only through
+the other package's face, the names its `__init__.py` lists in `__all__`. Rows name the
+library's packages; `mssql_cdc` alone means the package root, whose public names the CLI and
+the snapshot read may use. Third-party rules keep the light layers light: the driver's and
+the executors' imports must not drag Spark or Delta in. So the source never imports the sink,
+the recovery, snapshots or table writes; the sink never imports the recovery or snapshots;
+nothing but the CLI imports the CLI.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import mssql_cdc
 
 PACKAGE = Path(mssql_cdc.__file__).parent
+ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
-ALLOWED: dict[str, set[str]] = {
-    "errors": set(),
-    "testing": {"errors", "core"},
-    "core": {"_native", "errors"},
-    "options": {"core", "errors"},
-    "emulator": {"_native", "core", "errors"},
-    "sqlserver": {"core", "options", "emulator", "errors", "testing"},
-    "tables": {"core", "errors", "testing"},
-    "facts": {"core", "options", "tables", "errors", "testing"},
-    "source": {"core", "options", "sqlserver", "errors", "testing"},
-    "finalization": {"core", "tables", "facts", "errors", "testing"},
-    "sink": {"core", "options", "tables", "facts", "errors", "testing"},
-    "snapshot": {
-        "mssql_cdc",
-        "core",
-        "options",
-        "sqlserver",
-        "emulator",
-        "source",
-        "tables",
-        "facts",
-        "errors",
-        "testing",
-    },
-    "recovery": {
-        "core",
-        "options",
-        "sqlserver",
-        "tables",
-        "facts",
-        "snapshot",
-        "errors",
-        "testing",
-    },
-    "silver": {"core", "tables", "facts", "finalization", "errors", "testing"},
-    "reconciliation": {
-        "core",
-        "options",
-        "sqlserver",
-        "source",
-        "tables",
-        "facts",
-        "finalization",
-        "silver",
-        "snapshot",
-        "recovery",  # repair=True opens the next generation as resnapshot() does
-        "errors",
-        "testing",
-    },
-    "pipeline": {
-        "mssql_cdc",
-        "core",
-        "options",
-        "sqlserver",
-        "source",
-        "tables",
-        "facts",
-        "sink",
-        "snapshot",
-        "recovery",
-        "errors",
-        "testing",
-    },
-    # facts: `status` reads a stream's health from its facts table (decision 0830).
-    "cli": {"mssql_cdc", "core", "emulator", "facts", "spark", "errors", "testing"},
-    "spark": {"_native", "core", "errors"},
-}
 
-# Packages that other packages import only through the face their `__init__` exports.
-FACED = {"pipeline", "reconciliation", "recovery"}
+def documented_layers() -> dict[str, set[str]]:
+    """docs/architecture.md's layer table: package -> the packages it may import."""
+    section = ARCHITECTURE.read_text().split("## The packages and their layers", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    table: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and (name := re.fullmatch(r"`(\w+)/?`", cells[0])):
+            table[name.group(1)] = set(re.findall(r"`(\w+)`", cells[2]))
+    return table
+
+
+ALLOWED: dict[str, set[str]] = documented_layers()
 
 # Third-party modules a package must not import outside `if TYPE_CHECKING:`.
 FORBIDDEN_THIRD_PARTY: dict[str, set[str]] = {
@@ -189,11 +112,8 @@ def violations(package: str, source: str) -> list[str]:
         top = module.split(".")[0]
         if top == "mssql_cdc":
             # Imports for types only count too: they are dependencies a reader must follow.
-            imported = package_of(module)
-            if imported not in allowed:
+            if package_of(module) not in allowed:
                 found.append(f"{package} imports {module}")
-            elif imported in FACED and imported != package and module != f"mssql_cdc.{imported}":
-                found.append(f"{package} imports {module}, not the face mssql_cdc.{imported}")
         elif top in FORBIDDEN_THIRD_PARTY.get(package, set()) and not typing_only:
             found.append(f"{package} imports {module}")
     return found
@@ -217,6 +137,95 @@ def test_every_package_imports_only_what_its_layer_allows() -> None:
     assert found == []
 
 
+def face_names(package: str) -> set[str]:
+    """The names a package's `__init__.py` lists in `__all__`: what other packages may import."""
+    tree = ast.parse((PACKAGE / package / "__init__.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return {ast.literal_eval(e) for e in node.value.elts}  # type: ignore[attr-defined]
+    return set()
+
+
+def past_faces(package: str, source: str) -> list[str]:
+    """Imports of a module of `package` that reach past another package's face.
+
+    `from mssql_cdc.facts import facts_key` is through the face when `facts_key` is in
+    `facts.__all__`; `from mssql_cdc.facts.keys import facts_key`, `import
+    mssql_cdc.facts.keys` and a name the face does not list all reach past it. The package
+    root and the single-module packages (`errors`, `spark`) are their own faces.
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            modules = [(node.module, [a.name for a in node.names])]
+        elif isinstance(node, ast.Import):
+            modules = [(a.name, []) for a in node.names]
+        else:
+            continue
+        for module, names in modules:
+            parts = module.split(".")
+            if parts[0] != "mssql_cdc" or len(parts) < 2 or parts[1] == package:
+                continue
+            if not (PACKAGE / parts[1] / "__init__.py").is_file():
+                continue  # errors, spark, _native: a module is its own face
+            if len(parts) > 2:
+                found.append(f"{package} imports {module}, past the face of {parts[1]}")
+                continue
+            face = face_names(parts[1])
+            found += [
+                f"{package} imports {module}.{name}, which {parts[1]}.__all__ does not list"
+                for name in names
+                if name not in face
+            ]
+    return found
+
+
+def test_every_package_has_one_row_in_the_documented_map() -> None:
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    packages |= {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    assert set(ALLOWED) == packages
+
+
+def test_other_packages_are_imported_only_through_their_faces() -> None:
+    found = []
+    for module, path in library_modules():
+        package = package_of(module)
+        found += [f"{module}: {v}" for v in past_faces(package, path.read_text())]
+    assert found == []
+
+
+def test_every_face_name_exists() -> None:
+    import importlib
+
+    missing = []
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        face = importlib.import_module(f"mssql_cdc.{init.parent.name}")
+        missing += [
+            f"{face.__name__}.{n}" for n in face_names(init.parent.name) if not hasattr(face, n)
+        ]
+    assert missing == []
+
+
+def test_the_face_checker_catches_an_import_past_a_face() -> None:
+    past = "from mssql_cdc.facts.keys import facts_key\nimport mssql_cdc.tables.refs\n"
+    assert past_faces("sink", past) == [
+        "sink imports mssql_cdc.facts.keys, past the face of facts",
+        "sink imports mssql_cdc.tables.refs, past the face of tables",
+    ]
+    assert past_faces("sink", "from mssql_cdc.facts import no_such_name\n") == [
+        "sink imports mssql_cdc.facts.no_such_name, which facts.__all__ does not list"
+    ]
+    assert past_faces("facts", "from mssql_cdc.facts.keys import facts_key\n") == []
+
+
+def test_the_map_is_read_from_the_architecture_page() -> None:
+    assert ALLOWED["source"] >= {"core", "options", "sqlserver"}
+    assert "sink" not in ALLOWED["source"]
+    assert ALLOWED["errors"] == set()
+
+
 def test_the_package_root_holds_only_the_public_entry_modules() -> None:
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert modules == ["__init__.py", "errors.py", "spark.py"]
@@ -231,14 +240,6 @@ def test_the_checker_catches_core_importing_spark_but_not_for_types_only() -> No
     assert violations("core", "import pyspark.sql\n") == ["core imports pyspark.sql"]
     typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pyarrow as pa\n"
     assert violations("core", typed) == []
-
-
-def test_the_checker_catches_a_module_behind_a_face() -> None:
-    inner = "from mssql_cdc.recovery.preflight import RecoveryRequest\n"
-    assert violations("reconciliation", inner) == [
-        "reconciliation imports mssql_cdc.recovery.preflight, not the face mssql_cdc.recovery"
-    ]
-    assert violations("reconciliation", "from mssql_cdc.recovery import RecoveryRequest\n") == []
 
 
 def test_the_checker_sees_imports_inside_functions() -> None:
