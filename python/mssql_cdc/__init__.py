@@ -24,29 +24,28 @@ __version__ = "0.1.0"  # the one place the version is written; pyproject.toml re
 skip_native_rebuild_check()  # a local_session's workers: the driver ran the rebuild check
 
 if TYPE_CHECKING:
-    from mssql_cdc.core.offsets import Offset
-    from mssql_cdc.pipeline import CdcStream, FanOutJob, StreamEntry, stream
-    from mssql_cdc.pipeline.fan_out_job import fan_out
+    from mssql_cdc.core import Offset
+    from mssql_cdc.pipeline import CdcStream, FanOutJob, StreamEntry, fan_out, stream
     from mssql_cdc.reconciliation import ReconcileResult, reconcile
     from mssql_cdc.recovery import RecoveryPlan, ResnapshotResult
     from mssql_cdc.silver import ApplyResult, apply_changes
-    from mssql_cdc.sink.writer import delta_sink
-    from mssql_cdc.snapshot.backfill import BackfillStatus
+    from mssql_cdc.sink import delta_sink
+    from mssql_cdc.snapshot import BackfillStatus
 
-# Public name -> the package (or module) that exports it, imported when the name is first used.
+# Public name -> the package whose face exports it, imported when the name is first used.
 _LAZY = {
     "ApplyResult": "mssql_cdc.silver",
-    "BackfillStatus": "mssql_cdc.snapshot.backfill",
+    "BackfillStatus": "mssql_cdc.snapshot",
     "CdcStream": "mssql_cdc.pipeline",
     "FanOutJob": "mssql_cdc.pipeline",
-    "Offset": "mssql_cdc.core.offsets",
+    "Offset": "mssql_cdc.core",
     "ReconcileResult": "mssql_cdc.reconciliation",
     "RecoveryPlan": "mssql_cdc.recovery",
     "ResnapshotResult": "mssql_cdc.recovery",
     "StreamEntry": "mssql_cdc.pipeline",
     "stream": "mssql_cdc.pipeline",
     "apply_changes": "mssql_cdc.silver",
-    "delta_sink": "mssql_cdc.sink.writer",
+    "delta_sink": "mssql_cdc.sink",
     "fan_out": "mssql_cdc.pipeline",
     "reconcile": "mssql_cdc.reconciliation",
 }
@@ -60,7 +59,7 @@ def register(spark: Any) -> None:
     Raises:
         ImportError: the installed PySpark lacks Spark 4.2's admission-control API.
     """
-    from mssql_cdc.source.formats import register as register_formats
+    from mssql_cdc.source import register as register_formats
 
     register_formats(spark)
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from mssql_cdc.core import classpath
+from mssql_cdc.core import JARS_ENV, DeltaClasspath, cached_jars, check_java, delta_classpath
 from mssql_cdc.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -43,12 +43,12 @@ def delta_jars() -> list[Path]:
         ConfigError: no folder with Delta's jars was found, or MSSQL_CDC_JARS names one
             without them.
     """
-    found = classpath.cached_jars()
+    found = cached_jars()
     if found is None:
         raise ConfigError(
             "Delta Lake's jars were not found (no .cache/jars above "
             f"{Path(__file__).resolve().parent}): run `make setup` in the repository, or "
-            f"point {classpath.JARS_ENV} at a folder holding delta-spark and its dependencies"
+            f"point {JARS_ENV} at a folder holding delta-spark and its dependencies"
         )
     return found[2]
 
@@ -204,7 +204,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _started(builder: SparkSession.Builder, delta: classpath.DeltaClasspath) -> SparkSession:
+def _started(builder: SparkSession.Builder, delta: DeltaClasspath) -> SparkSession:
     """Start the builder's session; a JVM that died fetching Delta gets a message that says so."""
     from pyspark.errors import PySparkRuntimeError
 
@@ -216,18 +216,18 @@ def _started(builder: SparkSession.Builder, delta: classpath.DeltaClasspath) -> 
         raise ConfigError(
             f"Spark did not start: it fetches Delta Lake ({delta.where}) from Maven Central on "
             f"a first start, which failed or was refused (see Spark's output above). Check "
-            f"access to repo1.maven.org, or point {classpath.JARS_ENV} at a folder holding "
+            f"access to repo1.maven.org, or point {JARS_ENV} at a folder holding "
             f"delta-spark and its dependencies ({exc.getErrorClass()})"
         ) from exc
 
 
 def _local_configs(
     cores: int, warehouse: str | os.PathLike[str] | None, driver_memory: str
-) -> tuple[dict[str, str], classpath.DeltaClasspath]:
+) -> tuple[dict[str, str], DeltaClasspath]:
     """The settings of a local session with Delta, and where Delta comes from; checks Java and
     prepares this process for its workers."""
-    delta = classpath.delta_classpath()
-    classpath.check_java()
+    delta = delta_classpath()
+    check_java()
     # Executors' Python workers must run the same interpreter as the driver (the venv's).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)

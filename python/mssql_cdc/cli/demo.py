@@ -102,7 +102,7 @@ def summary_text(summary: DemoSummary) -> str:
     from mssql_cdc.cli.demo_chart import NO_MATPLOTLIB
     from mssql_cdc.cli.demo_job import APP_ID
     from mssql_cdc.cli.demo_workload import TABLE
-    from mssql_cdc.core.checkpoint import STATE_FILE_NAME
+    from mssql_cdc.core import STATE_FILE_NAME
 
     r = result(summary)
     if summary.tables:

@@ -32,10 +32,8 @@ from mssql_cdc.cli.demo_workload import (
     paused_instances,
     table_names,
 )
-from mssql_cdc.core import checkpoint
-from mssql_cdc.core.progress import Progress, Stage, report
-from mssql_cdc.emulator import Emulator
-from mssql_cdc.emulator.profiles import Profile
+from mssql_cdc.core import Progress, Stage, read_state, report
+from mssql_cdc.emulator import Emulator, Profile
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -131,7 +129,7 @@ def _source(path: Path, backend: DemoBackend, cleanup: ExitStack) -> dict[str, s
     if backend == "emulator":
         progress(2, "backend: emulator (in process)")
         return {"backend": "emulator", "emulatorPath": str(path)}
-    from mssql_cdc.emulator.serve import serve
+    from mssql_cdc.emulator import serve
 
     server = cleanup.enter_context(serve(path))
     progress(2, f"backend: {backend} over TDS to the emulator at {server.host}:{server.port}")
@@ -163,7 +161,7 @@ def _table_story(
             query.stop()
             raise TimeoutError(f"demo run {label} did not finish within 600 s")
         summary.runs += 1
-        state = checkpoint.read_state(paths["checkpoint"])
+        state = read_state(paths["checkpoint"])
         generation = state.generation if state is not None else 0
         progress(
             step,

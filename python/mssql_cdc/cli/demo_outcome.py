@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.cli.demo_workload import TABLE, paused_instances
-from mssql_cdc.core import checkpoint
+from mssql_cdc.core import read_state
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -89,7 +89,7 @@ def conclude_table(
     spark: SparkSession, emulator: Emulator, paths: dict[str, str], summary: DemoSummary
 ) -> None:
     """The one-table demo's generation, re-snapshot, headroom and bronze verdict into `summary`."""
-    state = checkpoint.read_state(paths["checkpoint"])
+    state = read_state(paths["checkpoint"])
     summary.generation = state.generation if state is not None else 0
     facts = spark.read.format("delta").load(paths["facts"])
     events = [r.asDict() for r in facts.where("event = 'resnapshot'").collect()]
@@ -122,7 +122,7 @@ def conclude_tables(
     facts = spark.read.format("delta").load(str(summary.out_dir / "facts"))
     resnapshots = {r["app_id"] for r in facts.where("event = 'resnapshot'").collect()}
     for table, instance in zip(tables, instances, strict=True):
-        state = checkpoint.read_state(str(summary.out_dir / "checkpoints" / instance))
+        state = read_state(str(summary.out_dir / "checkpoints" / instance))
         generation = state.generation if state is not None else 0
         bronze_path = str(summary.out_dir / "bronze" / instance)
         bronze = [r.asDict() for r in spark.read.format("delta").load(bronze_path).collect()]

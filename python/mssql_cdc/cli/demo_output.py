@@ -11,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from mssql_cdc.core.folders import check_cleanable_folder
+from mssql_cdc.core import check_cleanable_folder
 from mssql_cdc.errors import ConfigError
 
 __all__ = ["MARKER", "prepare_out_dir"]

@@ -14,11 +14,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from mssql_cdc.emulator import Emulator, EmulatorError
-from mssql_cdc.emulator._convert import from_micros, to_micros
-from mssql_cdc.emulator.jobs import JobClock
-from mssql_cdc.emulator.profiles import PROFILES, profile_settings
-from mssql_cdc.emulator.serve import serve
+from mssql_cdc.emulator import (
+    PROFILES,
+    Emulator,
+    EmulatorError,
+    JobClock,
+    from_micros,
+    profile_settings,
+    serve,
+    to_micros,
+)
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 

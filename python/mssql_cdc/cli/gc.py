@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
+from mssql_cdc.core import MAX_KEEP, GcReport, collect_garbage
 from mssql_cdc.errors import MssqlCdcError
 
 __all__ = ["add_parser", "run"]

@@ -15,7 +15,7 @@ from typing import Literal, Never, TextIO
 
 from tqdm import tqdm
 
-from mssql_cdc.core.progress import Progress, progress_of
+from mssql_cdc.core import Progress, progress_of
 
 __all__ = ["Mode", "ProgressView", "add_output_flags", "mode_of", "showing"]
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from mssql_cdc.core.names import did_you_mean
+from mssql_cdc.core import did_you_mean
 
 __all__ = ["Parser", "parse"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from mssql_cdc.cli.output import add_output_flags
 from mssql_cdc.cli.session import session_on_first_use
-from mssql_cdc.core.names import did_you_mean
+from mssql_cdc.core import did_you_mean
 from mssql_cdc.errors import ConfigError, MssqlCdcError
 
 __all__ = ["EXIT_FAILED", "add_parser", "job_arguments", "read_job", "run"]

@@ -15,10 +15,16 @@ import os
 import sys
 from typing import Any
 
-from mssql_cdc.core import checkpoint
-from mssql_cdc.core.app_id import validate_app_id
-from mssql_cdc.core.checkpoint import GenerationState
-from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core import (
+    GenerationState,
+    StreamOffset,
+    check_checkpoint_path,
+    has_metadata,
+    last_processed_offset,
+    live_paths,
+    read_state,
+    validate_app_id,
+)
 from mssql_cdc.errors import ConfigError, MssqlCdcError
 
 __all__ = ["add_parser", "run"]
@@ -53,7 +59,7 @@ def _offset(o: StreamOffset | None) -> dict[str, str | None] | None:
 
 def collect(root: str, app_id: str | None, facts: str | None = None) -> dict[str, Any]:
     """The status as plain data; raises ValueError (ConfigError, StateFileError) or OSError."""
-    root = checkpoint.check_checkpoint_path(root)
+    root = check_checkpoint_path(root)
     if app_id is not None:
         validate_app_id(app_id)
     if facts is not None and app_id is None:
@@ -68,9 +74,9 @@ def collect(root: str, app_id: str | None, facts: str | None = None) -> dict[str
             f"checkpoint {root} {what}; pass the checkpoint folder given to to_delta "
             "(it exists once the stream has run)"
         )
-    state = checkpoint.read_state(root)
-    paths = checkpoint.live_paths(root, app_id or _PLACEHOLDER_APP_ID, state)
-    last = checkpoint.last_processed_offset(paths.checkpoint)
+    state = read_state(root)
+    paths = live_paths(root, app_id or _PLACEHOLDER_APP_ID, state)
+    last = last_processed_offset(paths.checkpoint)
     live = state or GenerationState()
     return {
         "checkpoint": root,
@@ -82,7 +88,7 @@ def collect(root: str, app_id: str | None, facts: str | None = None) -> dict[str
         "live_checkpoint": paths.checkpoint,
         "sink_app_id": paths.app_id if app_id else None,
         "metrics_path": paths.metrics_path,
-        "spark_started": checkpoint.has_metadata(paths.checkpoint),
+        "spark_started": has_metadata(paths.checkpoint),
         "last_commit": None
         if last is None
         else {
@@ -98,7 +104,7 @@ def collect(root: str, app_id: str | None, facts: str | None = None) -> dict[str
 
 def _health(facts: str, app_id: str) -> dict[str, Any]:
     # Imported here: the Arrow and Delta readers cost every other verb their import time.
-    from mssql_cdc.facts.health import read_health
+    from mssql_cdc.facts import read_health
 
     return read_health(facts, app_id).to_json()
 

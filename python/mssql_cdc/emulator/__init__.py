@@ -2,10 +2,14 @@
 file, the embedded default source and the test double (docs/emulator.md).
 """
 
-from mssql_cdc.emulator._convert import Time
+from __future__ import annotations
+
+from mssql_cdc.emulator._convert import Time, from_micros, to_micros
 from mssql_cdc.emulator._engine import Change, Emulator, Row, Transaction
 from mssql_cdc.emulator._reader import EmulatorReader
-from mssql_cdc.emulator.serve import TdsServer
+from mssql_cdc.emulator.jobs import JobClock
+from mssql_cdc.emulator.profiles import PROFILES, Profile, profile_settings
+from mssql_cdc.emulator.serve import TdsServer, serve
 from mssql_cdc.errors import (
     ArgumentError,
     BusyError,
@@ -24,6 +28,7 @@ from mssql_cdc.errors import (
 )
 
 __all__ = [
+    "PROFILES",
     "ArgumentError",
     "BusyError",
     "CaptureError",
@@ -38,11 +43,17 @@ __all__ = [
     "FormatVersionError",
     "HookError",
     "InvalidRangeError",
+    "JobClock",
     "PermissionDeniedError",
+    "Profile",
     "Row",
     "SchemaError",
     "TdsServer",
     "Time",
     "Transaction",
     "UnknownObjectError",
+    "from_micros",
+    "profile_settings",
+    "serve",
+    "to_micros",
 ]

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal, NotRequired, TypedDict
 
-from mssql_cdc.core.recovery_decision import Mode
+from mssql_cdc.core import Mode
 
 __all__ = [
     "BatchCommitMetadata",

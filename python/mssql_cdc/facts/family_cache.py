@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.facts import snapshot_family
 from mssql_cdc.facts.snapshot_family import FACT_COLUMNS, PREFLIGHT_EVENTS, SnapshotFacts
-from mssql_cdc.tables.delta_log import CommitSummary, LogHead, LogReader
-from mssql_cdc.tables.refs import table_ref
+from mssql_cdc.tables import CommitSummary, LogHead, LogReader, table_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -17,13 +17,19 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-from mssql_cdc.core.app_id import validate_app_id
+from mssql_cdc.core import validate_app_id
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.detail_payloads import format_time
 from mssql_cdc.facts.rows import family_filter
-from mssql_cdc.tables.delta_read import read_rows
-from mssql_cdc.tables.reference import TableOutOfReach, is_local, open_table
-from mssql_cdc.tables.refs import KIND_PROPERTY, TableRef, table_ref
+from mssql_cdc.tables import (
+    KIND_PROPERTY,
+    TableOutOfReach,
+    TableRef,
+    is_local,
+    open_table,
+    read_rows,
+    table_ref,
+)
 
 __all__ = ["HEALTH_EVENTS", "BatchHealth", "EventHealth", "FactsHealth", "read_health"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mssql_cdc.core.app_id import validate_app_id
+from mssql_cdc.core import validate_app_id
 from mssql_cdc.errors import ConfigError
 
 __all__ = [

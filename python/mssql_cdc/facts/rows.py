@@ -15,8 +15,7 @@ from dataclasses import astuple, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core.events import EventRecord
-from mssql_cdc.core.metrics_files import EVENT_KINDS
+from mssql_cdc.core import EVENT_KINDS, EventRecord
 from mssql_cdc.errors import ConfigError, InternalError
 from mssql_cdc.facts.detail_payloads import (
     BatchCommitMetadata,
@@ -32,13 +31,20 @@ from mssql_cdc.facts.metrics import (
     ingestion_lag_seconds,
     retention_headroom_hours,
 )
-from mssql_cdc.tables import definitions as schemas
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables import writes as table_writes
-from mssql_cdc.tables.delta_read import read_rows
-from mssql_cdc.tables.delta_write import append_rows, columns_of, writes_in_process
-from mssql_cdc.tables.migrations import sql_string
-from mssql_cdc.tables.reference import TableOutOfReach
+from mssql_cdc.tables import (
+    FACTS,
+    TableOutOfReach,
+    TableRef,
+    append,
+    append_idempotent,
+    append_rows,
+    columns_of,
+    open_for_read,
+    read_rows,
+    sql_string,
+    table_ref,
+    writes_in_process,
+)
 
 if TYPE_CHECKING:
     import pyarrow.compute as pc
@@ -160,7 +166,7 @@ def facts_schema() -> StructType:
         "DOUBLE": DoubleType(),
         "TIMESTAMP_NTZ": TimestampNTZType(),
     }
-    return StructType([StructField(c.name, spark_types[c.type], True) for c in schemas.FACTS])
+    return StructType([StructField(c.name, spark_types[c.type], True) for c in FACTS])
 
 
 def facts_dataframe(spark: SparkSession, rows: Sequence[FactsRow]) -> DataFrame:
@@ -170,7 +176,7 @@ def facts_dataframe(spark: SparkSession, rows: Sequence[FactsRow]) -> DataFrame:
 
 def append_facts(
     spark: SparkSession,
-    facts_table: tables.TableRef | str,
+    facts_table: TableRef | str,
     rows: Sequence[FactsRow],
     *,
     key: TxnKey | None,
@@ -187,7 +193,7 @@ def append_facts(
     """
     if not rows:
         return
-    ref = tables.table_ref(facts_table, argument="facts_table")
+    ref = table_ref(facts_table, argument="facts_table")
     if user_metadata is not None and any(r.event not in (None, *SOURCE_EVENTS) for r in rows):
         raise InternalError(
             f"{ref}: a micro-batch's facts commit was given a row that is neither its batch row "
@@ -197,7 +203,7 @@ def append_facts(
     if writes_in_process(ref):
         try:
             _check_facts_columns(ref, columns_of(ref))
-            names = [c.name for c in schemas.FACTS]
+            names = [c.name for c in FACTS]
             append_rows(
                 ref,
                 [dict(zip(names, r.as_tuple(), strict=True)) for r in rows],
@@ -210,14 +216,14 @@ def append_facts(
     _check_facts_columns(ref, spark.table(ref.sql).columns)
     df = facts_dataframe(spark, rows)
     if key is None:
-        table_writes.append(df, ref, user_metadata=metadata)
+        append(df, ref, user_metadata=metadata)
     else:
-        table_writes.append_idempotent(df, ref, key.app_id, key.version, metadata)
+        append_idempotent(df, ref, key.app_id, key.version, metadata)
 
 
-def _check_facts_columns(ref: tables.TableRef, columns: Sequence[str]) -> None:
+def _check_facts_columns(ref: TableRef, columns: Sequence[str]) -> None:
     present = {name.lower() for name in columns}
-    missing = [c.name for c in schemas.FACTS if c.name.lower() not in present]
+    missing = [c.name for c in FACTS if c.name.lower() not in present]
     if missing:
         raise ConfigError(
             f"{ref}: the facts table lacks the columns {', '.join(missing)}; open it for write "
@@ -352,11 +358,11 @@ def family_filter(app_id: str) -> pc.Expression:
 
 
 def last_batch(
-    spark: SparkSession, facts_table: tables.TableRef | str, sink: str
+    spark: SparkSession, facts_table: TableRef | str, sink: str
 ) -> tuple[int, str | None] | None:
     """The newest micro-batch row of a sink id: (`batch_id`, `end_lsn`); None without one or
     without the table (sink step 1)."""
-    handle = tables.open_for_read(spark, facts_table, "facts")
+    handle = open_for_read(spark, facts_table, "facts")
     if handle is None:
         return None
     try:

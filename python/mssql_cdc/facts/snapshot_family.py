@@ -16,15 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow.compute as pc
 
+from mssql_cdc.core import CompletionRow, Lsn, Mode, OpenRow, StreamOffset, format_commit_ts
 from mssql_cdc.core import clock as _clock
-from mssql_cdc.core.lsn import Lsn
-from mssql_cdc.core.offsets import StreamOffset, format_commit_ts
-from mssql_cdc.core.recovery_decision import CompletionRow, Mode, OpenRow
 from mssql_cdc.facts.detail_payloads import SnapshotOpenDetail, SnapshotPlanDetail, read_open
 from mssql_cdc.facts.rows import family_condition, family_filter
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.delta_read import read_rows
-from mssql_cdc.tables.reference import TableOutOfReach
+from mssql_cdc.tables import TableOutOfReach, TableRef, open_for_read, read_rows, table_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -129,8 +125,8 @@ def family_rows(
     queried without looking at its properties again, which costs a Delta job per look.
     """
     if checked:
-        return spark.table(tables.table_ref(facts_table).sql).where(family_condition(app_id))
-    handle = tables.open_for_read(spark, facts_table, "facts")
+        return spark.table(table_ref(facts_table).sql).where(family_condition(app_id))
+    handle = open_for_read(spark, facts_table, "facts")
     if handle is None:
         return None
     return spark.table(handle.ref.sql).where(family_condition(app_id))
@@ -272,8 +268,8 @@ def snapshot_facts(
 ) -> SnapshotFacts:
     """The family's rows of `events` in one read; none when the facts table is missing.
     `checked` as in `family_rows`. A path table is read in process (no Spark job)."""
-    ref = tables.table_ref(facts_table)
-    if not checked and tables.open_for_read(spark, ref, "facts") is None:
+    ref = table_ref(facts_table)
+    if not checked and open_for_read(spark, ref, "facts") is None:
         return SnapshotFacts((), events)
     try:
         where = family_filter(app_id) & pc.field("event").isin(list(events))
@@ -290,9 +286,7 @@ def snapshot_facts(
     )
 
 
-def _read(
-    ref: tables.TableRef, columns: tuple[str, ...], where: pc.Expression
-) -> list[dict[str, Any]]:
+def _read(ref: TableRef, columns: tuple[str, ...], where: pc.Expression) -> list[dict[str, Any]]:
     """The facts rows of `ref` read in process, as `collect()` gives them; TableOutOfReach."""
     rows: list[dict[str, Any]] = read_rows(ref, columns=columns, where=where).to_pylist()
     return rows
@@ -362,7 +356,7 @@ def batch_samples(
 
 def sink_has_batches(spark: SparkSession, facts_table: str, sink: str) -> bool:
     """Whether the sink id `sink` wrote any micro-batch row (`event IS NULL`)."""
-    handle = tables.open_for_read(spark, facts_table, "facts")
+    handle = open_for_read(spark, facts_table, "facts")
     if handle is None:
         return False
     try:
@@ -408,8 +402,8 @@ def _micro_batches(
 ) -> list[dict[str, Any]] | None:
     """`columns` of the family's micro-batch rows kept by the Arrow filter `where`, read in
     process; through Spark, those `query` keeps. None without the facts table."""
-    ref = tables.table_ref(facts_table)
-    if tables.open_for_read(spark, ref, "facts") is None:
+    ref = table_ref(facts_table)
+    if open_for_read(spark, ref, "facts") is None:
         return None
     try:
         kept = family_filter(app_id) & pc.field("event").is_null()

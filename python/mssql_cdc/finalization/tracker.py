@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.finalization.verdicts import Granularity, advance, truncate
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.delta_read import read_rows
-from mssql_cdc.tables.reference import TableOutOfReach
+from mssql_cdc.tables import TableOutOfReach, TableRef, open_for_read, read_rows, table_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -57,15 +55,15 @@ def track(
     Raises:
         ConfigError: a bad target, table or granularity, before anything is read.
     """
-    from mssql_cdc.tables.session import check_session
+    from mssql_cdc.tables import check_session
 
     session = check_session(spark)
     names = [target] if isinstance(target, str) else list(target)
     if not names:
         raise ConfigError("target: pass a bronze table, or several")
-    targets = tuple(dict.fromkeys(tables.table_ref(t, argument="target").text for t in names))
-    facts = tables.table_ref(facts_table, argument="facts_table")
-    tables.table_ref(control_table, argument="control_table")
+    targets = tuple(dict.fromkeys(table_ref(t, argument="target").text for t in names))
+    facts = table_ref(facts_table, argument="facts_table")
+    table_ref(control_table, argument="control_table")
     truncate(datetime(2000, 1, 1), granularity)  # validates it before anything runs
     tracker = Tracker(session, targets, facts, control_table, granularity)
     tracker._start()
@@ -87,7 +85,7 @@ class Tracker:
         self,
         spark: SparkSession,
         targets: tuple[str, ...],
-        facts: tables.TableRef,
+        facts: TableRef,
         control_table: str,
         granularity: Granularity,
     ) -> None:
@@ -179,12 +177,10 @@ class Tracker:
 COMPLETIONS = ("bootstrap", "resnapshot")
 
 
-def newest_ends(
-    spark: SparkSession, facts: tables.TableRef, targets: tuple[str, ...]
-) -> dict[str, End]:
+def newest_ends(spark: SparkSession, facts: TableRef, targets: tuple[str, ...]) -> dict[str, End]:
     """The end offset of each target's newest micro-batch or completed snapshot row; a target
     without one is missing (so is every target while the facts table does not exist)."""
-    if tables.open_for_read(spark, facts, "facts") is None:
+    if open_for_read(spark, facts, "facts") is None:
         return {}
     try:
         import pyarrow.compute as pc

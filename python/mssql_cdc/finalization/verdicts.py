@@ -9,16 +9,21 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from mssql_cdc.core import Offset
 from mssql_cdc.core import clock as _clock
-from mssql_cdc.core.offsets import Offset
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.detail_payloads import format_time, parse_time
-from mssql_cdc.tables import definitions as schemas
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.merge_sql import merge_into
-from mssql_cdc.tables.migrations import quote_identifier
-from mssql_cdc.tables.retry import retry_on_conflict
-from mssql_cdc.tables.writes import append
+from mssql_cdc.facts import format_time, parse_time
+from mssql_cdc.tables import (
+    CONTROL,
+    TableRef,
+    append,
+    ensure_table,
+    merge_into,
+    open_for_read,
+    quote_identifier,
+    retry_on_conflict,
+    table_ref,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -106,14 +111,14 @@ def advance(
         ConfigError: a bad control table, table name, offset or granularity.
     """
     truncate(datetime(2000, 1, 1), granularity)  # validates before anything is read
-    ref = tables.table_ref(control_table, argument="control_table")
+    ref = table_ref(control_table, argument="control_table")
     name = _table_name(table_name)
     offset = _parse_offset(end_offset)
     commit_ts = parse_time(offset["commit_ts"]) if offset is not None else None
     if offset is None or commit_ts is None:
         return finalized_until(spark, control_table, name)
     candidate, end_lsn = truncate(commit_ts, granularity), offset["lsn"]
-    tables.ensure_table(spark, ref, "control")
+    ensure_table(spark, ref, "control")
     stored = finalized_until(spark, control_table, name)
     if stored is not None and stored >= candidate:
         return stored  # nothing to move: no MERGE, no commit
@@ -128,9 +133,7 @@ def finalized_until(spark: SparkSession, control_table: str, table_name: str) ->
     """Return the verdict of `table_name` (naive UTC); None when the table or row is missing."""
     from pyspark.sql import functions as F
 
-    handle = tables.open_for_read(
-        spark, tables.table_ref(control_table, argument="control_table"), "control"
-    )
+    handle = open_for_read(spark, table_ref(control_table, argument="control_table"), "control")
     if handle is None:
         return None
     rows = (
@@ -225,9 +228,7 @@ def control_rows(spark: SparkSession, control_table: str, names: Sequence[str]) 
     the table or a row is missing. A table older than the silver columns reads them as None."""
     from pyspark.sql import functions as F
 
-    handle = tables.open_for_read(
-        spark, tables.table_ref(control_table, argument="control_table"), "control"
-    )
+    handle = open_for_read(spark, table_ref(control_table, argument="control_table"), "control")
     if handle is None:
         return [ControlRow() for _ in names]
     df = spark.table(handle.ref.sql)
@@ -260,9 +261,9 @@ def record_position(
     Creates or migrates the control table first; retried on Delta concurrent-commit conflicts
     for up to 60 seconds, as `advance` is.
     """
-    ref = tables.table_ref(control_table, argument="control_table")
+    ref = table_ref(control_table, argument="control_table")
     name = _table_name(table_name)
-    tables.ensure_table(spark, ref, "control")
+    ensure_table(spark, ref, "control")
     if new:
         append(_row(spark, name, verdict or ControlRow(), position), ref)
         return
@@ -274,7 +275,7 @@ def record_position(
 
 def _merge(
     spark: SparkSession,
-    ref: tables.TableRef,
+    ref: TableRef,
     name: str,
     verdict: ControlRow,
     position: ControlRow | None,
@@ -314,7 +315,7 @@ def _row(
     values.update({c: getattr(verdict, c) for c in _VERDICT})
     if position is not None:
         values.update({c: getattr(position, c) for c in _POSITION})
-    types = {c.name: c.type for c in schemas.CONTROL}
+    types = {c.name: c.type for c in CONTROL}
     return spark.createDataFrame(
         [tuple(values.values())], ", ".join(f"{c} {types[c]}" for c in values)
     )

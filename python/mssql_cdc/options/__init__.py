@@ -1,2 +1,33 @@
 """The source options: raw option reading, the typed `SourceConfig`, connection strings,
 declared columns and SQL Server identifiers."""
+
+from __future__ import annotations
+
+from mssql_cdc.options.config import IsolationLevel, OnDataLoss, SnapshotMode, SourceConfig
+from mssql_cdc.options.connection_string import ConnectionString
+from mssql_cdc.options.declared_columns import (
+    METADATA_COLUMNS,
+    KeyBound,
+    SnapshotChunk,
+    parse_chunks,
+)
+from mssql_cdc.options.identifiers import change_table, check_collation, quote_name, two_part_name
+from mssql_cdc.options.reader import given_option, is_uri
+
+__all__ = [
+    "METADATA_COLUMNS",
+    "ConnectionString",
+    "IsolationLevel",
+    "KeyBound",
+    "OnDataLoss",
+    "SnapshotChunk",
+    "SnapshotMode",
+    "SourceConfig",
+    "change_table",
+    "check_collation",
+    "given_option",
+    "is_uri",
+    "parse_chunks",
+    "quote_name",
+    "two_part_name",
+]

@@ -13,8 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Literal, TypeVar
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.recovery_decision import Mode
+from mssql_cdc.core import Mode, lsn
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.connection_string import PYMSSQL_KEYS, ConnectionString
 from mssql_cdc.options.declared_columns import (

@@ -12,8 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.names import did_you_mean
+from mssql_cdc.core import did_you_mean, lsn
 from mssql_cdc.errors import ConfigError
 
 __all__ = ["OptionReader", "given_option", "is_uri", "parse_lsn", "shown"]

@@ -8,4 +8,10 @@ from mssql_cdc.pipeline.cdc_stream import CdcStream, stream
 from mssql_cdc.pipeline.fan_out_job import FanOutJob, fan_out
 from mssql_cdc.pipeline.fan_out_plan import StreamEntry
 
-__all__ = ["CdcStream", "FanOutJob", "StreamEntry", "fan_out", "stream"]
+__all__ = [
+    "CdcStream",
+    "FanOutJob",
+    "StreamEntry",
+    "fan_out",
+    "stream",
+]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.recovery import StreamArguments, check_recovery_settings, check_stream_names
 
 __all__ = ["ToDeltaArgs", "check_to_delta"]

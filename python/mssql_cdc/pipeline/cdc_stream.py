@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core.offsets import Offset
+from mssql_cdc.core import Offset
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
+from mssql_cdc.options import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.pipeline.arguments import check_to_delta
 from mssql_cdc.pipeline.query_start import start_query
 from mssql_cdc.recovery import (
@@ -26,14 +26,14 @@ from mssql_cdc.recovery import (
     plan_on_spark,
     request_resnapshot,
 )
-from mssql_cdc.tables.session import check_session, kind_of
+from mssql_cdc.tables import check_session, kind_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
-    from mssql_cdc.facts.snapshot_family import SnapshotFacts
-    from mssql_cdc.snapshot.backfill import BackfillStatus
+    from mssql_cdc.facts import SnapshotFacts
+    from mssql_cdc.snapshot import BackfillStatus
 
 __all__ = ["CdcStream", "stream"]
 
@@ -71,8 +71,8 @@ class CdcStream:
 
     def _checked_family(self, args: StreamArguments) -> SnapshotFacts | None:
         """Register the formats and check the snapshot mode lock; the family's facts read."""
-        from mssql_cdc.snapshot.bootstrap import checked_family
-        from mssql_cdc.source.formats import register
+        from mssql_cdc.snapshot import checked_family
+        from mssql_cdc.source import register
 
         register(self._spark)
         return checked_family(
@@ -169,7 +169,7 @@ class CdcStream:
             query_name=query_name,
             gap_deletes=gap_deletes,
         )
-        from mssql_cdc.snapshot.bootstrap import generation_start
+        from mssql_cdc.snapshot import generation_start
 
         facts_rows = self._checked_family(args)
         state, paths = live_generation(
@@ -220,9 +220,9 @@ class CdcStream:
             ValueError: the capture instance has no LSN to stamp the snapshot with yet; retry
                 once the capture job has run.
         """
-        from mssql_cdc.snapshot import full as snapshots
+        from mssql_cdc.snapshot import take_full
 
-        result = snapshots.take_full(
+        result = take_full(
             self._spark,
             self.config,
             target,
@@ -258,7 +258,7 @@ class CdcStream:
                 an LSN above the newest, or a stream already started; nothing written.
             DataLossError: cleanup deleted changes after `at_lsn` (names it and min_lsn).
         """
-        from mssql_cdc.snapshot.seed import seed
+        from mssql_cdc.snapshot import seed
 
         return seed(
             self._spark, self.config, source_table, target, app_id, checkpoint, facts_table, at_lsn
@@ -309,7 +309,7 @@ class CdcStream:
             SchemaChangedError: the table's unique key is no longer the one the snapshot was
                 opened on; take a new snapshot (`resnapshot`).
         """
-        from mssql_cdc.snapshot.backfill import backfill
+        from mssql_cdc.snapshot import backfill
 
         return backfill(
             self._spark,

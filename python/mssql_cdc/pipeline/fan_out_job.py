@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from mssql_cdc.errors import ConfigError, StreamFailedError
-from mssql_cdc.options.config import OnDataLoss, SnapshotMode
+from mssql_cdc.options import OnDataLoss, SnapshotMode
 from mssql_cdc.pipeline.cdc_stream import CdcStream
 from mssql_cdc.pipeline.fan_out_plan import (
     JobSettings,
@@ -24,9 +24,8 @@ from mssql_cdc.pipeline.fan_out_plan import (
     check_limit,
     plan_streams,
 )
-from mssql_cdc.snapshot.slots import limited
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.session import check_session
+from mssql_cdc.snapshot import limited
+from mssql_cdc.tables import check_session, ensure_table, table_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -124,7 +123,7 @@ def fan_out(
     if on_failure not in get_args(OnFailure):
         raise ConfigError(f"on_failure={on_failure!r}: pass 'stop' or 'continue'")
     # Created once here, so the streams' first facts writes do not race to create it.
-    tables.ensure_table(session, tables.table_ref(facts_table, argument="facts_table"), "facts")
+    ensure_table(session, table_ref(facts_table, argument="facts_table"), "facts")
     job = FanOutJob(
         session, planned, max_snapshots=slots, max_starting=starting, on_failure=on_failure
     )

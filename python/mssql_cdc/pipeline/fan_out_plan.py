@@ -16,10 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from mssql_cdc.core.names import did_you_mean
+from mssql_cdc.core import did_you_mean
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
-from mssql_cdc.options.reader import given_option
+from mssql_cdc.options import OnDataLoss, SnapshotMode, SourceConfig, given_option
 from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
 
 __all__ = [

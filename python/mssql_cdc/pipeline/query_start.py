@@ -7,11 +7,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.checkpoint import GenerationPaths
-from mssql_cdc.core.folders import check_inside
-from mssql_cdc.facts.keys import sink_id
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.core import GenerationPaths, check_inside, lsn
+from mssql_cdc.facts import sink_id
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs
 
 if TYPE_CHECKING:
@@ -30,7 +28,7 @@ def start_query(
 ) -> StreamingQuery:
     """Start the streaming query of the live generation: the source at `start` (None: the
     options' own start) into the Delta sink, in the generation's checkpoint."""
-    from mssql_cdc.sink.writer import delta_sink
+    from mssql_cdc.sink import delta_sink
 
     metrics = paths.metrics_path or None
     if metrics is not None:

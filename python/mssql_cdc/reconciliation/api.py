@@ -11,15 +11,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core.row_digest import digestible
+from mssql_cdc.core import digestible
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.detail_payloads import json_key
-from mssql_cdc.facts.keys import sink_id
-from mssql_cdc.facts.rows import FactsRow, append_facts, family_condition
-from mssql_cdc.facts.snapshot_family import now_naive
-from mssql_cdc.finalization.verdicts import control_rows
-from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.facts import FactsRow, append_facts, family_condition, json_key, now_naive, sink_id
+from mssql_cdc.finalization import control_rows
+from mssql_cdc.options import KeyBound, SourceConfig
 from mssql_cdc.reconciliation.repair import (
     finish_pending_repair,
     finish_repair,
@@ -31,12 +27,9 @@ from mssql_cdc.reconciliation.result import AGAINST, Against, ReconcileResult
 from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
 from mssql_cdc.reconciliation.target_side import TargetRows
 from mssql_cdc.reconciliation.tile_narrowing import KeyRange, Narrowed, compare_tiles
-from mssql_cdc.silver.images import DELETE_FLAG, bronze_shape, latest_images
-from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
-from mssql_cdc.sqlserver.instances import resolve_instance
-from mssql_cdc.sqlserver.metadata import ReadColumn
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.session import check_session
+from mssql_cdc.silver import DELETE_FLAG, bronze_shape, latest_images
+from mssql_cdc.sqlserver import Backend, ReadColumn, open_backend, resolve_instance
+from mssql_cdc.tables import TableRef, check_session, ensure_table, open_for_read, table_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -75,7 +68,7 @@ def _check_arguments(
 
 def _target_rows(
     spark: SparkSession,
-    ref: tables.TableRef,
+    ref: TableRef,
     against: Against,
     keys: Sequence[str],
     control: str | None,
@@ -210,7 +203,7 @@ def reconcile(
         )
     check_session(spark)
     config = SourceConfig.from_options(options)
-    ref = tables.table_ref(target, argument="target")
+    ref = table_ref(target, argument="target")
     job = None
     if repair:
         assert app_id is not None
@@ -336,7 +329,7 @@ def _file_verdict(
     from pyspark.sql import functions as F
 
     generation = 0  # the live generation's: the family's newest
-    handle = tables.open_for_read(spark, facts_table, "facts")
+    handle = open_for_read(spark, facts_table, "facts")
     if handle is not None:
         newest = (
             spark.table(handle.ref.sql)
@@ -364,5 +357,5 @@ def _file_verdict(
         duration_ms=int(result.seconds * 1000),
         written_at=now_naive(),
     )
-    tables.ensure_table(spark, facts_table, "facts")
+    ensure_table(spark, facts_table, "facts")
     append_facts(spark, facts_table, [row], key=None)

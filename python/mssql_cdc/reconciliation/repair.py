@@ -15,25 +15,22 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.checkpoint import read_state
-from mssql_cdc.core.offsets import StreamOffset
+from mssql_cdc.core import StreamOffset, lsn, read_state
 from mssql_cdc.errors import ConfigError, InternalError
-from mssql_cdc.facts import snapshot_family as family
-from mssql_cdc.facts.detail_payloads import RepairDetail, json_key
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.facts import RepairDetail, is_complete, json_key, snapshot_facts
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.reconciliation.repair_job import RepairJob
 from mssql_cdc.reconciliation.repair_rows import write_carried_chunks, write_repair_plan
 from mssql_cdc.reconciliation.result import ReconcileResult
 from mssql_cdc.reconciliation.tile_narrowing import KeyRange
 from mssql_cdc.recovery import open_next_generation
-from mssql_cdc.snapshot.probe import open_probe
-from mssql_cdc.sqlserver.backend_choice import open_backend
+from mssql_cdc.snapshot import open_probe
+from mssql_cdc.sqlserver import open_backend
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mssql_cdc.facts.snapshot_family import OpenFact
+    from mssql_cdc.facts import OpenFact
 
 __all__ = [
     "finish_pending_repair",
@@ -45,12 +42,12 @@ __all__ = [
 
 def pending_repair(spark: SparkSession, job: RepairJob) -> OpenFact | None:
     """The family's newest chunked snapshot when a repair opened it and it is not complete."""
-    facts = family.snapshot_facts(spark, job.facts_table, job.app_id)
+    facts = snapshot_facts(spark, job.facts_table, job.app_id)
     opens = [o for o in facts.opens() if o.mode == "chunked"]
     if not opens:
         return None
     newest = max(opens, key=lambda o: o.s.lsn)
-    if "repair" not in newest.detail or family.is_complete(newest, facts.completions()):
+    if "repair" not in newest.detail or is_complete(newest, facts.completions()):
         return None
     return newest
 
@@ -114,7 +111,7 @@ def _open_generation(
         spark, config, job.request, facts_table=job.facts_table, snapshot_facts=job.facts,
         chunked_at=s, repair=detail,
     )  # fmt: skip
-    facts = family.snapshot_facts(spark, job.facts_table, job.app_id)
+    facts = snapshot_facts(spark, job.facts_table, job.app_id)
     mine = [o for o in facts.opens() if o.generation == state.generation and o.mode == "chunked"]
     if not mine or "repair" not in mine[0].detail:
         raise InternalError(
@@ -133,7 +130,7 @@ def finish_repair(
     Raises:
         ConfigError: backfill() stopped before the snapshot was complete.
     """
-    from mssql_cdc.snapshot.backfill import backfill
+    from mssql_cdc.snapshot import backfill
 
     detail = opened.detail["repair"]
     state = read_state(job.checkpoint)

@@ -8,15 +8,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.recovery import RecoveryRequest, check_recovery
-from mssql_cdc.snapshot.chunk_plan import usable_keys
-from mssql_cdc.snapshot.probe import open_probe
+from mssql_cdc.snapshot import open_probe, usable_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mssql_cdc.facts.snapshot_family import SnapshotFacts
+    from mssql_cdc.facts import SnapshotFacts
 
 __all__ = ["RepairJob", "check_repair_arguments", "prepare_repair"]
 
@@ -88,8 +87,8 @@ def prepare_repair(
     Raises:
         ConfigError: the first defect found.
     """
-    from mssql_cdc.snapshot.bootstrap import checked_family
-    from mssql_cdc.source.formats import register
+    from mssql_cdc.snapshot import checked_family
+    from mssql_cdc.source import register
 
     args = check_recovery(
         config, options, target, app_id, checkpoint, facts_table, interval_days, "chunked", False

@@ -7,22 +7,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.core.operation import Operation
-from mssql_cdc.facts import snapshot_family as family
-from mssql_cdc.facts.detail_payloads import RepairDetail, parse_time
-from mssql_cdc.facts.keys import snapchunks_key, snapplan_key, wave_key
-from mssql_cdc.facts.rows import append_facts
-from mssql_cdc.facts.snapshot_rows import snapshot_chunk_row, snapshot_plan_row
+from mssql_cdc.core import Operation, StreamOffset
+from mssql_cdc.facts import (
+    RepairDetail,
+    append_facts,
+    chunk_facts,
+    now_naive,
+    parse_time,
+    snapchunks_key,
+    snapplan_key,
+    snapshot_chunk_row,
+    snapshot_plan_row,
+    wave_key,
+)
 from mssql_cdc.reconciliation.repair_job import RepairJob
 from mssql_cdc.reconciliation.target_side import key_below
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables import writes as table_writes
+from mssql_cdc.tables import append_idempotent, table_ref, txn_version
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from mssql_cdc.facts.snapshot_family import OpenFact
+    from mssql_cdc.facts import OpenFact
 
 __all__ = ["write_carried_chunks", "write_repair_plan"]
 
@@ -31,7 +36,7 @@ def write_repair_plan(
     spark: SparkSession, job: RepairJob, opened: OpenFact, detail: RepairDetail
 ) -> None:
     """The repair's `snapshot_plan` row: the reconcile's tiles as chunks (stored once)."""
-    now = family.now_naive()
+    now = now_naive()
     assert now is not None
     row = snapshot_plan_row(
         app_id=job.app_id,
@@ -65,14 +70,14 @@ def write_carried_chunks(
     from pyspark.sql import functions as F
 
     s = opened.s.lsn
-    if any(c.carried for c in family.chunk_facts(spark, job.facts_table, job.app_id, s)):
+    if any(c.carried for c in chunk_facts(spark, job.facts_table, job.app_id, s)):
         return
-    ref = tables.table_ref(job.target, argument="target")
+    ref = table_ref(job.target, argument="target")
     key = wave_key(job.app_id, s, 0)
-    if table_writes.txn_version(spark, ref, key.app_id) is None:
+    if txn_version(spark, ref, key.app_id) is None:
         rows = _carried_rows(spark.table(ref.sql), job.keys, opened.s, detail["chunks"], carried)
         metadata = {"backfill": key.app_id, "wave": 0, "lsn": s, "carried": list(carried)}
-        table_writes.append_idempotent(rows, ref, key.app_id, key.version, metadata)
+        append_idempotent(rows, ref, key.app_id, key.version, metadata)
     bronze = spark.table(ref.sql)
     counted = (
         bronze.where((F.col("_operation") == Operation.SNAPSHOT) & (F.col("_snapshot") == s))
@@ -82,7 +87,7 @@ def write_carried_chunks(
         .collect()
     )
     counts = {int(r["_chunk"]): int(r["count"]) for r in counted}
-    now = family.now_naive()
+    now = now_naive()
     assert now is not None
     chunks = detail["chunks"]
     facts = [

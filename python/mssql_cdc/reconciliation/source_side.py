@@ -18,14 +18,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.operation import Operation
-from mssql_cdc.core.row_digest import TileDigest, row_digest
+from mssql_cdc.core import Operation, TileDigest, lsn, row_digest
 from mssql_cdc.errors import DataLossError
-from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.options import KeyBound
 from mssql_cdc.reconciliation.tile_narrowing import Key, KeyRange, in_range
-from mssql_cdc.sqlserver.metadata import ReadColumn
-from mssql_cdc.sqlserver.protocols import ChangeRangeReader, ChunkPlanner, TileHasher
+from mssql_cdc.sqlserver import ChangeRangeReader, ChunkPlanner, ReadColumn, TileHasher
 
 __all__ = ["SourceAsOf", "SourceTable"]
 

@@ -13,10 +13,10 @@ from decimal import Decimal
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.row_digest import MODULUS, NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest
-from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.core import MODULUS, NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest
+from mssql_cdc.options import KeyBound
 from mssql_cdc.reconciliation.tile_narrowing import Key, KeyRange, as_key, key_order
-from mssql_cdc.tables.migrations import quote_identifier
+from mssql_cdc.tables import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

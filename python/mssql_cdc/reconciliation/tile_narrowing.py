@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from mssql_cdc.core.row_digest import TileDigest
-from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.core import TileDigest
+from mssql_cdc.options import KeyBound
 
 __all__ = ["KeyRange", "Narrowed", "TileSide", "as_key", "compare_tiles", "in_range", "key_order"]
 

@@ -15,13 +15,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mssql_cdc.core.checkpoint import check_checkpoint_path, spark_only
+from mssql_cdc.core import check_checkpoint_path, spark_only
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.keys import validate_app_id
-from mssql_cdc.options.config import OnDataLoss, SnapshotMode, SourceConfig
-from mssql_cdc.options.reader import given_option
+from mssql_cdc.facts import validate_app_id
+from mssql_cdc.options import OnDataLoss, SnapshotMode, SourceConfig, given_option
 from mssql_cdc.recovery.preflight import RecoveryRequest
-from mssql_cdc.tables import refs as tables
+from mssql_cdc.tables import require_distinct, table_ref
 
 __all__ = [
     "MAX_INTERVAL_DAYS",
@@ -188,10 +187,10 @@ def check_stream_names(
         ConfigError: an invalid app_id or table name, or a facts table that is the target.
     """
     checked_app_id = validate_app_id(app_id)
-    target_ref = tables.table_ref(target, argument="target")
+    target_ref = table_ref(target, argument="target")
     if facts_table is not None:
-        tables.table_ref(facts_table, argument="facts_table")
-    tables.require_distinct(target=target, facts_table=facts_table)
+        table_ref(facts_table, argument="facts_table")
+    require_distinct(target=target, facts_table=facts_table)
     return StreamArguments(
         target=target_ref.text,
         app_id=checked_app_id,

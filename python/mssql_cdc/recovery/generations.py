@@ -16,17 +16,17 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
-from mssql_cdc.core.checkpoint import (
+from mssql_cdc.core import (
     GenerationPaths,
     GenerationState,
+    Offset,
+    StreamOffset,
     live_paths,
     read_state,
     spark_only,
 )
-from mssql_cdc.core.offsets import Offset, StreamOffset
-from mssql_cdc.facts.detail_payloads import RepairDetail
-from mssql_cdc.facts.snapshot_family import SnapshotFacts
-from mssql_cdc.options.config import OnDataLoss, SourceConfig
+from mssql_cdc.facts import RepairDetail, SnapshotFacts
+from mssql_cdc.options import OnDataLoss, SourceConfig
 from mssql_cdc.recovery.observer import open_observer
 from mssql_cdc.recovery.plan import RecoveryPlan, plan_recovery
 from mssql_cdc.recovery.preflight import RecoveryRequest, recover

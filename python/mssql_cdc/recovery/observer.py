@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.offsets import format_commit_ts
-from mssql_cdc.core.recovery_decision import Instance
-from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
-from mssql_cdc.sqlserver.instances import resolve_instance, table_instances
-from mssql_cdc.sqlserver.metadata import CaptureInstance
+from mssql_cdc.core import Instance, format_commit_ts, lsn
+from mssql_cdc.options import SourceConfig
+from mssql_cdc.sqlserver import (
+    Backend,
+    CaptureInstance,
+    open_backend,
+    resolve_instance,
+    table_instances,
+)
 
 __all__ = ["BackendObserver", "SourceObserver", "open_observer"]
 

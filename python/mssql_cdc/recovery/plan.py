@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Literal, TypedDict
 
+from mssql_cdc.core import Estimate, Mode, Offset, StreamOffset
 from mssql_cdc.core import clock as _clock
-from mssql_cdc.core.offsets import Offset, StreamOffset
-from mssql_cdc.core.recovery_decision import Estimate, Mode
 from mssql_cdc.recovery.observer import SourceObserver
 from mssql_cdc.recovery.preflight import (
     BatchSample,

@@ -20,41 +20,40 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from mssql_cdc.core import clock as _clock
-from mssql_cdc.core import lsn
-from mssql_cdc.core.checkpoint import (
-    GenerationPaths,
-    GenerationState,
-    has_metadata,
-    last_processed_offset,
-    live_paths,
-    read_state,
-    replace_state,
-)
-from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.core.progress import Progress, report
-from mssql_cdc.core.recovery_decision import (
+from mssql_cdc.core import (
     CompletionRow,
     DecideInputs,
     Decision,
     DurationGuard,
     Estimate,
+    GenerationPaths,
+    GenerationState,
     Mode,
     Observation,
     OpenRow,
+    Progress,
     StartInputs,
     StartResult,
+    StreamOffset,
     conclude,
     decide,
     error_from,
     estimate_snapshot,
+    has_metadata,
     has_range,
+    last_processed_offset,
+    live_paths,
+    lsn,
+    read_state,
+    replace_state,
+    report,
     resolve_start,
 )
+from mssql_cdc.core import clock as _clock
 from mssql_cdc.errors import DataLossError, NativeStateError
-from mssql_cdc.facts.snapshot_family import BatchSample
+from mssql_cdc.facts import BatchSample
 from mssql_cdc.recovery.observer import SourceObserver
-from mssql_cdc.testing.failpoints import failpoint
+from mssql_cdc.testing import failpoint
 
 __all__ = [
     "BatchSample",

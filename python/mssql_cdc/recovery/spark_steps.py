@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.facts import snapshot_family as family
-from mssql_cdc.facts.detail_payloads import RepairDetail
-from mssql_cdc.facts.snapshot_family import BatchSample, SnapshotFacts
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.core import StreamOffset
+from mssql_cdc.facts import BatchSample, RepairDetail, SnapshotFacts, sink_has_batches
+from mssql_cdc.facts import batch_samples as read_batch_samples
+from mssql_cdc.facts import snapshot_facts as read_snapshot_facts
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.recovery.preflight import FamilyRows, StartingSnapshot
 
 if TYPE_CHECKING:
@@ -59,20 +59,20 @@ class SparkRecoveryReads:
             return rows
         if not self._facts:  # plan_recovery without a facts table reads an empty family
             return FamilyRows()
-        return family_rows_of(family.snapshot_facts(self._spark, self._facts, self._app_id))
+        return family_rows_of(read_snapshot_facts(self._spark, self._facts, self._app_id))
 
     def live_batches(self, sink_id: str) -> bool:
-        return bool(self._facts) and family.sink_has_batches(self._spark, self._facts, sink_id)
+        return bool(self._facts) and sink_has_batches(self._spark, self._facts, sink_id)
 
     def newest_whole(self) -> StreamOffset | None:
-        from mssql_cdc.snapshot import full as snapshot
+        from mssql_cdc.snapshot import newest_whole_snapshot
 
-        return snapshot.newest_whole_snapshot(self._spark, self._config, self._target)
+        return newest_whole_snapshot(self._spark, self._config, self._target)
 
     def newest_known(self) -> StreamOffset | None:
-        from mssql_cdc.snapshot import full as snapshot
+        from mssql_cdc.snapshot import newest_known_snapshot
 
-        return snapshot.newest_known_snapshot(
+        return newest_known_snapshot(
             self._spark,
             self._config,
             self._target,
@@ -83,7 +83,7 @@ class SparkRecoveryReads:
     def batch_samples(self) -> tuple[BatchSample, ...]:
         if not self._facts:
             return ()
-        return family.batch_samples(self._spark, self._facts, self._app_id)
+        return read_batch_samples(self._spark, self._facts, self._app_id)
 
 
 class SparkRecoveryWrites:
@@ -116,9 +116,9 @@ class SparkRecoveryWrites:
     def take_full(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
     ) -> StartingSnapshot:
-        from mssql_cdc.snapshot import full as snapshot
+        from mssql_cdc.snapshot import take_full
 
-        result = snapshot.take_full(
+        result = take_full(
             self._spark,
             self._config,
             self._target,
@@ -138,9 +138,9 @@ class SparkRecoveryWrites:
     def open_chunked(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
     ) -> StreamOffset:
-        from mssql_cdc.snapshot import chunked_open as chunked
+        from mssql_cdc.snapshot import open_chunked as open_chunked_snapshot
 
-        return chunked.open_chunked(
+        return open_chunked_snapshot(
             self._spark,
             self._config,
             self._target,
@@ -163,20 +163,20 @@ class SparkRecoveryWrites:
         lost_from_ts: str | None,
         lost_to_ts: str | None,
     ) -> None:
-        from mssql_cdc.snapshot import full as snapshots
+        from mssql_cdc.snapshot import SnapshotResult, write_completion
 
         if self._gap_deletes:
             # Before the completion row: a crash between the two repeats the deletes on the
             # rerun (which reuses this snapshot), and Delta stores them once.
             self._write_gap_deletes(snapshot.offset)
-        snapshots.write_completion(
+        write_completion(
             self._spark,
             self._facts,
             app_id=self._app_id,
             generation=generation,
             kind="resnapshot",
             target=self._target,
-            snapshot=snapshots.SnapshotResult(
+            snapshot=SnapshotResult(
                 offset=snapshot.offset,
                 rows=snapshot.rows,
                 started_at=snapshot.started_at,
@@ -189,8 +189,7 @@ class SparkRecoveryWrites:
         )
 
     def _write_gap_deletes(self, snapshot: StreamOffset) -> None:
-        from mssql_cdc.snapshot.gap_deletes import write_gap_deletes
-        from mssql_cdc.snapshot.probe import open_probe
+        from mssql_cdc.snapshot import open_probe, write_gap_deletes
 
         probe = open_probe(self._config)
         try:

@@ -11,15 +11,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.checkpoint import last_processed_offset, live_paths, read_state
-from mssql_cdc.core.recovery_decision import Instance, Observation
+from mssql_cdc.core import Instance, Observation, last_processed_offset, live_paths, read_state
 from mssql_cdc.errors import SchemaChangedError
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.recovery.preflight import RecoveryRequest
-from mssql_cdc.snapshot.probe import open_probe
-from mssql_cdc.snapshot.retyped import bronze_retypes
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.writes import allow_type_widening
+from mssql_cdc.snapshot import bronze_retypes, open_probe
+from mssql_cdc.tables import allow_type_widening, open_for_read, table_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -65,7 +62,7 @@ def switch_snapshot_due(
             type family): no snapshot into this bronze can hold it; nothing written.
     """
     position = _processed_position(request.checkpoint, request.app_id)
-    bronze = tables.open_for_read(spark, request.target, "bronze")
+    bronze = open_for_read(spark, request.target, "bronze")
     if position is None or bronze is None:
         return False
     probe = open_probe(config)
@@ -76,7 +73,7 @@ def switch_snapshot_due(
     newer = switch_ahead(observation, position)
     if newer is None:
         return False
-    if tables.table_properties(spark, bronze.ref).get("delta.enableTypeWidening") == "true":
+    if table_properties(spark, bronze.ref).get("delta.enableTypeWidening") == "true":
         return False  # the sink widens the column itself
     retyped = bronze_retypes(spark, config, bronze.ref, at=observation.max_lsn or position)
     if not retyped:

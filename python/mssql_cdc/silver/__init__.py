@@ -1,5 +1,14 @@
 """Silver: a current-state table kept from bronze by `apply_changes` (docs/silver.md)."""
 
-from mssql_cdc.silver.apply import ApplyResult, apply_changes
+from __future__ import annotations
 
-__all__ = ["ApplyResult", "apply_changes"]
+from mssql_cdc.silver.apply import ApplyResult, apply_changes
+from mssql_cdc.silver.images import DELETE_FLAG, bronze_shape, latest_images
+
+__all__ = [
+    "DELETE_FLAG",
+    "ApplyResult",
+    "apply_changes",
+    "bronze_shape",
+    "latest_images",
+]

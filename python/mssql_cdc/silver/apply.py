@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
-from mssql_cdc.core.operation import Operation
+from mssql_cdc.core import Operation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.finalization import ControlRow, control_rows, record_position
 from mssql_cdc.silver.checks import check_arguments, check_capture_instance, check_keys
@@ -24,9 +24,8 @@ from mssql_cdc.silver.images import BronzeShape, bronze_shape, col, snapshot_of
 from mssql_cdc.silver.merge import ensure_silver
 from mssql_cdc.silver.silver_writer import Position, SilverWriter
 from mssql_cdc.silver.table_state import table_state
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.session import check_session
-from mssql_cdc.testing.failpoints import failpoint
+from mssql_cdc.tables import TableRef, check_session, open_for_read, table_ref
+from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -103,8 +102,8 @@ def apply_changes(
             "see an emptied table's re-snapshot; pass the stream's facts_table",
             target,
         )
-    bronze_ref = tables.table_ref(bronze, argument="bronze")
-    if tables.open_for_read(spark, bronze_ref, "bronze") is None:
+    bronze_ref = table_ref(bronze, argument="bronze")
+    if open_for_read(spark, bronze_ref, "bronze") is None:
         _log.warning("silver %s: bronze %s does not exist yet; nothing applied", target, bronze)
         (row,) = _control_rows(spark, control_table, [target])
         return ApplyResult(
@@ -134,7 +133,7 @@ def apply_changes(
             f"silver {target}: bronze {bronze} holds chunked snapshot rows, whose waves and "
             f"completion only the facts table records; pass facts_table"
         )
-    silver_ref = tables.table_ref(target, argument="target")
+    silver_ref = table_ref(target, argument="target")
     ensure_silver(spark, silver_ref, shape)
     empty = table_state(spark, silver_ref).files == 0
     writer = SilverWriter(spark, silver_ref, rows, shape, key_list, bronze, empty=empty)
@@ -171,13 +170,13 @@ def _control_rows(spark: SparkSession, control_table: str, names: list[str]) -> 
     Delta's log tells that without a Spark job, where reading the rows runs two:
     the control table of a first apply is often empty (no stream verdict yet).
     """
-    ref = tables.table_ref(control_table, argument="control_table")
+    ref = table_ref(control_table, argument="control_table")
     if ref.exists(spark) and table_state(spark, ref).files == 0:
         return [ControlRow() for _ in names]
     return control_rows(spark, control_table, names)
 
 
-def _pinned(spark: SparkSession, ref: tables.TableRef) -> DataFrame:
+def _pinned(spark: SparkSession, ref: TableRef) -> DataFrame:
     """Bronze's rows at its current version: every later read of this call sees the same."""
     version = table_state(spark, ref).version
     return spark.sql(f"SELECT * FROM {ref.sql} VERSION AS OF {version}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.silver.facts_view import BronzeSnapshotFacts
 from mssql_cdc.silver.images import LIBRARY_COLUMNS, BronzeShape, col
-from mssql_cdc.tables.refs import require_distinct
+from mssql_cdc.tables import require_distinct
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

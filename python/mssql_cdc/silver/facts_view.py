@@ -13,10 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core.recovery_decision import Mode
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.delta_read import read_rows
-from mssql_cdc.tables.reference import TableOutOfReach
+from mssql_cdc.core import Mode
+from mssql_cdc.tables import TableOutOfReach, open_for_read, read_rows, table_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -98,12 +96,10 @@ def read_snapshot_facts(
 ) -> BronzeSnapshotFacts:
     """Read the facts rows of `bronze_ref`; an absent table or pre-event shape reads as none.
     A path facts table is read in process (no Spark job)."""
-    handle = tables.open_for_read(
-        spark, tables.table_ref(facts_ref, argument="facts_table"), "facts"
-    )
+    handle = open_for_read(spark, table_ref(facts_ref, argument="facts_table"), "facts")
     if handle is None:
         return BronzeSnapshotFacts()
-    bronze = tables.table_ref(bronze_ref, argument="bronze")
+    bronze = table_ref(bronze_ref, argument="bronze")
     columns = ("target", "event", "min_lsn", "max_lsn", "detail")
     try:
         import pyarrow.compute as pc

@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.operation import Operation
+from mssql_cdc.core import Operation
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.tables.definitions import library_columns
-from mssql_cdc.tables.migrations import quote_identifier
+from mssql_cdc.tables import library_columns, quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

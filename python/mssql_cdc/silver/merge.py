@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.silver.images import DELETE_FLAG, BronzeShape
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.merge_sql import merge_into
-from mssql_cdc.tables.migrations import quote_identifier
+from mssql_cdc.tables import TableRef, ensure_table, merge_into, quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -20,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["ensure_silver", "merge_images"]
 
 
-def ensure_silver(spark: SparkSession, ref: tables.TableRef, shape: BronzeShape) -> None:
+def ensure_silver(spark: SparkSession, ref: TableRef, shape: BronzeShape) -> None:
     """Create silver from bronze's captured types, or add the columns bronze gained since.
 
     Raises:
@@ -29,9 +27,7 @@ def ensure_silver(spark: SparkSession, ref: tables.TableRef, shape: BronzeShape)
     """
     from pyspark.sql.types import StructType
 
-    handle = tables.ensure_table(
-        spark, ref, "silver", source_schema=StructType(list(shape.captured))
-    )
+    handle = ensure_table(spark, ref, "silver", source_schema=StructType(list(shape.captured)))
     if handle.created:
         return
     existing = {f.name: f for f in spark.table(ref.sql).schema.fields}
@@ -55,7 +51,7 @@ def _on_keys(keys: Sequence[str]) -> str:
 
 def merge_images(
     spark: SparkSession,
-    ref: tables.TableRef,
+    ref: TableRef,
     images: DataFrame,
     keys: Sequence[str],
     names: Sequence[str],

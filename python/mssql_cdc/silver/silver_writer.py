@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.operation import Operation
+from mssql_cdc.core import Operation
 from mssql_cdc.silver.facts_view import BronzeSnapshotFacts
 from mssql_cdc.silver.images import (
     DELETE_FLAG,
@@ -16,8 +16,7 @@ from mssql_cdc.silver.images import (
     snapshot_of,
 )
 from mssql_cdc.silver.merge import merge_images
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.writes import append
+from mssql_cdc.tables import TableRef, append
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -51,7 +50,7 @@ class SilverWriter:
     def __init__(
         self,
         spark: SparkSession,
-        target: tables.TableRef,
+        target: TableRef,
         rows: DataFrame,
         shape: BronzeShape,
         keys: list[str],

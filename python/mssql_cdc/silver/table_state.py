@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.tables.delta_read import newest_version
-from mssql_cdc.tables.reference import TableOutOfReach
+from mssql_cdc.tables import TableOutOfReach, newest_version
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mssql_cdc.tables.refs import TableRef
+    from mssql_cdc.tables import TableRef
 
 __all__ = ["TableState", "table_state"]
 

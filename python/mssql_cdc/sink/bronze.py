@@ -11,10 +11,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.errors import SchemaChangedError
-from mssql_cdc.facts.keys import TxnKey
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables import writes as table_writes
-from mssql_cdc.tables.shapes import check_append_schema, needs_column_mapping, spark_type_name
+from mssql_cdc.facts import TxnKey
+from mssql_cdc.tables import (
+    TableRef,
+    append_idempotent,
+    check_append_schema,
+    ensure_table,
+    needs_column_mapping,
+    spark_type_name,
+    table_properties,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -47,7 +53,7 @@ def unmappable_new_columns(table_schema: StructType, batch_schema: StructType) -
 def append_batch(
     spark: SparkSession,
     df: DataFrame,
-    ref: tables.TableRef,
+    ref: TableRef,
     key: TxnKey,
     metadata: Mapping[str, Any],
     *,
@@ -65,18 +71,16 @@ def append_batch(
     """
     created = False
     if not exists:
-        created = tables.ensure_table(spark, ref, "bronze", source_schema=df.schema).created
+        created = ensure_table(spark, ref, "bronze", source_schema=df.schema).created
     retyped: list[str] = []
     if not created:
         table_schema = spark.table(ref.sql).schema
         retyped = retyped_columns(table_schema, df.schema)
         if retyped or unmappable_new_columns(table_schema, df.schema):
-            properties = tables.table_properties(spark, ref)
+            properties = table_properties(spark, ref)
             check_append_schema(ref.sql, table_schema, df.schema, properties)
     try:
-        table_writes.append_idempotent(
-            df, ref, key.app_id, key.version, metadata, merge_schema=True
-        )
+        append_idempotent(df, ref, key.app_id, key.version, metadata, merge_schema=True)
     except Exception as exc:  # only a refused widening is translated; the rest re-raise as is
         if not retyped or type(exc).__name__ != "AnalysisException":
             raise

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from mssql_cdc.facts.rows import BatchAggregates
+from mssql_cdc.facts import BatchAggregates
 
 __all__ = ["aggregates_from_counts"]
 

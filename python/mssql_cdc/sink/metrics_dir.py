@@ -17,8 +17,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from mssql_cdc.core.batch_files import BatchFiles, plain_files, read_batch_files
-from mssql_cdc.core.metrics_files import is_event_file, is_written_file
+from mssql_cdc.core import BatchFiles, is_event_file, is_written_file, plain_files, read_batch_files
 
 __all__ = ["clear_dead_attempts", "remove_files", "scan"]
 

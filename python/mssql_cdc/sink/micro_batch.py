@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.operation import Operation
+from mssql_cdc.core import Operation
 from mssql_cdc.errors import ConfigError, MssqlCdcError
-from mssql_cdc.facts.rows import BatchAggregates
-from mssql_cdc.tables import refs as tables
+from mssql_cdc.facts import BatchAggregates
+from mssql_cdc.tables import TableRef
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -55,7 +55,7 @@ def aggregate(df: DataFrame) -> BatchAggregates:
     )
 
 
-def check_columns(df: DataFrame, target: tables.TableRef) -> None:
+def check_columns(df: DataFrame, target: TableRef) -> None:
     """Before the sink's step 1: the batch holds the stream's columns and none of those the
     sink adds.
 
@@ -77,7 +77,7 @@ def check_columns(df: DataFrame, target: tables.TableRef) -> None:
         )
 
 
-def persist(df: DataFrame, target: tables.TableRef) -> DataFrame:
+def persist(df: DataFrame, target: TableRef) -> DataFrame:
     """Step 4 of the sink's batch: cache it once, so the aggregate job and the append read it
     once."""
     from pyspark.storagelevel import StorageLevel

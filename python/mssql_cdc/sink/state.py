@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.rows import FactsRow
-from mssql_cdc.tables.delta_read import read_rows
-from mssql_cdc.tables.reference import TableOutOfReach
-from mssql_cdc.tables.refs import TableRef
+from mssql_cdc.facts import FactsRow
+from mssql_cdc.tables import TableOutOfReach, TableRef, read_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

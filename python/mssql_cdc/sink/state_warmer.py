@@ -20,7 +20,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from mssql_cdc.tables.refs import TableRef
+from mssql_cdc.tables import TableRef
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

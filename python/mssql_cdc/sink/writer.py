@@ -15,24 +15,42 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mssql_cdc.core import EventRecord, check_cleanable_folder
 from mssql_cdc.core import clock as _clock
-from mssql_cdc.core.events import EventRecord
-from mssql_cdc.core.folders import check_cleanable_folder
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import rows as facts
-from mssql_cdc.facts.keys import batch_key, facts_key, sink_id, validate_app_id
-from mssql_cdc.facts.metrics import FoldedMetrics, fold_metrics
-from mssql_cdc.facts.rows import BatchAggregates, FactsRow
-from mssql_cdc.options.reader import is_uri
+from mssql_cdc.facts import (
+    BatchAggregates,
+    FactsRow,
+    FoldedMetrics,
+    append_facts,
+    batch_commit_metadata,
+    batch_facts_metadata,
+    batch_key,
+    batch_row,
+    distinct_events,
+    facts_key,
+    fold_metrics,
+    last_batch,
+    sink_id,
+    source_event_row,
+    validate_app_id,
+)
+from mssql_cdc.options import is_uri
 from mssql_cdc.sink import metrics_dir as sink_files
 from mssql_cdc.sink.bronze import append_batch
 from mssql_cdc.sink.counts import aggregates_from_counts
 from mssql_cdc.sink.micro_batch import aggregate, check_columns, persist, read_into_cache
 from mssql_cdc.sink.state import LastBatch, already_recorded, rewound_error
 from mssql_cdc.sink.state_warmer import StateWarmer
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.delta_write import writes_in_process
-from mssql_cdc.testing.failpoints import failpoint
+from mssql_cdc.tables import (
+    TableRef,
+    ensure_table,
+    open_for_write,
+    require_distinct,
+    table_ref,
+    writes_in_process,
+)
+from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -81,11 +99,9 @@ def delta_sink(
     """
     validate_app_id(app_id)
     sink = sink_id(app_id, generation)  # checks the generation too
-    target_ref = tables.table_ref(target, argument="target")
-    facts_ref = (
-        None if facts_table is None else tables.table_ref(facts_table, argument="facts_table")
-    )
-    tables.require_distinct(target=target, facts_table=facts_table)
+    target_ref = table_ref(target, argument="target")
+    facts_ref = None if facts_table is None else table_ref(facts_table, argument="facts_table")
+    require_distinct(target=target, facts_table=facts_table)
     return DeltaSink(
         target=target_ref,
         app_id=app_id,
@@ -128,11 +144,11 @@ class DeltaSink:
     def __init__(
         self,
         *,
-        target: tables.TableRef,
+        target: TableRef,
         app_id: str,
         generation: int,
         sink_id: str,
-        facts_table: tables.TableRef | None,
+        facts_table: TableRef | None,
         metrics_path: Path | None,
         counted_by_reader: bool = False,
     ) -> None:
@@ -178,19 +194,19 @@ class DeltaSink:
             return
         created = False
         if self.facts_table is not None:
-            created = tables.ensure_table(spark, self.facts_table, "facts").created
-        self._bronze_exists = tables.open_for_write(spark, self.target, "bronze") is not None
+            created = ensure_table(spark, self.facts_table, "facts").created
+        self._bronze_exists = open_for_write(spark, self.target, "bronze") is not None
         self._warmer = StateWarmer(spark)
         if self._bronze_exists:
             self._warmer.warm(self.target)
         if self.facts_table is not None:
             self._warm_facts()
             # a facts table created just now holds no row to read
-            found = None if created else facts.last_batch(spark, self.facts_table, self.sink_id)
+            found = None if created else last_batch(spark, self.facts_table, self.sink_id)
             self._last = None if found is None else LastBatch(*found)
         self._entered = True
 
-    def _warm(self, ref: tables.TableRef) -> None:
+    def _warm(self, ref: TableRef) -> None:
         """After a commit to `ref`: compute its next append's Delta state in the background."""
         if self._warmer is not None:
             self._warmer.warm(ref)
@@ -219,7 +235,7 @@ class DeltaSink:
         if agg.rows > 0:
             rows = cached.withColumn("_batch_id", F.lit(batch_id).cast("bigint"))
             key = batch_key(self.app_id, self.generation, batch_id)
-            metadata = facts.batch_commit_metadata(
+            metadata = batch_commit_metadata(
                 agg, app_id=self.app_id, generation=self.generation, batch_id=batch_id
             )
             append_batch(spark, rows, self.target, key, metadata, exists=self._bronze_exists)
@@ -298,7 +314,7 @@ class DeltaSink:
         ):
             raise rewound_error(self.sink_id, batch_id, last.batch_id, self.facts_table)
         written_at = _utc_now()
-        row = facts.batch_row(
+        row = batch_row(
             app_id=self.app_id,
             generation=self.generation,
             batch_id=batch_id,
@@ -311,10 +327,10 @@ class DeltaSink:
         )
         events = [replace(e, written_at=written_at) for e in events]
         key = facts_key(self.app_id, self.generation, batch_id)
-        marker = facts.batch_facts_metadata(
+        marker = batch_facts_metadata(
             app_id=self.app_id, generation=self.generation, batch_id=batch_id
         )
-        facts.append_facts(spark, self.facts_table, [row, *events], key=key, user_metadata=marker)
+        append_facts(spark, self.facts_table, [row, *events], key=key, user_metadata=marker)
         self._warm_facts()
         self._committed_any = True
         if last is None or batch_id > last.batch_id:
@@ -332,7 +348,7 @@ class DeltaSink:
         for record in records:
             try:
                 rows.append(
-                    facts.source_event_row(
+                    source_event_row(
                         record,
                         app_id=self.app_id,
                         generation=self.generation,
@@ -344,7 +360,7 @@ class DeltaSink:
                 )
             except ValueError as exc:  # a record with unreadable times; the file is removed
                 log.warning("%r: event record %r skipped: %s", self, record.event, exc)
-        return facts.distinct_events(rows)
+        return distinct_events(rows)
 
     def _warn_once(self, topic: str, message: str) -> None:
         if topic not in self._warned:

@@ -12,19 +12,28 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-from mssql_cdc.core.progress import Progress, Throughput, per_second, report
+from mssql_cdc.core import Progress, Throughput, per_second, report
 from mssql_cdc.errors import ConfigError, InternalError, SchemaChangedError
-from mssql_cdc.facts import snapshot_family
-from mssql_cdc.facts.detail_payloads import (
+from mssql_cdc.facts import (
+    ChunkFact,
+    PlanFact,
     SnapshotCompletionDetail,
     SnapshotPlanDetail,
+    append_facts,
+    events_key,
+    is_complete,
     json_key,
+    newest_batch,
+    now_naive,
     parse_time,
+    plan_fact,
+    snapplan_key,
+    snapshot_completion_row,
+    snapshot_facts,
+    snapshot_plan_row,
 )
-from mssql_cdc.facts.keys import events_key, snapplan_key
-from mssql_cdc.facts.rows import append_facts
-from mssql_cdc.facts.snapshot_rows import snapshot_completion_row, snapshot_plan_row
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.facts import chunk_facts as read_chunk_facts
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.backfill_arguments import check_arguments
 from mssql_cdc.snapshot.backfill_wave import Snapshot, facts_of_stored_wave, run_wave
 from mssql_cdc.snapshot.chunk_plan import (
@@ -37,9 +46,8 @@ from mssql_cdc.snapshot.full import check_mode_lock
 from mssql_cdc.snapshot.gap_deletes import write_gap_deletes
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe
 from mssql_cdc.snapshot.wave_sizing import WaveTime, key_change, next_wave_chunks
-from mssql_cdc.source.parallelism import default_parallelism
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.writes import txn_version
+from mssql_cdc.source import default_parallelism
+from mssql_cdc.tables import table_ref, txn_version
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -123,7 +131,7 @@ def backfill(
         min_headroom_hours,
         target_wave_seconds,
     )
-    facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
+    facts = snapshot_facts(spark, facts_table, app_id)
     check_mode_lock(
         spark, config, target, mode="chunked", app_id=app_id, facts_table=facts_table, facts=facts
     )
@@ -137,13 +145,13 @@ def backfill(
             f"no chunked snapshot is open for app_id {app_id!r} in {facts_table}",
         )
     newest = max(opens, key=lambda o: o.s.lsn)
-    if newest.target is not None and not tables.table_ref(target).names(newest.target):
+    if newest.target is not None and not table_ref(target).names(newest.target):
         raise ConfigError(
             f"the newest chunked snapshot of app_id {app_id!r} (at {newest.s.lsn}) belongs to "
             f"target {newest.target!r}, not {target!r}; call backfill with that target"
         )
     snap = Snapshot(newest, app_id, target, facts_table)
-    if snapshot_family.is_complete(newest, facts.completions()):
+    if is_complete(newest, facts.completions()):
         stored = facts.plan(snap.s)
         done = len(facts.chunks(snap.s))
         total = None if stored is None else len(stored.detail["chunks"])
@@ -184,12 +192,12 @@ def _plan(
     snap: Snapshot,
     probe: SourceProbe,
     chunk_rows: int | None,
-    stored: snapshot_family.PlanFact | None,
+    stored: PlanFact | None,
 ) -> SnapshotPlanDetail:
     """The stored plan of S (`stored`, as read at the call's start), planning it first when
     there is none."""
     if stored is None:
-        started = snapshot_family.now_naive()
+        started = now_naive()
         clock_start = time.monotonic()
         rows = chunk_rows or DEFAULT_CHUNK_ROWS
         extent = snap.open.detail.get("plan")
@@ -219,12 +227,10 @@ def _plan(
             detail=detail,
             started_at=started,
             duration_ms=int((time.monotonic() - clock_start) * 1000),
-            written_at=snapshot_family.now_naive(),
+            written_at=now_naive(),
         )
         append_facts(spark, snap.facts_table, [row], key=snapplan_key(snap.app_id, snap.s))
-        stored = snapshot_family.plan_fact(
-            spark, snap.facts_table, snap.app_id, snap.s, checked=True
-        )
+        stored = plan_fact(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
         if stored is None:
             raise InternalError(
                 f"{snap.facts_table}: the snapshot_plan row of {snap.s} was not found after "
@@ -246,10 +252,10 @@ def _throttle(
 ) -> tuple[BackfillState, str] | None:
     if minimum is None:
         return None
-    newest = snapshot_family.newest_batch(spark, snap.facts_table, snap.app_id)
+    newest = newest_batch(spark, snap.facts_table, snap.app_id)
     if newest is None or newest[0] is None or newest[1] is None:
         return "waiting_metrics", "no facts row with retention_headroom_hours yet"
-    now = snapshot_family.now_naive()
+    now = now_naive()
     assert now is not None
     effective = newest[0] - (now - newest[1]).total_seconds() / 3600
     if effective < minimum:
@@ -270,7 +276,7 @@ def _waves(
     snap: Snapshot,
     probe: SourceProbe,
     plan: SnapshotPlanDetail,
-    read_first: list[snapshot_family.ChunkFact],
+    read_first: list[ChunkFact],
     limits: tuple[int | None, float | None, float | None, float | None],
 ) -> BackfillStatus:
     """Run waves until done or a limit. `read_first`: the chunk rows read at the call's start."""
@@ -289,18 +295,16 @@ def _waves(
     # Chunk rows follow a wave's append, so with no wave in bronze when its record was read the
     # rows read at the call's start are still all there are (a wave stored since is found by
     # its key when this call appends the same wave).
-    known: list[snapshot_family.ChunkFact] | None = read_first if recorded is None else None
+    known: list[ChunkFact] | None = read_first if recorded is None else None
     while True:
         if known is None:
-            known = snapshot_family.chunk_facts(
-                spark, snap.facts_table, snap.app_id, snap.s, checked=True
-            )
+            known = read_chunk_facts(spark, snap.facts_table, snap.app_id, snap.s, checked=True)
         chunk_facts, known = known, None
         written = max((c.wave for c in chunk_facts), default=-1)
         if appended > written:
             done_before = {c.chunk for c in chunk_facts}
             facts_of_stored_wave(spark, snap, probe, appended, plan["chunks"], done_before)
-            chunk_facts = snapshot_family.chunk_facts(
+            chunk_facts = read_chunk_facts(
                 spark, snap.facts_table, snap.app_id, snap.s, checked=True
             )
         done = {c.chunk for c in chunk_facts}
@@ -378,9 +382,7 @@ def _bounds(
     return i, lo, hi, last
 
 
-def _complete(
-    spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[snapshot_family.ChunkFact]
-) -> None:
+def _complete(spark: SparkSession, snap: Snapshot, chunk_facts: Sequence[ChunkFact]) -> None:
     """Write the snapshot's completion row (stored once under `A#events`, the open's generation)
     from the `snapshot_chunk` rows of every chunk; first the gap's derived deletes when the
     open asked for them (a crash in between repeats them, stored once)."""
@@ -418,7 +420,7 @@ def _complete(
         rows=rows,
         started_at=snap.open.written_at,
         duration_ms=None,
-        written_at=snapshot_family.now_naive(),
+        written_at=now_naive(),
         lost_from_ts=snap.open.lost_from_ts,
         lost_to_ts=snap.open.lost_to_ts,
         detail=detail,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts.keys import validate_app_id
-from mssql_cdc.tables import refs as tables
+from mssql_cdc.facts import validate_app_id
+from mssql_cdc.tables import require_distinct, table_ref
 
 __all__ = ["MAX_COUNT", "MAX_HEADROOM_HOURS", "MAX_SECONDS", "check_arguments"]
 
@@ -44,9 +44,9 @@ def check_arguments(
 ) -> None:
     """Raise ConfigError naming the first bad argument of `backfill()`, before any I/O."""
     validate_app_id(app_id)
-    tables.table_ref(target, argument="target")
-    tables.table_ref(facts_table, argument="facts_table")
-    tables.require_distinct(target=target, facts_table=facts_table)
+    table_ref(target, argument="target")
+    table_ref(facts_table, argument="facts_table")
+    require_distinct(target=target, facts_table=facts_table)
     _count("chunk_rows", chunk_rows)
     _count("max_waves", max_waves)
     _number("max_seconds", max_seconds, positive=True, maximum=MAX_SECONDS)

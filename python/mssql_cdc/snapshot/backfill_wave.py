@@ -15,24 +15,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.core.operation import Operation
+from mssql_cdc.core import Operation, StreamOffset, lsn
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import snapshot_family
-from mssql_cdc.facts.detail_payloads import parse_time
-from mssql_cdc.facts.keys import snapchunks_key, wave_key
-from mssql_cdc.facts.rows import FactsRow, append_facts
-from mssql_cdc.facts.snapshot_family import OpenFact
-from mssql_cdc.facts.snapshot_rows import snapshot_chunk_row
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.facts import (
+    FactsRow,
+    OpenFact,
+    append_facts,
+    now_naive,
+    parse_time,
+    snapchunks_key,
+    snapshot_chunk_row,
+    wave_key,
+)
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.probe import SourceProbe, stamp
 from mssql_cdc.snapshot.read import read_chunks
 from mssql_cdc.snapshot.targets import recent_commit
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables import writes as table_writes
-from mssql_cdc.tables.commit_lookup import Commit, find_commits
-from mssql_cdc.testing.failpoints import failpoint
+from mssql_cdc.tables import Commit, append_idempotent, ensure_table, find_commits, table_ref
+from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -87,7 +87,7 @@ class ChunkRead:
 def _chunk_rows(
     snap: Snapshot, probe: SourceProbe, wave: int, stamp_lsn: str, chunks: Sequence[ChunkRead]
 ) -> list[FactsRow]:
-    written_at = snapshot_family.now_naive()
+    written_at = now_naive()
     stamp_ts = parse_time(probe.commit_ts(stamp_lsn))
     return [
         snapshot_chunk_row(
@@ -179,7 +179,7 @@ def facts_of_stored_wave(
         stamp_lsn = str(commit.metadata["lsn"])
         _write_chunk_facts(spark, snap, probe, wave, stamp_lsn, _reads(commit.metadata))
         return
-    bronze = spark.table(tables.table_ref(snap.target).sql)
+    bronze = spark.table(table_ref(snap.target).sql)
     counted = (
         bronze.where((F.col("_operation") == Operation.SNAPSHOT) & (F.col("_snapshot") == snap.s))
         .where(F.col("_chunk").isNotNull() & ~F.col("_chunk").isin(sorted(done) or [-1]))
@@ -290,11 +290,9 @@ def run_wave(
             "chunks": [r.as_json() for r in reads],
         }
         if open_target:
-            tables.ensure_table(spark, snap.target, "bronze", source_schema=frame.schema)
+            ensure_table(spark, snap.target, "bronze", source_schema=frame.schema)
         key = wave_key(snap.app_id, snap.s, wave)
-        table_writes.append_idempotent(
-            frame, snap.target, key.app_id, key.version, metadata, merge_schema=True
-        )
+        append_idempotent(frame, snap.target, key.app_id, key.version, metadata, merge_schema=True)
         failpoint("backfill.after_wave_append")
         stored = _stored_wave(spark, snap, wave, attempt)
         if stored is not None and stored.metadata.get("attempt") != attempt:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.checkpoint import GenerationState
+from mssql_cdc.core import GenerationState
 from mssql_cdc.errors import InternalError
-from mssql_cdc.facts import family_cache
-from mssql_cdc.facts.snapshot_family import SnapshotFacts
-from mssql_cdc.options.config import SnapshotMode, SourceConfig
+from mssql_cdc.facts import SnapshotFacts, preflight_facts
+from mssql_cdc.options import SnapshotMode, SourceConfig
 from mssql_cdc.snapshot import full
 from mssql_cdc.snapshot.chunked_open import open_chunked
 
@@ -50,7 +49,7 @@ def checked_family(
     """
     if facts_table is None or not (bootstrap or resnapshot):
         return None
-    facts = family_cache.preflight_facts(spark, facts_table, app_id, checkpoint=checkpoint)
+    facts = preflight_facts(spark, facts_table, app_id, checkpoint=checkpoint)
     full.check_mode_lock(
         spark, config, target, mode=mode, app_id=app_id, facts_table=facts_table, facts=facts
     )

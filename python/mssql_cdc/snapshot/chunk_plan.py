@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from mssql_cdc.facts.detail_payloads import IntExtent, KeysetExtent, json_key
+from mssql_cdc.facts import IntExtent, KeysetExtent, json_key
 from mssql_cdc.snapshot.probe import SourceProbe
 
 __all__ = [

@@ -7,25 +7,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from mssql_cdc.core import StreamOffset, loss_after
 from mssql_cdc.core import clock as _clock
-from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.core.recovery_decision import loss_after
 from mssql_cdc.errors import ConfigError, InternalError
-from mssql_cdc.facts import snapshot_family
-from mssql_cdc.facts.detail_payloads import (
+from mssql_cdc.facts import (
     RepairDetail,
     SnapshotOpenDetail,
+    append_facts,
     format_time,
+    is_complete,
+    now_naive,
     parse_time,
+    snapshot_facts,
+    snapshot_open_row,
+    snapshots_key,
+    validate_app_id,
 )
-from mssql_cdc.facts.keys import snapshots_key, validate_app_id
-from mssql_cdc.facts.rows import append_facts
-from mssql_cdc.facts.snapshot_rows import snapshot_open_row
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.chunk_plan import key_extent
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.testing.failpoints import failpoint
+from mssql_cdc.tables import ensure_table, require_distinct, table_ref
+from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,9 +64,9 @@ def open_chunked(
             still being read (neither complete nor purged).
     """
     validate_app_id(app_id)
-    tables.table_ref(target, argument="target")
-    tables.table_ref(facts_table, argument="facts_table")
-    tables.require_distinct(target=target, facts_table=facts_table)
+    table_ref(target, argument="target")
+    table_ref(facts_table, argument="facts_table")
+    require_distinct(target=target, facts_table=facts_table)
     if kind == "bootstrap" and generation != 0:
         raise InternalError(
             f"a bootstrap snapshot opens generation 0, not {generation}; a snapshot after a "
@@ -97,9 +99,9 @@ def open_chunked(
             commit_ts=parse_time(s.commit_ts),
             detail=detail,
             started_at=parse_time(started),
-            written_at=snapshot_family.now_naive(),
+            written_at=now_naive(),
         )
-        tables.ensure_table(spark, facts_table, "facts")
+        ensure_table(spark, facts_table, "facts")
         append_facts(spark, facts_table, [row], key=snapshots_key(app_id, generation))
         stored = _stored_open(spark, facts_table, app_id, generation, target, probe)
         failpoint("chunked.after_open")
@@ -118,7 +120,7 @@ def _stored_open(
 ) -> StreamOffset:
     """The stored chunked open of the generation (a second attempt gets the first one's S), then
     the race re-check against full opens (the facts table was opened for write just before)."""
-    facts = snapshot_family.snapshot_facts(spark, facts_table, app_id, checked=True)
+    facts = snapshot_facts(spark, facts_table, app_id, checked=True)
     opens = [o for o in facts.opens() if o.generation == generation]
     chunked = [o for o in opens if o.mode == "chunked"]
     if not chunked:
@@ -128,9 +130,7 @@ def _stored_open(
         )
     mine = chunked[0]
     completions = facts.completions()
-    full = [
-        o for o in opens if o.mode == "full" and not snapshot_family.is_complete(o, completions)
-    ]
+    full = [o for o in opens if o.mode == "full" and not is_complete(o, completions)]
     if full:
         observation = probe.observe()
         for other in full:

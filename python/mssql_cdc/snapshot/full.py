@@ -13,32 +13,42 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from mssql_cdc.core import (
+    Mode,
+    Observation,
+    Progress,
+    StreamOffset,
+    lock_violation,
+    per_second,
+    report,
+)
 from mssql_cdc.core import clock as _clock
-from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.core.progress import Progress, per_second, report
-from mssql_cdc.core.recovery_decision import Mode, Observation, lock_violation
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import snapshot_family
-from mssql_cdc.facts.detail_payloads import (
+from mssql_cdc.facts import (
     RequestedDetail,
     SeededDetail,
+    SnapshotFacts,
     SnapshotOpenDetail,
+    append_facts,
+    events_key,
     format_time,
+    is_complete,
+    now_naive,
     parse_time,
+    snapshot_completion_row,
+    snapshot_facts,
+    snapshot_open_row,
+    validate_app_id,
 )
-from mssql_cdc.facts.keys import events_key, validate_app_id
-from mssql_cdc.facts.rows import append_facts
-from mssql_cdc.facts.snapshot_rows import snapshot_completion_row, snapshot_open_row
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.open_race import FactsSeen, chunked_opens, facts_seen
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
 from mssql_cdc.snapshot.read import read_whole
 from mssql_cdc.snapshot.slots import slot
 from mssql_cdc.snapshot.targets import newest_known, newest_whole, whole_snapshot_rows
 from mssql_cdc.snapshot.whole_progress import watch_whole_read
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables import writes as table_writes
-from mssql_cdc.testing.failpoints import failpoint
+from mssql_cdc.tables import append, ensure_table, require_distinct, table_ref
+from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -122,9 +132,9 @@ def take_full(
         ValueError: one of app_id/facts_table without the other (manual), the mode lock, a
             chunked open of this generation written by another run first, or no stamp yet.
     """
-    ref = tables.table_ref(target, argument="target")
+    ref = table_ref(target, argument="target")
     if facts_table is not None:
-        tables.require_distinct(target=target, facts_table=facts_table)
+        require_distinct(target=target, facts_table=facts_table)
     if kind == "manual":
         _check_pair(app_id, facts_table)
         if app_id is not None and facts_table is not None:
@@ -191,8 +201,8 @@ def take_full(
                 empty = not (expected or 0) and frame.isEmpty()
                 failpoint("snapshot.before_append")
                 if not empty:
-                    tables.ensure_table(spark, ref, "bronze", source_schema=frame.schema)
-                    table_writes.append(
+                    ensure_table(spark, ref, "bronze", source_schema=frame.schema)
+                    append(
                         frame,
                         ref,
                         user_metadata=snapshot_metadata(capture_instance, at),
@@ -257,9 +267,9 @@ def _open_full(
         commit_ts=parse_time(at.commit_ts),
         detail=detail,
         started_at=_naive(started),
-        written_at=snapshot_family.now_naive(),
+        written_at=now_naive(),
     )
-    tables.ensure_table(spark, facts_table, "facts")
+    ensure_table(spark, facts_table, "facts")
     append_facts(spark, facts_table, [row], key=None)
     for other in chunked_opens(spark, facts_table, app_id, seen):
         if other.generation == generation:
@@ -330,13 +340,13 @@ def write_completion(
         rows=snapshot.rows,
         started_at=_naive(snapshot.started_at),
         duration_ms=snapshot.duration_ms,
-        written_at=snapshot_family.now_naive(),
+        written_at=now_naive(),
         lost_from_ts=parse_time(lost_from_ts),
         lost_to_ts=parse_time(lost_to_ts),
         detail=detail,
     )
     if snapshot.facts_opened != facts_table:
-        tables.ensure_table(spark, facts_table, "facts")
+        ensure_table(spark, facts_table, "facts")
     append_facts(spark, facts_table, [row], key=events_key(app_id, generation))
 
 
@@ -348,7 +358,7 @@ def check_mode_lock(
     mode: Mode,
     app_id: str,
     facts_table: str,
-    facts: snapshot_family.SnapshotFacts | None = None,
+    facts: SnapshotFacts | None = None,
 ) -> None:
     """Refuse a run of `mode` while the family has an open snapshot of the other mode.
 
@@ -360,11 +370,9 @@ def check_mode_lock(
     """
     validate_app_id(app_id)
     if facts is None:
-        facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
+        facts = snapshot_facts(spark, facts_table, app_id)
     opens, completions = facts.opens(), facts.completions()
-    pending_full = any(
-        o.mode == "full" and not snapshot_family.is_complete(o, completions) for o in opens
-    )
+    pending_full = any(o.mode == "full" and not is_complete(o, completions) for o in opens)
     observation = Observation(max_lsn=None)
     if mode == "chunked" and pending_full:
         probe: SourceProbe = open_probe(config)

@@ -15,13 +15,10 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.core.operation import Operation
-from mssql_cdc.facts import snapshot_family
-from mssql_cdc.facts.keys import gap_deletes_key
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables import writes as table_writes
-from mssql_cdc.testing.failpoints import failpoint
+from mssql_cdc.core import Operation, StreamOffset
+from mssql_cdc.facts import gap_deletes_key, snapshot_facts
+from mssql_cdc.tables import append_idempotent, open_for_read, table_ref, txn_version
+from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -157,7 +154,7 @@ def write_gap_deletes(
     Returns:
         The rows appended by this call (0 when there are none, no key, or a rerun found them).
     """
-    ref = tables.table_ref(target, argument="target")
+    ref = table_ref(target, argument="target")
     if not keys:
         log.warning(
             "%s: the re-snapshot at %s has no key columns (no unique index and no "
@@ -167,22 +164,20 @@ def write_gap_deletes(
         )
         return 0
     key = gap_deletes_key(app_id, snapshot.lsn)
-    if table_writes.txn_version(spark, ref, key.app_id) is not None:
+    if txn_version(spark, ref, key.app_id) is not None:
         return 0  # a rerun: this snapshot's deletes are stored already
-    handle = tables.open_for_read(spark, ref, "bronze")
+    handle = open_for_read(spark, ref, "bronze")
     if handle is None:
         return 0  # nothing in bronze, so nothing before the snapshot to delete
     bronze = spark.table(handle.ref.sql)
-    completions = [
-        c.lsn.lsn for c in snapshot_family.snapshot_facts(spark, facts_table, app_id).completions()
-    ]
+    completions = [c.lsn.lsn for c in snapshot_facts(spark, facts_table, app_id).completions()]
     point = previous_point(snapshot.lsn, _wholes_below(bronze, snapshot.lsn), completions)
     rows = derived_deletes(bronze, keys, snapshot, point).persist()
     try:
         count = rows.count()
         if count:
             metadata = {"gap_deletes": key.app_id, "lsn": snapshot.lsn, "rows": count}
-            table_writes.append_idempotent(rows, ref, key.app_id, key.version, metadata)
+            append_idempotent(rows, ref, key.app_id, key.version, metadata)
     finally:
         rows.unpersist()
     failpoint("snapshot.after_gap_deletes")

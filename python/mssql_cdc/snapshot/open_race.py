@@ -17,10 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc.facts import snapshot_family
-from mssql_cdc.facts.keys import snapshots_key
-from mssql_cdc.tables.delta_log import CommitSummary, LogHead, LogReader
-from mssql_cdc.tables.refs import table_ref
+from mssql_cdc.facts import OpenFact, SnapshotFacts, snapshot_facts, snapshots_key
+from mssql_cdc.tables import CommitSummary, LogHead, LogReader, table_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -42,18 +40,18 @@ class FactsSeen:
 
     version: int
     table_id: str | None
-    facts: snapshot_family.SnapshotFacts
+    facts: SnapshotFacts
 
     @classmethod
     def nothing(cls) -> FactsSeen:
-        return cls(-1, None, snapshot_family.SnapshotFacts(()))
+        return cls(-1, None, SnapshotFacts(()))
 
 
 def facts_seen(spark: SparkSession, facts_table: str, app_id: str) -> FactsSeen:
     """Read the family's snapshot facts, noting the log's version first (the rows are those of
     that version or a later one)."""
     head = _head(spark, facts_table)[1]
-    facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
+    facts = snapshot_facts(spark, facts_table, app_id)
     if head is None:
         return FactsSeen(-1, None, facts)
     return FactsSeen(head.version, head.table_id, facts)
@@ -95,7 +93,7 @@ def unseen(
 
 def chunked_opens(
     spark: SparkSession, facts_table: str, app_id: str, seen: FactsSeen
-) -> list[snapshot_family.OpenFact]:
+) -> list[OpenFact]:
     """The family's chunked opens as the facts table holds them now: those of `seen` when the
     log shows nothing since that can have changed them, else read again (the caller has
     opened the facts table for write)."""
@@ -107,9 +105,7 @@ def chunked_opens(
             return [o for o in seen.facts.opens() if o.mode == "chunked"]
         reason = found
     log.debug("%s: reading the facts again for the race check: %s", facts_table, reason)
-    facts = snapshot_family.snapshot_facts(
-        spark, facts_table, app_id, checked=True, events=("snapshot_open",)
-    )
+    facts = snapshot_facts(spark, facts_table, app_id, checked=True, events=("snapshot_open",))
     return [o for o in facts.opens() if o.mode == "chunked"]
 
 

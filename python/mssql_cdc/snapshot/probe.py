@@ -13,11 +13,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.offsets import StreamOffset, format_commit_ts, initial_lsn
-from mssql_cdc.core.recovery_decision import Instance, Observation
-from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.core import Instance, Observation, StreamOffset, format_commit_ts, initial_lsn, lsn
+from mssql_cdc.options import KeyBound, SourceConfig
 
 __all__ = ["ResolvedSource", "SourceProbe", "open_probe", "stamp"]
 
@@ -98,8 +95,7 @@ class _EmulatorProbe:
 
     def resolved(self) -> ResolvedSource:
         if self._resolved is None:
-            from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
-            from mssql_cdc.sqlserver.instances import resolve_instance
+            from mssql_cdc.sqlserver import EmulatorBackend, resolve_instance
 
             # The rule the stream resolves by (a disabled instance followed to its table's
             # remaining one), not the emulator's exact lookup: recovery must find the
@@ -178,8 +174,8 @@ class _TsqlProbe:
             TsqlSnapshotReader,
             TsqlStreamPlanner,
             connect,
+            resolve_instance,
         )
-        from mssql_cdc.sqlserver.instances import resolve_instance
 
         session = connect(config)
         self._planner = TsqlStreamPlanner(session)

@@ -14,9 +14,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import lsn
-from mssql_cdc.facts.detail_payloads import json_key
-from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.options.declared_columns import SnapshotChunk, parse_chunks
+from mssql_cdc.facts import json_key
+from mssql_cdc.options import SnapshotChunk, SourceConfig, parse_chunks
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -53,7 +52,7 @@ def read_config(
 def _reader(spark: SparkSession, config: SourceConfig) -> DataFrame:
     # What the package's register(spark) runs: both formats, idempotently. Taken from the
     # source rather than the package root, which imports the snapshots back for its lazy names.
-    from mssql_cdc.source.formats import register
+    from mssql_cdc.source import register
 
     register(spark)
     return spark.read.format(SNAPSHOT_FORMAT).options(**config.to_options()).load()

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.read import read_whole
-from mssql_cdc.source.type_rules import widens_to
-from mssql_cdc.tables import refs as tables
+from mssql_cdc.source import widens_to
+from mssql_cdc.tables import TableRef
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,7 +44,7 @@ def retyped_columns(bronze: Mapping[str, str], source: Mapping[str, str]) -> lis
 
 
 def bronze_retypes(
-    spark: SparkSession, config: SourceConfig, bronze: tables.TableRef, *, at: str
+    spark: SparkSession, config: SourceConfig, bronze: TableRef, *, at: str
 ) -> list[Retyped]:
     """The columns of `bronze` a snapshot stamped `at` would retype; reads no row.
 

@@ -14,24 +14,32 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import checkpoint as checkpoints
+from mssql_cdc.core import (
+    Operation,
+    StreamOffset,
+    check_checkpoint_path,
+    has_metadata,
+    loss_after,
+    read_state,
+)
 from mssql_cdc.core import lsn as lsns
-from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.core.operation import Operation
-from mssql_cdc.core.recovery_decision import loss_after
 from mssql_cdc.errors import ConfigError, DataLossError
-from mssql_cdc.facts import snapshot_family
-from mssql_cdc.facts.keys import validate_app_id
-from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.options.declared_columns import METADATA_COLUMNS
+from mssql_cdc.facts import SnapshotFacts, sink_has_batches, snapshot_facts, validate_app_id
+from mssql_cdc.options import METADATA_COLUMNS, SourceConfig
 from mssql_cdc.snapshot import full
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe
 from mssql_cdc.snapshot.read import read_whole
 from mssql_cdc.snapshot.targets import newest_whole, whole_snapshot_rows
-from mssql_cdc.source.type_rules import widens_to
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables import writes as table_writes
-from mssql_cdc.testing.failpoints import failpoint
+from mssql_cdc.source import widens_to
+from mssql_cdc.tables import (
+    TableRef,
+    append,
+    ensure_table,
+    open_for_read,
+    require_distinct,
+    table_ref,
+)
+from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -70,9 +78,9 @@ def seed(
         DataLossError: CDC cleanup already deleted changes after `at_lsn`.
     """
     validate_app_id(app_id)
-    tables.require_distinct(source_table=source_table, target=target, facts_table=facts_table)
-    copy = tables.table_ref(source_table, argument="source_table")
-    ref = tables.table_ref(target, argument="target")
+    require_distinct(source_table=source_table, target=target, facts_table=facts_table)
+    copy = table_ref(source_table, argument="source_table")
+    ref = table_ref(target, argument="target")
     try:
         at = lsns.normalize(at_lsn)
     except (TypeError, ValueError) as exc:
@@ -80,8 +88,8 @@ def seed(
             f"at_lsn={at_lsn!r} is not an LSN; pass the LSN the copy was taken at, as "
             "'0x' + 20 hex digits (sys.fn_cdc_get_max_lsn() when the copy started)"
         ) from exc
-    checkpoint = checkpoints.check_checkpoint_path(checkpoint)
-    facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
+    checkpoint = check_checkpoint_path(checkpoint)
+    facts = snapshot_facts(spark, facts_table, app_id)
     done = _seeded_already(facts, at, target)
     if done is not None:
         return done
@@ -109,33 +117,27 @@ def seed(
     return SeedResult(offset, rows, written=True)
 
 
-def _seeded_already(
-    facts: snapshot_family.SnapshotFacts, at: str, target: str
-) -> SeedResult | None:
+def _seeded_already(facts: SnapshotFacts, at: str, target: str) -> SeedResult | None:
     """The finished seed a rerun finds: a generation-0 bootstrap at `at` for `target`."""
     for done in facts.completions():
-        if (
-            done.generation == 0
-            and done.lsn.lsn == at
-            and tables.table_ref(target).names(done.target)
-        ):
+        if done.generation == 0 and done.lsn.lsn == at and table_ref(target).names(done.target):
             return SeedResult(done.lsn, done.rows, written=False)
     return None
 
 
 def _require_unstarted(
     spark: SparkSession,
-    facts: snapshot_family.SnapshotFacts,
+    facts: SnapshotFacts,
     checkpoint: str,
     facts_table: str,
     app_id: str,
     target: str,
 ) -> None:
     started = (
-        checkpoints.read_state(checkpoint) is not None
-        or checkpoints.has_metadata(checkpoint)
+        read_state(checkpoint) is not None
+        or has_metadata(checkpoint)
         or bool(facts.rows)
-        or snapshot_family.sink_has_batches(spark, facts_table, app_id)
+        or sink_has_batches(spark, facts_table, app_id)
     )
     if started:
         raise ConfigError(
@@ -145,7 +147,7 @@ def _require_unstarted(
         )
 
 
-def _copy_frame(spark: SparkSession, copy: tables.TableRef) -> DataFrame:
+def _copy_frame(spark: SparkSession, copy: TableRef) -> DataFrame:
     from pyspark.errors import AnalysisException
 
     if not copy.exists(spark):
@@ -207,7 +209,7 @@ def _shaped(
     spark: SparkSession,
     config: SourceConfig,
     frame: DataFrame,
-    copy: tables.TableRef,
+    copy: TableRef,
     offset: StreamOffset,
     probe: SourceProbe,
 ) -> DataFrame:
@@ -239,7 +241,7 @@ def _shaped(
 
 
 def _check_columns(
-    copy: tables.TableRef,
+    copy: TableRef,
     found: StructType,
     captured: list[StructField],
     instance: str,
@@ -270,12 +272,12 @@ def _append_once(
     spark: SparkSession,
     probe: SourceProbe,
     config: SourceConfig,
-    ref: tables.TableRef,
+    ref: TableRef,
     shaped: DataFrame,
     offset: StreamOffset,
 ) -> int | None:
     """Append the copy's rows unless a crashed run appended them already; their count."""
-    existing = tables.open_for_read(spark, ref, "bronze")
+    existing = open_for_read(spark, ref, "bronze")
     if existing is not None:
         found = newest_whole(spark, probe, config, ref.text)
         if found is not None and found.lsn == offset.lsn:
@@ -287,9 +289,9 @@ def _append_once(
             )
     # A seed is a full snapshot's append, so a crash test arms the same two points.
     failpoint("snapshot.before_append")
-    tables.ensure_table(spark, ref, "bronze", source_schema=shaped.schema)
+    ensure_table(spark, ref, "bronze", source_schema=shaped.schema)
     capture_instance = probe.resolved().capture_instance
-    table_writes.append(
+    append(
         shaped,
         ref,
         user_metadata=full.snapshot_metadata(capture_instance, offset),

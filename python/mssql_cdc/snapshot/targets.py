@@ -12,14 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core.offsets import StreamOffset, format_commit_ts
-from mssql_cdc.core.operation import Operation
-from mssql_cdc.facts import snapshot_family
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.core import Operation, StreamOffset, format_commit_ts
+from mssql_cdc.facts import SnapshotFacts, snapshot_facts
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.probe import SourceProbe
-from mssql_cdc.tables import refs as tables
-from mssql_cdc.tables.commit_lookup import Commit, find_commits
-from mssql_cdc.tables.delta_log import LogReader
+from mssql_cdc.tables import Commit, LogReader, TableRef, find_commits, open_for_read, table_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -46,7 +43,7 @@ def _snapshot_rows(
 ) -> DataFrame | None:
     from pyspark.sql import functions as F
 
-    handle = tables.open_for_read(spark, target, "bronze")
+    handle = open_for_read(spark, target, "bronze")
     if handle is None:
         return None
     frame = spark.table(handle.ref.sql)
@@ -107,7 +104,7 @@ def whole_snapshot_rows(
 
 def recent_commit(
     spark: SparkSession,
-    target: tables.TableRef | str,
+    target: TableRef | str,
     matches: Callable[[Mapping[str, Any]], bool],
     *,
     newest: int = _RECENT_COMMITS,
@@ -115,7 +112,7 @@ def recent_commit(
     """The newest of the last `newest` commits whose `userMetadata` `matches`, read from the
     Delta log's commit files without a Spark job (a history query runs one); None when none of
     them does or the log cannot tell, so callers then search the history."""
-    reader = LogReader.open(spark, tables.table_ref(target))
+    reader = LogReader.open(spark, table_ref(target))
     head = None if reader is None else reader.head()
     if reader is None or head is None:
         return None
@@ -140,7 +137,7 @@ def newest_known(
     *,
     app_id: str | None,
     facts_table: str | None,
-    facts: snapshot_family.SnapshotFacts | None = None,
+    facts: SnapshotFacts | None = None,
 ) -> FoundSnapshot | None:
     """The newest known snapshot: the highest of the newest whole snapshot, any chunk row's
     `_snapshot` and, with both `app_id` and `facts_table`, the family's completion `max_lsn`
@@ -158,7 +155,7 @@ def newest_known(
             candidates.append(FoundSnapshot(StreamOffset(chunked.lsn, None), None))
     if app_id is not None and facts_table is not None:
         if facts is None:
-            facts = snapshot_family.snapshot_facts(spark, facts_table, app_id)
+            facts = snapshot_facts(spark, facts_table, app_id)
         for completion in facts.completions():
             candidates.append(FoundSnapshot(completion.lsn, completion.rows))
         for opened in facts.opens():

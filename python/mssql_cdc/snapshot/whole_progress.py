@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.progress import Progress, per_second, report
+from mssql_cdc.core import Progress, per_second, report
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

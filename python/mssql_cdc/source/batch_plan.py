@@ -11,13 +11,21 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.events import EventRecord
-from mssql_cdc.core.metrics_files import write_json_atomic
-from mssql_cdc.core.offsets import LsnRange, StreamOffset, format_commit_ts
-from mssql_cdc.core.ranges import MIN_ROWS_PER_RANGE, Piece, Tile, TileSource, batch_ranges
+from mssql_cdc.core import (
+    MIN_ROWS_PER_RANGE,
+    EventRecord,
+    LsnRange,
+    Piece,
+    StreamOffset,
+    Tile,
+    TileSource,
+    batch_ranges,
+    format_commit_ts,
+    lsn,
+    write_json_atomic,
+)
 from mssql_cdc.errors import SchemaChangedError
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.source.loss_guards import (
     data_skipped_event,
     driver_loss_error,
@@ -35,12 +43,10 @@ from mssql_cdc.source.type_rules import (
     switch_event,
     switch_type_error,
 )
-from mssql_cdc.sqlserver.instances import pieces
-from mssql_cdc.sqlserver.metadata import ReadColumn
-from mssql_cdc.sqlserver.tsql.backend import permission_error
+from mssql_cdc.sqlserver import ReadColumn, permission_error, pieces
 
 if TYPE_CHECKING:
-    from mssql_cdc.sqlserver.backend_choice import Backend
+    from mssql_cdc.sqlserver import Backend
 
 __all__ = ["plan_batch"]
 

@@ -13,11 +13,10 @@ from typing import Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
 
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.source.parallelism import default_parallelism
 from mssql_cdc.source.table_schema import declared_columns, read_columns, resolve_table, spark_ddl
-from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
-from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
+from mssql_cdc.sqlserver import Backend, Reconnecting, call_with_retries, open_backend
 
 __all__ = ["CdcDataSource", "CdcSnapshotDataSource", "Connect", "register"]
 

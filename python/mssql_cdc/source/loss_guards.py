@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.events import EventRecord
-from mssql_cdc.core.ranges import Piece
+from mssql_cdc.core import EventRecord, Piece, lsn
 from mssql_cdc.errors import DataLossError
 
 __all__ = [

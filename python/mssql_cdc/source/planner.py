@@ -21,17 +21,20 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.offsets import LsnRange, Offset, StreamOffset, format_commit_ts, initial_lsn
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.core import LsnRange, Offset, StreamOffset, format_commit_ts, initial_lsn, lsn
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.source.batch_plan import plan_batch
 from mssql_cdc.source.loss_guards import skip_end
 from mssql_cdc.source.range_reader import read_range
 from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
-from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
-from mssql_cdc.sqlserver.instances import serving_instance
-from mssql_cdc.sqlserver.metadata import ReadColumn
-from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
+from mssql_cdc.sqlserver import (
+    Backend,
+    ReadColumn,
+    Reconnecting,
+    call_with_retries,
+    open_backend,
+    serving_instance,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa

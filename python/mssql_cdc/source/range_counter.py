@@ -11,8 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core.operation import Operation
-from mssql_cdc.core.range_counts import RangeCounts
+from mssql_cdc.core import Operation, RangeCounts
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -14,11 +14,17 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.metrics_files import EventJson, RangeMetrics, range_file_name, write_json_atomic
-from mssql_cdc.core.offsets import LsnRange, format_commit_ts
+from mssql_cdc.core import (
+    EventJson,
+    LsnRange,
+    RangeMetrics,
+    format_commit_ts,
+    lsn,
+    range_file_name,
+    write_json_atomic,
+)
 from mssql_cdc.errors import EmulatorError
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.source.loss_guards import (
     ERROR_BELOW_MIN_LSN,
     ERROR_OBJECT_VANISHED,
@@ -30,10 +36,7 @@ from mssql_cdc.source.loss_guards import (
     task_skip_warning,
 )
 from mssql_cdc.source.range_counter import RangeCounter
-from mssql_cdc.sqlserver.backend_choice import open_backend
-from mssql_cdc.sqlserver.metadata import ReadColumn
-from mssql_cdc.sqlserver.protocols import ChangeRangeReader
-from mssql_cdc.sqlserver.tsql.drivers import error_number
+from mssql_cdc.sqlserver import ChangeRangeReader, ReadColumn, error_number, open_backend
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -16,15 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from mssql_cdc.core.metrics_files import chunk_file_name, progress_file_name, write_json_atomic
-from mssql_cdc.core.offsets import format_commit_ts, initial_lsn
-from mssql_cdc.core.operation import Operation
-from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.core import (
+    Operation,
+    chunk_file_name,
+    format_commit_ts,
+    initial_lsn,
+    progress_file_name,
+    write_json_atomic,
+)
+from mssql_cdc.options import KeyBound, SourceConfig
 from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
-from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
-from mssql_cdc.sqlserver.metadata import ReadColumn
-from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
+from mssql_cdc.sqlserver import Backend, ReadColumn, Reconnecting, call_with_retries, open_backend
 
 if TYPE_CHECKING:
     import pyarrow as pa

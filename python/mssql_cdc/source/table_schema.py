@@ -14,12 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.options.declared_columns import METADATA_COLUMNS
+from mssql_cdc.options import METADATA_COLUMNS, SourceConfig
 from mssql_cdc.source.type_rules import spark_type_of, union_columns
-from mssql_cdc.sqlserver.instances import resolve_instance, table_instances
-from mssql_cdc.sqlserver.metadata import CaptureInstance, ReadColumn
-from mssql_cdc.sqlserver.protocols import CaptureCatalog
+from mssql_cdc.sqlserver import (
+    CaptureCatalog,
+    CaptureInstance,
+    ReadColumn,
+    resolve_instance,
+    table_instances,
+)
 
 __all__ = [
     "CHANGE_METADATA",

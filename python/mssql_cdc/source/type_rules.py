@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from mssql_cdc.core.events import EventRecord
+from mssql_cdc.core import EventRecord
 from mssql_cdc.errors import ConfigError, SchemaChangedError
 
 __all__ = [

@@ -5,7 +5,18 @@ when chosen. Importing this package imports no driver; `mssql-python` or `pymssq
 when the first connection opens.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
+from mssql_cdc.sqlserver.instances import (
+    pieces,
+    resolve_instance,
+    serving_instance,
+    table_instances,
+)
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -21,14 +32,35 @@ from mssql_cdc.sqlserver.protocols import (
     ChunkPlanner,
     SnapshotReader,
     StreamPlanner,
+    TileHasher,
 )
 from mssql_cdc.sqlserver.tsql.backend import (
     TsqlCaptureCatalog,
     TsqlChangeReader,
     TsqlStreamPlanner,
     connect,
+    permission_error,
 )
+from mssql_cdc.sqlserver.tsql.drivers import error_number
+from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
 from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
+
+# Names whose modules load Spark or the emulator's Arrow: imported on first use, so
+# importing this package stays light for Spark's Python workers and the driver.
+_LAZY = {
+    "EmulatorBackend": "mssql_cdc.sqlserver.emulated.backend",
+}
+
+if TYPE_CHECKING:
+    from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "Backend",
@@ -39,15 +71,25 @@ __all__ = [
     "ChangeTableAccess",
     "ChunkPlanner",
     "DdlEntry",
+    "EmulatorBackend",
     "ReadColumn",
+    "Reconnecting",
     "SessionStats",
     "SnapshotReader",
     "StreamPlanner",
     "TableColumn",
+    "TileHasher",
     "TsqlCaptureCatalog",
     "TsqlChangeReader",
     "TsqlSnapshotReader",
     "TsqlStreamPlanner",
+    "call_with_retries",
     "connect",
+    "error_number",
     "open_backend",
+    "permission_error",
+    "pieces",
+    "resolve_instance",
+    "serving_instance",
+    "table_instances",
 ]

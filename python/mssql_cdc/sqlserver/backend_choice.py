@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.sqlserver.protocols import (
     CaptureCatalog,
     ChangeRangeReader,

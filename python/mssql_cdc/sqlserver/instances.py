@@ -10,8 +10,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.ranges import Piece, cut_at_switch
+from mssql_cdc.core import Piece, cut_at_switch, lsn
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.sqlserver.metadata import CaptureInstance
 

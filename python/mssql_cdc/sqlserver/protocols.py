@@ -13,9 +13,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.ranges import Tile
-from mssql_cdc.core.row_digest import TileDigest
+from mssql_cdc.core import Tile, TileDigest, lsn
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -29,7 +27,7 @@ from mssql_cdc.sqlserver.metadata import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from mssql_cdc.options.declared_columns import KeyBound
+    from mssql_cdc.options import KeyBound
 
 __all__ = [
     "CaptureCatalog",

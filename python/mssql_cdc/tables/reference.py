@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core.checkpoint import spark_only
+from mssql_cdc.core import spark_only
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.tables.ref_syntax import normalize_path, parse_name, quote_parts
 

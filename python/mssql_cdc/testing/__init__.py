@@ -3,4 +3,9 @@
 from mssql_cdc.testing.clock import clock
 from mssql_cdc.testing.failpoints import InjectedFault, failpoint, failpoints
 
-__all__ = ["InjectedFault", "clock", "failpoint", "failpoints"]
+__all__ = [
+    "InjectedFault",
+    "clock",
+    "failpoint",
+    "failpoints",
+]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
 
 from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.snapshot import backfill as backfill_module
 from mssql_cdc.snapshot.backfill import backfill
 
 CONFIG = SourceConfig.from_options({"captureInstance": "dbo_orders", "backend": "mssql-python",
@@ -77,7 +77,9 @@ def test_the_largest_numbers_pass_the_argument_check(monkeypatch: pytest.MonkeyP
     def reached(*args: object) -> None:
         raise PastTheChecks
 
-    monkeypatch.setattr(backfill_module.snapshot_family, "snapshot_facts", reached)
+    # The module, not the package's `backfill` function of the same name.
+    backfill_module = importlib.import_module("mssql_cdc.snapshot.backfill")
+    monkeypatch.setattr(backfill_module, "snapshot_facts", reached)
     call: dict[str, Any] = {
         "app_id": "orders-v1",
         "facts_table": "ops.facts",

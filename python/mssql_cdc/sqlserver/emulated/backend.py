@@ -12,8 +12,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.ranges import Tile
+from mssql_cdc.core import Tile, lsn
 from mssql_cdc.emulator import EmulatorReader, PermissionDeniedError
 from mssql_cdc.sqlserver.emulated.local_time import (
     local_to_utc,

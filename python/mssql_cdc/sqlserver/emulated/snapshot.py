@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.emulator import EmulatorReader
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.options import KeyBound
 from mssql_cdc.sqlserver.emulated.local_time import times_as_text
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql.arrow import MAX_BATCH_BYTES, cast_batches, table_schema

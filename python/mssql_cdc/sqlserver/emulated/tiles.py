@@ -13,8 +13,8 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mssql_cdc.core.row_digest import NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest, value_text
-from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.core import NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest, value_text
+from mssql_cdc.options import KeyBound
 from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
 from mssql_cdc.sqlserver.metadata import ReadColumn
 

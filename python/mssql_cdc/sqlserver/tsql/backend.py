@@ -12,10 +12,9 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.ranges import Tile
+from mssql_cdc.core import Tile, lsn
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.config import SourceConfig
+from mssql_cdc.options import SourceConfig
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,

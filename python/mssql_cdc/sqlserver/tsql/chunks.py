@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.options.identifiers import quote_name, two_part_name
+from mssql_cdc.options import KeyBound, quote_name, two_part_name
 from mssql_cdc.sqlserver.metadata import TableColumn
 from mssql_cdc.sqlserver.tsql.snapshot import bound_parts, key_text, key_type, range_pieces
 from mssql_cdc.sqlserver.tsql.statements import PARAM, Statement, positive_int

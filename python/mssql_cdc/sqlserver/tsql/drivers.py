@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.connection_string import ConnectionString
+from mssql_cdc.options import ConnectionString
 from mssql_cdc.sqlserver.tsql.statements import Paramstyle, Statement
 
 __all__ = [

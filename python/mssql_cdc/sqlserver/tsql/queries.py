@@ -12,8 +12,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from mssql_cdc.core import lsn
-from mssql_cdc.core.ranges import Tile
+from mssql_cdc.core import Tile, lsn
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.options.identifiers import check_collation, quote_name, two_part_name
+from mssql_cdc.options import KeyBound, check_collation, quote_name, two_part_name
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql.statements import PARAM, Statement, column_expression, positive_int
 

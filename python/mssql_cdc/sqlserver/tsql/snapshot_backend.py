@@ -12,8 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.config import IsolationLevel
-from mssql_cdc.options.declared_columns import KeyBound
+from mssql_cdc.options import IsolationLevel, KeyBound
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql import chunks as tsql_chunks
 from mssql_cdc.sqlserver.tsql import snapshot as tsql_snapshot

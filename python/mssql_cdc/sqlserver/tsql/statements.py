@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from mssql_cdc.options.identifiers import change_table, quote_name, two_part_name
+from mssql_cdc.options import change_table, quote_name, two_part_name
 from mssql_cdc.sqlserver.metadata import ReadColumn
 
 __all__ = [

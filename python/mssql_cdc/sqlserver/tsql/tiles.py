@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mssql_cdc.core.row_digest import MODULUS, TileDigest
+from mssql_cdc.core import MODULUS, TileDigest
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.declared_columns import KeyBound
-from mssql_cdc.options.identifiers import quote_name
+from mssql_cdc.options import KeyBound, quote_name
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql.drivers import Session
 from mssql_cdc.sqlserver.tsql.snapshot import table_rows
