@@ -187,3 +187,118 @@ def test_the_check_accepts_includes_down_the_layers() -> None:
     assert _check("tds", "src/session.cpp", tds) == []
     emu = '#include <sqlite3.h>\n#include "mssqlcdc/error.hpp"\n#include "scan.hpp"\n'
     assert _check("emu", "src/reader.cpp", emu) == []
+
+
+# Every public function and method carries a comment: the public headers are the libraries'
+# documentation. A declaration counts as documented when a `//` comment ends on the line above
+# it, when one of its own lines ends in a `//` comment, or when it follows, with no blank line
+# in between, a documented declaration of the same group (one comment may cover a run of
+# related declarations, as `lsn_to_time` and `lsn_to_utc`). Private members, deleted and
+# defaulted members, and the function-pointer fields of Arrow's C structs are exempt; so are
+# function bodies, which are skipped by brace depth.
+_SCOPE = re.compile(r"^(?:template\s*<[^;{]*>\s*)?(?:namespace\b|class\b|struct\b|union\b|extern\s+\"C\")")
+_ENUM = re.compile(r"^enum\b")
+_ACCESS = re.compile(r"^(public|protected|private)\s*:$")
+
+
+@dataclass
+class _Scope:
+    kind: str  # "scope": its members are checked; "body": skipped
+    private: bool = False  # in a private section now
+    hidden: bool = False  # opened inside a private section: nothing in it is public
+
+
+def _strip_trailing_comment(line: str) -> tuple[str, bool]:
+    """The code of one line without a trailing `//` comment, and whether it had one."""
+    text, in_string = line, False
+    for i, ch in enumerate(text):
+        if ch == '"' and (i == 0 or text[i - 1] != "\\"):
+            in_string = not in_string
+        elif not in_string and text.startswith("//", i):
+            return text[:i].rstrip(), True
+    return text.rstrip(), False
+
+
+def undocumented(source: str, name: str) -> list[str]:
+    """The public function declarations of a header `source` that carry no comment."""
+    found: list[str] = []
+    scopes: list[_Scope] = [_Scope("scope")]
+    covered = False  # the declarations from here on sit under a comment
+    statement: list[str] = []
+    start = 0
+    commented = False
+    for number, raw in enumerate(source.splitlines(), start=1):
+        line = raw.strip()
+        inside_body = scopes[-1].kind == "body"
+        if inside_body:
+            code, _ = _strip_trailing_comment(line)
+            opened = code.count("{") - code.count("}")
+            while opened < 0 and len(scopes) > 1:
+                scopes.pop()
+                opened += 1
+                if scopes[-1].kind != "body":
+                    break
+            scopes.extend(_Scope("body") for _ in range(max(opened, 0)))
+            continue
+        if not statement:
+            if not line or line.startswith("#"):
+                covered = False
+                continue
+            if line.startswith("//"):
+                covered = True
+                continue
+            if _ACCESS.match(line):
+                scopes[-1].private = line.startswith("private")
+                covered = False
+                continue
+            start = number
+            commented = covered
+        code, trailing = _strip_trailing_comment(line)
+        commented = commented or trailing
+        statement.append(code)
+        text = " ".join(statement)
+        if not (code.endswith((";", "{", "}", "{{")) or code.endswith("};")):
+            continue
+        statement = []
+        closes = text.count("}") - text.count("{")
+        if text.startswith("}"):
+            # The end of a class, namespace or extern block.
+            scopes.pop()
+            covered = False
+            continue
+        is_function = (
+            "(" in text.split("{")[0]
+            and not _SCOPE.match(text)
+            and not _ENUM.match(text)
+            and not text.startswith(("static_assert", "using ", "typedef ", "return "))
+            and "(*" not in text
+            and not re.search(r"=\s*(?:delete|default)\s*;", text)
+            and not re.match(r"^[\w:<>,\s*&]+\s+\w+\s*(?:=|\{)", text.split("(")[0] + "(")
+        )
+        if is_function and not (scopes[-1].private or scopes[-1].hidden) and not commented:
+            found.append(f"{name}:{start}: {text[:80]}")
+        opened = text.count("{") - text.count("}")
+        if text.endswith("{") and opened > 0:
+            if _SCOPE.match(text):
+                private = text.startswith("class") or text.startswith("template") and " class " in text
+                hidden = scopes[-1].private or scopes[-1].hidden
+                scopes.append(_Scope("scope", private=private, hidden=hidden))
+                covered = False
+            else:
+                scopes.extend(_Scope("body") for _ in range(opened))
+        elif closes > 0 and not text.endswith("}"):
+            scopes.pop()
+    return found
+
+
+def public_headers() -> list[Path]:
+    return sorted(p for library in LIBRARIES for p in (CPP / library / "include").rglob("*.hpp"))
+
+
+def test_every_public_declaration_has_a_comment() -> None:
+    headers = public_headers()
+    assert headers
+    found = [
+        u for h in headers for u in undocumented(h.read_text(encoding="utf-8"), str(h.relative_to(ROOT)))
+    ]
+    assert found == [], "\n".join(found)

@@ -62,6 +62,7 @@ class Buffer {
   Buffer() = default;
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+  // Moves take the memory and leave `o` empty.
   Buffer(Buffer&& o) noexcept : data_(o.data_), size_(o.size_), cap_(o.cap_) {
     o.data_ = nullptr, o.size_ = o.cap_ = 0;
   }
@@ -73,6 +74,7 @@ class Buffer {
     }
     return *this;
   }
+  // Frees the memory.
   ~Buffer() { std::free(data_); }
   // Appends `n` bytes copied from `p`, or `n` zero bytes. Pointers from data() are invalid after.
   void append(const void* p, std::size_t n);

@@ -150,6 +150,7 @@ class WriteTxn {
 // `db` must have no transaction open and must outlive the ReadTxn.
 class ReadTxn {
  public:
+  // Begins the transaction; the snapshot is fixed by the first statement that reads.
   explicit ReadTxn(Db& db);
   ReadTxn(const ReadTxn&) = delete;
   ReadTxn& operator=(const ReadTxn&) = delete;
