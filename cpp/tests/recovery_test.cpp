@@ -1,5 +1,6 @@
 // decide() and conclude() over every branch (the mode lock, the loss test, the generation walk
-// and its reuse rules, the guards) and the state each crash leaves behind. LSNs are L(n); the source's cleanup is at `min`.
+// and its reuse rules, the guards) and the state each crash leaves behind. LSNs are L(n); the
+// source's cleanup is at `min`.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -4,9 +4,9 @@
 
 #include "emu_test_util.hpp"
 #include "mssqlcdc/emu/reader.hpp"
+#include "mssqlcdc/tds/tokens.hpp"
 #include "tds/src/request.hpp"
 #include "tds/src/session.hpp"
-#include "mssqlcdc/tds/tokens.hpp"
 #include "tds_test_util.hpp"
 
 namespace mssqlcdc::tds {

@@ -8,8 +8,8 @@
 #include "emu_test_util.hpp"
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/faults.hpp"
-#include "tds/src/session.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
+#include "tds/src/session.hpp"
 #include "tds_test_util.hpp"
 
 namespace mssqlcdc::tds {

@@ -7,8 +7,8 @@
 #include <span>
 #include <string>
 
-#include "tds/src/login.hpp"
 #include "mssqlcdc/tds/wire.hpp"
+#include "tds/src/login.hpp"
 
 namespace mssqlcdc::tds::test {
 

@@ -13,6 +13,9 @@ A public header (`<library>/include/`) may not include its library's private hea
 users of the library see only the include folder. CMake enforces the same cut (a library's
 target has no include path to the folders above it); this test says which line broke it.
 Decision 1300 gives the cut and why.
+
+The public headers are also the libraries' documentation, so a last check asks that every public
+function and method declared there carries a comment.
 """
 
 from __future__ import annotations
@@ -187,3 +190,166 @@ def test_the_check_accepts_includes_down_the_layers() -> None:
     assert _check("tds", "src/session.cpp", tds) == []
     emu = '#include <sqlite3.h>\n#include "mssqlcdc/error.hpp"\n#include "scan.hpp"\n'
     assert _check("emu", "src/reader.cpp", emu) == []
+
+
+# Every public function and method carries a comment: the public headers are the libraries'
+# documentation. A declaration counts as documented when a `//` comment ends on the line above
+# it, when one of its own lines ends in a `//` comment, or when it follows, with no blank line
+# in between, a documented declaration of the same group (one comment may cover a run of
+# related declarations, as `lsn_to_time` and `lsn_to_utc`). Private members, deleted and
+# defaulted members, and the function-pointer fields of Arrow's C structs are exempt; function
+# bodies, enumerators and initializers are skipped by brace depth. A heuristic, not a C++
+# parser: it knows the headers' own style (clang-format's), no macros, no block comments.
+_SCOPE = re.compile(
+    r'^(?:template\s*<[^;{]*>\s*)?(?:namespace\b|class\b|struct\b|union\b|extern\s+"C")'
+)
+_ACCESS = re.compile(r"^(public|protected|private)\s*:$")
+_DELETED = re.compile(r"=\s*(?:delete|default)\s*;")
+
+
+@dataclass
+class _Scope:
+    body: bool  # a function body, an enum or an initializer: skipped
+    private: bool = False  # in a private section now
+    hidden: bool = False  # opened inside a private section: nothing in it is public
+
+
+def _code_of(line: str) -> tuple[str, bool]:
+    """One line's code without a trailing `//` comment, and whether it had one."""
+    in_string = False
+    for i, ch in enumerate(line):
+        if ch == '"' and (i == 0 or line[i - 1] != "\\"):
+            in_string = not in_string
+        elif not in_string and line.startswith("//", i):
+            return line[:i].rstrip(), True
+    return line.rstrip(), False
+
+
+def _is_function(text: str) -> bool:
+    head = re.sub(r"operator\S*", "operator", text.split("(")[0])
+    return (
+        "(" in text
+        and "=" not in head
+        and "{" not in head
+        and not _SCOPE.match(text)
+        and not text.startswith(("enum", "static_assert", "using ", "typedef ", "return "))
+        and "(*" not in text
+        and not _DELETED.search(text)
+    )
+
+
+def undocumented(source: str, name: str) -> list[str]:
+    """The public function declarations of a header `source` that carry no comment."""
+    found: list[str] = []
+    scopes = [_Scope(body=False)]
+    covered = False  # the declarations from here on sit under a comment
+    statement: list[str] = []
+    start, commented = 0, False
+    for number, raw in enumerate(source.splitlines(), start=1):
+        line = raw.strip()
+        if scopes[-1].body:
+            code, _ = _code_of(line)
+            depth = code.count("{") - code.count("}")
+            while depth < 0 and scopes[-1].body:
+                scopes.pop()
+                depth += 1
+            scopes.extend(_Scope(body=True) for _ in range(max(depth, 0)))
+            continue
+        if not statement:
+            if not line or line.startswith("#"):
+                covered = False
+                continue
+            if line.startswith("//"):
+                covered = True
+                continue
+            if _ACCESS.match(line):
+                scopes[-1].private = line.startswith("private")
+                covered = False
+                continue
+            start, commented = number, covered
+        code, trailing = _code_of(line)
+        commented = commented or trailing
+        statement.append(code)
+        if not code.endswith((";", "{", "}")):
+            continue
+        text = " ".join(statement)
+        statement = []
+        if text.startswith("}"):  # the end of a class, namespace or extern block
+            scopes.pop()
+            covered = False
+            continue
+        public = not (scopes[-1].private or scopes[-1].hidden)
+        if public and _is_function(text) and not commented:
+            found.append(f"{name}:{start}: {text[:80]}")
+        depth = text.count("{") - text.count("}")
+        if depth > 0 and _SCOPE.match(text):
+            hidden = scopes[-1].private or scopes[-1].hidden
+            scopes.append(_Scope(body=False, private=text.startswith("class"), hidden=hidden))
+            covered = False
+        else:
+            scopes.extend(_Scope(body=True) for _ in range(max(depth, 0)))
+    return found
+
+
+def public_headers() -> list[Path]:
+    return sorted(p for library in LIBRARIES for p in (CPP / library / "include").rglob("*.hpp"))
+
+
+def test_every_public_declaration_has_a_comment() -> None:
+    headers = public_headers()
+    assert len(headers) > 20, headers
+    found = [
+        u
+        for h in headers
+        for u in undocumented(h.read_text(encoding="utf-8"), str(h.relative_to(ROOT)))
+    ]
+    assert found == [], "\n".join(found)
+
+
+def test_the_comment_check_catches_bare_declarations() -> None:
+    header = """
+namespace x {
+
+// Documented.
+int documented(int a);
+int grouped(int b);  // the run below a comment is covered
+
+int bare(int a,
+         int b);
+
+class Thing {
+ public:
+  Thing();
+  // The size.
+  int size() const { return n_; }
+  int lonely() const;  // trailing comments count
+  Thing(const Thing&) = delete;
+
+  Thing& operator=(Thing&& o) noexcept {
+    n_ = o.n_;
+    return *this;
+  }
+
+ private:
+  int hidden();
+  int n_ = 0;
+};
+
+struct Open {
+  std::vector<int> items;
+  bool empty() const { return items.empty(); }
+};
+
+enum class Kind { A, B };
+inline constexpr std::array<int, 2> kTable{{
+    {f(1)},
+}};
+
+}  // namespace x
+"""
+    assert undocumented(header, "h.hpp") == [
+        "h.hpp:8: int bare(int a, int b);",
+        "h.hpp:13: Thing();",
+        "h.hpp:19: Thing& operator=(Thing&& o) noexcept {",
+        "h.hpp:31: bool empty() const { return items.empty(); }",
+    ]

@@ -4,8 +4,8 @@
 #include <cctype>
 
 #include "mssqlcdc/emu/log.hpp"
-#include "nullability.hpp"
 #include "mssqlcdc/error.hpp"
+#include "nullability.hpp"
 
 namespace mssqlcdc::emu {
 

@@ -4,8 +4,8 @@
 #include <set>
 
 #include "mssqlcdc/emu/engine.hpp"
-#include "nullability.hpp"
 #include "mssqlcdc/error.hpp"
+#include "nullability.hpp"
 
 namespace mssqlcdc::emu {
 

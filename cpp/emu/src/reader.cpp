@@ -6,8 +6,8 @@
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/permissions.hpp"
-#include "scan.hpp"
 #include "mssqlcdc/error.hpp"
+#include "scan.hpp"
 
 namespace mssqlcdc::emu {
 

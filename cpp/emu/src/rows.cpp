@@ -11,8 +11,8 @@
 #include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/reader.hpp"
-#include "schema_lock.hpp"
 #include "mssqlcdc/error.hpp"
+#include "schema_lock.hpp"
 
 namespace mssqlcdc::emu {
 namespace {

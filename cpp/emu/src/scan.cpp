@@ -8,8 +8,8 @@
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/log.hpp"
-#include "schema_lock.hpp"
 #include "mssqlcdc/error.hpp"
+#include "schema_lock.hpp"
 
 namespace mssqlcdc::emu {
 

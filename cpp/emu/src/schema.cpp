@@ -4,10 +4,10 @@
 
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/format.hpp"
-#include "nullability.hpp"
 #include "mssqlcdc/emu/permissions.hpp"
-#include "schema_lock.hpp"
 #include "mssqlcdc/error.hpp"
+#include "nullability.hpp"
+#include "schema_lock.hpp"
 
 namespace mssqlcdc::emu {
 

@@ -11,11 +11,11 @@
 #include <map>
 
 #include "mssqlcdc/error.hpp"
-#include "tsql.hpp"
 #include "scalar_calendar.hpp"
 #include "scalar_kinds.hpp"
 #include "scalar_numeric.hpp"
 #include "scalar_text.hpp"
+#include "tsql.hpp"
 
 namespace mssqlcdc::tds {
 

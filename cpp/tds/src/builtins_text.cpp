@@ -8,11 +8,11 @@
 #include <memory>
 
 #include "builtins.hpp"
-#include "tsql.hpp"
 #include "mssqlcdc/tds/wire.hpp"
 #include "scalar_kinds.hpp"
 #include "scalar_numeric.hpp"
 #include "scalar_text.hpp"
+#include "tsql.hpp"
 
 namespace mssqlcdc::tds::scalar {
 

@@ -7,10 +7,10 @@
 #include <array>
 #include <utility>
 
+#include "builtins.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/emu/zone.hpp"
 #include "mssqlcdc/error.hpp"
-#include "builtins.hpp"
 #include "objects.hpp"
 #include "stored.hpp"
 #include "tsql.hpp"

@@ -4,10 +4,10 @@
 
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/error.hpp"
+#include "mssqlcdc/utc_time.hpp"
 #include "procedures.hpp"
 #include "stored.hpp"
 #include "tsql.hpp"
-#include "mssqlcdc/utc_time.hpp"
 
 namespace mssqlcdc::tds {
 namespace {

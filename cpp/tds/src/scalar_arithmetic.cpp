@@ -5,10 +5,10 @@
 #include <cmath>
 
 #include "builtins.hpp"
-#include "tsql.hpp"
 #include "scalar_kinds.hpp"
 #include "scalar_numeric.hpp"
 #include "scalar_text.hpp"
+#include "tsql.hpp"
 
 namespace mssqlcdc::tds {
 

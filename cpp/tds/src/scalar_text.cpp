@@ -4,10 +4,10 @@
 #include <string>
 
 #include "builtins.hpp"
-#include "tsql.hpp"
 #include "scalar_calendar.hpp"
 #include "scalar_numeric.hpp"
 #include "scalar_text.hpp"
+#include "tsql.hpp"
 
 namespace mssqlcdc::tds::scalar {
 

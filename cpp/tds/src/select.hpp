@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "relations.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
+#include "relations.hpp"
 
 namespace mssqlcdc::tds {
 

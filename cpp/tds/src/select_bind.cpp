@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <utility>
 
-#include "mssqlcdc/emu/zone.hpp"
 #include "builtins.hpp"
-#include "tsql.hpp"
+#include "mssqlcdc/emu/zone.hpp"
 #include "select_engine.hpp"
+#include "tsql.hpp"
 
 namespace mssqlcdc::tds::engine {
 

@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "builtins.hpp"
-#include "tsql.hpp"
 #include "select_engine.hpp"
+#include "tsql.hpp"
 
 namespace mssqlcdc::tds::engine {
 namespace {

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "builtins.hpp"
-#include "tsql.hpp"
 #include "select_engine.hpp"
+#include "tsql.hpp"
 
 namespace mssqlcdc::tds::engine {
 

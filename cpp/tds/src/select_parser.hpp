@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "mssqlcdc/error.hpp"
 #include "builtins.hpp"
+#include "mssqlcdc/error.hpp"
 #include "select.hpp"
 #include "tsql.hpp"
 

@@ -16,12 +16,12 @@
 #include <optional>
 #include <span>
 
-#include "mssqlcdc/error.hpp"
 #include "login.hpp"
+#include "mssqlcdc/error.hpp"
+#include "mssqlcdc/tds/tokens.hpp"
 #include "packet.hpp"
 #include "session.hpp"
 #include "tls.hpp"
-#include "mssqlcdc/tds/tokens.hpp"
 
 namespace mssqlcdc::tds {
 namespace {

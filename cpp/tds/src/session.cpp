@@ -4,10 +4,10 @@
 #include <functional>
 #include <utility>
 
-#include "mssqlcdc/error.hpp"
 #include "login.hpp"
-#include "procedures.hpp"
+#include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
+#include "procedures.hpp"
 #include "tsql.hpp"
 
 namespace mssqlcdc::tds {

@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "mssqlcdc/tds/faults.hpp"
 #include "login.hpp"
+#include "mssqlcdc/tds/faults.hpp"
 #include "packet.hpp"
 #include "request.hpp"
 #include "statements.hpp"

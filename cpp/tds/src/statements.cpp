@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <utility>
 
-#include "mssqlcdc/emu/reader.hpp"
-#include "mssqlcdc/error.hpp"
 #include "builtins.hpp"
 #include "catalog.hpp"
+#include "mssqlcdc/emu/reader.hpp"
+#include "mssqlcdc/error.hpp"
 #include "procedures.hpp"
 #include "select.hpp"
 #include "tsql.hpp"

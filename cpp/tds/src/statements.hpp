@@ -15,10 +15,10 @@
 #include <string_view>
 #include <vector>
 
-#include "relations.hpp"
-#include "select.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "mssqlcdc/tds/types.hpp"
+#include "relations.hpp"
+#include "select.hpp"
 
 namespace mssqlcdc::emu {
 class Reader;

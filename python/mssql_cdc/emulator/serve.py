@@ -1,7 +1,7 @@
 """The emulator over the network: a TDS server that SQL Server drivers connect to.
 
 `Emulator.serve()` and `mssql-cdc emulator serve` start one. The protocol and the statements it
-answers live in C++ (`cpp/src/tds`, decision 0700); this module holds the handle a caller gets.
+answers live in C++ (`cpp/tds`, decision 0700); this module holds the handle a caller gets.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@
 
 namespace mssqlcdc::checkpoint {
 
+// The last batch Spark committed and the source offset it ended at.
 struct LastOffset {
   std::int64_t batch_id = 0;  // the highest committed batch
   std::string source_json;    // line 3 of offsets/<batch_id>, exactly as Spark wrote it
@@ -30,7 +31,8 @@ struct LastOffset {
 // or its third line is "-" (no offset for the source).
 [[nodiscard]] std::optional<LastOffset> last_committed_offset(const std::filesystem::path& spark_dir);
 
-// Whether Spark has ever started a query on `spark_dir` (it writes <dir>/metadata first).
+// Whether Spark has ever started a query on `spark_dir` (it writes <dir>/metadata first). An
+// unreadable folder counts as no; never throws.
 [[nodiscard]] bool has_metadata(const std::filesystem::path& spark_dir);
 
 // Reads this library's source offset, {"lsn": <canonical LSN>, "commit_ts": <time or "">}.

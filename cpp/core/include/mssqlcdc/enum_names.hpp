@@ -10,6 +10,7 @@
 
 namespace mssqlcdc {
 
+// One row of a name table: an enumerator and its text.
 template <typename E>
 struct EnumName {
   E value;
@@ -26,12 +27,15 @@ constexpr bool in_declaration_order(const std::array<EnumName<E>, N>& table) {
   return true;
 }
 
+// The text of `value` in `table`; empty for a value outside the table. Requires a table for
+// which in_declaration_order() holds.
 template <typename E, std::size_t N>
 constexpr std::string_view name_of(const std::array<EnumName<E>, N>& table, E value) {
   const auto i = static_cast<std::size_t>(value);
   return i < N ? table[i].name : std::string_view();
 }
 
+// The enumerator whose text is exactly `name` (case matters), or std::nullopt.
 template <typename E, std::size_t N>
 constexpr std::optional<E> value_of(const std::array<EnumName<E>, N>& table, std::string_view name) {
   for (const EnumName<E>& entry : table) {

@@ -7,6 +7,8 @@
 
 namespace mssqlcdc {
 
+// What went wrong, coarsely: the binding picks the Python exception class from it, and callers
+// branch on it instead of on message text.
 enum class ErrorKind {
   InvalidArgument,  // bad text or value from the caller: Python ValueError
   OutOfRange,       // arithmetic past the LSN domain: Python OverflowError
@@ -35,11 +37,17 @@ enum class ErrorKind {
   Type,              // Python TypeError
 };
 
+// Every failure the libraries report, in core, the emulator and its TDS front end alike. what()
+// is a complete sentence for the user; kind() says which Python class it becomes. Code that
+// throws something else (std::bad_alloc, std::bad_variant_access for a misused accessor) has a
+// bug or ran out of memory. Immutable once thrown, so safe to read from any thread.
 class Error : public std::runtime_error {
  public:
+  // `number` is SQL Server's error number when `kind` stands for a server error, else 0.
   Error(ErrorKind kind, const std::string& message, int number = 0)
       : std::runtime_error(message), kind_(kind), number_(number) {}
 
+  // Which kind of failure this is.
   [[nodiscard]] ErrorKind kind() const noexcept { return kind_; }
   // SQL Server's error number for emulated server errors (515, 2627, ...); 0 otherwise.
   [[nodiscard]] int number() const noexcept { return number_; }

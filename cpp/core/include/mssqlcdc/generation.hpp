@@ -25,6 +25,8 @@ struct Offset {
   bool operator==(const Offset&) const = default;
 };
 
+// The content of the state file: the live generation, where it starts and any open recovery.
+// validate_state() says which combinations may be stored.
 struct State {
   int generation = 0;
   std::optional<Offset> snapshot;        // where generation > 0 starts; absent in generation 0
@@ -36,6 +38,7 @@ struct State {
 
 namespace checkpoint {
 
+// The state file's name inside the root checkpoint.
 inline constexpr const char* kStateFileName = "_mssql_cdc_generation.json";
 
 // The state as a JSON object, keys in the documented order; only the documented keys.
@@ -64,7 +67,7 @@ void validate_state(const State& state);
 // removing its temporary file.
 void write_state(const std::filesystem::path& checkpoint, const State& state);
 
-// Compare-and-set without a lock file (the seed forbids one, decision 0615): reads the file
+// Compare-and-set without a lock file (decision 0615 says why there is none): reads the file
 // again and writes `next` (as write_state does) only while it still holds `expected` (no file
 // equals State{}, generation 0). Returns false, writing nothing, when another run changed the
 // state since the caller read it: the caller reads again and decides again. Only two writes
@@ -84,7 +87,8 @@ struct GenerationPaths {
   bool operator==(const GenerationPaths&) const = default;
 };
 
-// Throws Error(InvalidArgument) for an empty checkpoint or app_id or a negative generation.
+// The paths and names of `generation` of the stream at `checkpoint` with `app_id`. Throws
+// Error(InvalidArgument) for an empty checkpoint or app_id or a negative generation.
 // Trailing slashes of the paths are dropped; no other normalisation happens here.
 [[nodiscard]] GenerationPaths generation_paths(const std::string& checkpoint, const std::string& app_id, int generation,
                                                const std::optional<std::string>& metrics_path = {});

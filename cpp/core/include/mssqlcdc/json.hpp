@@ -19,12 +19,17 @@ using Array = std::vector<Value>;
 // Members keep their order of appearance, so a writer reproduces the order it was given.
 using Object = std::vector<std::pair<std::string, Value>>;
 
+// A JSON number, kept as its text; as_int64() reads it as an integer where it is one.
 struct Number {
   std::string text;  // as written in the document, already validated against the JSON grammar
 };
 
+// One JSON value: null, a boolean, a number, a string (UTF-8), an array or an object. A plain
+// value type: copies are deep, and a Value no thread writes may be read from many threads.
 class Value {
  public:
+  // Implicit conversions from the C++ value of each type, so documents can be written as
+  // nested initializer lists. Strings must be UTF-8; dump() does not check them.
   Value() = default;  // null
   Value(std::nullptr_t) {}
   Value(bool b) : v_(b) {}
@@ -34,12 +39,15 @@ class Value {
   Value(const char* s) : v_(std::string(s)) {}
   Value(Array a) : v_(std::move(a)) {}
   Value(Object o) : v_(std::move(o)) {}
+  // A number given as text. `n.text` must already match the JSON number grammar: dump() writes
+  // it unchanged, so anything else would make the output invalid.
   static Value number(Number n) {
     Value v;
     v.v_ = std::move(n);
     return v;
   }
 
+  // Which of the six types this value holds.
   [[nodiscard]] bool is_null() const { return std::holds_alternative<std::monostate>(v_); }
   [[nodiscard]] bool is_bool() const { return std::holds_alternative<bool>(v_); }
   [[nodiscard]] bool is_number() const { return std::holds_alternative<Number>(v_); }
@@ -69,8 +77,9 @@ class Value {
   std::variant<std::monostate, bool, Number, std::string, Array, Object> v_;
 };
 
-// Parses one complete document. Malformed input throws Error(InvalidArgument) whose message
-// says what is wrong and at which byte offset; callers prefix it with the file it came from.
+// Parses one complete document. Malformed input, and nesting deeper than 64 arrays or objects,
+// throws Error(InvalidArgument) whose message says what is wrong and at which byte offset;
+// callers prefix it with the file it came from.
 [[nodiscard]] Value parse(std::string_view text);
 
 // Compact text (no spaces), member order kept, strings escaped as RFC 8259 requires: `"`, `\`

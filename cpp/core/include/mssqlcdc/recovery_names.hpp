@@ -10,6 +10,7 @@
 
 namespace mssqlcdc::recovery::names {
 
+// One table per enum, in declaration order (the static_assert below checks it).
 inline constexpr std::array<EnumName<Mode>, 2> kMode{{
     {Mode::Full, "full"},
     {Mode::Chunked, "chunked"},

@@ -13,13 +13,15 @@
 
 namespace mssqlcdc::utc {
 
+// Whether a text must end in a zone: Forbidden for commit times, Required for instants.
 enum class Zone { Forbidden, Required };
 
 // Milliseconds since 1970-01-01T00:00:00Z, or std::nullopt when `text` is not in the form
 // `zone` asks for or names no real calendar date and time (month 13, February 30, hour 24).
 [[nodiscard]] std::optional<std::int64_t> parse_millis(std::string_view text, Zone zone);
 
-// The instant as the state file writes it: "YYYY-MM-DDTHH:MM:SS+00:00" (seconds, floored).
+// The instant as the state file writes it: "YYYY-MM-DDTHH:MM:SS+00:00" (seconds, floored, also
+// before 1970). Never throws.
 [[nodiscard]] std::string format_seconds(std::int64_t millis);
 
 }  // namespace mssqlcdc::utc

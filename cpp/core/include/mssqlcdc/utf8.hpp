@@ -5,7 +5,8 @@
 
 namespace mssqlcdc {
 
-// `cp` must be a scalar value (at most U+10FFFF, no surrogate); callers check before.
+// Appends the UTF-8 encoding of `cp` (one to four bytes) to `out`. `cp` must be a scalar value
+// (at most U+10FFFF, no surrogate); callers check before, as nothing is checked here.
 inline void append_utf8(std::string& out, char32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));

@@ -9,11 +9,13 @@
 
 namespace mssqlcdc::emu {
 
+// Microseconds since 1970-01-01T00:00:00, UTC unless a name says local.
 using Micros = std::int64_t;
 
+// The system clock now, in UTC microseconds.
 Micros wall_clock_micros();
 
-// "2026-09-28 13:51:00" or "2026-09-28 13:51:00.003" for messages.
+// "2026-09-28 13:51:00" or "2026-09-28 13:51:00.003" for messages: `t` as written, no zone.
 std::string format_time(Micros t);
 
 // The time of the next timed event: a given `at` rounded to a tick (not before last_time, else

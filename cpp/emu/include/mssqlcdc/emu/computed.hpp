@@ -19,16 +19,19 @@ struct ExprNode;
 
 // A parsed expression: column references, number and string literals, unary minus, + - * /
 // and parentheses; + joins two strings.
+// Immutable once parsed, so it may be shared between threads.
 class Expression {
  public:
-  // Parses `text` and checks it against the columns it may use (name, type, whether computed);
-  // throws EmuSchema (207 for an unknown column, 1759 for a computed one) naming `what`.
+  // A column an expression may use: its name, id and type, and whether it is computed itself.
   struct Operand {
     std::string name;
     std::int64_t column_id = 0;
     SqlType type;
     bool computed = false;
   };
+  // Parses `text` and checks it against the columns it may use and the column's type `result`;
+  // throws EmuSchema (207 for an unknown column, 1759 for a computed one, a malformed
+  // expression, a value `result` cannot hold) naming `what`.
   static Expression parse(const std::string& text, const std::vector<Operand>& columns, const SqlType& result,
                           const std::string& what);
 
@@ -40,6 +43,7 @@ class Expression {
     for (const auto& id : columns_) cells.push_back(cell_of(id));
     return evaluate_cells(cells);
   }
+  // The expression as given to parse(), as stored and shown.
   [[nodiscard]] const std::string& text() const { return text_; }
   [[nodiscard]] const std::vector<std::int64_t>& columns() const { return columns_; }  // referenced ids
 
@@ -58,6 +62,7 @@ class Expression {
 // expression text; nullopt when there is no AS clause.
 std::optional<std::string> split_computed(std::string& type_text);
 
+// Stores a computed column's expression text in emu_meta, in the caller's write transaction.
 void store_computed(Db& db, std::int64_t table_id, std::int64_t column_id, const std::string& expression);
 // (column id, expression text) of every computed column of the table.
 std::vector<std::pair<std::int64_t, std::string>> load_computed(Db& db, std::int64_t table_id);

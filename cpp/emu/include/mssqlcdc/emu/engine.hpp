@@ -99,8 +99,11 @@ class Engine : private InstanceSource {
   Lsn drop_column(std::string_view table, std::string_view column, std::optional<Micros> at);
   Lsn alter_column(std::string_view table, std::string_view column, std::string_view sql_type,
                    std::optional<Micros> at);
-  // sp_rename (rename.cpp, decision 1261): a captured column is error 4928; a table keeps its
-  // capture instances, which go on capturing under the new name.
+  // sp_rename (decision 1261). A table keeps its capture instances, which go on capturing under
+  // the new name; the new table name is a bare name in the same schema. Throws EmuUnknownObject
+  // (15248 for a column), EmuSchema for a bad or used name (15335), a captured column (4928) or
+  // a column a computed column uses (5074), and InvalidArgument while an open interleaved
+  // transaction holds the table.
   void rename_column(std::string_view table, std::string_view column, std::string_view new_name);
   void rename_table(std::string_view table, std::string_view new_name);
 
@@ -149,7 +152,8 @@ class Engine : private InstanceSource {
   void rollback(std::int64_t txn);
   void rollback_all();
 
-  // A setting's value as text (names in kSettingNames); configure() validates and stores one.
+  // A setting's value as text (the names set_setting() in format.hpp knows); configure()
+  // validates and stores one.
   // Both throw InvalidArgument for an unknown name; configure also for a bad value.
   std::string setting(const std::string& name);
   void configure(const std::string& name, const std::string& value);

@@ -12,13 +12,16 @@
 
 namespace mssqlcdc::emu {
 
+// SQLite's application_id and user_version of an emulator file: open_file() refuses other ids
+// (EmuFileFormat) and higher versions (EmuFormatVersion).
 inline constexpr std::int32_t kApplicationId = 0x4D534345;  // "MSCE"
 inline constexpr int kFormatVersion = 1;
 
+// The settings a new file starts with.
 struct CreateOptions {
-  std::int64_t start_micros = 0;  // the clock's floor, UTC
-  int retention_minutes = 4320;
-  std::string capture = "immediate";
+  std::int64_t start_micros = 0;      // the clock's floor, UTC
+  int retention_minutes = 4320;       // the cleanup job's retention, 1..52494800
+  std::string capture = "immediate";  // or "manual": capture runs only when asked
 };
 
 // Creates a new file (FileExists if it or a left-over -wal exists, FileNotFound if its folder
@@ -29,7 +32,8 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
 // EmuFormatVersion), with the emulator's pragmas set.
 std::unique_ptr<Db> open_file(const std::filesystem::path& path);
 
-// emu_meta key/value access; values are text.
+// emu_meta key/value access; values are text. meta_get gives nothing for a missing key;
+// meta_int throws Corrupt for one. Writes need the caller's write transaction.
 std::optional<std::string> meta_get(Db& db, const std::string& key);
 void meta_set(Db& db, const std::string& key, const std::string& value);
 std::int64_t meta_int(Db& db, const std::string& key);
@@ -39,11 +43,9 @@ std::int64_t meta_int(Db& db, const std::string& key);
 std::int64_t catalog_version(Db& db);
 void bump_catalog(Db& db);
 
-// Settings, stored as text; set_setting validates name and value.
+// Settings, stored as text; set_setting validates name and value. Both throw InvalidArgument
+// for an unknown name, set_setting also for a bad value.
 std::string get_setting(Db& db, const std::string& name);
 void set_setting(Db& db, const std::string& name, const std::string& value);
-inline const char* const kSettingNames[] = {
-    "capture",          "maxtrans",           "idle_interval_seconds", "retention_minutes", "cleanup_threshold",
-    "cleanup_job_rule", "max_text_repl_size", "command_id_column",     "time_zone"};
 
 }  // namespace mssqlcdc::emu

@@ -12,6 +12,7 @@
 
 namespace mssqlcdc::emu {
 
+// An identity column's definition: which column, its seed and its increment.
 struct Identity {
   std::int64_t column_id = 0;
   std::int64_t seed = 1;
@@ -27,6 +28,8 @@ std::optional<Identity> split_identity(std::string& type_text, const std::string
 // a type that cannot be an identity); throws EmuSchema.
 void check_identity(const Identity& identity, const SqlType& type, const std::string& what);
 
+// Stores the table's identity definition, in the caller's write transaction; load_identity
+// reads it back (nothing when the table has none; Corrupt for a malformed row).
 void store_identity(Db& db, std::int64_t table_id, const Identity& identity);
 std::optional<Identity> load_identity(Db& db, std::int64_t table_id);
 

@@ -15,8 +15,10 @@
 
 namespace mssqlcdc::emu {
 
+// The fixed role whose members read every capture instance.
 inline constexpr const char* kDbOwner = "db_owner";
 
+// The calls that write need the caller's write transaction on `db`.
 // Creates a database user that is a member of `roles` (each db_owner or a role that exists).
 // EmuSchema 15023 when the name is taken, EmuUnknownObject 15151 for an unknown role.
 void create_user(Db& db, std::string_view name, const std::vector<std::string>& roles);
@@ -24,6 +26,7 @@ void create_user(Db& db, std::string_view name, const std::vector<std::string>& 
 void add_role_member(Db& db, std::string_view role, std::string_view user);
 // The instance's gating role, created when it does not exist (sp_cdc_enable_table does so).
 void set_gating_role(Db& db, std::int64_t change_table_id, std::string_view role);
+// The instance's gating role, or nothing when it has none.
 std::optional<std::string> gating_role(Db& db, std::int64_t change_table_id);
 
 // The user's name as created, or nothing when no such user exists.

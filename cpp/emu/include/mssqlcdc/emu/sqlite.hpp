@@ -26,6 +26,7 @@ struct Cell {
   double d = 0;
   std::string s;  // text, or blob bytes
 
+  // A Cell of each type.
   static Cell null() { return {}; }
   static Cell integer(std::int64_t v) {
     Cell c;
@@ -57,29 +58,36 @@ struct Cell {
 
 class Db;
 
-// A prepared statement borrowed from a Db's cache; reset and unbound when it goes away.
+// A prepared statement borrowed from a Db's cache; reset and unbound when it goes away. It must
+// not outlive its Db, and two live Stmts of the same SQL text share one statement, so a caller
+// finishes one before preparing the same text again. Errors throw as Db::fail() does.
 class Stmt {
  public:
+  // Made by Db::prepare(); not for direct use.
   Stmt(Db* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   Stmt(Stmt&& other) noexcept : db_(other.db_), stmt_(other.stmt_) { other.stmt_ = nullptr; }
   ~Stmt();
 
+  // Binds parameter `index` (1-based, as SQLite's); text and bytes are copied. Each returns the
+  // statement, so binds chain.
   Stmt& bind(int index, const Cell& value);  // 1-based, as SQLite's
   Stmt& bind(int index, std::int64_t value);
   Stmt& bind(int index, std::string_view text);
   Stmt& bind_blob(int index, std::string_view bytes);
   Stmt& bind_null(int index);
 
-  bool step();                                // true while a row is available
-  void run();                                 // step to completion, ignoring rows
+  bool step();  // true while a row is available
+  void run();   // step to completion, ignoring rows
+  // The current row's values, by 0-based column; valid only after step() returned true.
   [[nodiscard]] Cell cell(int column) const;  // 0-based
   [[nodiscard]] std::int64_t i64(int column) const { return sqlite3_column_int64(stmt_, column); }
   [[nodiscard]] std::string text(int column) const;
   [[nodiscard]] std::string blob(int column) const;
   [[nodiscard]] bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
   [[nodiscard]] int columns() const { return sqlite3_column_count(stmt_); }
+  // The SQLite statement, for calls this class does not wrap.
   [[nodiscard]] sqlite3_stmt* raw() const { return stmt_; }
 
  private:
@@ -87,21 +95,32 @@ class Stmt {
   sqlite3_stmt* stmt_;
 };
 
+// One SQLite connection and its statement cache. The busy timeout is 5 s, or
+// MSSQL_CDC_EMULATOR_BUSY_MS milliseconds (0..3600000). The emulator's pragmas and the file
+// checks come from open_file() (format.hpp), which is how callers should open a Db. Not
+// thread-safe: one thread uses a Db (and its statements) at a time.
 class Db {
  public:
-  // Opens an existing file read-write (create=false) or a new one (create=true).
+  // Opens an existing file read-write (create=false) or a new one (create=true). Throws Io when
+  // SQLite cannot open it.
   Db(const std::filesystem::path& path, bool create);
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
+  // Finalizes the cached statements and closes the connection; an open transaction rolls back.
   ~Db();
 
   Stmt prepare(const std::string& sql);  // cached by text
   void exec(const std::string& sql);     // one or more statements, no rows
+  // SQLite's rowid of the last insert and the rows the last statement changed.
   [[nodiscard]] std::int64_t last_rowid() const { return sqlite3_last_insert_rowid(db_); }
   [[nodiscard]] int changes() const { return sqlite3_changes(db_); }
+  // Whether a transaction is open on the connection.
   [[nodiscard]] bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  // Throws the Error for SQLite result `rc` while running `what`: EmuBusy for a lock wait past
+  // the busy timeout, EmuFileFormat for a file that is no database, else Io with SQLite's text.
   [[noreturn]] void fail(int rc, std::string_view what) const;
+  // The SQLite connection, for calls this class does not wrap.
   [[nodiscard]] sqlite3* raw() const { return db_; }
 
  private:
@@ -110,13 +129,16 @@ class Db {
   std::map<std::string, sqlite3_stmt*, std::less<>> cache_;
 };
 
-// BEGIN IMMEDIATE ... COMMIT; rolls back when destroyed without commit().
+// BEGIN IMMEDIATE ... COMMIT; rolls back when destroyed without commit(). `db` must have no
+// transaction open and must outlive the WriteTxn.
 class WriteTxn {
  public:
+  // Takes the file's write lock, waiting up to the busy timeout (then EmuBusy).
   explicit WriteTxn(Db& db);
   WriteTxn(const WriteTxn&) = delete;
   WriteTxn& operator=(const WriteTxn&) = delete;
   ~WriteTxn();
+  // Commits; a failed COMMIT throws and leaves the destructor to roll back.
   void commit();
 
  private:
@@ -125,12 +147,16 @@ class WriteTxn {
 };
 
 // BEGIN (deferred) ... COMMIT: a read transaction whose first statement fixes the snapshot.
+// `db` must have no transaction open and must outlive the ReadTxn.
 class ReadTxn {
  public:
+  // Begins the transaction; the snapshot is fixed by the first statement that reads.
   explicit ReadTxn(Db& db);
   ReadTxn(const ReadTxn&) = delete;
   ReadTxn& operator=(const ReadTxn&) = delete;
+  // Ends the transaction if end() did not.
   ~ReadTxn();
+  // Ends the transaction now; later calls do nothing.
   void end();
 
  private:
@@ -138,7 +164,8 @@ class ReadTxn {
   bool open_ = true;
 };
 
-// "a"."b" style identifier quoting: the emulator's table names contain dots and '$'.
+// SQLite identifier quoting: `name` in double quotes, inner quotes doubled; the emulator's
+// table names contain dots and '$', so "dbo.orders" stays one identifier.
 std::string quote_ident(std::string_view name);
 
 }  // namespace mssqlcdc::emu

@@ -11,6 +11,7 @@
 
 namespace mssqlcdc::emu {
 
+// The SQL Server base types the emulator supports.
 enum class Base : std::uint8_t {
   Bit,
   TinyInt,
@@ -57,6 +58,7 @@ enum class Family : std::uint8_t {
   Xml
 };
 
+// One column type: a base type with its length, precision and scale. A plain value.
 struct SqlType {
   Base base = Base::Int;
   int length = 0;     // char/binary n; -1 for (max); 0 where not applicable
@@ -66,6 +68,7 @@ struct SqlType {
   // Case-insensitive, spaces optional: name, name(n|max), name(p[,s]). Throws EmuSchema.
   static SqlType parse(std::string_view text);
   [[nodiscard]] std::string canonical() const;  // lower-case, e.g. decimal(18,2), nvarchar(max)
+  // The family alter_column changes within.
   [[nodiscard]] Family family() const;
   [[nodiscard]] bool is_lob() const;      // text, ntext, image and the (max) types
   [[nodiscard]] bool is_old_lob() const;  // text, ntext, image
@@ -93,6 +96,7 @@ Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::st
 
 // Decimal storage: 16 bytes big-endian two's complement with the sign bit flipped, so byte
 // order is numeric order. These convert to and from the scaled 128-bit integer.
+// decimal_decode expects exactly the 16 stored bytes.
 std::string decimal_encode(__int128 scaled);
 __int128 decimal_decode(std::string_view stored);
 std::string decimal_text(std::string_view stored, int scale);  // "-12.50"

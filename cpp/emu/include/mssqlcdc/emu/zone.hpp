@@ -33,9 +33,11 @@ struct PosixRule {
   Date end;
 
   static PosixRule parse(std::string_view text);  // throws InvalidArgument naming the text
+  // Seconds east of UTC the rule gives at a UTC instant.
   [[nodiscard]] std::int64_t offset_at(std::int64_t utc_seconds) const;
 };
 
+// One time zone's rules, loaded once; immutable after, so it may be shared between threads.
 class TimeZone {
  public:
   // "UTC" or an IANA name (America/New_York); an unknown or malformed name throws
@@ -43,6 +45,7 @@ class TimeZone {
   static TimeZone load(std::string_view name);
   static TimeZone utc() { return load("UTC"); }
 
+  // The name it was loaded by.
   [[nodiscard]] const std::string& name() const { return name_; }
   // Seconds east of UTC in force at a UTC instant.
   [[nodiscard]] std::int64_t offset_at(std::int64_t utc_seconds) const;

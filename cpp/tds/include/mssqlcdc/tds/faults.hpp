@@ -17,6 +17,7 @@
 
 namespace mssqlcdc::tds {
 
+// The moment a fault waits for: a login, or a statement.
 enum class FaultWhen : std::uint8_t { Login, Statement };
 
 enum class FaultAction : std::uint8_t {
@@ -26,15 +27,16 @@ enum class FaultAction : std::uint8_t {
   Rows,   // answer with `rows` synthesized rows: n bigint (1, 2, ...), text nvarchar(40)
 };
 
+// One scripted fault: when it fires and what it does; fields other actions ignore stay zero.
 struct Fault {
   FaultWhen when = FaultWhen::Statement;
   std::string match;  // case-insensitive substring of the statement text; empty matches all
   FaultAction action = FaultAction::Error;
-  std::int32_t number = 0;
-  std::chrono::milliseconds stall{0};
-  std::uint64_t after_rows = 0;
-  std::uint64_t rows = 0;
-  std::uint32_t times = 0;  // how many times it fires in all; 0: every time
+  std::int32_t number = 0;             // Error: a number fault_message() knows
+  std::chrono::milliseconds stall{0};  // Stall
+  std::uint64_t after_rows = 0;        // Drop
+  std::uint64_t rows = 0;              // Rows
+  std::uint32_t times = 0;             // how many times it fires in all; 0: every time
 };
 
 // What the faults that matched one statement ask for, all at once.
@@ -45,11 +47,14 @@ struct FaultPlan {
   std::optional<std::uint64_t> rows;
 };
 
+// The faults of one server and how often each fired.
 class FaultScript {
  public:
+  // A script of `faults`, none fired yet.
   explicit FaultScript(std::vector<Fault> faults);
   // Claims the faults matching a statement (or, for Login, any login); thread-safe.
   [[nodiscard]] FaultPlan claim(FaultWhen when, const std::string& statement);
+  // Whether the script has no faults at all (fired or not).
   [[nodiscard]] bool empty() const { return faults_.empty(); }
 
  private:

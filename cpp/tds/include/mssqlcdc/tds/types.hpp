@@ -14,6 +14,7 @@
 
 namespace mssqlcdc::tds {
 
+// The column types the server sends and the parameter types it reads.
 enum class SqlKind : std::uint8_t {
   TinyInt,
   SmallInt,
@@ -42,12 +43,13 @@ inline constexpr std::uint16_t kMax = 0xFFFF;  // `length` of a (max) type
 // SQL_Latin1_General_CP1_CI_AS: LCID 0x0409 with the case- and kana-insensitive flags, sort 52.
 inline constexpr std::array<std::uint8_t, 5> kDefaultCollation{0x09, 0x04, 0xD0, 0x00, 0x34};
 
+// One column's or parameter's type as TYPE_INFO carries it.
 struct ColumnType {
   SqlKind kind = SqlKind::Int;
-  std::uint16_t length = 0;  // binary/char: bytes; nchar/nvarchar: characters; kMax for (max)
-  std::uint8_t precision = 0;
-  std::uint8_t scale = 0;  // decimal's scale, datetime2's fractional digits
-  bool fixed = false;      // a client's fixed-length form (INT4, BIT, FLT8...): values carry no length
+  std::uint16_t length = 0;    // binary/char: bytes; nchar/nvarchar: characters; kMax for (max)
+  std::uint8_t precision = 0;  // decimal's precision, 1..38
+  std::uint8_t scale = 0;      // decimal's scale, datetime2's fractional digits
+  bool fixed = false;          // a client's fixed-length form (INT4, BIT, FLT8...): values carry no length
 };
 
 // The unscaled integer of a decimal: 12.34 in decimal(p, 2) is 1234.
@@ -75,22 +77,29 @@ struct DateTimeOffset {
 using Value =
     std::variant<std::monostate, std::int64_t, bool, Decimal, double, Bytes, std::string, DateTime2, DateTimeOffset>;
 
+// Whether `v` is NULL.
 [[nodiscard]] inline bool is_null(const Value& v) { return std::holds_alternative<std::monostate>(v); }
 
+// A result column: its name, type and whether it may hold NULL.
 struct Column {
   std::string name;
   ColumnType type;
   bool nullable = true;
 };
 
+// The type as T-SQL writes it, for messages and catalog views.
 [[nodiscard]] std::string type_name(const ColumnType& type);  // "decimal(38,0)", "nvarchar(max)"
 
+// Writes the TYPE_INFO of a result column of `type` (the nullable forms, with the default
+// collation for character types).
 void write_type_info(Writer& w, const ColumnType& type);
 // Writes `value` as a row value of `type`; NULL as the type's NULL. Throws Error(InvalidArgument)
 // when the value's alternative does not fit the type, or a number overflows it.
 void write_value(Writer& w, const ColumnType& type, const Value& value);
 
-// The reverse, for RPC parameters: TYPE_INFO, then one value of that type.
+// The reverse, for RPC parameters: TYPE_INFO, then one value of that type. Both throw
+// Error(InvalidArgument) for a truncated message, a type this server does not read, or a value
+// of a length its type does not allow.
 [[nodiscard]] ColumnType read_type_info(Reader& r);
 [[nodiscard]] Value read_value(Reader& r, const ColumnType& type);
 
