@@ -29,6 +29,7 @@ from mssql_cdc.core.classpath import (
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.folders import check_cleanable_folder, check_inside
 from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
+from mssql_cdc.core.lazy import lazy_names
 from mssql_cdc.core.lsn import Lsn
 from mssql_cdc.core.metrics_files import (
     EVENT_KINDS,
@@ -152,6 +153,7 @@ __all__ = [
     "is_event_file",
     "is_written_file",
     "last_processed_offset",
+    "lazy_names",
     "live_paths",
     "lock_violation",
     "loss_after",
