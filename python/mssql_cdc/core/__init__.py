@@ -86,6 +86,7 @@ from mssql_cdc.core.row_digest import (
     row_digest,
     value_text,
 )
+from mssql_cdc.core.with_block import EndsWithBlock
 
 __all__ = [
     "EVENT_KINDS",
@@ -103,6 +104,7 @@ __all__ = [
     "Decision",
     "DeltaClasspath",
     "DurationGuard",
+    "EndsWithBlock",
     "Estimate",
     "EventJson",
     "EventRecord",
