@@ -7,6 +7,7 @@ one reader of snapshot facts) and the snapshot modules.
 
 from __future__ import annotations
 
+from contextlib import closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -180,11 +181,8 @@ class SparkRecoveryWrites(_OnSpark):
     def _write_gap_deletes(self, snapshot: StreamOffset) -> None:
         from mssql_cdc.snapshot import open_probe, write_gap_deletes
 
-        probe = open_probe(self.config)
-        try:
+        with closing(open_probe(self.config)) as probe:
             keys = list(probe.resolved().index_columns)
-        finally:
-            probe.close()
         write_gap_deletes(
             self.spark,
             self.target,

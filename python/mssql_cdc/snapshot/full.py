@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -42,7 +43,7 @@ from mssql_cdc.facts import (
 )
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.open_race import FactsSeen, chunked_opens, facts_seen
-from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
+from mssql_cdc.snapshot.probe import open_probe, stamp
 from mssql_cdc.snapshot.read import read_whole
 from mssql_cdc.snapshot.slots import slot
 from mssql_cdc.snapshot.targets import newest_known, newest_whole, whole_snapshot_rows
@@ -141,8 +142,7 @@ def take_full(
             check_mode_lock(
                 spark, config, target, mode="full", app_id=app_id, facts_table=facts_table
             )
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         seen = FactsSeen.nothing()  # the race re-check then reads the facts log from its start
         if not new:
             if app_id is not None and facts_table is not None:
@@ -216,8 +216,6 @@ def take_full(
             return SnapshotResult(
                 at, rows, started, int(seconds * 1000), taken=True, facts_opened=opened
             )
-    finally:
-        probe.close()
 
 
 def _report_finished(target: str, rows: int, seconds: float) -> None:
@@ -283,11 +281,8 @@ def newest_whole_snapshot(
     spark: SparkSession, config: SourceConfig, target: str
 ) -> StreamOffset | None:
     """The newest whole (full) snapshot in `target`, or None (also when there is no target)."""
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         return newest_whole(spark, probe, config, target)
-    finally:
-        probe.close()
 
 
 def newest_known_snapshot(
@@ -300,12 +295,9 @@ def newest_known_snapshot(
 ) -> StreamOffset | None:
     """The newest snapshot known for `target`: whole snapshots, chunk rows and, with a facts
     table and app_id, the family's completions and chunked opens; None when there is none."""
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         known = newest_known(spark, probe, config, target, app_id=app_id, facts_table=facts_table)
         return None if known is None else known.offset
-    finally:
-        probe.close()
 
 
 def write_completion(
@@ -375,11 +367,8 @@ def check_mode_lock(
     pending_full = any(o.mode == "full" and not is_complete(o, completions) for o in opens)
     observation = Observation(max_lsn=None)
     if mode == "chunked" and pending_full:
-        probe: SourceProbe = open_probe(config)
-        try:
+        with closing(open_probe(config)) as probe:
             observation = probe.observe()
-        finally:
-            probe.close()
     message = lock_violation(
         mode,
         [o.as_open_row() for o in opens],

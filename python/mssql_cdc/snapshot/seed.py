@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from contextlib import closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -95,13 +96,10 @@ def seed(
         return done
     _require_unstarted(spark, facts, checkpoint, facts_table, app_id, target)
     frame = _copy_frame(spark, copy)
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         offset = checked_lsn(probe, at)
         shaped = _shaped(spark, config, frame, copy, offset, probe)
         rows = _append_once(spark, probe, config, ref, shaped, offset)
-    finally:
-        probe.close()
     result = full.SnapshotResult(offset, rows, None, None, taken=True)
     full.write_completion(
         spark,
