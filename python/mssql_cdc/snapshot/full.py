@@ -60,6 +60,7 @@ __all__ = [
     "newest_known_snapshot",
     "newest_whole_snapshot",
     "take_full",
+    "write_bootstrap",
     "write_completion",
 ]
 
@@ -340,6 +341,29 @@ def write_completion(
     if snapshot.facts_opened != facts_table:
         ensure_table(spark, facts_table, "facts")
     append_facts(spark, facts_table, [row], key=events_key(app_id, generation))
+
+
+def write_bootstrap(
+    spark: SparkSession,
+    facts_table: str,
+    *,
+    app_id: str,
+    target: str,
+    snapshot: SnapshotResult,
+    seeded_from: str | None = None,
+) -> None:
+    """Offer the `bootstrap` row of generation 0's full snapshot (`write_completion`), taken
+    by the stream or, with `seeded_from`, copied by another tool."""
+    write_completion(
+        spark,
+        facts_table,
+        app_id=app_id,
+        generation=0,
+        kind="bootstrap",
+        target=target,
+        snapshot=snapshot,
+        seeded_from=seeded_from,
+    )
 
 
 def check_mode_lock(

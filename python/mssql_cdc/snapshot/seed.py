@@ -101,15 +101,8 @@ def seed(
         shaped = _shaped(spark, config, frame, copy, offset, probe)
         rows = _append_once(spark, probe, config, ref, shaped, offset)
     result = full.SnapshotResult(offset, rows, None, None, taken=True)
-    full.write_completion(
-        spark,
-        facts_table,
-        app_id=app_id,
-        generation=0,
-        kind="bootstrap",
-        target=target,
-        snapshot=result,
-        seeded_from=copy.text,
+    full.write_bootstrap(
+        spark, facts_table, app_id=app_id, target=target, snapshot=result, seeded_from=copy.text
     )
     log.info("%s: seeded from %s at %s (%s rows)", target, copy, offset.lsn, rows)
     return SeedResult(offset, rows, written=True)
