@@ -7,9 +7,9 @@ the data sources) loads neither the sink nor the recovery.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core import lazy_names
 from mssql_cdc.errors import (
     ConfigError,
     DataLossError,
@@ -33,22 +33,25 @@ if TYPE_CHECKING:
     from mssql_cdc.snapshot import BackfillStatus
 
 # Public name -> the package whose face exports it, imported when the name is first used.
-_LAZY = {
-    "ApplyResult": "mssql_cdc.silver",
-    "BackfillStatus": "mssql_cdc.snapshot",
-    "CdcStream": "mssql_cdc.pipeline",
-    "FanOutJob": "mssql_cdc.pipeline",
-    "Offset": "mssql_cdc.core",
-    "ReconcileResult": "mssql_cdc.reconciliation",
-    "RecoveryPlan": "mssql_cdc.recovery",
-    "ResnapshotResult": "mssql_cdc.recovery",
-    "StreamEntry": "mssql_cdc.pipeline",
-    "stream": "mssql_cdc.pipeline",
-    "apply_changes": "mssql_cdc.silver",
-    "delta_sink": "mssql_cdc.sink",
-    "fan_out": "mssql_cdc.pipeline",
-    "reconcile": "mssql_cdc.reconciliation",
-}
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "ApplyResult": "mssql_cdc.silver",
+        "BackfillStatus": "mssql_cdc.snapshot",
+        "CdcStream": "mssql_cdc.pipeline",
+        "FanOutJob": "mssql_cdc.pipeline",
+        "Offset": "mssql_cdc.core",
+        "ReconcileResult": "mssql_cdc.reconciliation",
+        "RecoveryPlan": "mssql_cdc.recovery",
+        "ResnapshotResult": "mssql_cdc.recovery",
+        "StreamEntry": "mssql_cdc.pipeline",
+        "stream": "mssql_cdc.pipeline",
+        "apply_changes": "mssql_cdc.silver",
+        "delta_sink": "mssql_cdc.sink",
+        "fan_out": "mssql_cdc.pipeline",
+        "reconcile": "mssql_cdc.reconciliation",
+    },
+)
 
 
 def register(spark: Any) -> None:
@@ -62,15 +65,6 @@ def register(spark: Any) -> None:
     from mssql_cdc.source import register as register_formats
 
     register_formats(spark)
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mssql_cdc' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
 
 
 __all__ = [

@@ -9,12 +9,11 @@ to stdout. Exit codes: 0 bronze's latest image equals the source table after the
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.cli.output import add_output_flags
+from mssql_cdc.cli.output import add_output_flags, fail, print_result
+from mssql_cdc.cli.parser import add_verb
 from mssql_cdc.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -24,12 +23,14 @@ __all__ = ["add_parser", "result", "run", "summary_text"]
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_verb(
+        subparsers,
         "demo",
-        help="stream an emulated SQL Server into Delta, lose data to CDC cleanup, recover",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        __doc__,
+        summary="stream an emulated SQL Server into Delta, lose data to CDC cleanup, recover",
         epilog="exit codes: 0 bronze equals the source after the recovery; 1 it does not; "
         "2 --out or --tables is refused (nothing deleted)",
+        run=run,
     )
     parser.add_argument(
         "--out",
@@ -65,7 +66,6 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "lag, idle entries and the nightly cleanup job (docs/emulator.md, 'Profiles')",
     )
     add_output_flags(parser, json_help="print the result as one JSON object, without progress")
-    parser.set_defaults(run=run)
 
 
 def result(summary: DemoSummary) -> dict[str, Any]:
@@ -171,7 +171,6 @@ def run(args: argparse.Namespace) -> int:
             profile=args.profile,
         )
     except ConfigError as exc:
-        print(f"mssql-cdc demo: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(result(summary), indent=2) if args.json else summary_text(summary))
+        return fail("demo", exc, 2)
+    print_result(args, result(summary), lambda: summary_text(summary))
     return 0 if summary.equal and summary.generation >= 1 else 1

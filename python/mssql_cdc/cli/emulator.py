@@ -104,30 +104,15 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
         default=(1, 5),
         help="rows per commit, a number or a range (default 1-5)",
     )
-    p.add_argument(
-        "--idle-every",
-        type=duration,
-        default=0.0,
-        help="simulated time between idle entries (default 0: none)",
-    )
-    p.add_argument(
-        "--cleanup-every",
-        type=duration,
-        default=0.0,
-        help="simulated time between runs of the cleanup job (default 0: none)",
-    )
+    _every(p, "--idle-every", "idle entries", 0.0, "0: none")
+    _every(p, "--cleanup-every", "runs of the cleanup job", 0.0, "0: none")
     p.set_defaults(run=_guarded(_workload))
 
     p = sub.add_parser("idle", help="idle entries")
     p.add_argument("path")
     p.add_argument("--at", help="time of the first entry (ISO)")
     p.add_argument("--count", type=int, default=1, help="how many idle entries")
-    p.add_argument(
-        "--every",
-        type=duration,
-        default=300.0,
-        help="simulated time between the entries (default 5m)",
-    )
+    _every(p, "--every", "the entries", 300.0, "5m")
     p.set_defaults(run=_guarded(_idle))
 
     p = sub.add_parser("advance", help="run the jobs due up to a time and move the clock there")
@@ -174,6 +159,18 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
         "on the wall clock while it is served",
     )
     p.set_defaults(run=_guarded(_serve))
+
+
+def _every(
+    parser: argparse.ArgumentParser, flag: str, between: str, default: float, shown: str
+) -> None:
+    """A flag of the simulated time between `between`: a `duration`, `shown` as its default."""
+    parser.add_argument(
+        flag,
+        type=duration,
+        default=default,
+        help=f"simulated time between {between} (default {shown})",
+    )
 
 
 def _guarded(verb: Any) -> Any:

@@ -10,10 +10,10 @@ their metrics folders under that metricsPath too. Needs neither Spark nor SQL Se
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
+from mssql_cdc.cli.output import fail, print_result
+from mssql_cdc.cli.parser import add_verb
 from mssql_cdc.core import MAX_KEEP, GcReport, collect_garbage
 from mssql_cdc.errors import MssqlCdcError
 
@@ -33,13 +33,15 @@ def _keep(text: str) -> int:
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_verb(
+        subparsers,
         "gc",
-        help="remove a stream's earlier generations (checkpoints, metrics folders)",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        __doc__,
+        summary="remove a stream's earlier generations (checkpoints, metrics folders)",
         epilog="exit codes: 0 removed (or nothing to remove, or a dry run); 1 a removal failed "
         "(what it names and what came after it is still in place); 2 a missing or refused "
         "checkpoint, an invalid state file or bad arguments (nothing removed)",
+        run=run,
     )
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpoint given to to_delta")
     parser.add_argument(
@@ -62,7 +64,6 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "(needs --app-id)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(run=run)
 
 
 def _size(n: int) -> str:
@@ -101,14 +102,13 @@ def run(args: argparse.Namespace) -> int:
             metrics_path=args.metrics_path,
         )
     except (MssqlCdcError, ValueError) as exc:
-        print(f"mssql-cdc gc: {exc}", file=sys.stderr)
-        return 2
+        return fail("gc", exc, 2)
     except OSError as exc:
-        print(
-            f"mssql-cdc gc: {exc.strerror or exc}: {exc.filename or 'a file'}; nothing after it "
-            "was removed: fix its permissions and run gc again (it continues where it stopped)",
-            file=sys.stderr,
+        return fail(
+            "gc",
+            f"{exc.strerror or exc}: {exc.filename or 'a file'}; nothing after it was removed: "
+            "fix its permissions and run gc again (it continues where it stopped)",
+            1,
         )
-        return 1
-    print(json.dumps(report.to_json(), indent=2) if args.json else _text(report))
+    print_result(args, report.to_json(), lambda: _text(report))
     return 0

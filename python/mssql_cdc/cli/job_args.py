@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-__all__ = ["add_stream_arguments", "read_options"]
+from mssql_cdc.cli.session import call_in_session
+
+__all__ = ["add_stream_arguments", "call_on_stream", "read_options"]
+
+T = TypeVar("T")
 
 
 def read_options(path: str) -> dict[str, object]:
@@ -41,3 +47,28 @@ def add_stream_arguments(
         "--snapshot", choices=("full", "chunked"), default="full", help=snapshot_help
     )
     parser.add_argument("--interval-days", type=float, default=7.0, help=interval_help)
+
+
+def call_on_stream(
+    verb: str, args: argparse.Namespace, method: Callable[..., T], **extra: object
+) -> tuple[T | None, int]:
+    """`method` (a `CdcStream` method) of the stream the flags of `add_stream_arguments` name,
+    called with those flags as its to_delta arguments and `extra`, in a session started on
+    first use and stopped after it (`call_in_session`, which prints an error and gives its
+    exit code)."""
+    from mssql_cdc import stream
+
+    return call_in_session(
+        verb,
+        verbose=args.verbose,
+        call=lambda spark: method(
+            stream(spark, read_options(args.options)),
+            args.target,
+            args.app_id,
+            args.checkpoint,
+            args.facts,
+            resnapshot_interval_days=args.interval_days,
+            snapshot=args.snapshot,
+            **extra,
+        ),
+    )

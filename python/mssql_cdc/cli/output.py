@@ -8,8 +8,10 @@ task is a bar (tqdm); otherwise each progress record is one line.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Literal, Never, TextIO
 
@@ -17,7 +19,15 @@ from tqdm import tqdm
 
 from mssql_cdc.core import Progress, progress_of
 
-__all__ = ["Mode", "ProgressView", "add_output_flags", "mode_of", "showing"]
+__all__ = [
+    "Mode",
+    "ProgressView",
+    "add_output_flags",
+    "fail",
+    "mode_of",
+    "print_result",
+    "showing",
+]
 
 Mode = Literal["normal", "quiet", "json", "verbose"]
 
@@ -47,6 +57,18 @@ def mode_of(args: argparse.Namespace) -> Mode:
     if getattr(args, "verbose", False):
         return "verbose"
     return "normal"
+
+
+def print_result(args: argparse.Namespace, data: object, text: Callable[[], str]) -> None:
+    """Print a verb's result to stdout: `data` as one indented JSON object with --json, else
+    the words of `text()`."""
+    print(json.dumps(data, indent=2) if mode_of(args) == "json" else text())
+
+
+def fail(verb: str, error: object, code: int) -> int:
+    """Print `error` to stderr as `mssql-cdc VERB: ...` and return the exit code `code`."""
+    print(f"mssql-cdc {verb}: {error}", file=sys.stderr)
+    return code
 
 
 class ProgressView(logging.Handler):

@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from mssql_cdc.core import did_you_mean
 
-__all__ = ["Parser", "parse"]
+__all__ = ["Parser", "add_verb", "parse"]
 
 _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
 
@@ -83,3 +83,24 @@ def parse(parser: Parser, argv: Sequence[str] | None) -> argparse.Namespace:
         )
         innermost.error(f"unrecognized arguments: {' '.join(extras)}{hints}")
     return args
+
+
+def add_verb(
+    subparsers: Any,  # argparse's subparsers action has no public type
+    name: str,
+    doc: str | None,
+    *,
+    summary: str,
+    epilog: str,
+    run: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    """A verb's parser: `summary` in the list of verbs, the first line of the verb module's
+    `doc` atop its --help, its exit codes in `epilog`, and `run` called with the parsed flags."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help=summary,
+        description=doc.splitlines()[0] if doc else None,
+        epilog=epilog,
+    )
+    parser.set_defaults(run=run)
+    return parser

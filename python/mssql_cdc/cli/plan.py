@@ -10,12 +10,11 @@ blocked, 2 an invalid argument, option, state file or offset log (argparse's usa
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from mssql_cdc.cli.job_args import add_stream_arguments, read_options
-from mssql_cdc.cli.output import add_output_flags
-from mssql_cdc.cli.session import call_in_session
+from mssql_cdc.cli.job_args import add_stream_arguments, call_on_stream
+from mssql_cdc.cli.output import add_output_flags, print_result
+from mssql_cdc.cli.parser import add_verb
 
 __all__ = ["EXIT_CODES", "add_parser", "render", "run"]
 
@@ -25,13 +24,15 @@ MIN_SAMPLE_ROWS = 1000
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_verb(
+        subparsers,
         "plan",
-        help="show what a recovering to_delta would do now (writes nothing)",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        __doc__,
+        summary="show what a recovering to_delta would do now (writes nothing)",
         epilog="exit codes: 0 action none, 10 resnapshot, 11 blocked; 2 an invalid argument, "
         "option, state file or offset log (checked before Spark starts); 1 any other error "
         "it reports (an unreadable source, say)",
+        run=run,
     )
     add_stream_arguments(
         parser,
@@ -40,7 +41,6 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
     )
     parser.add_argument("--bootstrap", action="store_true", help="as the job's to_delta passes it")
     add_output_flags(parser, json_help="print the plan as one JSON object")
-    parser.set_defaults(run=run)
 
 
 def _offset(o: dict[str, Any] | None) -> str:
@@ -116,22 +116,10 @@ def _estimate(e: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mssql_cdc import stream
+    from mssql_cdc import CdcStream
 
-    plan, code = call_in_session(
-        "plan",
-        verbose=args.verbose,
-        call=lambda spark: stream(spark, read_options(args.options)).plan_recovery(
-            args.target,
-            args.app_id,
-            args.checkpoint,
-            args.facts,
-            resnapshot_interval_days=args.interval_days,
-            snapshot=args.snapshot,
-            bootstrap=args.bootstrap,
-        ),
-    )
+    plan, code = call_on_stream("plan", args, CdcStream.plan_recovery, bootstrap=args.bootstrap)
     if plan is None:
         return code
-    print(json.dumps(plan, indent=2) if args.json else render(dict(plan)))
+    print_result(args, plan, lambda: render(dict(plan)))
     return EXIT_CODES[plan["action"]]

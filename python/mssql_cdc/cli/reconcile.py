@@ -14,25 +14,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from mssql_cdc.cli.job_args import read_options
-from mssql_cdc.cli.output import add_output_flags
-from mssql_cdc.cli.session import session_on_first_use
-from mssql_cdc.errors import MssqlCdcError
+from mssql_cdc.cli.output import add_output_flags, print_result
+from mssql_cdc.cli.parser import add_verb
+from mssql_cdc.cli.session import call_in_session
 
 __all__ = ["add_parser", "render", "run"]
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_verb(
+        subparsers,
         "reconcile",
-        help="compare silver or bronze with the source table by key tiles",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        __doc__,
+        summary="compare silver or bronze with the source table by key tiles",
         epilog="exit codes: 0 equal; 1 different (with --repair: found and repaired), or an "
         "error it reports; 2 an invalid argument or option, or a target without a position "
         "(nothing read)",
+        run=run,
     )
     parser.add_argument("--options", required=True, help="a JSON file of the source options")
     parser.add_argument("--target", required=True, help="the silver table, or bronze")
@@ -64,50 +65,35 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         help="with --repair: the re-snapshot's anti-loop guard (resnapshot_interval_days)",
     )
     add_output_flags(parser, json_help="print the verdict as one JSON object")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from mssql_cdc import reconcile
 
-    try:
-        options = read_options(args.options)
-    except ValueError as exc:
-        print(f"mssql-cdc reconcile: {exc}", file=sys.stderr)
-        return 2
-    spark, stop_if_started_here = session_on_first_use(
-        verbose=args.verbose, app_name="mssql-cdc-reconcile"
-    )
     keys = None if args.keys is None else [k.strip() for k in args.keys.split(",") if k.strip()]
-    try:
-        try:
-            result = reconcile(
-                spark,
-                options,
-                args.target,
-                against=args.against,
-                keys=keys,
-                control_table=args.control,
-                facts_table=args.facts,
-                app_id=args.app_id,
-                tiles=args.tiles,
-                sample=args.sample,
-                repair=args.repair,
-                checkpoint=args.checkpoint,
-                resnapshot_interval_days=args.interval_days,
-            )
-        finally:
-            stop_if_started_here()
-    except ValueError as exc:
-        print(f"mssql-cdc reconcile: {exc}", file=sys.stderr)
-        return 2
-    except (MssqlCdcError, OSError) as exc:
-        print(f"mssql-cdc reconcile: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(result.as_dict(), indent=2))
-    else:
-        print(render(result.as_dict()))
+    result, code = call_in_session(
+        "reconcile",
+        verbose=args.verbose,
+        call=lambda spark: reconcile(
+            spark,
+            read_options(args.options),
+            args.target,
+            against=args.against,
+            keys=keys,
+            control_table=args.control,
+            facts_table=args.facts,
+            app_id=args.app_id,
+            tiles=args.tiles,
+            sample=args.sample,
+            repair=args.repair,
+            checkpoint=args.checkpoint,
+            resnapshot_interval_days=args.interval_days,
+        ),
+    )
+    if result is None:
+        return code
+    found = result.as_dict()
+    print_result(args, found, lambda: render(found))
     return 0 if result.equal else 1
 
 

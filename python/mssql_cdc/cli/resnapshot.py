@@ -12,24 +12,28 @@ snapshot purged during its own read, an unreachable source).
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.cli.job_args import add_stream_arguments, read_options
-from mssql_cdc.cli.output import add_output_flags
-from mssql_cdc.cli.session import call_in_session
+from mssql_cdc.cli.job_args import add_stream_arguments, call_on_stream
+from mssql_cdc.cli.output import add_output_flags, print_result
+from mssql_cdc.cli.parser import add_verb
+
+if TYPE_CHECKING:
+    from mssql_cdc import ResnapshotResult
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_verb(
+        subparsers,
         "resnapshot",
-        help="open a stream's next generation from a new snapshot, without a loss",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        __doc__,
+        summary="open a stream's next generation from a new snapshot, without a loss",
         epilog="exit codes: 0 the new generation is live; 2 an invalid argument, option, state "
         "file or offset log, the anti-loop guard, the mode lock, or a stream that has not "
         "started (nothing written); 1 any other error it reports",
+        run=run,
     )
     add_stream_arguments(
         parser,
@@ -37,33 +41,22 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         interval_help="refuse within this many days of the last re-snapshot; 0 re-snapshots now",
     )
     add_output_flags(parser, json_help="print the new generation as one JSON object")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from mssql_cdc import stream
+    from mssql_cdc import CdcStream
 
-    result, code = call_in_session(
-        "resnapshot",
-        verbose=args.verbose,
-        call=lambda spark: stream(spark, read_options(args.options)).resnapshot(
-            args.target,
-            args.app_id,
-            args.checkpoint,
-            args.facts,
-            resnapshot_interval_days=args.interval_days,
-            snapshot=args.snapshot,
-        ),
-    )
+    result, code = call_on_stream("resnapshot", args, CdcStream.resnapshot)
     if result is None:
         return code
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        snapshot = result["snapshot"]
-        print(
-            f"generation {result['generation']} is live (sink app_id {result['sink_app_id']}, "
-            f"checkpoint {result['checkpoint']}), starting at the snapshot "
-            f"{snapshot['lsn']} ({snapshot['commit_ts'] or 'commit time unknown'})"
-        )
+    print_result(args, result, lambda: _text(result))
     return 0
+
+
+def _text(result: ResnapshotResult) -> str:
+    snapshot = result["snapshot"]
+    return (
+        f"generation {result['generation']} is live (sink app_id {result['sink_app_id']}, "
+        f"checkpoint {result['checkpoint']}), starting at the snapshot "
+        f"{snapshot['lsn']} ({snapshot['commit_ts'] or 'commit time unknown'})"
+    )

@@ -13,11 +13,11 @@ import argparse
 import importlib
 import inspect
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from mssql_cdc.cli.output import add_output_flags
+from mssql_cdc.cli.output import add_output_flags, fail, print_result
+from mssql_cdc.cli.parser import add_verb
 from mssql_cdc.cli.session import session_on_first_use
 from mssql_cdc.core import did_you_mean
 from mssql_cdc.errors import ConfigError, MssqlCdcError
@@ -28,12 +28,14 @@ EXIT_FAILED = 1
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_verb(
+        subparsers,
         "run",
-        help="run the streams of a job file (many tables in one job)",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        __doc__,
+        summary="run the streams of a job file (many tables in one job)",
         epilog="exit codes: 0 every stream ended or was stopped; 1 a stream failed; 2 an "
         "invalid job file, entry or option (checked before Spark starts)",
+        run=run,
     )
     parser.add_argument("job", metavar="JOB", help="the job file, .json, .yaml or .yml")
     parser.add_argument(
@@ -43,7 +45,6 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         help="stop the streams after this many seconds (default: wait until they end)",
     )
     add_output_flags(parser, json_help="print each stream's result as one JSON object")
-    parser.set_defaults(run=run)
 
 
 def read_job(path: str) -> dict[str, Any]:
@@ -127,11 +128,9 @@ def run(args: argparse.Namespace) -> int:
             streams, kwargs = job_arguments(read_job(args.job), args.job)
             job = fan_out(spark, streams, **kwargs)
         except ConfigError as exc:
-            print(f"mssql-cdc run: {exc}", file=sys.stderr)
-            return 2
+            return fail("run", exc, 2)
         except (MssqlCdcError, OSError) as exc:
-            print(f"mssql-cdc run: {exc}", file=sys.stderr)
-            return 1
+            return fail("run", exc, 1)
         try:
             ended = job.await_termination(args.timeout)
         except MssqlCdcError:
@@ -144,15 +143,19 @@ def run(args: argparse.Namespace) -> int:
         stop_if_started_here()
     failures = job.failures
     for failure in failures:
-        print(f"mssql-cdc run: {failure}", file=sys.stderr)
+        fail("run", failure, EXIT_FAILED)
     results = [
         {"app_id": app_id, "target": job.targets[app_id], "state": state}
         for app_id, state in job.states().items()
     ]
-    if args.json:
-        print(json.dumps({"streams": results, "failures": [str(f) for f in failures]}, indent=2))
-    else:
-        width = max(len(r["app_id"]) for r in results)
-        for r in results:
-            print(f"{r['app_id']:<{width}}  {r['state']:<8}  {r['target']}")
+    print_result(
+        args,
+        {"streams": results, "failures": [str(f) for f in failures]},
+        lambda: _table(results),
+    )
     return EXIT_FAILED if failures else 0
+
+
+def _table(results: list[dict[str, Any]]) -> str:
+    width = max(len(r["app_id"]) for r in results)
+    return "\n".join(f"{r['app_id']:<{width}}  {r['state']:<8}  {r['target']}" for r in results)

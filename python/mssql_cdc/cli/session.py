@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mssql_cdc.cli.output import fail
 from mssql_cdc.errors import MssqlCdcError
 
 if TYPE_CHECKING:
@@ -71,8 +71,6 @@ def call_in_session(
         finally:
             stop_if_started_here()
     except ValueError as exc:
-        print(f"mssql-cdc {verb}: {exc}", file=sys.stderr)
-        return None, 2
+        return None, fail(verb, exc, 2)
     except (MssqlCdcError, OSError) as exc:
-        print(f"mssql-cdc {verb}: {exc}", file=sys.stderr)
-        return None, 1
+        return None, fail(verb, exc, 1)

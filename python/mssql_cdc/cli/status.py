@@ -10,11 +10,11 @@ checkpoint folder, an invalid state file, an unreadable offset log or facts tabl
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 from typing import Any
 
+from mssql_cdc.cli.output import fail, print_result
+from mssql_cdc.cli.parser import add_verb
 from mssql_cdc.core import (
     GenerationState,
     StreamOffset,
@@ -33,13 +33,15 @@ _PLACEHOLDER_APP_ID = "<app_id>"
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_verb(
+        subparsers,
         "status",
-        help="show a stream's generation, last committed offset and pending recovery",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        __doc__,
+        summary="show a stream's generation, last committed offset and pending recovery",
         epilog="exit codes: 0 the files are valid; 2 a missing or refused checkpoint folder, "
         "an invalid state file, an unreadable offset log, or a facts table that is missing, "
         "not a path, of another kind or unreadable",
+        run=run,
     )
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpoint given to to_delta")
     parser.add_argument("--app-id", help="the app_id given to to_delta, to show the sink app_id")
@@ -50,7 +52,6 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         "(needs --app-id)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(run=run)
 
 
 def _offset(o: StreamOffset | None) -> dict[str, str | None] | None:
@@ -204,7 +205,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         status = collect(args.checkpoint, args.app_id, args.facts)
     except (MssqlCdcError, ValueError, OSError) as exc:
-        print(f"mssql-cdc status: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(status, indent=2) if args.json else _text(status))
+        return fail("status", exc, 2)
+    print_result(args, status, lambda: _text(status))
     return 0

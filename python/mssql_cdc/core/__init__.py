@@ -29,6 +29,7 @@ from mssql_cdc.core.classpath import (
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.folders import check_cleanable_folder, check_inside
 from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
+from mssql_cdc.core.lazy import lazy_names
 from mssql_cdc.core.lsn import Lsn
 from mssql_cdc.core.metrics_files import (
     EVENT_KINDS,
@@ -85,6 +86,7 @@ from mssql_cdc.core.row_digest import (
     row_digest,
     value_text,
 )
+from mssql_cdc.core.with_block import EndsWithBlock
 
 __all__ = [
     "EVENT_KINDS",
@@ -102,6 +104,7 @@ __all__ = [
     "Decision",
     "DeltaClasspath",
     "DurationGuard",
+    "EndsWithBlock",
     "Estimate",
     "EventJson",
     "EventRecord",
@@ -152,6 +155,7 @@ __all__ = [
     "is_event_file",
     "is_written_file",
     "last_processed_offset",
+    "lazy_names",
     "live_paths",
     "lock_violation",
     "loss_after",

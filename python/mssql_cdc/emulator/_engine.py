@@ -10,10 +10,10 @@ import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 
 from mssql_cdc import _native
+from mssql_cdc.core import EndsWithBlock
 from mssql_cdc.emulator._convert import (
     SETTING_NAMES,
     Time,
@@ -47,7 +47,7 @@ def _changes(changes: Sequence[Change]) -> list[Change]:
     return changes if isinstance(changes, list) else list(changes)
 
 
-class Emulator(Permissions):
+class Emulator(Permissions, EndsWithBlock):
     """One SQL Server database with Change Data Capture, kept in one SQLite file (`path`), made
     by `Emulator.create` or `Emulator.open` and closed by `close()` or a `with` block."""
 
@@ -100,15 +100,7 @@ class Emulator(Permissions):
         self._engine = None
         self._reader.close()
 
-    def __enter__(self) -> Emulator:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _end(self) -> None:  # the end of a `with` block
         self.close()
 
     def __repr__(self) -> str:

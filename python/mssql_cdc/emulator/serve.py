@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 
 from mssql_cdc import _native
+from mssql_cdc.core import EndsWithBlock
 from mssql_cdc.emulator.wire_faults import WireFault, wire_faults
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "ClientDriver", "TdsServer", "serve"]
@@ -27,7 +27,7 @@ _USER = "sa"
 _PASSWORD = "emulator"
 
 
-class TdsServer:
+class TdsServer(EndsWithBlock):
     """A running TDS front end over one emulator file, until `stop()` (or the `with` block ends).
 
     Attributes:
@@ -104,15 +104,7 @@ class TdsServer:
         """Close the listener and every connection, and wait for their threads; idempotent."""
         self._server.stop()
 
-    def __enter__(self) -> TdsServer:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _end(self) -> None:  # the end of a `with` block
         self.stop()
 
     def __repr__(self) -> str:

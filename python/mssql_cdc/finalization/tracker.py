@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core import EndsWithBlock
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.finalization.verdicts import Granularity, advance, truncate
 from mssql_cdc.tables import TableOutOfReach, TableRef, open_for_read, read_rows, table_ref
@@ -70,7 +71,7 @@ def track(
     return tracker
 
 
-class Tracker:
+class Tracker(EndsWithBlock):
     """A running `track`: its listener and the thread that advances the verdicts.
 
     Attributes:
@@ -103,10 +104,7 @@ class Tracker:
         self._listener = _listener(self._wake.set)
         self._thread = threading.Thread(target=self._loop, name="mssql-cdc track", daemon=True)
 
-    def __enter__(self) -> Tracker:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def _end(self) -> None:  # the end of a `with` block
         self.stop()
 
     @property

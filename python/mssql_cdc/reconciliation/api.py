@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -218,8 +219,7 @@ def reconcile(
             return finish_pending_repair(spark, config, job, pending, ref.text)
     started = time.perf_counter()
     started_at = datetime.now(UTC).replace(tzinfo=None)
-    backend = open_backend(config)
-    try:
+    with closing(open_backend(config)) as backend:
         instance = resolve_instance(
             config.capture_instance, backend.catalog.capture_instances()
         ).instance
@@ -244,8 +244,6 @@ def reconcile(
             instance.name, instance.source_schema, instance.source_table, read, tuple(key_list)
         )
         narrowed, ranges = _compare_sides(spark, backend, table, at, rows, compared, tiles, sample)
-    finally:
-        backend.close()
     result = _verdict_of(
         narrowed, at, against, ref.text, compared, skipped, time.perf_counter() - started
     )

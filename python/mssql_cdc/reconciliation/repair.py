@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import StreamOffset, lsn, read_state
@@ -70,8 +71,7 @@ def open_repair(
     follows its own begin record. A change found at S all the same is refused, not skipped.
     """
     point = lsn.increment(at)
-    backend = open_backend(config)
-    try:
+    with closing(open_backend(config)) as backend:
         newest = backend.changes.max_lsn()
         # Nothing is committed at S while max_lsn is below it (and a read above it fails).
         found = newest is not None and lsn.compare(newest, point) >= 0
@@ -87,13 +87,9 @@ def open_repair(
                 f"above bronze's position {at}, where the repair's snapshot would open; run the "
                 "stream once so bronze holds it, then repair again"
             )
-    finally:
-        backend.close()
-    probe = open_probe(config)
-    try:  # the state at S is the state at `at`: its commit time
+    # The state at S is the state at `at`: its commit time.
+    with closing(open_probe(config)) as probe:
         s = StreamOffset(point, probe.commit_ts(at))
-    finally:
-        probe.close()
     detail: RepairDetail = {
         "kind": job.kind,
         "chunks": [[json_key(lo), json_key(hi)] for lo, hi in tiles],

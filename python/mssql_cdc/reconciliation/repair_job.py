@@ -4,6 +4,7 @@ before writing anything (the mode lock's facts, the keys the tiles are cut by)."
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -99,11 +100,8 @@ def prepare_repair(
             f"reconcile: the stream {running[0]!r} is running in this session; stop it "
             "(query.stop()) before repair=True, which opens its next generation"
         )
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         index, kind = usable_keys(probe)
-    finally:
-        probe.close()
     if kind is None:
         raise ConfigError(
             f"reconcile: the key of {target} ({', '.join(index) or 'none'}) cannot bound a "

@@ -13,6 +13,7 @@ state file nor generations, and neither has a `/dbfs/...` one (decision 0502).
 from __future__ import annotations
 
 import logging
+from contextlib import closing
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
@@ -167,11 +168,8 @@ def open_next_generation(
         chunked_at=chunked_at,
         repair=repair,
     )
-    observer = open_observer(config)
-    try:
+    with closing(open_observer(config)) as observer:
         return recover(request, reads, writes, observer)
-    finally:
-        observer.close()
 
 
 def request_resnapshot(
@@ -233,8 +231,5 @@ def plan_on_spark(
             path-sanity guard).
     """
     reads = SparkRecoveryReads(spark, config, request.target, request.app_id, facts_table or "")
-    observer = open_observer(config)
-    try:
+    with closing(open_observer(config)) as observer:
         return plan_recovery(request, reads, observer)
-    finally:
-        observer.close()

@@ -7,6 +7,8 @@ one reader of snapshot facts) and the snapshot modules.
 
 from __future__ import annotations
 
+from contextlib import closing
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import StreamOffset
@@ -31,7 +33,20 @@ def family_rows_of(facts: SnapshotFacts) -> FamilyRows:
     )
 
 
-class SparkRecoveryReads:
+@dataclass
+class _OnSpark:
+    """The stream whose recovery steps run on Spark: the session, the source's options, the
+    bronze target, the app id and the facts table ("" for none)."""
+
+    spark: SparkSession
+    config: SourceConfig
+    target: str
+    app_id: str
+    facts: str
+
+
+@dataclass(kw_only=True)
+class SparkRecoveryReads(_OnSpark):
     """RecoveryReads over the facts table and the bronze target.
 
     `snapshot_facts`, when given, are the family's snapshot rows the caller has just read (for
@@ -39,54 +54,43 @@ class SparkRecoveryReads:
     later ones (a pre-flight that found the state moved on decides again) read it anew.
     """
 
-    def __init__(
-        self,
-        spark: SparkSession,
-        config: SourceConfig,
-        target: str,
-        app_id: str,
-        facts: str,
-        *,
-        snapshot_facts: SnapshotFacts | None = None,
-    ) -> None:
-        self._spark, self._config = spark, config
-        self._target, self._app_id, self._facts = target, app_id, facts
-        self._snapshot_facts = snapshot_facts
+    snapshot_facts: SnapshotFacts | None = None
 
     def family(self) -> FamilyRows:
-        if self._snapshot_facts is not None:
-            rows, self._snapshot_facts = family_rows_of(self._snapshot_facts), None
+        if self.snapshot_facts is not None:
+            rows, self.snapshot_facts = family_rows_of(self.snapshot_facts), None
             return rows
-        if not self._facts:  # plan_recovery without a facts table reads an empty family
+        if not self.facts:  # plan_recovery without a facts table reads an empty family
             return FamilyRows()
-        return family_rows_of(read_snapshot_facts(self._spark, self._facts, self._app_id))
+        return family_rows_of(read_snapshot_facts(self.spark, self.facts, self.app_id))
 
     def live_batches(self, sink_id: str) -> bool:
-        return bool(self._facts) and sink_has_batches(self._spark, self._facts, sink_id)
+        return bool(self.facts) and sink_has_batches(self.spark, self.facts, sink_id)
 
     def newest_whole(self) -> StreamOffset | None:
         from mssql_cdc.snapshot import newest_whole_snapshot
 
-        return newest_whole_snapshot(self._spark, self._config, self._target)
+        return newest_whole_snapshot(self.spark, self.config, self.target)
 
     def newest_known(self) -> StreamOffset | None:
         from mssql_cdc.snapshot import newest_known_snapshot
 
         return newest_known_snapshot(
-            self._spark,
-            self._config,
-            self._target,
-            app_id=self._app_id,
-            facts_table=self._facts or None,
+            self.spark,
+            self.config,
+            self.target,
+            app_id=self.app_id,
+            facts_table=self.facts or None,
         )
 
     def batch_samples(self) -> tuple[BatchSample, ...]:
-        if not self._facts:
+        if not self.facts:
             return ()
-        return read_batch_samples(self._spark, self._facts, self._app_id)
+        return read_batch_samples(self.spark, self.facts, self.app_id)
 
 
-class SparkRecoveryWrites:
+@dataclass(kw_only=True)
+class SparkRecoveryWrites(_OnSpark):
     """RecoveryWrites through the snapshot, chunked and facts modules.
 
     `requested`: the facts rows say a person asked for this re-snapshot. `gap_deletes`: the
@@ -94,24 +98,10 @@ class SparkRecoveryWrites:
     as its S instead of a new stamp, and `repair` is the plan its chunks are read in.
     """
 
-    def __init__(
-        self,
-        spark: SparkSession,
-        config: SourceConfig,
-        target: str,
-        app_id: str,
-        facts: str,
-        *,
-        requested: bool = False,
-        gap_deletes: bool = False,
-        chunked_at: StreamOffset | None = None,
-        repair: RepairDetail | None = None,
-    ) -> None:
-        self._spark, self._config = spark, config
-        self._target, self._app_id, self._facts = target, app_id, facts
-        self._requested = requested
-        self._gap_deletes = gap_deletes
-        self._chunked_at, self._repair = chunked_at, repair
+    requested: bool = False
+    gap_deletes: bool = False
+    chunked_at: StreamOffset | None = None
+    repair: RepairDetail | None = None
 
     def take_full(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
@@ -119,17 +109,17 @@ class SparkRecoveryWrites:
         from mssql_cdc.snapshot import take_full
 
         result = take_full(
-            self._spark,
-            self._config,
-            self._target,
+            self.spark,
+            self.config,
+            self.target,
             kind="resnapshot",
             generation=generation,
             new=True,
-            app_id=self._app_id,
-            facts_table=self._facts,
+            app_id=self.app_id,
+            facts_table=self.facts,
             lost_from_ts=lost_from_ts,
             lost_to_ts=lost_to_ts,
-            requested=self._requested,
+            requested=self.requested,
         )
         return StartingSnapshot(
             result.offset, result.rows, result.started_at, result.duration_ms, result.taken
@@ -141,19 +131,19 @@ class SparkRecoveryWrites:
         from mssql_cdc.snapshot import open_chunked as open_chunked_snapshot
 
         return open_chunked_snapshot(
-            self._spark,
-            self._config,
-            self._target,
+            self.spark,
+            self.config,
+            self.target,
             kind="resnapshot",
             generation=generation,
-            app_id=self._app_id,
-            facts_table=self._facts,
+            app_id=self.app_id,
+            facts_table=self.facts,
             lost_from_ts=lost_from_ts,
             lost_to_ts=lost_to_ts,
-            requested=self._requested,
-            gap_deletes=self._gap_deletes,
-            at=self._chunked_at,
-            repair=self._repair,
+            requested=self.requested,
+            gap_deletes=self.gap_deletes,
+            at=self.chunked_at,
+            repair=self.repair,
         )
 
     def write_event(
@@ -165,17 +155,17 @@ class SparkRecoveryWrites:
     ) -> None:
         from mssql_cdc.snapshot import SnapshotResult, write_completion
 
-        if self._gap_deletes:
+        if self.gap_deletes:
             # Before the completion row: a crash between the two repeats the deletes on the
             # rerun (which reuses this snapshot), and Delta stores them once.
             self._write_gap_deletes(snapshot.offset)
         write_completion(
-            self._spark,
-            self._facts,
-            app_id=self._app_id,
+            self.spark,
+            self.facts,
+            app_id=self.app_id,
             generation=generation,
             kind="resnapshot",
-            target=self._target,
+            target=self.target,
             snapshot=SnapshotResult(
                 offset=snapshot.offset,
                 rows=snapshot.rows,
@@ -185,22 +175,19 @@ class SparkRecoveryWrites:
             ),
             lost_from_ts=lost_from_ts,
             lost_to_ts=lost_to_ts,
-            requested=self._requested,
+            requested=self.requested,
         )
 
     def _write_gap_deletes(self, snapshot: StreamOffset) -> None:
         from mssql_cdc.snapshot import open_probe, write_gap_deletes
 
-        probe = open_probe(self._config)
-        try:
+        with closing(open_probe(self.config)) as probe:
             keys = list(probe.resolved().index_columns)
-        finally:
-            probe.close()
         write_gap_deletes(
-            self._spark,
-            self._target,
-            app_id=self._app_id,
-            facts_table=self._facts,
+            self.spark,
+            self.target,
+            app_id=self.app_id,
+            facts_table=self.facts,
             snapshot=snapshot,
             keys=keys,
         )

@@ -9,6 +9,7 @@ batch of it straddles the switch, and silver rebuilds from rows that all carry t
 from __future__ import annotations
 
 import logging
+from contextlib import closing
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import Instance, Observation, last_processed_offset, live_paths, read_state
@@ -65,11 +66,8 @@ def switch_snapshot_due(
     bronze = open_for_read(spark, request.target, "bronze")
     if position is None or bronze is None:
         return False
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         observation = probe.observe()
-    finally:
-        probe.close()
     newer = switch_ahead(observation, position)
     if newer is None:
         return False

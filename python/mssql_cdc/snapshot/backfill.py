@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mssql_cdc.core import Progress, Throughput, per_second, report
@@ -156,8 +157,7 @@ def backfill(
         done = len(facts.chunks(snap.s))
         total = None if stored is None else len(stored.detail["chunks"])
         return _status("done", snap.s, done, total, f"the snapshot at {snap.s} is complete")
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         _check_keys(snap, probe)
         plan = _plan(spark, snap, probe, chunk_rows, facts.plan(snap.s))
         return _waves(
@@ -169,8 +169,6 @@ def backfill(
             facts.chunks(snap.s),
             (max_waves, max_seconds, min_headroom_hours, target_wave_seconds),
         )
-    finally:
-        probe.close()
 
 
 def _check_keys(snap: Snapshot, probe: SourceProbe) -> None:

@@ -126,13 +126,5 @@ def _full_bootstrap(
         facts_table=facts_table,
     )
     if facts_table is not None:
-        full.write_completion(
-            spark,
-            facts_table,
-            app_id=app_id,
-            generation=0,
-            kind="bootstrap",
-            target=target,
-            snapshot=taken,
-        )
+        full.write_bootstrap(spark, facts_table, app_id=app_id, target=target, snapshot=taken)
     return str(taken.offset.lsn)

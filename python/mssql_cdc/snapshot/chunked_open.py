@@ -5,6 +5,7 @@ chunks later.
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import TYPE_CHECKING, Literal
 
 from mssql_cdc.core import StreamOffset, loss_after
@@ -72,8 +73,7 @@ def open_chunked(
             f"a bootstrap snapshot opens generation 0, not {generation}; a snapshot after a "
             "loss has kind 'resnapshot'"
         )
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         started = _clock.now()
         s = stamp(probe) if at is None else at
         keys, extent = key_extent(probe)
@@ -106,8 +106,6 @@ def open_chunked(
         stored = _stored_open(spark, facts_table, app_id, generation, target, probe)
         failpoint("chunked.after_open")
         return stored
-    finally:
-        probe.close()
 
 
 def _stored_open(

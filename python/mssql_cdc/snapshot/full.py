@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -42,7 +43,7 @@ from mssql_cdc.facts import (
 )
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.open_race import FactsSeen, chunked_opens, facts_seen
-from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
+from mssql_cdc.snapshot.probe import open_probe, stamp
 from mssql_cdc.snapshot.read import read_whole
 from mssql_cdc.snapshot.slots import slot
 from mssql_cdc.snapshot.targets import newest_known, newest_whole, whole_snapshot_rows
@@ -59,6 +60,7 @@ __all__ = [
     "newest_known_snapshot",
     "newest_whole_snapshot",
     "take_full",
+    "write_bootstrap",
     "write_completion",
 ]
 
@@ -141,8 +143,7 @@ def take_full(
             check_mode_lock(
                 spark, config, target, mode="full", app_id=app_id, facts_table=facts_table
             )
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         seen = FactsSeen.nothing()  # the race re-check then reads the facts log from its start
         if not new:
             if app_id is not None and facts_table is not None:
@@ -216,8 +217,6 @@ def take_full(
             return SnapshotResult(
                 at, rows, started, int(seconds * 1000), taken=True, facts_opened=opened
             )
-    finally:
-        probe.close()
 
 
 def _report_finished(target: str, rows: int, seconds: float) -> None:
@@ -283,11 +282,8 @@ def newest_whole_snapshot(
     spark: SparkSession, config: SourceConfig, target: str
 ) -> StreamOffset | None:
     """The newest whole (full) snapshot in `target`, or None (also when there is no target)."""
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         return newest_whole(spark, probe, config, target)
-    finally:
-        probe.close()
 
 
 def newest_known_snapshot(
@@ -300,12 +296,9 @@ def newest_known_snapshot(
 ) -> StreamOffset | None:
     """The newest snapshot known for `target`: whole snapshots, chunk rows and, with a facts
     table and app_id, the family's completions and chunked opens; None when there is none."""
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         known = newest_known(spark, probe, config, target, app_id=app_id, facts_table=facts_table)
         return None if known is None else known.offset
-    finally:
-        probe.close()
 
 
 def write_completion(
@@ -350,6 +343,29 @@ def write_completion(
     append_facts(spark, facts_table, [row], key=events_key(app_id, generation))
 
 
+def write_bootstrap(
+    spark: SparkSession,
+    facts_table: str,
+    *,
+    app_id: str,
+    target: str,
+    snapshot: SnapshotResult,
+    seeded_from: str | None = None,
+) -> None:
+    """Offer the `bootstrap` row of generation 0's full snapshot (`write_completion`), taken
+    by the stream or, with `seeded_from`, copied by another tool."""
+    write_completion(
+        spark,
+        facts_table,
+        app_id=app_id,
+        generation=0,
+        kind="bootstrap",
+        target=target,
+        snapshot=snapshot,
+        seeded_from=seeded_from,
+    )
+
+
 def check_mode_lock(
     spark: SparkSession,
     config: SourceConfig,
@@ -375,11 +391,8 @@ def check_mode_lock(
     pending_full = any(o.mode == "full" and not is_complete(o, completions) for o in opens)
     observation = Observation(max_lsn=None)
     if mode == "chunked" and pending_full:
-        probe: SourceProbe = open_probe(config)
-        try:
+        with closing(open_probe(config)) as probe:
             observation = probe.observe()
-        finally:
-            probe.close()
     message = lock_violation(
         mode,
         [o.as_open_row() for o in opens],

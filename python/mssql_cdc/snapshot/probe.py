@@ -8,6 +8,7 @@ and the key planning of chunked snapshots (docs/snapshots.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -100,11 +101,8 @@ class _EmulatorProbe:
             # The rule the stream resolves by (a disabled instance followed to its table's
             # remaining one), not the emulator's exact lookup: recovery must find the
             # instance the stream reads.
-            catalog = EmulatorBackend(self._path)
-            try:
+            with closing(EmulatorBackend(self._path)) as catalog:
                 found = resolve_instance(self._configured, catalog.capture_instances()).instance
-            finally:
-                catalog.close()
             self._resolved = ResolvedSource(
                 capture_instance=found.name,
                 source_schema=found.source_schema,

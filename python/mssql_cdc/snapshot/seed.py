@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from contextlib import closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -95,23 +96,13 @@ def seed(
         return done
     _require_unstarted(spark, facts, checkpoint, facts_table, app_id, target)
     frame = _copy_frame(spark, copy)
-    probe = open_probe(config)
-    try:
+    with closing(open_probe(config)) as probe:
         offset = checked_lsn(probe, at)
         shaped = _shaped(spark, config, frame, copy, offset, probe)
         rows = _append_once(spark, probe, config, ref, shaped, offset)
-    finally:
-        probe.close()
     result = full.SnapshotResult(offset, rows, None, None, taken=True)
-    full.write_completion(
-        spark,
-        facts_table,
-        app_id=app_id,
-        generation=0,
-        kind="bootstrap",
-        target=target,
-        snapshot=result,
-        seeded_from=copy.text,
+    full.write_bootstrap(
+        spark, facts_table, app_id=app_id, target=target, snapshot=result, seeded_from=copy.text
     )
     log.info("%s: seeded from %s at %s (%s rows)", target, copy, offset.lsn, rows)
     return SeedResult(offset, rows, written=True)

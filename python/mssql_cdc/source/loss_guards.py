@@ -95,6 +95,16 @@ def resume_after_refusal(
     return m
 
 
+def _held_by_disabled(disabled_instance: str | None) -> str:
+    """The clause a loss message adds when a disabled capture instance alone held the rows."""
+    if not disabled_instance:
+        return ""
+    return (
+        f", or they were held only by capture instance '{disabled_instance}', disabled before "
+        "this stream read them"
+    )
+
+
 def driver_loss_error(
     capture_instance: str,
     first_lsn: lsn.Lsn,
@@ -105,12 +115,7 @@ def driver_loss_error(
     disabled_instance: str | None = None,
 ) -> DataLossError:
     """The DataLossError of the driver guard: a certain loss found while planning."""
-    also = (
-        f", or they were held only by capture instance '{disabled_instance}', disabled before "
-        "this stream read them"
-        if disabled_instance
-        else ""
-    )
+    also = _held_by_disabled(disabled_instance)
     when = f"committed {min_commit_ts}" if min_commit_ts else "commit time unknown"
     message = (
         f"capture instance '{capture_instance}': changes from {first_lsn} on were purged by CDC "
@@ -135,12 +140,7 @@ def task_loss_error(
 ) -> DataLossError:
     """The DataLossError of the executor guard: rows of a range may be missing."""
     now = f"min_lsn is now {min_lsn_after}" if min_lsn_after else "min_lsn is now unknown"
-    also = (
-        f", or they were held only by capture instance '{disabled_instance}', disabled before "
-        "this stream read them"
-        if disabled_instance
-        else ""
-    )
+    also = _held_by_disabled(disabled_instance)
     message = (
         f"capture instance '{capture_instance}': CDC cleanup ran while range {from_lsn}–{to_lsn} "
         f"was read ({reason}); {now}, past the range start, so rows of the range may be "

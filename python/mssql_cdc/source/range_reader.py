@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -69,11 +70,8 @@ def read_range(
         DataLossError: with failOnDataLoss=true, CDC cleanup ran during the read, the instance
             vanished, or the server refused the range as purged (`possible` is True).
     """
-    backend = open_backend(config)
-    try:
+    with closing(open_backend(config)) as backend:
         yield from _read(config, columns, part, backend.changes)
-    finally:
-        backend.close()
 
 
 def _read(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -145,12 +146,9 @@ class CdcSnapshotReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SnapshotPartition):
             raise TypeError(f"mssql_cdc_snapshot reads SnapshotPartitions, not {type(partition)}")
-        backend = open_backend(self._config)
-        try:
+        with closing(open_backend(self._config)) as backend:
             for chunk, lo, hi in partition.ranges:
                 yield from self._read_range(backend, partition, chunk, lo, hi)
-        finally:
-            backend.close()
 
     def _read_range(
         self,

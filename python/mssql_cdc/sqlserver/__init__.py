@@ -7,9 +7,9 @@ when the first connection opens.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from mssql_cdc.core import lazy_names
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.instances import (
     pieces,
@@ -47,19 +47,10 @@ from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
 
 # Names whose modules load Spark or the emulator's Arrow: imported on first use, so
 # importing this package stays light for Spark's Python workers and the driver.
-_LAZY = {
-    "EmulatorBackend": "mssql_cdc.sqlserver.emulated.backend",
-}
+__getattr__ = lazy_names(__name__, {"EmulatorBackend": "mssql_cdc.sqlserver.emulated.backend"})
 
 if TYPE_CHECKING:
     from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [
