@@ -1,5 +1,6 @@
 // decide() and conclude() over every branch (the mode lock, the loss test, the generation walk
-// and its reuse rules, the guards) and the state each crash leaves behind. LSNs are L(n); the source's cleanup is at `min`.
+// and its reuse rules, the guards) and the state each crash leaves behind. LSNs are L(n); the
+// source's cleanup is at `min`.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,6 +27,20 @@ DecideInputs purged_stream() {
   in.observation.max_lsn = L(100);
   in.observation.instances = {Instance{"dbo_orders", L(1), L(50), "2026-11-05T00:00:00.000"}};
   in.now = kNow;
+  return in;
+}
+
+// purged_stream() after a run that crashed while recovering from the stream's start.
+DecideInputs crashed_recovery() {
+  auto in = purged_stream();
+  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+  return in;
+}
+
+// crashed_recovery() after the crashed run opened its full snapshot of generation 1 at L(90).
+DecideInputs crashed_full_open() {
+  auto in = crashed_recovery();
+  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
   return in;
 }
 
@@ -153,8 +168,7 @@ TEST(Decide, AnIntervalOfZeroReSnapshotsNow) {
 }
 
 TEST(Decide, AFailedAttemptInGenerationZeroCountsForTheAntiLoopGuard) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+  auto in = crashed_recovery();
   in.state.failed_at = "2026-11-19T00:00:00+00:00";
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Blocked);
@@ -233,15 +247,6 @@ TEST(Decide, OpensTheGenerationAfterAChunkedOpenThatCleanupPassed) {
   const Decision d = decide(in);
   EXPECT_EQ(d.next_generation, 2);
   EXPECT_EQ(d.steps, std::vector<Step>{Step::OpenChunked});
-}
-
-TEST(Decide, AFullRunTakesTheGenerationOfACrashedFullAttemptAgain) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
-  const Decision d = decide(in);
-  EXPECT_EQ(d.next_generation, 1);
-  EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
 }
 
 TEST(Decide, AChunkedRunMeetingAFullOpenStillBeingReadIsRefused) {
@@ -425,8 +430,7 @@ TEST(Requested, AnActualLossIsStillReportedAsALoss) {
 }
 
 TEST(CrashMatrix, AfterRecoveringTheNextRunRecoversFromTheRecordedStart) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+  auto in = crashed_recovery();
   in.start = resolve_start(StartInputs{in.state, at(12), true, true, false, {}, {}, "/c"}).start;
   const Decision d = decide(in);
   EXPECT_EQ(d.start, at(10, "2026-11-01T10:00:00.000"));
@@ -435,18 +439,13 @@ TEST(CrashMatrix, AfterRecoveringTheNextRunRecoversFromTheRecordedStart) {
 }
 
 TEST(CrashMatrix, BeforeAppendTheNextFullRunTakesANewSnapshotOfTheSameGeneration) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
-  const Decision d = decide(in);
+  const Decision d = decide(crashed_full_open());
   EXPECT_EQ(d.next_generation, 1);
   EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
 }
 
 TEST(CrashMatrix, AfterAppendTheNextRunReusesTheTargetSnapshotAndWritesTheEvent) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
+  auto in = crashed_full_open();
   in.newest_whole = at(90);
   const Decision d = decide(in);
   EXPECT_EQ(d.reuse, (Reuse{ReuseKind::Target, at(90), 1}));
@@ -454,9 +453,7 @@ TEST(CrashMatrix, AfterAppendTheNextRunReusesTheTargetSnapshotAndWritesTheEvent)
 }
 
 TEST(CrashMatrix, AfterEventTheNextRunReusesTheCompletionAndWritesNoSecondEvent) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
+  auto in = crashed_full_open();
   in.completions = {CompletionRow{1, at(90)}};
   in.newest_whole = at(90);
   const Decision d = decide(in);
@@ -484,8 +481,7 @@ TEST(Conclude, AnUnpurgedSnapshotMakesTheNextGenerationLive) {
 }
 
 TEST(Conclude, APurgedOwnSnapshotRecordsAFailedAttemptAndKeepsTheGeneration) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+  auto in = crashed_recovery();
   const Decision d = decide(in);
   Observation fresh = in.observation;
   fresh.max_lsn = L(200);
