@@ -44,6 +44,14 @@ DecideInputs crashed_full_open() {
   return in;
 }
 
+// A chunked run of purged_stream() that finds the `mode` snapshot of generation 1 opened at L(n).
+DecideInputs chunked_meeting_open(Mode mode, unsigned n) {
+  auto in = purged_stream();
+  in.mode = Mode::Chunked;
+  in.opens = {OpenRow{1, mode, "resnapshot", at(n)}};
+  return in;
+}
+
 State generation(int g, unsigned snapshot, std::string made_at) {
   State s;
   s.generation = g;
@@ -230,10 +238,7 @@ TEST(Decide, WalksPastAGenerationWhoseCompletionIsPurgedOrBelowTheStart) {
 }
 
 TEST(Decide, ReusesTheChunkedOpenOfTheNextGenerationAfterACrashBeforeTheState) {
-  auto in = purged_stream();
-  in.mode = Mode::Chunked;
-  in.opens = {OpenRow{1, Mode::Chunked, "resnapshot", at(60)}};
-  const Decision d = decide(in);
+  const Decision d = decide(chunked_meeting_open(Mode::Chunked, 60));
   EXPECT_EQ(d.action, Action::Resnapshot);
   EXPECT_EQ(d.reuse, (Reuse{ReuseKind::Open, at(60), 1}));
   EXPECT_TRUE(d.steps.empty());
@@ -241,19 +246,13 @@ TEST(Decide, ReusesTheChunkedOpenOfTheNextGenerationAfterACrashBeforeTheState) {
 }
 
 TEST(Decide, OpensTheGenerationAfterAChunkedOpenThatCleanupPassed) {
-  auto in = purged_stream();
-  in.mode = Mode::Chunked;
-  in.opens = {OpenRow{1, Mode::Chunked, "resnapshot", at(40)}};
-  const Decision d = decide(in);
+  const Decision d = decide(chunked_meeting_open(Mode::Chunked, 40));
   EXPECT_EQ(d.next_generation, 2);
   EXPECT_EQ(d.steps, std::vector<Step>{Step::OpenChunked});
 }
 
 TEST(Decide, AChunkedRunMeetingAFullOpenStillBeingReadIsRefused) {
-  auto in = purged_stream();
-  in.mode = Mode::Chunked;
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
-  const Decision d = decide(in);
+  const Decision d = decide(chunked_meeting_open(Mode::Full, 90));
   EXPECT_EQ(d.action, Action::Blocked);
   EXPECT_EQ(d.error_kind, DecisionError::InvalidArgument);
   EXPECT_NE(d.error_message.find("a full snapshot open at " + S(90) + " (generation 1) has not completed"),
@@ -276,9 +275,7 @@ TEST(Decide, AChunkedRunTakesOverTheGenerationOfAPurgedFullAttempt) {
 }
 
 TEST(Decide, AChunkedRunStartsFromACompletedFullSnapshotOfTheNextGeneration) {
-  auto in = purged_stream();
-  in.mode = Mode::Chunked;
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
+  auto in = chunked_meeting_open(Mode::Full, 90);
   in.completions = {CompletionRow{1, at(90)}};  // an emptied table's: only the row exists
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Resnapshot);
