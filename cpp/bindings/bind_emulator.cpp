@@ -249,11 +249,7 @@ std::optional<emu::Key> to_key(nb::handle h) {
   return k;
 }
 
-nb::object from_key(const emu::Key& k) {
-  nb::list items;
-  for (const auto& v : k) items.append(from_value(v));
-  return nb::tuple(items);
-}
+nb::object from_key(const emu::Key& k) { return nb::tuple(list_of(k, from_value)); }
 
 nb::dict column_dict(const emu::ColumnInfo& c, bool captured) {
   nb::dict d;
@@ -434,8 +430,7 @@ void bind_emulator(nb::module_& m) {
           "at"_a.none())
       .def("pending_hooks",
            [](emu::Engine& self) {
-             nb::list out;
-             for (const auto& h : emu::pending_hooks(self.db())) {
+             return list_of(emu::pending_hooks(self.db()), [](const auto& h) {
                nb::dict d;
                d["hook_id"] = h.id;
                d["kind"] = h.kind;
@@ -446,9 +441,8 @@ void bind_emulator(nb::module_& m) {
                    h.kind.starts_with("cleanup") ? nb::object(nb::str(h.mark.to_string().c_str())) : nb::none();
                d["after_rows"] = h.kind == "cleanup_mid_read" ? nb::object(nb::int_(h.after_rows)) : nb::none();
                d["changes"] = nb::int_(static_cast<std::int64_t>(h.changes.size()));
-               out.append(d);
-             }
-             return out;
+               return d;
+             });
            })
       .def("clear_hooks", [](emu::Engine& self) { return emu::clear_hooks(self.db()); })
       .def(
@@ -532,12 +526,8 @@ void bind_emulator(nb::module_& m) {
           "split_points",
           [](emu::Reader& r, const std::string& ci, std::optional<std::string> from, std::optional<std::string> to,
              int n) {
-            std::vector<std::pair<std::string, std::int64_t>> out;
-            for (const auto& t : r.split_points(ci, opt_lsn(from, "from_lsn"), opt_lsn(to, "to_lsn"), n))
-              out.emplace_back(t.last.to_string(), t.rows);
-            nb::list l;
-            for (const auto& [lsn, rows] : out) l.append(nb::make_tuple(lsn, rows));
-            return l;
+            return list_of(r.split_points(ci, opt_lsn(from, "from_lsn"), opt_lsn(to, "to_lsn"), n),
+                           [](const auto& t) { return nb::make_tuple(t.last.to_string(), t.rows); });
           },
           "capture_instance"_a, "from_lsn"_a.none(), "to_lsn"_a.none(), "n"_a)
       .def(
@@ -583,17 +573,15 @@ void bind_emulator(nb::module_& m) {
       .def(
           "captured_columns",
           [](emu::Reader& r, const std::string& ci) {
-            nb::list l;
-            for (const auto& c : r.captured_columns(ci)) l.append(column_dict(c, true));
-            return l;
+            return list_of(r.captured_columns(ci), [](const auto& c) { return column_dict(c, true); });
           },
           "capture_instance"_a)
       .def(
           "ddl_history",
           [](emu::Reader& r, const std::string& ci, const std::string& after, const std::string& upto) {
-            nb::list l;
-            for (const auto& d :
-                 r.ddl_history(ci, emu::parse_lsn_arg(after, "after"), emu::parse_lsn_arg(upto, "upto"))) {
+            const auto entries =
+                r.ddl_history(ci, emu::parse_lsn_arg(after, "after"), emu::parse_lsn_arg(upto, "upto"));
+            return list_of(entries, [](const auto& d) {
               nb::dict x;
               x["ddl_lsn"] = d.ddl_lsn.to_string();
               x["ddl_time"] = d.ddl_time;
@@ -603,17 +591,14 @@ void bind_emulator(nb::module_& m) {
               x["kind"] = d.kind;
               x["column"] = d.column;
               x["new_type"] = d.new_type ? nb::object(nb::str(d.new_type->c_str())) : nb::none();
-              l.append(x);
-            }
-            return l;
+              return x;
+            });
           },
           "capture_instance"_a, "after"_a, "upto"_a)
       .def(
           "capture_instances",
           [](emu::Reader& r, const std::string& t) {
-            nb::list l;
-            for (const auto& in : r.capture_instances(t)) l.append(instance_dict(in, false));
-            return l;
+            return list_of(r.capture_instances(t), [](const auto& in) { return instance_dict(in, false); });
           },
           "table"_a)
       .def(
@@ -626,9 +611,7 @@ void bind_emulator(nb::module_& m) {
             const auto info = r.table_info(t);
             nb::dict d;
             d["name"] = info.name;
-            nb::list cols;
-            for (const auto& c : info.columns) cols.append(column_dict(c, false));
-            d["columns"] = cols;
+            d["columns"] = list_of(info.columns, [](const auto& c) { return column_dict(c, false); });
             d["key_columns"] = info.key_columns;
             d["row_count"] = info.row_count;
             return d;
@@ -649,11 +632,7 @@ void bind_emulator(nb::module_& m) {
       .def(
           "key_tiles",
           [](emu::Reader& r, const std::string& t, std::int64_t n, std::int64_t per,
-             std::optional<std::vector<std::string>> kc) {
-            nb::list l;
-            for (const auto& k : r.key_tiles(t, n, per, kc)) l.append(from_key(k));
-            return l;
-          },
+             std::optional<std::vector<std::string>> kc) { return list_of(r.key_tiles(t, n, per, kc), from_key); },
           "table"_a, "n"_a, "rows_per_tile"_a, "key_columns"_a.none())
       .def(
           "next_key",
@@ -691,16 +670,14 @@ void bind_emulator(nb::module_& m) {
               return neg ? "-" + s : s;
             };
             nb::object py_int = nb::module_::import_("builtins").attr("int");
-            nb::list l;
-            for (const auto& b : r.key_buckets(t, n, big(lo), big(hi), kc))
-              l.append(nb::make_tuple(py_int(text(b.lo)), py_int(text(b.hi)), b.rows));
-            return l;
+            return list_of(r.key_buckets(t, n, big(lo), big(hi), kc), [&](const auto& b) {
+              return nb::make_tuple(py_int(text(b.lo)), py_int(text(b.hi)), b.rows);
+            });
           },
           "table"_a, "n"_a, "lo"_a.none(), "hi"_a.none(), "key_columns"_a.none())
       .def("lsn_time_mapping",
            [](emu::Reader& r) {
-             nb::list l;
-             for (const auto& x : r.lsn_time_mapping()) {
+             return list_of(r.lsn_time_mapping(), [](const auto& x) {
                nb::dict d;
                d["start_lsn"] = x.start_lsn.to_string();
                d["tran_begin_time"] = x.begin_time;
@@ -709,9 +686,8 @@ void bind_emulator(nb::module_& m) {
                d["tran_end_utc"] = x.end_utc;
                d["tran_id"] = nb::bytes(x.tran_id.data(), x.tran_id.size());
                d["tran_begin_lsn"] = x.tran_begin_lsn.to_string();
-               l.append(d);
-             }
-             return l;
+               return d;
+             });
            })
       .def("server_time_zone", &emu::Reader::server_time_zone)
       .def("tables", &emu::Reader::tables);

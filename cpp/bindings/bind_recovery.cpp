@@ -34,9 +34,7 @@ E from_name(const std::array<EnumName<E>, N>& table, const std::string& text, co
 }
 template <typename E, std::size_t N>
 nb::list names_list(const std::array<EnumName<E>, N>& table) {
-  nb::list out;
-  for (const EnumName<E>& entry : table) out.append(std::string(entry.name));
-  return out;
+  return list_of(table, [](const EnumName<E>& entry) { return std::string(entry.name); });
 }
 
 Mode mode_from(const std::string& s) { return from_name(names::kMode, s, "snapshot mode"); }
@@ -139,9 +137,7 @@ nb::dict decision_to_py(const recovery::Decision& x) {
   d["reuse"] = reuse;
   d["mode"] = name(names::kMode, x.mode);
   d["interval_ok"] = x.interval_ok;
-  nb::list steps;
-  for (const recovery::Step step : x.steps) steps.append(name(names::kStep, step));
-  d["steps"] = steps;
+  d["steps"] = list_of(x.steps, [](recovery::Step step) { return name(names::kStep, step); });
   d["warning"] = x.warning;
   return d;
 }

@@ -13,4 +13,12 @@ void bind_recovery(nanobind::module_& m);
 void bind_emulator(nanobind::module_& m);
 void bind_tds(nanobind::module_& m);
 
+// A Python list of to_py(x) for every x of `items`, in order.
+template <typename Items, typename ToPy>
+nanobind::list list_of(const Items& items, ToPy to_py) {
+  nanobind::list out;
+  for (const auto& x : items) out.append(to_py(x));
+  return out;
+}
+
 }  // namespace mssqlcdc::py

@@ -8,8 +8,12 @@
 namespace mssqlcdc::emu::test {
 namespace {
 
-// A cursor at a chosen position, through the stored form WriteState::load reads.
-LsnCursor cursor_at(Db& db, const Lsn& next, std::int64_t records) {
+// A cursor at a chosen position, through the stored form WriteState::load reads from a new
+// orders file.
+LsnCursor cursor_at(const Lsn& next, std::int64_t records) {
+  TempFile f;
+  (void)orders_file(f.path());
+  Db db(f.path(), false);
   WriteState s = WriteState::load(db);
   s.cursor = LsnCursor::at(next, records);
   s.store(db);
@@ -19,30 +23,21 @@ LsnCursor cursor_at(Db& db, const Lsn& next, std::int64_t records) {
 TEST(EmuLog, TheFirstLsnIsTheDocumentedOne) { EXPECT_EQ(LsnCursor::initial().to_string(), "0x00000027000000200001"); }
 
 TEST(EmuLog, TakeAdvancesTheSlotAndCarriesPastFFFEIntoTheNextBlock) {
-  TempFile f;
-  orders_file(f.path());
-  Db db(f.path(), false);
-  LsnCursor c = cursor_at(db, Lsn(0x27, 0x30, 0xFFFE), 0);
+  LsnCursor c = cursor_at(Lsn(0x27, 0x30, 0xFFFE), 0);
   EXPECT_EQ(c.take(), Lsn(0x27, 0x30, 0xFFFE));
   EXPECT_EQ(c.take(), Lsn(0x27, 0x31, 1));
   EXPECT_EQ(c.take(), Lsn(0x27, 0x31, 2));
 }
 
 TEST(EmuLog, FlushMovesOneBlockPlusOnePer32RecordsAndResetsTheSlot) {
-  TempFile f;
-  orders_file(f.path());
-  Db db(f.path(), false);
-  LsnCursor c = cursor_at(db, Lsn(0x27, 0x40, 1), 0);
+  LsnCursor c = cursor_at(Lsn(0x27, 0x40, 1), 0);
   for (int i = 0; i < 70; ++i) (void)c.take();
   c.flush();  // 70 records: block + 1 + 2
   EXPECT_EQ(c.take(), Lsn(0x27, 0x43, 1));
 }
 
 TEST(EmuLog, ABlockReaching0x1000StartsTheNextVlf) {
-  TempFile f;
-  orders_file(f.path());
-  Db db(f.path(), false);
-  LsnCursor c = cursor_at(db, Lsn(0x27, 0xFFF, 5), 1);
+  LsnCursor c = cursor_at(Lsn(0x27, 0xFFF, 5), 1);
   c.flush();
   EXPECT_EQ(c.take(), Lsn(0x28, 0x20, 1));
 }

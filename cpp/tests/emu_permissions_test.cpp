@@ -13,6 +13,8 @@
 namespace mssqlcdc::emu {
 namespace {
 
+using test::error_message;
+using test::error_number;
 using test::I;
 using test::kSecond;
 using test::kStart;
@@ -20,10 +22,7 @@ using test::kStart;
 // dbo.orders with instance dbo_orders gated by role cdc_readers, one commit, and users: alice
 // (no role), bob (cdc_readers), olga (db_owner).
 std::unique_ptr<Engine> gated_file(const std::filesystem::path& p) {
-  CreateOptions o;
-  o.start_micros = kStart;
-  Engine::create(p, o);
-  auto e = std::make_unique<Engine>(p);
+  auto e = test::empty_file(p);
   e->create_table("dbo.orders", {{"order_id", "int"}}, {"order_id"});
   e->enable_cdc("dbo.orders", std::nullopt, std::nullopt, std::string("cdc_readers"));
   e->commit({test::insert("dbo.orders", {{"order_id", I(1)}})}, kStart + kSecond);
@@ -33,24 +32,6 @@ std::unique_ptr<Engine> gated_file(const std::filesystem::path& p) {
   create_user(e->db(), "olga", {"db_owner"});
   txn.commit();
   return e;
-}
-
-int number_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.number();
-  }
-  return 0;
-}
-
-std::string message_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(EmuPermissions, AReaderWithoutAUserReadsAsDboAsBefore) {
@@ -83,12 +64,12 @@ TEST(EmuPermissions, AUserOutsideTheGatingRoleGets229NamingTheChangeFunction) {
   const auto split = [&] { (void)r.split_points("dbo_orders", r.min_lsn("dbo_orders").lsn, max, 2); };
   // as dbo the same range is readable, so the refusal below is the permission's
   Reader dbo(f.path());
-  EXPECT_EQ(number_of([&] { (void)dbo.split_points("dbo_orders", dbo.min_lsn("dbo_orders").lsn, max, 2); }), 0);
-  EXPECT_EQ(number_of(split), 229);
-  EXPECT_EQ(message_of([&] { (void)r.split_points("dbo_orders", dbo.min_lsn("dbo_orders").lsn, max, 2); }),
+  EXPECT_EQ(error_number([&] { (void)dbo.split_points("dbo_orders", dbo.min_lsn("dbo_orders").lsn, max, 2); }), -1);
+  EXPECT_EQ(error_number(split), 229);
+  EXPECT_EQ(error_message([&] { (void)r.split_points("dbo_orders", dbo.min_lsn("dbo_orders").lsn, max, 2); }),
             "The SELECT permission was denied on the object 'fn_cdc_get_all_changes_dbo_orders', database 'shop', "
             "schema 'cdc'.");
-  EXPECT_EQ(number_of([&] {
+  EXPECT_EQ(error_number([&] {
               ArrowArrayStream out{};
               r.read_changes("dbo_orders", std::nullopt, std::nullopt, ChangeReadOptions{}, &out);
             }),
@@ -136,7 +117,7 @@ TEST(EmuPermissions, UsersAndRolesAreCheckedWithSqlServersNumbers) {
   test::TempFile f;
   auto e = gated_file(f.path());
   const auto in_txn = [&](const std::function<void()>& call) {
-    return number_of([&] {
+    return error_number([&] {
       WriteTxn txn(e->db());
       call();
       txn.commit();
@@ -147,13 +128,13 @@ TEST(EmuPermissions, UsersAndRolesAreCheckedWithSqlServersNumbers) {
   EXPECT_EQ(in_txn([&] { create_user(e->db(), "carl", {"no_such_role"}); }), 15151);
   EXPECT_EQ(in_txn([&] { add_role_member(e->db(), "no_such_role", "alice"); }), 15151);
   EXPECT_EQ(in_txn([&] { add_role_member(e->db(), "cdc_readers", "nobody"); }), 15151);
-  EXPECT_EQ(message_of([&] {
+  EXPECT_EQ(error_message([&] {
               WriteTxn txn(e->db());
               create_user(e->db(), "alice", {});
             }),
             "User, group, or role 'alice' already exists in the current database.");
   Reader r(f.path());
-  EXPECT_EQ(number_of([&] { r.act_as(std::string("nobody"), std::nullopt); }), 15151);
+  EXPECT_EQ(error_number([&] { r.act_as(std::string("nobody"), std::nullopt); }), 15151);
   r.act_as(std::string("nobody"), std::nullopt, false);  // a login that is no user: dbo
   EXPECT_TRUE(r.may_read("dbo_orders"));
 }
@@ -172,7 +153,7 @@ TEST(EmuPermissions, OverTdsTheLoginsUserGets229FromTheChangeFunctionAndTheChang
   const auto run = [&](const std::string& login, const std::string& sql) {
     tds::Database db(f.path(), "shop", login);
     std::vector<tds::StatementResult> done;
-    return message_of([&] { db.run(sql, {}, done); });
+    return error_message([&] { db.run(sql, {}, done); });
   };
   const std::string fn =
       "SELECT * FROM cdc.fn_cdc_get_all_changes_dbo_orders(sys.fn_cdc_get_min_lsn('dbo_orders'), "

@@ -1,8 +1,6 @@
 // NULL / NOT NULL changes and sp_rename on the engine (decisions 1260 and 1261).
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include "emu_test_util.hpp"
 #include "mssqlcdc/emu/catalog.hpp"
 #include "mssqlcdc/error.hpp"
@@ -11,22 +9,9 @@ namespace mssqlcdc::emu::test {
 namespace {
 
 std::unique_ptr<Engine> orders_file(const std::filesystem::path& p, const std::string& note_type) {
-  CreateOptions o;
-  o.start_micros = kStart;
-  Engine::create(p, o);
-  auto e = std::make_unique<Engine>(p);
+  auto e = empty_file(p);
   e->create_table("dbo.orders", {{"order_id", "int"}, {"note", note_type}, {"qty", "int"}}, {"order_id"});
   return e;
-}
-
-// The number and message of the error fn throws; number -1 when it throws none.
-std::pair<int, std::string> failure(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return {e.number(), e.what()};
-  }
-  return {-1, ""};
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -108,10 +93,8 @@ TEST(EmuSchemaChanges, ANullabilityOnlyAlterOfACapturedColumnNeedsNoChangeTableU
 
 TEST(EmuSchemaChanges, KeyIdentityAndAddedColumnsKeepSqlServersNullabilityRules) {
   TempFile f;
-  CreateOptions o;
-  o.start_micros = kStart;
-  Engine::create(f.path(), o);
-  Engine e(f.path());
+  const auto file = empty_file(f.path());
+  Engine& e = *file;
   EXPECT_EQ(failure([&] { e.create_table("dbo.a", {{"id", "int NULL"}}, {"id"}); }).first, 8111);
   EXPECT_EQ(failure([&] { e.create_table("dbo.b", {{"id", "int identity NULL"}}, {}); }).first, 8147);
   e.create_table("dbo.c", {{"id", "int NOT NULL"}, {"v", "int identity not null"}}, {"id"});

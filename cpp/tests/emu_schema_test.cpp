@@ -1,8 +1,6 @@
 // Identity columns and the other schema features of issue 21 item 5, on the engine itself.
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include "emu_test_util.hpp"
 #include "mssqlcdc/error.hpp"
 
@@ -10,10 +8,7 @@ namespace mssqlcdc::emu::test {
 namespace {
 
 std::unique_ptr<Engine> tickets_file(const std::filesystem::path& p, const std::string& id_type) {
-  CreateOptions o;
-  o.start_micros = kStart;
-  Engine::create(p, o);
-  auto e = std::make_unique<Engine>(p);
+  auto e = empty_file(p);
   e->create_table("dbo.tickets", {{"ticket_id", id_type}, {"title", "nvarchar(40)"}}, {"ticket_id"});
   e->enable_cdc("dbo.tickets", std::nullopt, std::nullopt);
   return e;
@@ -24,15 +19,6 @@ std::vector<std::int64_t> int_column(Engine& e, const std::string& relation, con
   auto st = e.db().prepare("SELECT " + quote_ident(column) + " FROM " + quote_ident(relation) + " ORDER BY 1");
   while (st.step()) out.push_back(st.i64(0));
   return out;
-}
-
-int error_number(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.number();
-  }
-  return -1;
 }
 
 TEST(EmuSchema, InsertsThatOmitTheIdentityTakeSeedThenSteps) {
@@ -75,10 +61,8 @@ TEST(EmuSchema, AnIdentityPastItsTypeIsError8115AndChangesNothing) {
 
 TEST(EmuSchema, BadIdentityDefinitionsAreRefusedWithSqlServersNumbers) {
   TempFile f;
-  CreateOptions o;
-  o.start_micros = kStart;
-  Engine::create(f.path(), o);
-  Engine e(f.path());
+  const auto file = empty_file(f.path());
+  Engine& e = *file;
   EXPECT_EQ(error_number([&] { e.create_table("dbo.a", {{"x", "int identity"}, {"y", "int identity"}}, {}); }), 2744);
   EXPECT_EQ(error_number([&] { e.create_table("dbo.b", {{"x", "nvarchar(5) identity"}}, {}); }), 2749);
   EXPECT_THROW(e.create_table("dbo.c", {{"x", "int identity(1)"}}, {}), Error);
@@ -89,10 +73,8 @@ TEST(EmuSchema, BadIdentityDefinitionsAreRefusedWithSqlServersNumbers) {
 
 TEST(EmuSchema, AComputedColumnHoldsItsValueInTheSourceAndNullInChangeRows) {
   TempFile f;
-  CreateOptions o;
-  o.start_micros = kStart;
-  Engine::create(f.path(), o);
-  Engine e(f.path());
+  const auto file = empty_file(f.path());
+  Engine& e = *file;
   e.create_table("dbo.lines", {{"line_id", "int"}, {"qty", "int"}, {"twice", "bigint AS ((qty + 1) * 2 - -1)"}},
                  {"line_id"});
   e.enable_cdc("dbo.lines", std::nullopt, std::nullopt);
@@ -111,10 +93,8 @@ TEST(EmuSchema, AComputedColumnHoldsItsValueInTheSourceAndNullInChangeRows) {
 
 TEST(EmuSchema, AComputedDivisionByZeroIsError8134AndRollsBackTheTransaction) {
   TempFile f;
-  CreateOptions o;
-  o.start_micros = kStart;
-  Engine::create(f.path(), o);
-  Engine e(f.path());
+  const auto file = empty_file(f.path());
+  Engine& e = *file;
   e.create_table("dbo.r", {{"id", "int"}, {"n", "int"}, {"d", "int"}, {"q", "int AS (n / d)"}}, {"id"});
   e.commit({insert("dbo.r", {{"id", I(1)}, {"n", I(7)}, {"d", I(-2)}})}, kStart + kSecond);
   EXPECT_EQ(int_column(e, "dbo.r", "q"), (std::vector<std::int64_t>{-3}));  // truncates toward zero

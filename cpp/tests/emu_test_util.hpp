@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "mssqlcdc/emu/engine.hpp"
+#include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu::test {
 
@@ -65,18 +68,36 @@ inline Change del(const std::string& table, Row key) {
 constexpr Micros kStart = 1'790'000'000'000'000;  // 2026-09-21, a fixed test clock
 constexpr Micros kSecond = 1'000'000;
 
+// A new file without tables whose clock starts at `start`, opened.
+inline std::unique_ptr<Engine> empty_file(const std::filesystem::path& p, Micros start = kStart,
+                                          const std::string& capture = "immediate") {
+  CreateOptions o;
+  o.start_micros = start;
+  o.capture = capture;
+  Engine::create(p, o);
+  return std::make_unique<Engine>(p);
+}
+
 // A new file with dbo.orders(order_id int PK, status nvarchar(20), amount decimal(18,2)) and
 // instance dbo_orders.
 inline std::unique_ptr<Engine> orders_file(const std::filesystem::path& p, const std::string& capture = "immediate") {
-  CreateOptions o;
-  o.start_micros = kStart;
-  o.capture = capture;
-  Engine::create(p, o);
-  auto e = std::make_unique<Engine>(p);
+  auto e = empty_file(p, kStart, capture);
   e->create_table("dbo.orders", {{"order_id", "int"}, {"status", "nvarchar(20)"}, {"amount", "decimal(18,2)"}},
                   {"order_id"});
   e->enable_cdc("dbo.orders", std::nullopt, std::nullopt);
   return e;
 }
+
+// The number and message of the Error fn throws; number -1 when it throws none.
+inline std::pair<int, std::string> failure(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return {e.number(), e.what()};
+  }
+  return {-1, ""};
+}
+inline int error_number(const std::function<void()>& fn) { return failure(fn).first; }
+inline std::string error_message(const std::function<void()>& fn) { return failure(fn).second; }
 
 }  // namespace mssqlcdc::emu::test

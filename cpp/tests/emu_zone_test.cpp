@@ -70,10 +70,7 @@ TEST(EmuZone, PosixRulesParseAngleNamesAndRejectGarbage) {
 }
 
 std::unique_ptr<Engine> new_york_file(const std::filesystem::path& p, Micros start) {
-  CreateOptions o;
-  o.start_micros = start;
-  Engine::create(p, o);
-  auto e = std::make_unique<Engine>(p);
+  auto e = empty_file(p, start);
   e->configure("time_zone", "America/New_York");
   e->create_table("dbo.orders", {{"order_id", "int"}, {"status", "nvarchar(20)"}}, {"order_id"});
   e->enable_cdc("dbo.orders", std::nullopt, std::nullopt);
@@ -89,11 +86,9 @@ TEST(EmuZone, TheZoneCanBeSetOnlyBeforeTheFirstLsnAndMustExist) {
   e->configure("time_zone", "America/New_York");  // the same zone again changes nothing
   EXPECT_EQ(e->setting("time_zone"), "America/New_York");
   TempFile g;
-  CreateOptions o;
-  Engine::create(g.path(), o);
-  Engine fresh(g.path());
-  EXPECT_THROW(fresh.configure("time_zone", "Mars/Olympus"), Error);
-  EXPECT_EQ(fresh.setting("time_zone"), "UTC");
+  const auto fresh = empty_file(g.path(), 0);
+  EXPECT_THROW(fresh->configure("time_zone", "Mars/Olympus"), Error);
+  EXPECT_EQ(fresh->setting("time_zone"), "UTC");
 }
 
 TEST(EmuZone, CatalogTimesAreLocalAcrossSpringForwardWithUtcTwins) {

@@ -221,20 +221,25 @@ TEST(ReplaceState, RefusesAnInvalidStateBeforeTouchingAnyFile) {
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
-TEST(GenerationPaths, GenerationZeroIsTheCheckpointAndAppIdAsGiven) {
-  const auto p = generation_paths("/v/ckpt/orders/", "orders-v1", 0);
-  EXPECT_EQ(p.checkpoint, "/v/ckpt/orders");
-  EXPECT_EQ(p.app_id, "orders-v1");
-  EXPECT_EQ(p.metrics_path, "/v/ckpt/orders/_mssql_cdc_metrics");
+// The paths of `generation` under checkpoint /v/ckpt/orders (given as `checkpoint`) and app id
+// orders-v1: the generation's checkpoint and app id as given, the default metrics path inside
+// that checkpoint, and the state file always in the root.
+void expect_orders_paths(const std::string& checkpoint, int generation, const std::string& generation_checkpoint,
+                         const std::string& app_id) {
+  const auto p = generation_paths(checkpoint, "orders-v1", generation);
+  EXPECT_EQ(p.generation, generation);
+  EXPECT_EQ(p.checkpoint, generation_checkpoint);
+  EXPECT_EQ(p.app_id, app_id);
+  EXPECT_EQ(p.metrics_path, generation_checkpoint + "/_mssql_cdc_metrics");
   EXPECT_EQ(p.state_file, "/v/ckpt/orders/_mssql_cdc_generation.json");
 }
 
+TEST(GenerationPaths, GenerationZeroIsTheCheckpointAndAppIdAsGiven) {
+  expect_orders_paths("/v/ckpt/orders/", 0, "/v/ckpt/orders", "orders-v1");
+}
+
 TEST(GenerationPaths, GenerationNLivesUnderGenerationsWithADerivedAppId) {
-  const auto p = generation_paths("/v/ckpt/orders", "orders-v1", 12);
-  EXPECT_EQ(p.checkpoint, "/v/ckpt/orders/_generations/12");
-  EXPECT_EQ(p.app_id, "orders-v1.g12");
-  EXPECT_EQ(p.metrics_path, "/v/ckpt/orders/_generations/12/_mssql_cdc_metrics");
-  EXPECT_EQ(p.state_file, "/v/ckpt/orders/_mssql_cdc_generation.json");
+  expect_orders_paths("/v/ckpt/orders", 12, "/v/ckpt/orders/_generations/12", "orders-v1.g12");
 }
 
 TEST(GenerationPaths, AnExplicitMetricsPathGetsTheSinkAppIdAppended) {

@@ -30,6 +30,28 @@ DecideInputs purged_stream() {
   return in;
 }
 
+// purged_stream() after a run that crashed while recovering from the stream's start.
+DecideInputs crashed_recovery() {
+  auto in = purged_stream();
+  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+  return in;
+}
+
+// crashed_recovery() after the crashed run opened its full snapshot of generation 1 at L(90).
+DecideInputs crashed_full_open() {
+  auto in = crashed_recovery();
+  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
+  return in;
+}
+
+// A chunked run of purged_stream() that finds the `mode` snapshot of generation 1 opened at L(n).
+DecideInputs chunked_meeting_open(Mode mode, unsigned n) {
+  auto in = purged_stream();
+  in.mode = Mode::Chunked;
+  in.opens = {OpenRow{1, mode, "resnapshot", at(n)}};
+  return in;
+}
+
 State generation(int g, unsigned snapshot, std::string made_at) {
   State s;
   s.generation = g;
@@ -154,8 +176,7 @@ TEST(Decide, AnIntervalOfZeroReSnapshotsNow) {
 }
 
 TEST(Decide, AFailedAttemptInGenerationZeroCountsForTheAntiLoopGuard) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+  auto in = crashed_recovery();
   in.state.failed_at = "2026-11-19T00:00:00+00:00";
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Blocked);
@@ -217,10 +238,7 @@ TEST(Decide, WalksPastAGenerationWhoseCompletionIsPurgedOrBelowTheStart) {
 }
 
 TEST(Decide, ReusesTheChunkedOpenOfTheNextGenerationAfterACrashBeforeTheState) {
-  auto in = purged_stream();
-  in.mode = Mode::Chunked;
-  in.opens = {OpenRow{1, Mode::Chunked, "resnapshot", at(60)}};
-  const Decision d = decide(in);
+  const Decision d = decide(chunked_meeting_open(Mode::Chunked, 60));
   EXPECT_EQ(d.action, Action::Resnapshot);
   EXPECT_EQ(d.reuse, (Reuse{ReuseKind::Open, at(60), 1}));
   EXPECT_TRUE(d.steps.empty());
@@ -228,28 +246,13 @@ TEST(Decide, ReusesTheChunkedOpenOfTheNextGenerationAfterACrashBeforeTheState) {
 }
 
 TEST(Decide, OpensTheGenerationAfterAChunkedOpenThatCleanupPassed) {
-  auto in = purged_stream();
-  in.mode = Mode::Chunked;
-  in.opens = {OpenRow{1, Mode::Chunked, "resnapshot", at(40)}};
-  const Decision d = decide(in);
+  const Decision d = decide(chunked_meeting_open(Mode::Chunked, 40));
   EXPECT_EQ(d.next_generation, 2);
   EXPECT_EQ(d.steps, std::vector<Step>{Step::OpenChunked});
 }
 
-TEST(Decide, AFullRunTakesTheGenerationOfACrashedFullAttemptAgain) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
-  const Decision d = decide(in);
-  EXPECT_EQ(d.next_generation, 1);
-  EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
-}
-
 TEST(Decide, AChunkedRunMeetingAFullOpenStillBeingReadIsRefused) {
-  auto in = purged_stream();
-  in.mode = Mode::Chunked;
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
-  const Decision d = decide(in);
+  const Decision d = decide(chunked_meeting_open(Mode::Full, 90));
   EXPECT_EQ(d.action, Action::Blocked);
   EXPECT_EQ(d.error_kind, DecisionError::InvalidArgument);
   EXPECT_NE(d.error_message.find("a full snapshot open at " + S(90) + " (generation 1) has not completed"),
@@ -272,9 +275,7 @@ TEST(Decide, AChunkedRunTakesOverTheGenerationOfAPurgedFullAttempt) {
 }
 
 TEST(Decide, AChunkedRunStartsFromACompletedFullSnapshotOfTheNextGeneration) {
-  auto in = purged_stream();
-  in.mode = Mode::Chunked;
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
+  auto in = chunked_meeting_open(Mode::Full, 90);
   in.completions = {CompletionRow{1, at(90)}};  // an emptied table's: only the row exists
   const Decision d = decide(in);
   EXPECT_EQ(d.action, Action::Resnapshot);
@@ -426,8 +427,7 @@ TEST(Requested, AnActualLossIsStillReportedAsALoss) {
 }
 
 TEST(CrashMatrix, AfterRecoveringTheNextRunRecoversFromTheRecordedStart) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+  auto in = crashed_recovery();
   in.start = resolve_start(StartInputs{in.state, at(12), true, true, false, {}, {}, "/c"}).start;
   const Decision d = decide(in);
   EXPECT_EQ(d.start, at(10, "2026-11-01T10:00:00.000"));
@@ -436,18 +436,13 @@ TEST(CrashMatrix, AfterRecoveringTheNextRunRecoversFromTheRecordedStart) {
 }
 
 TEST(CrashMatrix, BeforeAppendTheNextFullRunTakesANewSnapshotOfTheSameGeneration) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
-  const Decision d = decide(in);
+  const Decision d = decide(crashed_full_open());
   EXPECT_EQ(d.next_generation, 1);
   EXPECT_EQ(d.steps, (std::vector<Step>{Step::WriteFullOpen, Step::TakeSnapshot, Step::WriteEvent}));
 }
 
 TEST(CrashMatrix, AfterAppendTheNextRunReusesTheTargetSnapshotAndWritesTheEvent) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
+  auto in = crashed_full_open();
   in.newest_whole = at(90);
   const Decision d = decide(in);
   EXPECT_EQ(d.reuse, (Reuse{ReuseKind::Target, at(90), 1}));
@@ -455,9 +450,7 @@ TEST(CrashMatrix, AfterAppendTheNextRunReusesTheTargetSnapshotAndWritesTheEvent)
 }
 
 TEST(CrashMatrix, AfterEventTheNextRunReusesTheCompletionAndWritesNoSecondEvent) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
-  in.opens = {OpenRow{1, Mode::Full, "resnapshot", at(90)}};
+  auto in = crashed_full_open();
   in.completions = {CompletionRow{1, at(90)}};
   in.newest_whole = at(90);
   const Decision d = decide(in);
@@ -485,8 +478,7 @@ TEST(Conclude, AnUnpurgedSnapshotMakesTheNextGenerationLive) {
 }
 
 TEST(Conclude, APurgedOwnSnapshotRecordsAFailedAttemptAndKeepsTheGeneration) {
-  auto in = purged_stream();
-  in.state.recovering = at(10, "2026-11-01T10:00:00.000");
+  auto in = crashed_recovery();
   const Decision d = decide(in);
   Observation fresh = in.observation;
   fresh.max_lsn = L(200);

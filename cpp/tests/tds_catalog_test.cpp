@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <map>
 
-#include "emu_test_util.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
 #include "tds/src/builtins.hpp"
 #include "tds/src/catalog.hpp"
 #include "tds/src/stored.hpp"
+#include "tds_catalog_test_util.hpp"
 
 namespace mssqlcdc::tds {
 namespace {
@@ -52,13 +52,7 @@ Value dec(__int128 unscaled) { return Decimal{unscaled}; }
 
 // dbo.orders with three commits: insert 1 and 2, update 1, delete 2; the emulator's clock
 // starts at kStart, commits one second apart.
-struct Orders {
-  TempFile file;
-  std::unique_ptr<emu::Engine> engine = emu::test::orders_file(file.path());
-  std::vector<Lsn> commits;
-  emu::Reader reader{file.path()};
-  std::unique_ptr<Catalog> catalog = emulator_catalog(reader, "shop");
-
+struct Orders : test::OrdersCatalog {
   Orders() {
     commits.push_back(
         engine->commit({insert("dbo.orders", {{"order_id", I(1)}, {"status", S("new")}, {"amount", D("10.50")}}),
@@ -240,12 +234,7 @@ TEST(TdsCatalog, AllChangesRefusesARangeOutsideTheInstanceWithError313) {
   const Lsn min = o.reader.min_lsn("dbo_orders").lsn;
   const ObjectName fn{"cdc", "fn_cdc_get_all_changes_dbo_orders"};
   const auto number = [&](std::vector<TypedValue> args) {
-    try {
-      (void)o.catalog->function(fn, args);
-    } catch (const Error& e) {
-      return e.number();
-    }
-    return 0;
+    return emu::test::error_number([&] { (void)o.catalog->function(fn, args); });
   };
   EXPECT_EQ(number({binary(min.decrement()), binary(o.commits[2]), text("all")}), 313);            // below min_lsn
   EXPECT_EQ(number({binary(min), binary(o.commits[2].increment()), text("all")}), 313);            // above max_lsn
@@ -380,16 +369,13 @@ TEST(TdsCatalog, CdcChangeTablesAndSysPartitionsShowTheInstanceAndRowCounts) {
 
 TEST(TdsCatalog, TheTimeZoneIsTheSettingsWindowsNameAndTheClockIsTheEmulators) {
   TempFile f;
-  emu::CreateOptions options;
-  options.start_micros = kStart;
-  emu::Engine::create(f.path(), options);
-  emu::Engine e(f.path());
-  e.configure("time_zone", "Europe/Berlin");
-  e.create_table("dbo.t", {{"id", "int"}}, {"id"});
-  e.enable_cdc("dbo.t", std::nullopt, std::nullopt);
+  const auto e = emu::test::empty_file(f.path());
+  e->configure("time_zone", "Europe/Berlin");
+  e->create_table("dbo.t", {{"id", "int"}}, {"id"});
+  e->enable_cdc("dbo.t", std::nullopt, std::nullopt);
   // A commit far past the wall clock makes the emulator's clock the newest event's time.
   const emu::Micros future = 4'102'444'800'000'000;  // 2100-01-01 00:00:00 UTC, standard time in Berlin
-  e.commit({insert("dbo.t", {{"id", I(1)}})}, future);
+  e->commit({insert("dbo.t", {{"id", I(1)}})}, future);
   emu::Reader reader(f.path());
   auto catalog = emulator_catalog(reader, "db");
   EXPECT_EQ(catalog->scalar({"CURRENT_TIMEZONE_ID"}, {})->value, Value{std::string("W. Europe Standard Time")});

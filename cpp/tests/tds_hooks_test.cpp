@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "emu_test_util.hpp"
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "tds/src/catalog.hpp"
 #include "tds/src/select.hpp"
 #include "tds/src/tsql.hpp"
+#include "tds_catalog_test_util.hpp"
 
 namespace mssqlcdc::tds {
 namespace {
@@ -23,16 +23,9 @@ using emu::test::insert;
 using emu::test::kSecond;
 using emu::test::kStart;
 using emu::test::S;
-using emu::test::TempFile;
 
 // dbo.orders with six commits, one insert each (order_id 0..5).
-struct Orders {
-  TempFile file;
-  std::unique_ptr<emu::Engine> engine = emu::test::orders_file(file.path());
-  std::vector<Lsn> commits;
-  emu::Reader reader{file.path()};
-  std::unique_ptr<Catalog> catalog = emulator_catalog(reader, "shop");
-
+struct Orders : test::OrdersCatalog {
   Orders() {
     for (int i = 0; i < 6; ++i) {
       commits.push_back(engine->commit({insert("dbo.orders", {{"order_id", I(i)}, {"status", S("new")}})},

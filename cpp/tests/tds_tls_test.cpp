@@ -12,6 +12,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -33,19 +34,22 @@ TEST(TdsTlsNegotiation, WithoutTlsEveryClientHearsNotSupported) {
 }
 
 TEST(TdsTlsNegotiation, WithTlsTheClientsChoiceFollowsTheSpecificationsTable) {
-  const auto off = negotiate_encryption(Encryption::Off, true);
-  EXPECT_EQ(off.answer, Encryption::Off);
-  EXPECT_EQ(off.scope, TlsScope::LoginOnly);
-  const auto on = negotiate_encryption(Encryption::On, true);
-  EXPECT_EQ(on.answer, Encryption::On);
-  EXPECT_EQ(on.scope, TlsScope::All);
-  const auto req = negotiate_encryption(Encryption::Required, true);
-  EXPECT_EQ(req.answer, Encryption::On);
-  EXPECT_EQ(req.scope, TlsScope::All);
-  const auto none = negotiate_encryption(Encryption::NotSupported, true);
-  EXPECT_EQ(none.answer, Encryption::NotSupported);
-  EXPECT_EQ(none.scope, TlsScope::None);
-  EXPECT_EQ(negotiate_encryption(std::nullopt, true).scope, TlsScope::None);
+  struct Row {
+    std::optional<Encryption> client;  // no ENCRYPTION option at all when empty
+    Encryption answer;
+    TlsScope scope;
+  };
+  const Row table[] = {{Encryption::Off, Encryption::Off, TlsScope::LoginOnly},
+                       {Encryption::On, Encryption::On, TlsScope::All},
+                       {Encryption::Required, Encryption::On, TlsScope::All},
+                       {Encryption::NotSupported, Encryption::NotSupported, TlsScope::None},
+                       {std::nullopt, Encryption::NotSupported, TlsScope::None}};
+  for (const Row& row : table) {
+    const EncryptionAnswer a = negotiate_encryption(row.client, true);
+    const int client = row.client ? static_cast<int>(*row.client) : -1;
+    EXPECT_EQ(a.answer, row.answer) << "client " << client;
+    EXPECT_EQ(a.scope, row.scope) << "client " << client;
+  }
 }
 
 TEST(TdsTlsNegotiation, ASessionWithTlsAnswersPreloginWithTheNegotiatedLevel) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ascii.hpp"
 #include "mssqlcdc/emu/catalog.hpp"
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/error.hpp"
@@ -443,8 +444,7 @@ Cell Expression::evaluate_cells(const std::vector<Cell>& cells) const {
 
 std::optional<std::string> split_computed(std::string& type_text) {
   // " as " between the type and the expression; a type never contains that word.
-  std::string low = type_text;
-  for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string low = ascii_lower(type_text);
   std::size_t at = std::string::npos;
   for (std::size_t i = 0; i + 2 <= low.size(); ++i) {
     const bool before = i == 0 || std::isspace(static_cast<unsigned char>(low[i - 1])) || low[i - 1] == ')';
@@ -455,11 +455,9 @@ std::optional<std::string> split_computed(std::string& type_text) {
     }
   }
   if (at == std::string::npos) return std::nullopt;
-  std::string expr = type_text.substr(at + 2);
+  std::string expr = ascii_trim(std::string_view(type_text).substr(at + 2));
   type_text = type_text.substr(0, at);
   while (!type_text.empty() && std::isspace(static_cast<unsigned char>(type_text.back()))) type_text.pop_back();
-  while (!expr.empty() && std::isspace(static_cast<unsigned char>(expr.front()))) expr.erase(expr.begin());
-  while (!expr.empty() && std::isspace(static_cast<unsigned char>(expr.back()))) expr.pop_back();
   return expr;
 }
 

@@ -2,28 +2,16 @@
 // emu_meta and the next value an insert takes.
 #include "mssqlcdc/emu/identity.hpp"
 
-#include <cctype>
 #include <limits>
 #include <sstream>
 
+#include "ascii.hpp"
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
 
 [[noreturn]] void bad_clause(const std::string& what, const std::string& text) {
   throw Error(ErrorKind::EmuSchema, what + ": '" + text +
@@ -32,7 +20,7 @@ std::string trim(std::string_view s) {
 }
 
 std::int64_t parse_whole(const std::string& text, const std::string& what, const std::string& clause) {
-  const std::string t = trim(text);
+  const std::string t = ascii_trim(text);
   std::size_t pos = 0;
   long long v = 0;
   try {
@@ -59,11 +47,11 @@ std::string last_key(std::int64_t table_id) { return "identity_last." + std::to_
 }  // namespace
 
 std::optional<Identity> split_identity(std::string& type_text, const std::string& what) {
-  const std::string low = lower(type_text);
+  const std::string low = ascii_lower(type_text);
   const auto at = low.find("identity");
   if (at == std::string::npos) return std::nullopt;
-  const std::string clause = trim(type_text.substr(at));
-  std::string rest = trim(low.substr(at + 8));
+  const std::string clause = ascii_trim(type_text.substr(at));
+  std::string rest = ascii_trim(low.substr(at + 8));
   Identity id;
   if (!rest.empty()) {
     if (rest.front() != '(' || rest.back() != ')') bad_clause(what, clause);
@@ -79,7 +67,7 @@ std::optional<Identity> split_identity(std::string& type_text, const std::string
                                           ": an identity increment of 0 gives every row the same value; use a "
                                           "nonzero increment");
   }
-  type_text = trim(type_text.substr(0, at));
+  type_text = ascii_trim(type_text.substr(0, at));
   return id;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "ascii.hpp"
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/error.hpp"
 
@@ -28,8 +29,7 @@ void trim_right(std::string& s) {
 
 std::optional<bool> split_nullability(std::string& type_text) {
   trim_right(type_text);
-  std::string low(type_text);
-  for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string low = ascii_lower(type_text);
   if (!ends_with_word(low, "null")) return std::nullopt;
   std::string rest = type_text.substr(0, type_text.size() - 4);
   trim_right(rest);

@@ -2,8 +2,7 @@
 // case, as sysname does under the default collation.
 #include "mssqlcdc/emu/permissions.hpp"
 
-#include <cctype>
-
+#include "ascii.hpp"
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/error.hpp"
 
@@ -11,22 +10,16 @@ namespace mssqlcdc::emu {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string user_key(std::string_view user) { return "user." + lower(user); }
-std::string role_key(std::string_view role) { return "role." + lower(role); }
+std::string user_key(std::string_view user) { return "user." + ascii_lower(user); }
+std::string role_key(std::string_view role) { return "role." + ascii_lower(role); }
 // The role's length first, so a dot inside either name cannot make two pairs share a key.
 std::string member_key(std::string_view role, std::string_view user) {
-  const std::string r = lower(role);
-  return "member." + std::to_string(r.size()) + "." + r + "." + lower(user);
+  const std::string r = ascii_lower(role);
+  return "member." + std::to_string(r.size()) + "." + r + "." + ascii_lower(user);
 }
 
 bool role_exists(Db& db, std::string_view role) {
-  return lower(role) == kDbOwner || meta_get(db, role_key(role)).has_value();
+  return ascii_lower(role) == kDbOwner || meta_get(db, role_key(role)).has_value();
 }
 
 void check_name(std::string_view name, const char* what) {
@@ -48,7 +41,7 @@ void check_name(std::string_view name, const char* what) {
 
 void create_user(Db& db, std::string_view name, const std::vector<std::string>& roles) {
   check_name(name, "user");
-  if (lower(name) == "dbo" || find_user(db, name)) {
+  if (ascii_lower(name) == "dbo" || find_user(db, name)) {
     throw Error(ErrorKind::EmuSchema,
                 "User, group, or role '" + std::string(name) + "' already exists in the current database.", 15023);
   }

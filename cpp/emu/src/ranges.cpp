@@ -3,8 +3,8 @@
 #include "scan.hpp"
 
 #include <algorithm>
-#include <cctype>
 
+#include "ascii.hpp"
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/error.hpp"
 
@@ -29,9 +29,7 @@ std::string normalize_row_filter(const std::string& f) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   std::size_t b = 0;
   while (b < s.size() && s[b] == ' ') ++b;
-  s = s.substr(b);
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+  return ascii_lower(std::string_view(s).substr(b));
 }
 
 void check_change_range(Db& db, const Instance& in, const std::optional<Lsn>& from, const std::optional<Lsn>& to,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ascii.hpp"
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/error.hpp"
 
@@ -26,8 +27,7 @@ void Engine::sync_cache() {
 }
 
 const Table& Engine::cached_table(const std::string& name) {
-  std::string k = name;
-  for (auto& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string k = ascii_lower(name);
   if (k.find('.') == std::string::npos) k = "dbo." + k;
   auto it = table_cache_.find(k);
   if (it == table_cache_.end()) it = table_cache_.emplace(k, load_table(*db_, name)).first;
