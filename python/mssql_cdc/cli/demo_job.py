@@ -169,12 +169,16 @@ def _table_story(
             f"source time {workload.clock:%Y-%m-%d %H:%M}",
         )
 
+    def steady_runs(count: int, step: int) -> None:
+        """`count` runs, each after six hours of commits, an idle entry and the cleanup job."""
+        for _ in range(count):
+            workload.advance(hours=6, commits=12)
+            workload.idle_and_cleanup()
+            run_once("steady", step)
+
     progress(3, "streaming with on_data_loss='resnapshot' while the workload runs")
     run_once("bootstrap", 3)
-    for _ in range(4):
-        workload.advance(hours=6, commits=12)
-        workload.idle_and_cleanup()
-        run_once("steady", 3)
+    steady_runs(4, 3)
 
     progress(4, "the job stops; 4 simulated days pass and CDC cleanup purges unread changes")
     for _ in range(8):
@@ -184,10 +188,7 @@ def _table_story(
 
     progress(5, "the job restarts: the pre-flight finds the loss and re-snapshots")
     run_once("recovery", 5)
-    for _ in range(2):
-        workload.advance(hours=6, commits=12)
-        workload.idle_and_cleanup()
-        run_once("steady", 5)
+    steady_runs(2, 5)
 
 
 def _tables_story(

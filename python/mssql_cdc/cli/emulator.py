@@ -62,8 +62,7 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
     parser = verbs.add_parser("emulator", help="create and drive a SQL Server CDC emulator file")
     sub = parser.add_subparsers(dest="emulator_verb", required=True, metavar="VERB")
 
-    p = sub.add_parser("create", help="a new emulator file")
-    p.add_argument("path")
+    p = _verb(sub, "create", help="a new emulator file", run=_create)
     p.add_argument("--start", default="2026-09-28T13:50:00", help="the clock's floor (ISO)")
     p.add_argument(
         "--retention-minutes", type=int, default=4320, help="CDC retention of the cleanup job"
@@ -83,10 +82,10 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
     )
     p.add_argument("--time-zone", default="UTC", help="server time zone: an IANA name, default UTC")
     p.add_argument("--demo", action="store_true", help="add dbo.orders and instance dbo_orders")
-    p.set_defaults(run=_guarded(_create))
 
-    p = sub.add_parser("workload", help="a seeded random OLTP workload over simulated time")
-    p.add_argument("path")
+    p = _verb(
+        sub, "workload", help="a seeded random OLTP workload over simulated time", run=_workload
+    )
     p.add_argument("table")
     p.add_argument("--rate", type=float, required=True, help="commits per simulated second")
     p.add_argument("--duration", type=duration, required=True, help="simulated span, e.g. 10m")
@@ -106,40 +105,32 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
     )
     _every(p, "--idle-every", "idle entries", 0.0, "0: none")
     _every(p, "--cleanup-every", "runs of the cleanup job", 0.0, "0: none")
-    p.set_defaults(run=_guarded(_workload))
 
-    p = sub.add_parser("idle", help="idle entries")
-    p.add_argument("path")
+    p = _verb(sub, "idle", help="idle entries", run=_idle)
     p.add_argument("--at", help="time of the first entry (ISO)")
     p.add_argument("--count", type=int, default=1, help="how many idle entries")
     _every(p, "--every", "the entries", 300.0, "5m")
-    p.set_defaults(run=_guarded(_idle))
 
-    p = sub.add_parser("advance", help="run the jobs due up to a time and move the clock there")
-    p.add_argument("path")
+    p = _verb(
+        sub, "advance", help="run the jobs due up to a time and move the clock there", run=_advance
+    )
     p.add_argument("--to", help="the time to move to (ISO); default now")
-    p.set_defaults(run=_guarded(_advance))
 
-    p = sub.add_parser("capture", help="one capture cycle (manual mode), or all with --all")
-    p.add_argument("path")
+    p = _verb(
+        sub, "capture", help="one capture cycle (manual mode), or all with --all", run=_capture
+    )
     p.add_argument("--all", action="store_true")
-    p.set_defaults(run=_guarded(_capture))
 
-    p = sub.add_parser("cleanup", help="sp_cdc_cleanup_change_table, or the cleanup job")
-    p.add_argument("path")
+    p = _verb(sub, "cleanup", help="sp_cdc_cleanup_change_table, or the cleanup job", run=_cleanup)
     p.add_argument("--instance")
     p.add_argument("--lwm", help="new low water mark (an entry's LSN)")
     p.add_argument("--job", action="store_true")
     p.add_argument("--retention-minutes", type=int)
-    p.set_defaults(run=_guarded(_cleanup))
 
-    p = sub.add_parser("status", help="settings, tables, instances, LSNs")
-    p.add_argument("path")
+    p = _verb(sub, "status", help="settings, tables, instances, LSNs", run=_status)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(run=_guarded(_status))
 
-    p = sub.add_parser("serve", help="answer SQL Server drivers over TDS until interrupted")
-    p.add_argument("path")
+    p = _verb(sub, "serve", help="answer SQL Server drivers over TDS until interrupted", run=_serve)
     p.add_argument("--host", default="127.0.0.1", help="IPv4 address to listen on")
     p.add_argument("--port", type=int, default=0, help="TCP port; 0 (default) picks a free one")
     p.add_argument(
@@ -158,7 +149,14 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
         help="store this profile's job settings in the file first; a file with jobs runs them "
         "on the wall clock while it is served",
     )
-    p.set_defaults(run=_guarded(_serve))
+
+
+def _verb(sub: Any, name: str, *, help: str, run: Any) -> argparse.ArgumentParser:
+    """An emulator verb's parser: the file's `path` first; `run` prints an error in one line."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help)
+    parser.add_argument("path")
+    parser.set_defaults(run=_guarded(run))
+    return parser
 
 
 def _every(

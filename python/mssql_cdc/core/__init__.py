@@ -74,6 +74,7 @@ from mssql_cdc.core.recovery_decision import (
     has_range,
     lock_violation,
     loss_after,
+    loss_error,
     resolve_start,
 )
 from mssql_cdc.core.row_digest import (
@@ -159,6 +160,7 @@ __all__ = [
     "live_paths",
     "lock_violation",
     "loss_after",
+    "loss_error",
     "lsn",
     "per_second",
     "plain_files",

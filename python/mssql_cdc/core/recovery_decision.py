@@ -48,6 +48,7 @@ __all__ = [
     "has_range",
     "lock_violation",
     "loss_after",
+    "loss_error",
     "resolve_start",
 ]
 
@@ -335,11 +336,18 @@ def error_from(decision: Decision) -> MssqlCdcError:
     if decision.action != "blocked":
         raise ValueError(f"decision is {decision.action!r}, not 'blocked': nothing to raise")
     if decision.error_kind == "data_loss":
-        low = decision.low
-        return DataLossError(
-            decision.error_message,
-            low.instance if low else "",
-            decision.lost_from_ts,
-            decision.lost_to_ts,
-        )
+        return loss_error(decision, decision.error_message)
     return ConfigError(decision.error_message)
+
+
+def loss_error(decision: Decision, message: str, *, first_lsn: str | None = None) -> DataLossError:
+    """The DataLossError of the loss `decision` saw: the capture instance where it begins now
+    (its `low`; "" without one) and the decision's lost interval."""
+    low = decision.low
+    return DataLossError(
+        message,
+        low.instance if low else "",
+        decision.lost_from_ts,
+        decision.lost_to_ts,
+        first_lsn=first_lsn,
+    )

@@ -43,6 +43,7 @@ from mssql_cdc.core import (
     has_range,
     last_processed_offset,
     live_paths,
+    loss_error,
     lsn,
     read_state,
     replace_state,
@@ -50,7 +51,7 @@ from mssql_cdc.core import (
     resolve_start,
 )
 from mssql_cdc.core import clock as _clock
-from mssql_cdc.errors import DataLossError, NativeStateError
+from mssql_cdc.errors import NativeStateError
 from mssql_cdc.facts import BatchSample
 from mssql_cdc.recovery.observer import SourceObserver
 from mssql_cdc.testing import failpoint
@@ -379,14 +380,7 @@ def _resnapshot(
         # Another run's generation makes this attempt's failure moot: decide again from it.
         if not replace_state(request.checkpoint, recovering, verdict.state_to_write):
             return None
-        low = decision.low
-        raise DataLossError(
-            verdict.message,
-            low.instance if low else "",
-            decision.lost_from_ts,
-            decision.lost_to_ts,
-            first_lsn=lsn.increment(snapshot.offset.lsn),
-        )
+        raise loss_error(decision, verdict.message, first_lsn=lsn.increment(snapshot.offset.lsn))
     if "write_event" in decision.steps:
         writes.write_event(g, snapshot, decision.lost_from_ts, decision.lost_to_ts)
         failpoint("recovery.after_event")

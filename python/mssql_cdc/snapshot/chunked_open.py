@@ -14,20 +14,18 @@ from mssql_cdc.errors import ConfigError, InternalError
 from mssql_cdc.facts import (
     RepairDetail,
     SnapshotOpenDetail,
-    append_facts,
     format_time,
     is_complete,
-    now_naive,
     parse_time,
     snapshot_facts,
-    snapshot_open_row,
     snapshots_key,
     validate_app_id,
 )
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.chunk_plan import key_extent
+from mssql_cdc.snapshot.open_row import append_open
 from mssql_cdc.snapshot.probe import SourceProbe, open_probe, stamp
-from mssql_cdc.tables import ensure_table, require_distinct, table_ref
+from mssql_cdc.tables import require_distinct, table_ref
 from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
@@ -92,17 +90,16 @@ def open_chunked(
             detail["gap_deletes"] = True
         if repair is not None:
             detail["repair"] = repair
-        row = snapshot_open_row(
+        append_open(
+            spark,
+            facts_table,
             app_id=app_id,
             target=target,
-            lsn=s.lsn,
-            commit_ts=parse_time(s.commit_ts),
+            at=s,
             detail=detail,
-            started_at=parse_time(started),
-            written_at=now_naive(),
+            started=started,
+            key=snapshots_key(app_id, generation),
         )
-        ensure_table(spark, facts_table, "facts")
-        append_facts(spark, facts_table, [row], key=snapshots_key(app_id, generation))
         stored = _stored_open(spark, facts_table, app_id, generation, target, probe)
         failpoint("chunked.after_open")
         return stored

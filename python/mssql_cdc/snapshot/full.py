@@ -38,11 +38,11 @@ from mssql_cdc.facts import (
     parse_time,
     snapshot_completion_row,
     snapshot_facts,
-    snapshot_open_row,
     validate_app_id,
 )
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.open_race import FactsSeen, chunked_opens, facts_seen
+from mssql_cdc.snapshot.open_row import append_open
 from mssql_cdc.snapshot.probe import open_probe, stamp
 from mssql_cdc.snapshot.read import read_whole
 from mssql_cdc.snapshot.slots import slot
@@ -259,17 +259,16 @@ def _open_full(
     }
     if requested:
         detail["requested"] = True
-    row = snapshot_open_row(
+    append_open(
+        spark,
+        facts_table,
         app_id=validate_app_id(app_id),
         target=target,
-        lsn=at.lsn,
-        commit_ts=parse_time(at.commit_ts),
+        at=at,
         detail=detail,
-        started_at=_naive(started),
-        written_at=now_naive(),
+        started=started,
+        key=None,
     )
-    ensure_table(spark, facts_table, "facts")
-    append_facts(spark, facts_table, [row], key=None)
     for other in chunked_opens(spark, facts_table, app_id, seen):
         if other.generation == generation:
             raise ConfigError(

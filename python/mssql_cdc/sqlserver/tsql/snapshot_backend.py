@@ -64,15 +64,27 @@ class TsqlSnapshotReader:
             ]
         return self._columns[key]
 
-    def _key_columns(
-        self, source_schema: str, source_table: str, keys: Sequence[str]
+    def key_columns(
+        self,
+        source_schema: str,
+        source_table: str,
+        keys: Sequence[str],
+        *,
+        purpose: str = "snapshot",
+        setting: str = "snapshotKeys",
     ) -> list[TableColumn]:
+        """The table's columns named by `keys`, in their order.
+
+        Raises:
+            ConfigError: a key names no column; the message names the `purpose` of the keys
+                and the `setting` that gave them.
+        """
         by_name = {c.name: c for c in self.table_columns(source_schema, source_table)}
         missing = [k for k in keys if k not in by_name]
         if missing:
             raise ConfigError(
-                f"snapshot key column {missing[0]!r} is not a column of "
-                f"[{source_schema}].[{source_table}]; fix snapshotKeys"
+                f"{purpose} key column {missing[0]!r} is not a column of "
+                f"[{source_schema}].[{source_table}]; fix {setting}"
             )
         return [by_name[k] for k in keys]
 
@@ -88,7 +100,7 @@ class TsqlSnapshotReader:
 
     def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
         """MIN and MAX of one integer key column; None for an empty table."""
-        [column] = self._key_columns(source_schema, source_table, [key])
+        [column] = self.key_columns(source_schema, source_table, [key])
         if column.sql_type not in tsql_snapshot.INTEGER_TYPES:
             raise ValueError(f"key column {key!r} is {column.sql_type}, not an integer type")
         rows = self._rows(tsql_snapshot.key_extent(source_schema, source_table, key))
@@ -100,7 +112,7 @@ class TsqlSnapshotReader:
         self, source_schema: str, source_table: str, keys: Sequence[str], n: int
     ) -> Sequence[KeyBound]:
         """First keys of tiles 2..n, as server-made text (a tuple for a composite key)."""
-        columns = self._key_columns(source_schema, source_table, keys)
+        columns = self.key_columns(source_schema, source_table, keys)
         rows = self._rows(tsql_snapshot.key_tiles(source_schema, source_table, columns, n))
         return [_key_of([row], len(keys)) for row in rows]
 
@@ -109,7 +121,7 @@ class TsqlSnapshotReader:
     ) -> Sequence[tuple[int, int, int]]:
         """`[lo, hi)` of one integer key cut into `n` intervals of equal width (the first
         `(hi - lo) mod n` one wider), each with its row count."""
-        [column] = self._key_columns(source_schema, source_table, [key])
+        [column] = self.key_columns(source_schema, source_table, [key])
         buckets = tsql_chunks.Buckets(lo, hi, n)
         edges = tsql_chunks.bucket_edges(buckets)
         if hi <= lo:
@@ -132,7 +144,7 @@ class TsqlSnapshotReader:
         """The key at 0-based `position` among keys at or after `start` (after it when not
         `inclusive`) and at or below `upto` when given, compared by the server, as
         server-made text; None when there are not that many."""
-        columns = self._key_columns(source_schema, source_table, keys)
+        columns = self.key_columns(source_schema, source_table, keys)
         statement = tsql_chunks.key_at(
             source_schema,
             source_table,
@@ -146,7 +158,7 @@ class TsqlSnapshotReader:
 
     def key_max(self, source_schema: str, source_table: str, keys: Sequence[str]) -> KeyBound:
         """The highest key in key order as server-made text; None for an empty table."""
-        columns = self._key_columns(source_schema, source_table, keys)
+        columns = self.key_columns(source_schema, source_table, keys)
         return _key_of(
             self._rows(tsql_chunks.key_max(source_schema, source_table, columns)), len(keys)
         )
@@ -197,7 +209,7 @@ class TsqlSnapshotReader:
         batch_rows: int,
     ) -> Iterator[pa.RecordBatch]:
         """Yield the rows with `lo <= key < hi` as batches of `columns` (declared types)."""
-        key_columns = self._key_columns(source_schema, source_table, keys)
+        key_columns = self.key_columns(source_schema, source_table, keys)
         statement = tsql_snapshot.table_rows(
             source_schema, source_table, columns, key_columns, lo, hi
         )

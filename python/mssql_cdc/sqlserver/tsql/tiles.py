@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mssql_cdc.core import MODULUS, TileDigest
-from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import KeyBound, quote_name
-from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
+from mssql_cdc.sqlserver.metadata import ReadColumn
 from mssql_cdc.sqlserver.tsql.drivers import Session
 from mssql_cdc.sqlserver.tsql.snapshot import table_rows
 from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
@@ -53,18 +52,6 @@ class TsqlTileHasher:
         self._session = session
         self._table = table
 
-    def _keys(
-        self, source_schema: str, source_table: str, keys: Sequence[str]
-    ) -> list[TableColumn]:
-        by_name = {c.name: c for c in self._table.table_columns(source_schema, source_table)}
-        missing = [k for k in keys if k not in by_name]
-        if missing:
-            raise ConfigError(
-                f"reconcile key column {missing[0]!r} is not a column of "
-                f"[{source_schema}].[{source_table}]; fix keys"
-            )
-        return [by_name[k] for k in keys]
-
     def _inner(
         self,
         source_schema: str,
@@ -74,7 +61,9 @@ class TsqlTileHasher:
         lo: KeyBound,
         hi: KeyBound,
     ) -> Statement:
-        key_columns = self._keys(source_schema, source_table, keys)
+        key_columns = self._table.key_columns(
+            source_schema, source_table, keys, purpose="reconcile", setting="keys"
+        )
         return table_rows(source_schema, source_table, columns, key_columns, lo, hi)
 
     def range_digests(
