@@ -3,6 +3,18 @@
 from types import ModuleType
 from typing import Literal, TypedDict
 
+# The recovery enums' names, spelled once: _native.recovery.enum_names() lists the same, in
+# the same order (tests/unit/core/test_recovery_enum_names.py).
+from mssql_cdc.core.recovery_decision import (
+    Action,
+    DurationGuard,
+    ErrorKind,
+    Mode,
+    ReuseKind,
+    StartSource,
+    Step,
+)
+
 class _LsnModule(ModuleType):
     @staticmethod
     def normalize(text: str) -> str: ...
@@ -90,17 +102,6 @@ class _CheckpointModule(ModuleType):
     ) -> GcPlanDict: ...
 
 checkpoint: _CheckpointModule
-
-# The recovery enums' names; _native.recovery.enum_names() must list the same, in this order.
-Mode = Literal["full", "chunked"]
-Action = Literal["none", "resnapshot", "blocked"]
-ReuseKind = Literal["none", "completion", "open", "target"]
-StartSource = Literal["recovering", "checkpoint", "state", "bootstrap", "starting_lsn", "none"]
-DurationGuard = Literal["warn", "refuse", "off"]
-ErrorKind = Literal["none", "data_loss", "invalid_argument"]
-Step = Literal[
-    "write_full_open", "take_snapshot", "open_chunked", "write_event", "clear_recovering"
-]
 
 class EnumNamesDict(TypedDict):
     mode: list[str]

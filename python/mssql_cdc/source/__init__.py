@@ -9,8 +9,8 @@ from mssql_cdc.core import lazy_names
 from mssql_cdc.source.parallelism import default_parallelism
 from mssql_cdc.source.type_rules import widens_to
 
-# Names whose modules load Spark or the emulator's Arrow: imported on first use, so
-# importing this package stays light for Spark's Python workers and the driver.
+# `register` loads PySpark, so it is imported on first use: the pure modules of the source
+# (guards, ranges, type rules) stay importable without Spark.
 __getattr__ = lazy_names(__name__, {"register": "mssql_cdc.source.formats"})
 
 if TYPE_CHECKING:

@@ -45,8 +45,8 @@ from mssql_cdc.sqlserver.tsql.drivers import error_number
 from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
 from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
 
-# Names whose modules load Spark or the emulator's Arrow: imported on first use, so
-# importing this package stays light for Spark's Python workers and the driver.
+# The emulator backend loads pyarrow and the native engine, so it is imported on first use:
+# a T-SQL backend's driver process and executors never load it.
 __getattr__ = lazy_names(__name__, {"EmulatorBackend": "mssql_cdc.sqlserver.emulated.backend"})
 
 if TYPE_CHECKING:

@@ -1,9 +1,9 @@
-"""The recovery enums' names agree across C++, `_native.pyi` and `core.recovery_decision`.
+"""The recovery enums' names agree between C++ and `core.recovery_decision`, which the stub uses.
 
 The binding converts every recovery enum through one C++ table of names and returns those
-tables from `_native.recovery.enum_names()`; the Python Literal types are written twice more,
-in the stub and in the module. These tests fail as soon as one of the three spells a name
-differently, lists another set, or another order.
+tables from `_native.recovery.enum_names()`; the Python Literal types are written once more, in
+`core.recovery_decision`, and the stub imports them from there. These tests fail as soon as
+the two spell a name differently, list another set, or another order.
 """
 
 from __future__ import annotations
@@ -26,20 +26,14 @@ def literal_name(key: str) -> str:
     return "".join(part.title() for part in key.split("_"))
 
 
-def stub_literals() -> dict[str, list[str]]:
-    """The `Name = Literal[...]` aliases of the stub, read with ast (a .pyi is not imported)."""
-    out: dict[str, list[str]] = {}
-    for node in ast.parse(STUB.read_text()).body:
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)):
-            continue
-        if not (isinstance(node.value.value, ast.Name) and node.value.value.id == "Literal"):
-            continue
-        args = node.value.slice
-        elements = args.elts if isinstance(args, ast.Tuple) else [args]
-        [target] = node.targets
-        assert isinstance(target, ast.Name)
-        out[target.id] = [ast.literal_eval(e) for e in elements]
-    return out
+def stub_imports() -> dict[str, str]:
+    """The names the stub imports, with the module each comes from (a .pyi is not imported)."""
+    return {
+        alias.asname or alias.name: node.module or ""
+        for node in ast.parse(STUB.read_text()).body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
 
 
 NATIVE: dict[str, list[str]] = dict(_native.recovery.enum_names())
@@ -58,8 +52,8 @@ def test_the_python_literal_lists_the_binding_names_in_order(key: str) -> None:
 
 
 @pytest.mark.parametrize("key", sorted(NATIVE))
-def test_the_stub_literal_lists_the_binding_names_in_order(key: str) -> None:
-    assert stub_literals()[literal_name(key)] == list(NATIVE[key])
+def test_the_stub_takes_each_literal_from_the_module(key: str) -> None:
+    assert stub_imports()[literal_name(key)] == "mssql_cdc.core.recovery_decision"
 
 
 def test_the_stub_spells_each_literal_once_as_a_named_alias() -> None:
