@@ -225,3 +225,14 @@ def test_streams_in_separate_folders_sharing_the_facts_table_are_accepted(
 ) -> None:
     planned = plan_streams([{"capture_instance": "a"}, {"capture_instance": "b"}], settings)
     assert len(planned) == 2
+
+
+def test_two_streams_naming_one_catalog_table_two_ways_are_refused(
+    settings: JobSettings,
+) -> None:
+    streams = [
+        {"capture_instance": "a", "target": "bronze.orders"},
+        {"capture_instance": "b", "target": "`bronze`.`orders`"},
+    ]
+    with pytest.raises(ConfigError, match="names the same table as streams"):
+        plan_streams(streams, settings)
