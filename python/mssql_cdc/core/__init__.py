@@ -45,6 +45,13 @@ from mssql_cdc.core.metrics_files import (
 from mssql_cdc.core.names import did_you_mean
 from mssql_cdc.core.offsets import LsnRange, Offset, StreamOffset, format_commit_ts, initial_lsn
 from mssql_cdc.core.operation import Operation
+from mssql_cdc.core.paths import (
+    Place,
+    check_apart,
+    check_checkpoint_place,
+    check_sink_folders,
+    place,
+)
 from mssql_cdc.core.progress import Progress, Stage, Throughput, per_second, progress_of, report
 from mssql_cdc.core.range_counts import RangeCounts
 from mssql_cdc.core.ranges import (
@@ -121,6 +128,7 @@ __all__ = [
     "OpenRow",
     "Operation",
     "Piece",
+    "Place",
     "Progress",
     "RangeCounts",
     "RangeMetrics",
@@ -134,10 +142,13 @@ __all__ = [
     "TileSource",
     "batch_ranges",
     "cached_jars",
+    "check_apart",
     "check_checkpoint_path",
+    "check_checkpoint_place",
     "check_cleanable_folder",
     "check_inside",
     "check_java",
+    "check_sink_folders",
     "chunk_file_name",
     "clock",
     "collect_garbage",
@@ -163,6 +174,7 @@ __all__ = [
     "loss_error",
     "lsn",
     "per_second",
+    "place",
     "plain_files",
     "progress_file_name",
     "progress_of",

@@ -119,7 +119,13 @@ def check_to_delta(
     checked_trigger = _trigger(trigger)
     if query_name is not None and (not isinstance(query_name, str) or not query_name):
         raise ConfigError(f"query_name={query_name!r}: pass a non-empty string or None")
-    stream = check_stream_names(settings, target=target, app_id=app_id, facts_table=facts_table)
+    stream = check_stream_names(
+        settings,
+        target=target,
+        app_id=app_id,
+        facts_table=facts_table,
+        metrics_path=config.metrics_path,
+    )
     return ToDeltaArgs(
         **{f.name: getattr(stream, f.name) for f in fields(stream)},
         trigger=checked_trigger,

@@ -5,7 +5,8 @@ and the settings they share into one `PlannedStream` per entry: its merged sourc
 parsed into a `SourceConfig`, and its `to_delta` arguments checked by the same rules
 `to_delta` applies. Every refusal is a `ConfigError` naming the entry (`streams[3]
 (dbo_items)`) and the field. Defaults derived from `root` are used only for a capture
-instance whose name is a safe folder name.
+instance whose name is a safe folder name. The streams' folders are compared resolved, so no
+two spellings of one folder pass as two, and none lies inside another (decision 1310).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from mssql_cdc.core import did_you_mean
+from mssql_cdc.core import Place, check_apart, did_you_mean, place
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import OnDataLoss, SnapshotMode, SourceConfig, given_option
 from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
+from mssql_cdc.tables import table_ref
 
 __all__ = [
     "ENTRY_FIELDS",
@@ -112,7 +114,8 @@ def plan_streams(streams: object, settings: JobSettings) -> tuple[PlannedStream,
             (with the closest known one), a missing capture_instance, a target, app_id or
             checkpoint neither given nor derivable from root, a name unsafe to derive folders
             from, two entries with the same app_id, checkpoint or target (also differing only
-            in case), or anything `to_delta` itself would refuse.
+            in case, or spelled differently: compared resolved), a folder of one entry inside
+            another's or the facts table's, or anything `to_delta` itself would refuse.
     """
     if isinstance(streams, str | bytes) or not isinstance(streams, Sequence) or not streams:
         raise ConfigError(
@@ -129,6 +132,7 @@ def plan_streams(streams: object, settings: JobSettings) -> tuple[PlannedStream,
         _plan_one(i, _stream_entry(i, raw), settings, shared, root) for i, raw in enumerate(streams)
     ]
     _refuse_duplicates(planned)
+    _refuse_overlaps(planned, settings.facts_table)
     return tuple(planned)
 
 
@@ -275,3 +279,28 @@ def _refuse_duplicates(planned: list[PlannedStream]) -> None:
                     f"{stream.label}: {what} {value!r} is {same} {what} as {first.label}'s; "
                     f"each stream needs its own {what}"
                 )
+
+
+def _refuse_overlaps(planned: list[PlannedStream], facts_table: str) -> None:
+    """The streams' folders compared resolved: no checkpoint or table path of
+    one stream is, or lies inside, another's or the shared facts table; catalog targets are
+    compared as names."""
+    names: dict[object, PlannedStream] = {}
+    places: list[Place] = []
+    facts = table_ref(facts_table, argument="facts_table")
+    if facts.is_path:
+        places.append(place(facts.text, what="facts_table"))
+    for stream in planned:
+        target = table_ref(stream.args.target, argument="target")
+        if target.is_path:
+            places.append(place(target.text, what=f"{stream.label}: target"))
+        else:
+            first = names.setdefault(target, stream)
+            if first is not stream:
+                raise ConfigError(
+                    f"{stream.label}: target {target.text!r} names the same table as "
+                    f"{first.label}'s target {first.args.target!r}; each stream needs its own "
+                    "target"
+                )
+        places.append(place(stream.args.checkpoint, what=f"{stream.label}: checkpoint"))
+    check_apart(places)

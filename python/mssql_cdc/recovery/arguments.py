@@ -4,7 +4,8 @@
 name a stream the same way (bronze, app_id, checkpoint, facts table) and take the same recovery
 settings; they are checked here, in one fixed order, so one call always names the same defect.
 Every refusal is a `ConfigError` (a `ValueError`) raised before anything is read, written or
-started. The raw source options are consulted only to tell whether the caller gave
+started. The stream's folders are compared resolved and kept apart (decision 1310). The raw
+source options are consulted only to tell whether the caller gave
 `startingLsn` (its default, `earliest`, cannot be told apart once parsed).
 """
 
@@ -15,7 +16,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mssql_cdc.core import check_checkpoint_path, spark_only
+from mssql_cdc.core import (
+    check_apart,
+    check_checkpoint_path,
+    check_checkpoint_place,
+    check_sink_folders,
+    place,
+    spark_only,
+)
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import validate_app_id
 from mssql_cdc.options import OnDataLoss, SnapshotMode, SourceConfig, given_option
@@ -179,18 +187,38 @@ def check_recovery_settings(
 
 
 def check_stream_names(
-    settings: RecoverySettings, *, target: object, app_id: object, facts_table: object
+    settings: RecoverySettings,
+    *,
+    target: object,
+    app_id: object,
+    facts_table: object,
+    metrics_path: str | None = None,
 ) -> StreamArguments:
-    """Check the names of the stream's app_id and tables, after its `settings`.
+    """Check the names of the stream's app_id and tables, after its `settings`, and that its
+    folders keep apart (`core.check_apart`): the checkpoint is not a table's
+    folder, inside one, or holding one, nor inside another stream's checkpoint, and the
+    metrics folder (the metricsPath option) is not inside a table and holds none of the
+    stream's folders where its sink cleans.
 
     Raises:
-        ConfigError: an invalid app_id or table name, or a facts table that is the target.
+        ConfigError: an invalid app_id or table name, a facts table that is the target, or
+            two of the stream's folders where one is, or lies inside, the other.
     """
     checked_app_id = validate_app_id(app_id)
     target_ref = table_ref(target, argument="target")
-    if facts_table is not None:
-        table_ref(facts_table, argument="facts_table")
+    facts_ref = None if facts_table is None else table_ref(facts_table, argument="facts_table")
     require_distinct(target=target, facts_table=facts_table)
+    checkpoint = place(settings.checkpoint, what="checkpoint")
+    check_checkpoint_place(checkpoint)
+    tables = [
+        place(ref.text, what=argument)
+        for argument, ref in (("target", target_ref), ("facts_table", facts_ref))
+        if ref is not None and ref.is_path
+    ]
+    check_apart([checkpoint, *tables])
+    if metrics_path is not None:
+        metrics = place(metrics_path, what="metricsPath")
+        check_sink_folders(metrics, checked_app_id, tables=tables, checkpoint=checkpoint)
     return StreamArguments(
         target=target_ref.text,
         app_id=checked_app_id,
@@ -232,4 +260,10 @@ def check_recovery(
         facts_table,
         checkpoint,
     )
-    return check_stream_names(settings, target=target, app_id=app_id, facts_table=facts_table)
+    return check_stream_names(
+        settings,
+        target=target,
+        app_id=app_id,
+        facts_table=facts_table,
+        metrics_path=config.metrics_path,
+    )

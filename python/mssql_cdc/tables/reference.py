@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import spark_only
+from mssql_cdc.core import Place, check_apart, place, spark_only
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.tables.ref_syntax import normalize_path, parse_name, quote_parts
 
@@ -132,12 +132,17 @@ def require_distinct(**tables: object) -> None:
     """Raise ConfigError when two table arguments of one call name the same table.
 
     The references are compared normalized (`table_ref`): `out/t`, `./out/t/` and the same
-    folder's absolute path are one table, and so are `Ops.T` and `ops.t`.
+    folder's absolute path are one table, and so are `Ops.T` and `ops.t`. Paths are then
+    compared resolved (`core.place`: symbolic links followed, case ignored where the file
+    system ignores it), and one table's folder may not lie inside another's: its VACUUM
+    would delete the inner table's files.
 
     Raises:
-        ConfigError: two arguments name one table (both are named), or one is invalid.
+        ConfigError: two arguments name one table or one table lies inside another (both are
+            named), or one is invalid.
     """
     seen: dict[TableRef, str] = {}
+    places: list[Place] = []
     for argument, value in tables.items():
         if value is None:
             continue
@@ -151,6 +156,9 @@ def require_distinct(**tables: object) -> None:
                 f"to {ref.name!r}; each needs its own table"
             )
         seen[ref] = argument
+        if ref.is_path:
+            places.append(place(ref.text, what=argument))
+    check_apart(places)
 
 
 class TableOutOfReach(Exception):

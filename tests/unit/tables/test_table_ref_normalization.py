@@ -131,3 +131,17 @@ def test_a_long_invalid_name_is_quoted_shortened() -> None:
     with pytest.raises(ConfigError) as refused:
         table_ref("x" * 10_000 + " junk", argument="facts_table")
     assert len(str(refused.value)) < 600
+
+
+def test_a_table_reached_through_a_symbolic_link_is_the_same_table(tmp_path: Path) -> None:
+    (tmp_path / "lake" / "orders").mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(tmp_path / "lake", target_is_directory=True)
+    with pytest.raises(ConfigError, match="are the same folder"):
+        require_distinct(
+            target=str(tmp_path / "lake/orders"), facts_table=f"{tmp_path}/alias/orders"
+        )
+
+
+def test_a_table_inside_another_tables_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"facts_table .* lies inside target"):
+        require_distinct(target=str(tmp_path / "t"), facts_table=str(tmp_path / "t" / "_facts"))
