@@ -166,3 +166,15 @@ def test_the_help_of_status_and_plan_lists_their_exit_codes(
     assert "exit codes:" in text
     for code in codes:
         assert code in text
+
+
+def test_a_state_file_that_is_a_named_pipe_exits_two_naming_it_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "_mssql_cdc_generation.json")
+    code, out, err = status(capsys, str(tmp_path))
+    assert (code, out) == (2, "")
+    assert "is a named pipe (FIFO), not a regular file" in err
+    assert "Is a directory" not in err
