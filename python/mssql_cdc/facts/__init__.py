@@ -17,7 +17,7 @@ from mssql_cdc.facts.detail_payloads import (
     parse_time,
 )
 from mssql_cdc.facts.family_cache import preflight_facts
-from mssql_cdc.facts.health import read_health
+from mssql_cdc.facts.health import check_health_table, read_health
 from mssql_cdc.facts.keys import (
     TxnKey,
     batch_key,
@@ -92,6 +92,7 @@ __all__ = [
     "batch_row",
     "batch_samples",
     "cached_app_id",
+    "check_health_table",
     "checkpoint_owners",
     "chunk_facts",
     "distinct_events",
