@@ -16,6 +16,7 @@ from typing import Any
 from mssql_cdc.cli.output import fail, print_result
 from mssql_cdc.cli.parser import add_verb
 from mssql_cdc.core import (
+    STATE_FILE_NAME,
     GenerationState,
     StreamOffset,
     check_checkpoint_path,
@@ -30,6 +31,65 @@ from mssql_cdc.errors import ConfigError, MssqlCdcError
 __all__ = ["add_parser", "run"]
 
 _PLACEHOLDER_APP_ID = "<app_id>"
+
+# What a stream's checkpoint folder holds: Spark's entries and the library's.
+_CHECKPOINT_ENTRIES = frozenset(
+    {
+        "metadata",
+        "offsets",
+        "commits",
+        "sources",
+        "state",
+        STATE_FILE_NAME,
+        "_generations",
+        "_mssql_cdc_metrics",
+        "_mssql_cdc_family_cache.json",
+    }
+)
+
+
+def _check_is_checkpoint(root: str) -> None:
+    """Refuse a generation's folder and a folder that is no checkpoint (an empty one is a
+    checkpoint Spark has not started on yet)."""
+    parent = os.path.dirname(root)
+    if os.path.basename(parent) == "_generations" and os.path.basename(root).isdigit():
+        stream_root = os.path.dirname(parent)
+        raise ConfigError(
+            f"checkpoint {root} is the Spark checkpoint of generation "
+            f"{int(os.path.basename(root))} inside the stream's checkpoint {stream_root}; pass "
+            f"{stream_root}, the folder given to to_delta (its state file names the live "
+            "generation)"
+        )
+    names = set(os.listdir(root))
+    if names and not names & _CHECKPOINT_ENTRIES:
+        raise ConfigError(
+            f"checkpoint {root} is no stream checkpoint: it holds none of Spark's metadata, "
+            "offsets or commits nor a generation state file; pass the checkpoint folder given "
+            "to to_delta"
+        )
+
+
+def _check_owner(root: str, app_id: str, facts: str | None, state: Any, last: Any) -> None:
+    """Refuse an --app-id that the checkpoint's records show is another stream's."""
+    from mssql_cdc.facts import cached_app_id, checkpoint_owners
+
+    owners: set[str] = set()
+    cached = cached_app_id(root)
+    if cached is not None:
+        owners.add(cached)
+    if facts is not None and (state is not None or last is not None):
+        generation = 0 if state is None else state.generation
+        snapshot = None if state is None or state.snapshot is None else str(state.snapshot.lsn)
+        batch = None if last is None else (last.batch_id, str(last.offset().lsn))
+        owners |= checkpoint_owners(
+            facts, generation=generation, last_batch=batch, snapshot_lsn=snapshot
+        )
+    if owners and app_id not in owners:
+        named = ", ".join(repr(o) for o in sorted(owners))
+        raise ConfigError(
+            f"--app-id {app_id} is not the stream of checkpoint {root}: its records name the "
+            f"app_id {named}; pass --app-id {sorted(owners)[0]}"
+        )
 
 
 def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -75,9 +135,14 @@ def collect(root: str, app_id: str | None, facts: str | None = None) -> dict[str
             f"checkpoint {root} {what}; pass the checkpoint folder given to to_delta "
             "(it exists once the stream has run)"
         )
+    if facts is not None:
+        _check_facts(facts)
+    _check_is_checkpoint(root)
     state = read_state(root)
     paths = live_paths(root, app_id or _PLACEHOLDER_APP_ID, state)
     last = last_processed_offset(paths.checkpoint)
+    if app_id is not None:
+        _check_owner(root, app_id, facts, state, last)
     live = state or GenerationState()
     return {
         "checkpoint": root,
@@ -101,6 +166,13 @@ def collect(root: str, app_id: str | None, facts: str | None = None) -> dict[str
         "failed_at": live.failed_at,
         "facts": None if facts is None or app_id is None else _health(facts, app_id),
     }
+
+
+def _check_facts(facts: str) -> None:
+    # Imported here: the Arrow and Delta readers cost every other verb their import time.
+    from mssql_cdc.facts import check_health_table
+
+    check_health_table(facts)
 
 
 def _health(facts: str, app_id: str) -> dict[str, Any]:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc import _native
 from mssql_cdc.core.lsn import Lsn
 from mssql_cdc.core.offsets import StreamOffset
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, StateFileError
 
 if TYPE_CHECKING:  # the binding's dict shapes exist only in _native.pyi
     from mssql_cdc._native import OffsetDict, StateDict
@@ -167,6 +168,43 @@ def check_checkpoint_path(checkpoint: str | os.PathLike[str]) -> str:
     return os.path.abspath(text)
 
 
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _checked_root(checkpoint: str | os.PathLike[str]) -> str:
+    """The checkpoint made absolute, once its state file, if any, is a regular file.
+
+    The type is read with stat before anything opens the file: opening a named pipe for
+    reading would wait for a writer forever.
+
+    Raises:
+        ConfigError: as check_checkpoint_path.
+        StateFileError: the state file's name holds a folder, a pipe, a socket or a device.
+    """
+    root = check_checkpoint_path(checkpoint)
+    file = os.path.join(root, STATE_FILE_NAME)
+    try:
+        mode = os.stat(file).st_mode
+    except FileNotFoundError:
+        return root
+    except NotADirectoryError:
+        return root  # the checkpoint is no folder: the native call names it
+    if stat.S_ISREG(mode):
+        return root
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+    raise StateFileError(
+        f"the generation state file {file} is {kind}, not a regular file; the library never "
+        f"opens it. Move it out of the checkpoint folder: the stream's state file is a "
+        f"regular JSON file its recovery writes (generation 0 has none)"
+    )
+
+
 def read_state(checkpoint: str | os.PathLike[str]) -> GenerationState | None:
     """Read the generation state of the stream whose root checkpoint is `checkpoint`.
 
@@ -174,9 +212,10 @@ def read_state(checkpoint: str | os.PathLike[str]) -> GenerationState | None:
         The state, or None when there is no state file (generation 0).
     Raises:
         ConfigError: the path is a URI or /dbfs/... (see check_checkpoint_path).
-        StateFileError: the file exists but is not a valid state; never read as generation 0.
+        StateFileError: the file exists but is not a valid state, or is no regular file (a
+            folder, a pipe, a socket, a device: never opened); never read as generation 0.
     """
-    raw = _native.checkpoint.read_state(check_checkpoint_path(checkpoint))
+    raw = _native.checkpoint.read_state(_checked_root(checkpoint))
     return GenerationState.from_native(raw) if raw is not None else None
 
 
@@ -186,9 +225,10 @@ def write_state(checkpoint: str | os.PathLike[str], state: GenerationState) -> N
 
     Raises:
         ConfigError: an invalid path, or a state its generation cannot use.
+        StateFileError: the state file's name holds no regular file (a folder, a pipe).
         OSError: the write failed; the old content is intact.
     """
-    _native.checkpoint.write_state(check_checkpoint_path(checkpoint), state.to_native())
+    _native.checkpoint.write_state(_checked_root(checkpoint), state.to_native())
 
 
 def replace_state(
@@ -206,11 +246,11 @@ def replace_state(
         `expected` was read: read it again and decide again.
     Raises:
         ConfigError: an invalid path, or a state its generation cannot use.
-        StateFileError: the file holds no valid state.
+        StateFileError: the file holds no valid state, or is no regular file.
         OSError: the write failed; the old content is intact.
     """
     return _native.checkpoint.replace_state(
-        check_checkpoint_path(checkpoint), expected.to_native(), state.to_native()
+        _checked_root(checkpoint), expected.to_native(), state.to_native()
     )
 
 

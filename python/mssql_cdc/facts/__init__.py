@@ -17,7 +17,7 @@ from mssql_cdc.facts.detail_payloads import (
     parse_time,
 )
 from mssql_cdc.facts.family_cache import preflight_facts
-from mssql_cdc.facts.health import read_health
+from mssql_cdc.facts.health import check_health_table, read_health
 from mssql_cdc.facts.keys import (
     TxnKey,
     batch_key,
@@ -32,6 +32,7 @@ from mssql_cdc.facts.keys import (
     wave_key,
 )
 from mssql_cdc.facts.metrics import FoldedMetrics, fold_metrics
+from mssql_cdc.facts.owners import cached_app_id, checkpoint_owners, family_of
 from mssql_cdc.facts.rows import (
     BatchAggregates,
     FactsRow,
@@ -90,11 +91,15 @@ __all__ = [
     "batch_key",
     "batch_row",
     "batch_samples",
+    "cached_app_id",
+    "check_health_table",
+    "checkpoint_owners",
     "chunk_facts",
     "distinct_events",
     "events_key",
     "facts_key",
     "family_condition",
+    "family_of",
     "fold_metrics",
     "format_time",
     "gap_deletes_key",

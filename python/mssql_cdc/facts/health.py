@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-from mssql_cdc.core import validate_app_id
+from mssql_cdc.core import spark_only, validate_app_id
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts.detail_payloads import format_time
 from mssql_cdc.facts.rows import family_filter
@@ -31,7 +31,14 @@ from mssql_cdc.tables import (
     table_ref,
 )
 
-__all__ = ["HEALTH_EVENTS", "BatchHealth", "EventHealth", "FactsHealth", "read_health"]
+__all__ = [
+    "HEALTH_EVENTS",
+    "BatchHealth",
+    "EventHealth",
+    "FactsHealth",
+    "check_health_table",
+    "read_health",
+]
 
 # The events whose newest row tells a person what happened to the stream's data.
 HEALTH_EVENTS: tuple[str, ...] = ("bootstrap", "resnapshot", "data_skipped", "snapshot_open")
@@ -135,12 +142,29 @@ def read_health(facts_table: str, app_id: str) -> FactsHealth:
     )
 
 
+def check_health_table(facts_table: str) -> None:
+    """Check that `facts_table` is a facts table status can read here, reading only its log.
+
+    Raises:
+        ConfigError: as read_health.
+    """
+    _checked(facts_table)
+
+
 def _checked(text: str) -> TableRef:
     ref = table_ref(text, argument="--facts")
     if ref.location is None:
         raise ConfigError(
             f"--facts {text} is a catalog name; status reads the facts table without Spark, "
             "from its files: pass the table's path (DESCRIBE DETAIL shows its location)"
+        )
+    if spark_only(ref.location):
+        # Never handed to deltalake: it would look for cloud credentials (an instance
+        # metadata service among them) and answer with a chain of errors.
+        raise ConfigError(
+            f"--facts {text} is a URI or a /dbfs/ path, which status does not read (it reads "
+            "files without Spark and never looks for cloud credentials); pass the facts "
+            "table's local or Volume path (/Volumes/<catalog>/<schema>/<volume>/...)"
         )
     local = is_local(ref)  # elsewhere (a URI, /dbfs/) only deltalake can tell
     if local and not os.path.exists(ref.location):

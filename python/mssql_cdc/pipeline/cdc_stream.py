@@ -22,6 +22,8 @@ from mssql_cdc.recovery import (
     ResnapshotResult,
     StreamArguments,
     check_recovery,
+    check_started_stream,
+    check_stream_owner,
     live_generation,
     plan_on_spark,
     request_resnapshot,
@@ -68,6 +70,12 @@ class CdcStream:
 
     def __repr__(self) -> str:
         return f"CdcStream(capture_instance={self.config.capture_instance!r})"
+
+    @staticmethod
+    def _checked_owner(args: StreamArguments) -> None:
+        """Refuse another stream's checkpoint, from its files alone: before Spark is used."""
+        if not args.checkpoint_is_spark_only:
+            check_stream_owner(args.checkpoint, args.app_id, args.facts_table)
 
     def _checked_family(self, args: StreamArguments) -> SnapshotFacts | None:
         """Register the formats and check the snapshot mode lock; the family's facts read."""
@@ -171,6 +179,7 @@ class CdcStream:
         )
         from mssql_cdc.snapshot import generation_start
 
+        self._checked_owner(args)
         facts_rows = self._checked_family(args)
         state, paths = live_generation(
             self._spark,
@@ -370,6 +379,8 @@ class CdcStream:
             snapshot,
             False,
         )
+        check_started_stream(args.checkpoint, args.app_id)
+        self._checked_owner(args)
         facts_rows = self._checked_family(args)
         request = replace(args.recovery_request(self.config), requested=True)
         return request_resnapshot(
@@ -410,6 +421,7 @@ class CdcStream:
             snapshot,
             bootstrap,
         )
+        self._checked_owner(args)
         return plan_on_spark(
             self._spark,
             self.config,

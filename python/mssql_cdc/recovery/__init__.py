@@ -22,6 +22,7 @@ from mssql_cdc.recovery.generations import (
     plan_on_spark,
     request_resnapshot,
 )
+from mssql_cdc.recovery.owner import check_started_stream, check_stream_owner
 from mssql_cdc.recovery.plan import RecoveryPlan
 from mssql_cdc.recovery.preflight import RecoveryRequest
 
@@ -34,7 +35,9 @@ __all__ = [
     "StreamArguments",
     "check_recovery",
     "check_recovery_settings",
+    "check_started_stream",
     "check_stream_names",
+    "check_stream_owner",
     "live_generation",
     "open_next_generation",
     "plan_on_spark",

@@ -166,3 +166,52 @@ def test_the_help_of_status_and_plan_lists_their_exit_codes(
     assert "exit codes:" in text
     for code in codes:
         assert code in text
+
+
+def test_a_state_file_that_is_a_named_pipe_exits_two_naming_it_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "_mssql_cdc_generation.json")
+    code, out, err = status(capsys, str(tmp_path))
+    assert (code, out) == (2, "")
+    assert "is a named pipe (FIFO), not a regular file" in err
+    assert "Is a directory" not in err
+
+
+def test_a_folder_that_is_no_checkpoint_exits_two_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("someone's files")
+    code, out, err = status(capsys, str(tmp_path))
+    assert (code, out) == (2, "")
+    assert f"checkpoint {tmp_path} is no stream checkpoint" in err
+    code, out, err = status(capsys, "/")
+    assert (code, out) == (2, "")
+    assert "checkpoint / is no stream checkpoint" in err
+
+
+def test_a_generation_folder_exits_two_naming_the_streams_own_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live = tmp_path / "_generations" / "1"
+    spark_batch(live, 0, committed=True)
+    code, out, err = status(capsys, str(live))
+    assert (code, out) == (2, "")
+    assert f"generation 1 inside the stream's checkpoint {tmp_path}" in err
+    assert f"pass {tmp_path}, the folder given to to_delta" in err
+
+
+def test_an_app_id_of_another_stream_exits_two_naming_the_checkpoints_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spark_batch(tmp_path, 0, committed=True)
+    cache = {"format": 1, "app_id": "orders-v1", "table_id": "t", "location": "/f",
+             "version": 1, "commit_id": "c", "rows": []}  # fmt: skip
+    (tmp_path / "_mssql_cdc_family_cache.json").write_text(json.dumps(cache))
+    code, out, err = status(capsys, str(tmp_path), "--app-id", "orders-v2")
+    assert (code, out) == (2, "")
+    assert "--app-id orders-v2 is not the stream of checkpoint" in err
+    assert "pass --app-id orders-v1" in err
+    assert status(capsys, str(tmp_path), "--app-id", "orders-v1")[0] == 0

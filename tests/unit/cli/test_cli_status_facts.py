@@ -298,8 +298,9 @@ def test_a_stream_without_rows_yet_shows_none(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     facts = facts_table(tmp_path / "facts", OTHERS)
+    (tmp_path / "ckpt").mkdir()  # Spark has not started on it yet
     code, out, err = status(
-        capsys, str(tmp_path), "--app-id", "orders-v1", "--facts", facts, "--json"
+        capsys, str(tmp_path / "ckpt"), "--app-id", "orders-v1", "--facts", facts, "--json"
     )
     assert (code, err) == (0, "")
     assert json.loads(out)["facts"] == {
@@ -410,3 +411,32 @@ def test_status_with_facts_never_imports_pyspark(stream: tuple[str, str]) -> Non
     )
     assert done.stdout.splitlines()[-1] == "LOADED [] 0"
     assert "batch 1 of orders-v1.g1" in done.stdout
+
+
+def test_an_app_id_the_facts_table_records_for_another_stream_exits_two_naming_it(
+    stream: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ckpt, facts = stream
+    code, out, err = status(capsys, ckpt, "--app-id", "customers", "--facts", facts)
+    assert (code, out) == (2, "")
+    assert "--app-id customers is not the stream of checkpoint" in err
+    assert "pass --app-id orders-v1" in err
+
+
+@pytest.mark.parametrize("uri", ["s3://bucket/facts", "abfss://c@a.dfs.core.windows.net/f"])
+def test_a_uri_facts_table_is_refused_in_one_line_without_a_credentials_lookup(
+    stream: tuple[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    uri: str,
+) -> None:
+    import deltalake
+
+    def no_open(*args: object, **kwargs: object) -> None:
+        raise AssertionError("deltalake was asked to open a URI table")
+
+    monkeypatch.setattr(deltalake, "DeltaTable", no_open)
+    code, out, err = status(capsys, stream[0], "--app-id", "orders-v1", "--facts", uri)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1
+    assert f"--facts {uri} is a URI or a /dbfs/ path, which status does not read" in err

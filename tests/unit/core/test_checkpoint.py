@@ -300,3 +300,43 @@ def test_family_membership_is_equality_never_a_pattern(
     row_app_id: str, generation: int, member: bool
 ) -> None:
     assert checkpoint.in_family(row_app_id, "orders-v1", generation) is member
+
+
+def _make_odd_state_file(root: Path, kind: str) -> Path:
+    """Put a folder, a named pipe or a socket where the state file goes."""
+    import os
+    import socket
+
+    file = root / checkpoint.STATE_FILE_NAME
+    if kind == "a folder":
+        file.mkdir()
+        (file / "kept.txt").write_text("a user's file")
+    elif kind == "a named pipe (FIFO)":
+        os.mkfifo(file)
+    else:
+        sock = socket.socket(socket.AF_UNIX)
+        here = os.getcwd()
+        os.chdir(root)  # a socket's path is limited to about 100 bytes
+        try:
+            sock.bind(checkpoint.STATE_FILE_NAME)
+        finally:
+            os.chdir(here)
+        sock.close()
+    return file
+
+
+@pytest.mark.parametrize("kind", ["a folder", "a named pipe (FIFO)", "a socket"])
+def test_a_state_file_that_is_no_regular_file_is_refused_naming_it_and_its_kind(
+    tmp_path: Path, kind: str
+) -> None:
+    file = _make_odd_state_file(tmp_path, kind)
+    with pytest.raises(StateFileError) as caught:
+        checkpoint.read_state(tmp_path)  # never opened: a FIFO would block the read
+    assert f"the generation state file {file} is {kind}, not a regular file" in str(caught.value)
+    assert "Move it out of the checkpoint folder" in str(caught.value)
+    with pytest.raises(StateFileError):
+        checkpoint.replace_state(tmp_path, GenerationState(), GenerationState(generation=0))
+    with pytest.raises(StateFileError):
+        checkpoint.write_state(tmp_path, GenerationState())
+    if kind == "a folder":
+        assert (file / "kept.txt").read_text() == "a user's file"
