@@ -40,7 +40,8 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         summary="remove a stream's earlier generations (checkpoints, metrics folders)",
         epilog="exit codes: 0 removed (or nothing to remove, or a dry run); 1 a removal failed "
         "(what it names and what came after it is still in place); 2 a missing or refused "
-        "checkpoint, an invalid state file or bad arguments (nothing removed)",
+        "checkpoint, an invalid state file, bad arguments, or a folder to remove that holds "
+        "what neither Spark nor mssql-cdc wrote (nothing removed)",
         run=run,
     )
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpoint given to to_delta")
@@ -84,7 +85,11 @@ def _text(report: GcReport) -> str:
         lines.append(
             f"{verb} generation {r.generation}: {r.path} ({r.files:,} files, {_size(r.bytes)})"
         )
-    if not report.removed:
+    lines.extend(
+        f"generation {r.generation}: {r.path} was already removed (by another gc)"
+        for r in report.already_removed
+    )
+    if not report.removed and not report.already_removed:
         lines.append("nothing to remove")
     kept = ", ".join(str(g) for g in report.kept) or "none found on disk"
     lines.append(f"kept generations: {kept}")

@@ -2,22 +2,27 @@
 
 The C++ toolkit decides what may go (`_native.checkpoint.plan_gc`: generations older than the
 newest `keep`, never the live one, a newer one, a link or a file it does not know); this module
-lists the checkpoint for it and acts: sizes, then removal. With `metrics_path` and `app_id`,
-the removed generations' folders under that `metricsPath` go too. Nothing outside the
-checkpoint (or that metrics folder) is touched, and no symbolic link is followed.
+lists the checkpoint for it, checks that each entry holds only what Spark or the library
+wrote (`core/gc_guard.py`, decision 1311; otherwise nothing is removed) and acts: each file is
+measured just before it is removed, so a report counts only what this run removed. With
+`metrics_path` and `app_id`, the removed generations' folders under that `metricsPath` go too.
+Nothing outside the checkpoint (or that metrics folder) is touched, and no symbolic link is
+followed.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import shutil
-import sys
+import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mssql_cdc import _native
 from mssql_cdc.core import checkpoint
 from mssql_cdc.core.app_id import validate_app_id
+from mssql_cdc.core.folders import check_cleanable_folder
+from mssql_cdc.core.gc_guard import check_removable
 from mssql_cdc.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -31,7 +36,11 @@ MAX_KEEP = 1_000_000
 
 @dataclass(frozen=True, slots=True)
 class Removal:
-    """One folder or file of an earlier generation: removed, or to be removed by a dry run."""
+    """One folder or file of an earlier generation: removed, or to be removed by a dry run.
+
+    `files` and `bytes` count what this run removed (each measured just before its removal),
+    never what another gc removed meanwhile.
+    """
 
     generation: int
     path: str  # absolute
@@ -57,6 +66,8 @@ class GcReport:
     removed: tuple[Removal, ...]
     left: tuple[KeptEntry, ...]
     dry_run: bool
+    # planned, but gone before this run reached them (another gc removed them)
+    already_removed: tuple[Removal, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -69,6 +80,9 @@ class GcReport:
             ],
             "left": [{"path": x.path, "why": x.why} for x in self.left],
             "dry_run": self.dry_run,
+            "already_removed": [
+                {"generation": r.generation, "path": r.path} for r in self.already_removed
+            ],
         }
 
 
@@ -85,15 +99,22 @@ def _listing(folder: str) -> list[tuple[str, EntryKindName]]:
         return [(e.name, _kind(e)) for e in entries]
 
 
-def _size(path: str) -> tuple[int, int]:
-    """Files and bytes under `path`, links counted as files and never followed."""
-    if not os.path.isdir(path) or os.path.islink(path):
-        return 1, os.lstat(path).st_size
+def _size(path: str) -> tuple[int, int] | None:
+    """Files and bytes under `path`, links counted as files and never followed; None when
+    `path` is gone (another gc removed it)."""
+    try:
+        if not os.path.isdir(path) or os.path.islink(path):
+            return 1, os.lstat(path).st_size
+    except FileNotFoundError:
+        return None
     files = size = 0
     for folder, _dirs, names in os.walk(path):
         for name in names:
+            try:
+                size += os.lstat(os.path.join(folder, name)).st_size
+            except FileNotFoundError:
+                continue
             files += 1
-            size += os.lstat(os.path.join(folder, name)).st_size
     return files, size
 
 
@@ -122,7 +143,10 @@ def _metrics_folders(
             "generations' folders under metricsPath (<app_id>, <app_id>.g<n>)"
         )
     validate_app_id(app_id)
-    base = os.path.realpath(checkpoint.check_checkpoint_path(metrics_path))
+    checkpoint.check_checkpoint_path(metrics_path)
+    # The sink's rule for the folder it cleans: never the filesystem root,
+    # the home or working folder, or a parent of one, however the path is spelled.
+    base = str(check_cleanable_folder(metrics_path, what="metrics_path"))
     if not os.path.isdir(base):
         raise ConfigError(
             f"metrics_path {metrics_path} is not a folder; pass the metricsPath the stream used"
@@ -135,18 +159,72 @@ def _metrics_folders(
     return found
 
 
-def _vanished_is_fine(_function: object, _path: str, error: BaseException) -> None:
-    if not isinstance(error, FileNotFoundError):
-        raise error
+_NOT_A_FOLDER = (NotADirectoryError, IsADirectoryError)
 
 
-def _remove(path: str) -> None:
-    if not os.path.isdir(path) or os.path.islink(path):
-        os.unlink(path)
-    elif sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=_vanished_is_fine)
+def _unlink_counted(name: str, dir_fd: int | None) -> tuple[int, int]:
+    """Remove one file or link, measured just before; (0, 0) when another gc was first."""
+    try:
+        size = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return 0, 0
+    except IsADirectoryError:  # replaced by a folder since it was listed
+        files, size, _ = _remove_tree(name, dir_fd)
+        return files, size
+    return 1, size
+
+
+def _remove_tree(name: str, dir_fd: int | None) -> tuple[int, int, bool]:
+    """Remove the folder `name` (relative to `dir_fd`) without following any link.
+
+    Returns the files and bytes this call removed, each measured just before its removal, and
+    whether this call removed the folder itself; what another gc removed first is not counted.
+    """
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return 0, 0, False
+    except _NOT_A_FOLDER:  # a file now, or a link (never followed)
+        files, size = _unlink_counted(name, dir_fd)
+        return files, size, files > 0
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:  # ELOOP: O_NOFOLLOW met a link
+            raise
+        files, size = _unlink_counted(name, dir_fd)
+        return files, size, files > 0
+    files = size = 0
+    try:
+        with os.scandir(fd) as found:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in found]
+        for entry, is_dir in entries:
+            if is_dir:
+                f, b, _ = _remove_tree(entry, fd)
+            else:
+                f, b = _unlink_counted(entry, fd)
+            files, size = files + f, size + b
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return files, size, False
+    return files, size, True
+
+
+def _remove(path: str) -> tuple[int, int] | None:
+    """Remove `path` and return the files and bytes this run removed; None when another gc
+    had removed all of it first."""
+    try:
+        is_dir = stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return None
+    if is_dir:
+        files, size, removed = _remove_tree(path, None)
     else:
-        shutil.rmtree(path, onerror=lambda f, p, info: _vanished_is_fine(f, p, info[1]))
+        files, size = _unlink_counted(path, None)
+        removed = files > 0
+    return (files, size) if removed or files else None
 
 
 def collect_garbage(
@@ -162,7 +240,9 @@ def collect_garbage(
 
     Raises:
         ConfigError: a URI or missing checkpoint, a `keep` below 1, `metrics_path` without
-            `app_id`, an invalid app_id.
+            `app_id`, an invalid app_id, a `metrics_path` the sink would refuse to clean (the
+            filesystem root, the home or working folder or a parent of one), or an entry to
+            remove that holds what neither Spark nor the library wrote (nothing is removed).
         StateFileError: the state file is not a valid state (nothing is removed).
         OSError: a removal failed; what came before it is gone, the rest is in place.
     """
@@ -177,18 +257,22 @@ def collect_garbage(
         live, keep, _listing(root), _listing(os.path.join(root, "_generations"))
     )
     targets = [(r["generation"], os.path.join(root, *r["path"].split("/"))) for r in plan["remove"]]
-    generations = {g for g, _ in targets}
-    targets += _metrics_folders(root, app_id, metrics_path, generations)
-    removed = []
-    for generation, path in targets:
-        try:
-            files, size = _size(path)
-            if not dry_run:
-                _remove(path)
-        except FileNotFoundError:
-            continue  # another gc removed it first
-        removed.append(Removal(generation, path, files, size))
+    kinds = [
+        "generation" if r["path"].startswith("_generations/") else "zero" for r in plan["remove"]
+    ]
+    metrics = _metrics_folders(root, app_id, metrics_path, {g for g, _ in targets})
+    check_removable(
+        [(path, kind) for (_, path), kind in zip(targets, kinds, strict=True)]
+        + [(path, "metrics") for _, path in metrics]
+    )
+    removed, gone = [], []
+    for generation, path in targets + metrics:
+        counted = _size(path) if dry_run else _remove(path)
+        if counted is None:
+            gone.append(Removal(generation, path, 0, 0))
+        else:
+            removed.append(Removal(generation, path, *counted))
     left = tuple(
         KeptEntry(os.path.join(root, *x["path"].split("/")), x["why"]) for x in plan["left"]
     )
-    return GcReport(root, live, tuple(plan["kept"]), tuple(removed), left, dry_run)
+    return GcReport(root, live, tuple(plan["kept"]), tuple(removed), left, dry_run, tuple(gone))

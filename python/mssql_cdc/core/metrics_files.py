@@ -28,6 +28,7 @@ __all__ = [
     "encode_instance",
     "event_file_name",
     "is_event_file",
+    "is_library_file",
     "is_written_file",
     "progress_file_name",
     "range_file_name",
@@ -112,6 +113,20 @@ def is_written_file(name: str) -> bool:
     if name.startswith("."):
         return name.endswith(".tmp") and ".json." in name
     return name.endswith(".json")
+
+
+_LIBRARY_PREFIXES = ("range-", "chunk-", "progress-", "event-")
+
+
+def is_library_file(name: str) -> bool:
+    """Whether a file name is one the library writes into a metrics folder: a range, chunk,
+    progress or event file (`range-*.json`, `chunk-*.json`, `progress-*.json`, `event-*.json`)
+    or the temporary `.<name>.<hex>.tmp` of one written by `write_json_atomic`."""
+    if name.startswith(".") and name.endswith(".tmp"):
+        name, dot, suffix = name[1:-4].rpartition(".")
+        if not dot or not suffix or any(c not in "0123456789abcdef" for c in suffix):
+            return False
+    return name.startswith(_LIBRARY_PREFIXES) and name.endswith(".json") and "/" not in name
 
 
 def range_file_name(from_lsn: str, to_lsn: str) -> str:
