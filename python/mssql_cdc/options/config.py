@@ -15,7 +15,11 @@ from typing import Literal, TypeVar
 
 from mssql_cdc.core import Mode, lsn
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.connection_string import PYMSSQL_KEYS, ConnectionString
+from mssql_cdc.options.connection_string import (
+    MSSQL_PYTHON_KEYS,
+    PYMSSQL_KEYS,
+    ConnectionString,
+)
 from mssql_cdc.options.declared_columns import (
     DeclaredColumn,
     SnapshotChunk,
@@ -261,8 +265,7 @@ def _connection_string(opts: OptionReader, backend: Backend) -> ConnectionString
             "or use backend 'emulator'"
         )
     parsed = ConnectionString.parse(text)
-    if backend == "pymssql":
-        parsed.check_keys(PYMSSQL_KEYS, backend=backend)
+    parsed.check_keys(PYMSSQL_KEYS if backend == "pymssql" else MSSQL_PYTHON_KEYS, backend=backend)
     return parsed
 
 
