@@ -300,3 +300,21 @@ def test_family_membership_is_equality_never_a_pattern(
     row_app_id: str, generation: int, member: bool
 ) -> None:
     assert checkpoint.in_family(row_app_id, "orders-v1", generation) is member
+
+
+def test_max_generation_is_the_highest_generation_the_state_file_reads_back(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    checkpoint.write_state(tmp_path / "a", replace(GEN2, generation=checkpoint.MAX_GENERATION))
+    assert checkpoint.read_state(tmp_path / "a") == replace(
+        GEN2, generation=checkpoint.MAX_GENERATION
+    )
+    beyond = tmp_path / "b"
+    beyond.mkdir()
+    (beyond / checkpoint.STATE_FILE_NAME).write_text(
+        json.dumps({"generation": checkpoint.MAX_GENERATION + 1})
+    )
+    with pytest.raises(StateFileError, match='"generation" is'):
+        checkpoint.read_state(beyond)
