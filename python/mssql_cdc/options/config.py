@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Literal, TypeVar
 
 from mssql_cdc.core import Mode, lsn
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, quoted
 from mssql_cdc.options.connection_string import (
     MSSQL_PYTHON_KEYS,
     PYMSSQL_KEYS,
@@ -248,7 +248,7 @@ def _capture_instance(opts: OptionReader) -> str:
         )
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
         raise ConfigError(
-            f"option captureInstance {name!r} holds a control character; give the name as "
+            f"option captureInstance {quoted(name)} holds a control character; give the name as "
             "sys.sp_cdc_help_change_data_capture lists it"
         )
     return name

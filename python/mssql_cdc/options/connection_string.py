@@ -41,8 +41,8 @@ MSSQL_PYTHON_KEYS = (
     "packet size",
     "packetsize",
 )
-"""The keys mssql-python (1.16) accepts in a connection string, less `Driver` and `App`, which
-it sets itself and refuses (decision 1313)."""
+"""The keys mssql-python accepts in a connection string (its allow-list as of version 1.16),
+less `Driver` and `App`, which it sets itself and refuses."""
 
 _OPTION = "connectionString"
 _SECRET_KEY = re.compile(r"pwd|password|secret|token|key", re.IGNORECASE)

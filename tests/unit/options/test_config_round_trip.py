@@ -122,7 +122,7 @@ ODBC_KEYS = LETTERS | st.tuples(
     LETTERS, st.text(st.sampled_from(string.ascii_letters + " _-."), max_size=10), LETTERS
 ).map("".join)
 PYMSSQL_KEYS = st.sampled_from(["Server", "database", "UID", "App", "SERVER"])
-# mssql-python refuses a key it does not know, and so does the config (decision 1313).
+# mssql-python refuses a key it does not know, and so does the config.
 MSSQL_PYTHON_KEYS = st.sampled_from(MSSQL_PYTHON_KEY_NAMES).flatmap(any_case)
 
 
