@@ -7,12 +7,14 @@ re-raises them.
 from __future__ import annotations
 
 __all__ = [
+    "QUOTED_MAX",
     "ArgumentError",
     "BusyError",
     "CaptureError",
     "CaptureInstanceLimitError",
     "ClockError",
     "ConfigError",
+    "ConnectError",
     "ConnectionLostError",
     "ConstraintError",
     "DataLossError",
@@ -31,7 +33,23 @@ __all__ = [
     "UnknownObjectError",
     "from_native",
     "is_data_loss",
+    "quoted",
 ]
+
+QUOTED_MAX = 80
+"""The most characters of a caller's value an error message quotes (`quoted`)."""
+
+
+def quoted(value: object, limit: int = QUOTED_MAX) -> str:
+    """`repr(value)` for an error message, cut after `limit` characters with the full length.
+
+    A message names the value it refuses, but a 5,000-character name quoted whole buries the
+    message; the start of it is enough to recognize.
+    """
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 class MssqlCdcError(Exception):
@@ -127,6 +145,18 @@ class ConnectionLostError(MssqlCdcError, ConnectionError):
     sqlstate = "08S01"
 
 
+class ConnectError(MssqlCdcError, ConnectionError):
+    """A connection to SQL Server could not be opened; `server` names it (never a password).
+
+    The driver's own error is the `__cause__`; whether a retry may help is the driver error's
+    to say (`sqlserver.tsql.retry.is_transient` looks through to it).
+    """
+
+    def __init__(self, message: str, server: str = "") -> None:
+        super().__init__(message, server)
+        self.server = server
+
+
 # The SQL Server CDC emulator's errors (docs/emulator.md); mssql_cdc.emulator re-exports them.
 
 
@@ -216,8 +246,11 @@ def is_data_loss(exc: BaseException) -> bool:
     """Tell whether `exc` is a DataLossError, also one wrapped by Spark on its way back.
 
     Spark re-raises a Python data source's error as a StreamingQueryException whose text holds
-    the original class name; the cause chain is followed too.
+    the original class name; the cause chain is followed too. Anything that is not an
+    exception (None, a message string) is no data loss: False.
     """
+    if not isinstance(exc, BaseException):
+        return False
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:

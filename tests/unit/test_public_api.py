@@ -6,6 +6,8 @@ import importlib
 import re
 from pathlib import Path
 
+import pytest
+
 import mssql_cdc
 
 ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
@@ -50,3 +52,21 @@ def test_every_public_name_of_the_package_root_resolves() -> None:
     unresolved = [name for name in mssql_cdc.__all__ if getattr(mssql_cdc, name, None) is None]
     assert unresolved == []
     assert callable(mssql_cdc.stream)  # the function, not a module of the same name
+
+
+@pytest.mark.parametrize("value", [None, "x", 3, ValueError])
+def test_is_data_loss_of_what_is_no_exception_is_false(value: object) -> None:
+    assert mssql_cdc.is_data_loss(value) is False  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("spark", [None, "spark", object()])
+def test_register_refuses_what_is_no_spark_session_naming_spark(spark: object) -> None:
+    with pytest.raises(mssql_cdc.ConfigError, match="register: spark must be a SparkSession"):
+        mssql_cdc.register(spark)
+
+
+def test_quoted_cuts_a_long_value_and_says_how_long_it_was() -> None:
+    from mssql_cdc.errors import quoted
+
+    assert quoted("dbo_orders") == "'dbo_orders'"
+    assert quoted("x" * 5000) == f"{'x' * 80!r}... (5,000 characters)"

@@ -8,6 +8,7 @@ from mssql_cdc.core import clock, lsn
 from mssql_cdc.core.app_id import validate_app_id
 from mssql_cdc.core.batch_files import BatchFiles, plain_files, read_batch_files
 from mssql_cdc.core.checkpoint import (
+    MAX_GENERATION,
     STATE_FILE_NAME,
     GenerationPaths,
     GenerationState,
@@ -99,6 +100,7 @@ from mssql_cdc.core.with_block import EndsWithBlock
 __all__ = [
     "EVENT_KINDS",
     "JARS_ENV",
+    "MAX_GENERATION",
     "MAX_KEEP",
     "MIN_ROWS_PER_RANGE",
     "MODULUS",

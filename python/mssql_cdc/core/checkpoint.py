@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the binding's dict shapes exist only in _native.pyi
     from mssql_cdc._native import OffsetDict, StateDict
 
 __all__ = [
+    "MAX_GENERATION",
     "STATE_FILE_NAME",
     "GenerationPaths",
     "GenerationState",
@@ -45,6 +46,9 @@ __all__ = [
 ]
 
 STATE_FILE_NAME = _native.checkpoint.STATE_FILE_NAME
+MAX_GENERATION = 1_000_000_000
+"""The highest generation the state file holds: the native reader refuses a larger one as
+corrupt, so nothing may name one. A unit test keeps the two in step."""
 
 # A scheme has two or more characters, so a Windows drive letter ("C:") is not one.
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mssql_cdc.core import validate_app_id
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.core import MAX_GENERATION, validate_app_id
+from mssql_cdc.errors import ConfigError, quoted
 
 __all__ = [
     "TxnKey",
@@ -39,8 +39,15 @@ class TxnKey:
 
 
 def _generation(generation: int) -> int:
-    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
-        raise ConfigError(f"generation={generation!r} must be an integer >= 0")
+    if (
+        isinstance(generation, bool)
+        or not isinstance(generation, int)
+        or not 0 <= generation <= MAX_GENERATION
+    ):
+        raise ConfigError(
+            f"generation={quoted(generation)} must be an integer from 0 to {MAX_GENERATION:,}, "
+            "the generations a stream's state file holds"
+        )
     return generation
 
 

@@ -14,8 +14,12 @@ from dataclasses import dataclass, fields
 from typing import Literal, TypeVar
 
 from mssql_cdc.core import Mode, lsn
-from mssql_cdc.errors import ConfigError
-from mssql_cdc.options.connection_string import PYMSSQL_KEYS, ConnectionString
+from mssql_cdc.errors import ConfigError, quoted
+from mssql_cdc.options.connection_string import (
+    MSSQL_PYTHON_KEYS,
+    PYMSSQL_KEYS,
+    ConnectionString,
+)
 from mssql_cdc.options.declared_columns import (
     DeclaredColumn,
     SnapshotChunk,
@@ -244,7 +248,7 @@ def _capture_instance(opts: OptionReader) -> str:
         )
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
         raise ConfigError(
-            f"option captureInstance {name!r} holds a control character; give the name as "
+            f"option captureInstance {quoted(name)} holds a control character; give the name as "
             "sys.sp_cdc_help_change_data_capture lists it"
         )
     return name
@@ -261,8 +265,7 @@ def _connection_string(opts: OptionReader, backend: Backend) -> ConnectionString
             "or use backend 'emulator'"
         )
     parsed = ConnectionString.parse(text)
-    if backend == "pymssql":
-        parsed.check_keys(PYMSSQL_KEYS, backend=backend)
+    parsed.check_keys(PYMSSQL_KEYS if backend == "pymssql" else MSSQL_PYTHON_KEYS, backend=backend)
     return parsed
 
 

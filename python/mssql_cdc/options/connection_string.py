@@ -10,11 +10,39 @@ from dataclasses import dataclass
 
 from mssql_cdc.errors import ConfigError
 
-__all__ = ["PYMSSQL_KEYS", "ConnectionString"]
+__all__ = ["MSSQL_PYTHON_KEYS", "PYMSSQL_KEYS", "ConnectionString"]
 
 PYMSSQL_KEYS = ("server", "database", "uid", "pwd", "app", "encrypt", "trustservercertificate")
 """The keys a pymssql connection string may hold: those the backend turns into pymssql.connect
 arguments (FreeTDS takes no ODBC keyword itself)."""
+
+MSSQL_PYTHON_KEYS = (
+    "server",
+    "address",
+    "addr",
+    "uid",
+    "pwd",
+    "authentication",
+    "trusted_connection",
+    "database",
+    "encrypt",
+    "trustservercertificate",
+    "trust_server_certificate",
+    "hostnameincertificate",
+    "servercertificate",
+    "serverspn",
+    "multisubnetfailover",
+    "applicationintent",
+    "connectretrycount",
+    "connectretryinterval",
+    "keepalive",
+    "keepaliveinterval",
+    "ipaddresspreference",
+    "packet size",
+    "packetsize",
+)
+"""The keys mssql-python accepts in a connection string (its allow-list as of version 1.16),
+less `Driver` and `App`, which it sets itself and refuses."""
 
 _OPTION = "connectionString"
 _SECRET_KEY = re.compile(r"pwd|password|secret|token|key", re.IGNORECASE)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from mssql_cdc.core import did_you_mean, lsn
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, quoted
 
 __all__ = ["OptionReader", "given_option", "is_uri", "parse_lsn", "shown"]
 
@@ -24,7 +24,6 @@ _FALSE = frozenset({"false", "0", "no", "n"})
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")  # one letter before ':' is a drive, not a scheme
 _SECRET = re.compile(r"(pwd|password|secret|token|key)\s*=", re.IGNORECASE)
 _COUNT = re.compile(r"^[0-9]+$")
-_SHOWN_MAX = 80
 
 _warned_unknown: set[str] = set()
 
@@ -40,9 +39,7 @@ def shown(value: str) -> str:
     """Quote `value` for a message, unless it looks like it carries a secret."""
     if _SECRET.search(value):
         return "(a value that looks like it holds a secret, not shown)"
-    if len(value) > _SHOWN_MAX:
-        value = value[:_SHOWN_MAX] + "..."
-    return repr(value)
+    return quoted(value)
 
 
 def parse_lsn(text: str) -> lsn.Lsn:

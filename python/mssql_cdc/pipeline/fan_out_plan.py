@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from mssql_cdc.core import Place, check_apart, did_you_mean, place
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import QUOTED_MAX, ConfigError, quoted
 from mssql_cdc.options import OnDataLoss, SnapshotMode, SourceConfig, given_option
 from mssql_cdc.pipeline.arguments import ToDeltaArgs, check_to_delta
 from mssql_cdc.tables import table_ref
@@ -205,7 +205,7 @@ def _plan_one(
     root: str | None,
 ) -> PlannedStream:
     name = entry.capture_instance.strip()
-    label = f"streams[{index}] ({name})"
+    label = f"streams[{index}] ({name if len(name) <= QUOTED_MAX else quoted(name)})"
     own = _options(f"{label}: options", entry.options)
     options = {**shared, **own, "captureInstance": name}
     target = _given_or_derived(label, "target", entry.target, root, name, "bronze")
@@ -249,7 +249,7 @@ def _require_derivable(label: str, what: str, root: str | None, name: str) -> No
         )
     if not _SAFE_NAME.match(name):
         raise ConfigError(
-            f"{label}: cannot derive {what} from the capture instance's name {name!r}: only "
+            f"{label}: cannot derive {what} from the capture instance's name {quoted(name)}: only "
             "letters, digits, '_', '-' and '.' (not first) make a safe folder name and app_id; "
             "give this stream its target, app_id and checkpoint"
         )

@@ -28,9 +28,16 @@ from mssql_cdc.reconciliation.result import AGAINST, Against, ReconcileResult
 from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
 from mssql_cdc.reconciliation.target_side import TargetRows
 from mssql_cdc.reconciliation.tile_narrowing import KeyRange, Narrowed, compare_tiles
-from mssql_cdc.silver import DELETE_FLAG, bronze_shape, latest_images
+from mssql_cdc.silver import DELETE_FLAG, bronze_shape, key_list, latest_images
 from mssql_cdc.sqlserver import Backend, ReadColumn, open_backend, resolve_instance
-from mssql_cdc.tables import TableRef, check_session, ensure_table, open_for_read, table_ref
+from mssql_cdc.tables import (
+    TableRef,
+    check_session,
+    ensure_table,
+    kind_of,
+    open_for_read,
+    table_ref,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -202,7 +209,14 @@ def reconcile(
         check_repair_arguments(
             against, app_id=app_id, checkpoint=checkpoint, facts_table=facts_table
         )
+    if keys is not None:
+        keys = key_list(keys, caller="reconcile")
     check_session(spark)
+    if not isinstance(options, Mapping):
+        raise ConfigError(
+            f"reconcile: options must be a mapping of source options (got {kind_of(options)}), "
+            "the options given to stream()"
+        )
     config = SourceConfig.from_options(options)
     ref = table_ref(target, argument="target")
     job = None
@@ -223,17 +237,17 @@ def reconcile(
         instance = resolve_instance(
             config.capture_instance, backend.catalog.capture_instances()
         ).instance
-        key_list = list(keys) if keys is not None else list(instance.index_columns)
-        if not key_list:
+        key_columns = list(keys) if keys is not None else list(instance.index_columns)
+        if not key_columns:
             raise ConfigError(
                 f"reconcile: capture instance {instance.name!r} has no unique index; pass keys"
             )
-        rows, at = _target_rows(spark, ref, against, key_list, control_table)
+        rows, at = _target_rows(spark, ref, against, key_columns, control_table)
         table_columns = backend.snapshots.table_columns(
             instance.source_schema, instance.source_table
         )
         compared, skipped = _columns(
-            rows, [c.name for c in table_columns], key_list, columns, ref.text
+            rows, [c.name for c in table_columns], key_columns, columns, ref.text
         )
         sql_types = {c.name: c.sql_type for c in table_columns}
         read = tuple(
@@ -241,7 +255,7 @@ def reconcile(
             for f in compared
         )
         table = SourceTable(
-            instance.name, instance.source_schema, instance.source_table, read, tuple(key_list)
+            instance.name, instance.source_schema, instance.source_table, read, tuple(key_columns)
         )
         narrowed, ranges = _compare_sides(spark, backend, table, at, rows, compared, tiles, sample)
     result = _verdict_of(

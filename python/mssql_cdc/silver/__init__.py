@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mssql_cdc.silver.apply import ApplyResult, apply_changes
+from mssql_cdc.silver.checks import key_list
 from mssql_cdc.silver.images import DELETE_FLAG, bronze_shape, latest_images
 
 __all__ = [
@@ -10,5 +11,6 @@ __all__ = [
     "ApplyResult",
     "apply_changes",
     "bronze_shape",
+    "key_list",
     "latest_images",
 ]

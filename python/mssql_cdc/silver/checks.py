@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, quoted
 from mssql_cdc.silver.facts_view import BronzeSnapshotFacts
 from mssql_cdc.silver.images import LIBRARY_COLUMNS, BronzeShape, col
 from mssql_cdc.tables import require_distinct
@@ -13,7 +13,7 @@ from mssql_cdc.tables import require_distinct
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["check_arguments", "check_capture_instance", "check_keys"]
+__all__ = ["check_arguments", "check_capture_instance", "check_keys", "key_list"]
 
 
 def check_arguments(
@@ -45,25 +45,34 @@ def check_arguments(
         not isinstance(capture_instance, str) or not capture_instance.strip()
     ):
         raise ConfigError(
-            f"apply_changes: capture_instance={capture_instance!r} must be a non-empty string "
-            f"or None"
+            f"apply_changes: capture_instance={quoted(capture_instance)} must be a non-empty "
+            "string or None"
         )
+    return key_list(keys, caller="apply_changes")
+
+
+def key_list(keys: object, *, caller: str) -> list[str]:
+    """`keys` as a list: a non-empty list of distinct, non-empty column names.
+
+    Raises:
+        ConfigError: a string, an empty list, a non-name or a duplicate, naming `keys`.
+    """
     if isinstance(keys, str) or not isinstance(keys, Sequence) or not keys:
         raise ConfigError(
-            f"apply_changes: keys={keys!r} must be a non-empty list of column names, "
+            f"{caller}: keys={quoted(keys)} must be a non-empty list of column names, "
             f"e.g. keys=['id']"
         )
-    key_list = list(keys)
-    for key in key_list:
+    found = list(keys)
+    for key in found:
         if not isinstance(key, str) or not key:
-            raise ConfigError(f"apply_changes: key {key!r} must be a non-empty column name")
-    duplicates = sorted({k for k in key_list if key_list.count(k) > 1})
+            raise ConfigError(f"{caller}: key {quoted(key)} must be a non-empty column name")
+    duplicates = sorted({k for k in found if found.count(k) > 1})
     if duplicates:
         raise ConfigError(
-            f"apply_changes: key column {duplicates[0]!r} is listed twice in keys={key_list!r}; "
-            f"list each column once"
+            f"{caller}: key column {quoted(duplicates[0])} is listed twice in "
+            f"keys={quoted(found)}; list each column once"
         )
-    return key_list
+    return found
 
 
 def check_keys(keys: Sequence[str], shape: BronzeShape, bronze: str) -> None:
@@ -106,8 +115,9 @@ def check_capture_instance(
     for instance in sorted(found, key=lambda v: (v is None, v or "")):
         if instance is None or instance.lower() not in allowed:
             raise ConfigError(
-                f"apply_changes: bronze {bronze} holds rows of capture instance {instance!r}, "
-                f"but capture_instance={capture_instance!r} (instances allowed: "
+                f"apply_changes: bronze {bronze} holds rows of capture instance "
+                f"{quoted(instance)}, "
+                f"but capture_instance={quoted(capture_instance)} (instances allowed: "
                 f"{', '.join(sorted(allowed))}); one bronze holds one source table, so pass "
                 f"that table's bronze or its capture instance"
             )

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
 
+from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.source.parallelism import default_parallelism
 from mssql_cdc.source.table_schema import declared_columns, read_columns, resolve_table, spark_ddl
@@ -97,10 +98,20 @@ def register(spark: Any) -> None:
     `spark.sql.redaction.options.regex` so plans show `connectionString` as redacted.
 
     Raises:
+        ConfigError: `spark` is not a SparkSession (classic or Spark Connect).
         ImportError: the installed PySpark lacks Spark 4.2's admission-control API.
     """
     import pyspark
     from pyspark.sql.streaming import datasource as streaming
+
+    # What registering uses of the session; anything without both (None, a string, a
+    # context) is refused before a half-made registration.
+    if not (hasattr(spark, "dataSource") and hasattr(spark, "conf")):
+        got = "None" if spark is None else f"a {type(spark).__name__}"
+        raise ConfigError(
+            f"register: spark must be a SparkSession (got {got}); pass the active session, "
+            "such as SparkSession.builder.getOrCreate()"
+        )
 
     missing = [name for name in _NEEDED if not hasattr(streaming, name)]
     if missing:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mssql_cdc.core import Piece, cut_at_switch, lsn
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, quoted
 from mssql_cdc.sqlserver.metadata import CaptureInstance
 
 __all__ = ["ResolvedInstance", "pieces", "resolve_instance", "serving_instance", "table_instances"]
@@ -53,7 +53,7 @@ def resolve_instance(
     if len(folded) > 1:
         names = ", ".join(repr(i.name) for i in folded)
         raise ConfigError(
-            f"option captureInstance {configured!r} matches {names} ignoring case and none "
+            f"option captureInstance {quoted(configured)} matches {names} ignoring case and none "
             "exactly; give the name with its exact case"
         )
     if remembered is not None:
@@ -75,7 +75,7 @@ def resolve_instance(
         return ResolvedInstance(newest, configured)
     found = ", ".join(sorted(i.name for i in available)) or "none"
     raise ConfigError(
-        f"capture instance {configured!r} does not exist or this login cannot read it "
+        f"capture instance {quoted(configured)} does not exist or this login cannot read it "
         f"(instances found: {found}); SQL Server lists only the instances a login may read: "
         "a db_owner sees the instance's gating role in the role_name column of "
         "sys.sp_cdc_help_change_data_capture and can run ALTER ROLE [<role_name>] ADD MEMBER "

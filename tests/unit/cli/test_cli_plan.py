@@ -11,6 +11,7 @@ import pytest
 from mssql_cdc.cli import main
 from mssql_cdc.cli.plan import EXIT_CODES, render
 from mssql_cdc.emulator import Emulator
+from tests.unit.support.driver_faults import closed_port
 
 
 def argv(options: Path) -> list[str]:
@@ -117,3 +118,28 @@ def test_the_plan_text_says_why_a_figure_is_unknown_and_never_none(
     text = render(a_plan(estimate))
     assert f"estimate    {expected}" in text.splitlines()
     assert "None" not in text
+
+
+@pytest.mark.parametrize("backend", ["pymssql", "mssql-python"])
+def test_a_server_that_does_not_answer_exits_1_naming_it_without_the_password(
+    tmp_path: Path, backend: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port = closed_port()
+    options = tmp_path / "options.json"
+    options.write_text(
+        json.dumps(
+            {
+                "backend": backend,
+                "captureInstance": "dbo_orders",
+                "connectTimeout": "1",
+                "connectionString": f"Server=127.0.0.1,{port};UID=etl;PWD=S3cret!pw;Encrypt=no",
+            }
+        )
+    )
+    code = main(argv(options))
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.startswith(f"mssql-cdc plan: cannot connect to SQL Server '127.0.0.1,{port}'")
+    assert "reachable" in err
+    assert "Traceback" not in err
+    assert "S3cret!pw" not in err

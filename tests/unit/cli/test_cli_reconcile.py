@@ -10,6 +10,7 @@ import pytest
 
 from mssql_cdc.cli import main
 from mssql_cdc.cli.reconcile import render
+from tests.unit.support.driver_faults import closed_port
 
 
 def _options(tmp_path: Path) -> Path:
@@ -90,3 +91,27 @@ def test_the_text_says_how_many_tiles_a_repair_read_again() -> None:
         "  repaired: 1 tiles re-read into the stream's next generation; restart the stream, "
         "then run apply_changes",
     ]
+
+
+@pytest.mark.parametrize("backend", ["pymssql", "mssql-python"])
+def test_a_server_that_does_not_answer_exits_1_naming_it_without_the_password(
+    tmp_path: Path, backend: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port = closed_port()
+    options = tmp_path / "options.json"
+    options.write_text(
+        json.dumps(
+            {
+                "backend": backend,
+                "captureInstance": "dbo_t",
+                "connectTimeout": "1",
+                "connectionString": f"Server=127.0.0.1,{port};UID=etl;PWD=S3cret!pw;Encrypt=no",
+            }
+        )
+    )
+    code = main(["reconcile", "--options", str(options), "--target", "s", "--control", "c"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.startswith(f"mssql-cdc reconcile: cannot connect to SQL Server '127.0.0.1,{port}'")
+    assert "Traceback" not in err
+    assert "S3cret!pw" not in err

@@ -340,3 +340,21 @@ def test_a_state_file_that_is_no_regular_file_is_refused_naming_it_and_its_kind(
         checkpoint.write_state(tmp_path, GenerationState())
     if kind == "a folder":
         assert (file / "kept.txt").read_text() == "a user's file"
+
+
+def test_max_generation_is_the_highest_generation_the_state_file_reads_back(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    checkpoint.write_state(tmp_path / "a", replace(GEN2, generation=checkpoint.MAX_GENERATION))
+    assert checkpoint.read_state(tmp_path / "a") == replace(
+        GEN2, generation=checkpoint.MAX_GENERATION
+    )
+    beyond = tmp_path / "b"
+    beyond.mkdir()
+    (beyond / checkpoint.STATE_FILE_NAME).write_text(
+        json.dumps({"generation": checkpoint.MAX_GENERATION + 1})
+    )
+    with pytest.raises(StateFileError, match='"generation" is'):
+        checkpoint.read_state(beyond)

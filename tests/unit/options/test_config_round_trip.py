@@ -24,6 +24,7 @@ from mssql_cdc.options.config import (
     MAX_PARTITIONS,
     SourceConfig,
 )
+from mssql_cdc.options.connection_string import MSSQL_PYTHON_KEYS as MSSQL_PYTHON_KEY_NAMES
 from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.options.declared_columns import METADATA_COLUMNS, DeclaredColumn, SnapshotChunk
 from mssql_cdc.snapshot.read import read_config
@@ -121,10 +122,12 @@ ODBC_KEYS = LETTERS | st.tuples(
     LETTERS, st.text(st.sampled_from(string.ascii_letters + " _-."), max_size=10), LETTERS
 ).map("".join)
 PYMSSQL_KEYS = st.sampled_from(["Server", "database", "UID", "App", "SERVER"])
+# mssql-python refuses a key it does not know, and so does the config.
+MSSQL_PYTHON_KEYS = st.sampled_from(MSSQL_PYTHON_KEY_NAMES).flatmap(any_case)
 
 
 def connection_strings(backend: str) -> st.SearchStrategy[ConnectionString]:
-    keys = PYMSSQL_KEYS if backend == "pymssql" else ODBC_KEYS
+    keys = {"pymssql": PYMSSQL_KEYS, "mssql-python": MSSQL_PYTHON_KEYS}.get(backend, ODBC_KEYS)
     return connection_texts(keys).map(ConnectionString.parse)
 
 
@@ -272,7 +275,8 @@ def raw_options(draw: st.DrawFn, emulator_files: list[str]) -> dict[str, object]
     given: dict[str, st.SearchStrategy[object]] = {"captureInstance": CAPTURE_INSTANCES}
     if backend != "mssql-python" or draw(st.booleans()):
         given["backend"] = any_case(backend)
-    connection = connection_texts(PYMSSQL_KEYS if backend == "pymssql" else ODBC_KEYS)
+    keys = {"pymssql": PYMSSQL_KEYS, "mssql-python": MSSQL_PYTHON_KEYS}.get(backend, ODBC_KEYS)
+    connection = connection_texts(keys)
     if backend != "emulator" or draw(st.booleans()):
         given["connectionString"] = connection
     if backend == "emulator":

@@ -93,3 +93,29 @@ def test_with_pymssql_a_misspelt_key_after_a_plain_value_is_named() -> None:
                 "connectionString": "Server=db;Databse=shop;PWD={ab;S3cret!=zz}",
             }
         )
+
+
+def test_an_unknown_mssql_python_keyword_is_refused_naming_it_and_the_known_ones() -> None:
+    options = {
+        "captureInstance": "dbo_t",
+        "backend": "mssql-python",
+        "connectionString": "Server=h,1433;Bogus=1;UID=u;PWD=p4ss",
+    }
+    with pytest.raises(ConfigError) as caught:
+        SourceConfig.from_options(options)
+    message = str(caught.value)
+    assert "key 'Bogus' is not supported with backend 'mssql-python'" in message
+    assert "Trustservercertificate" in message
+    assert "Multisubnetfailover" in message
+    assert "p4ss" not in message
+
+
+def test_every_keyword_mssql_python_accepts_is_accepted() -> None:
+    from mssql_python.constants import _ALLOWED_CONNECTION_STRING_PARAMS as allowed
+
+    for key in allowed:
+        if key in ("driver", "app"):  # mssql-python sets these itself and refuses them
+            continue
+        text = f"Server=h,1433;{key}=x"
+        config = SourceConfig.from_options({"captureInstance": "dbo_t", "connectionString": text})
+        assert config.connection_string is not None

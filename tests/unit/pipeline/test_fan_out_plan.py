@@ -196,3 +196,13 @@ def test_the_limits_take_a_whole_number_from_1_to_64(value: object) -> None:
     with pytest.raises(ConfigError, match=f"max_snapshots={value!r}"):
         check_limit("max_snapshots", value, "full snapshots may be read at once")
     assert check_limit("max_snapshots", 64, "x") == 64
+
+
+def test_a_five_thousand_character_capture_instance_is_quoted_cut_short(
+    settings: JobSettings,
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        plan_streams([{"capture_instance": "a b" * 2000}], settings)
+    message = str(caught.value)
+    assert "(6,000 characters)" in message
+    assert len(message) < 600, message

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from mssql_cdc.core import MAX_GENERATION
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.sink.writer import delta_sink
 
@@ -130,3 +131,17 @@ def test_a_metrics_path_is_kept_resolved(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "real")
     built = delta_sink("bronze.orders", "orders", metrics_path=tmp_path / "link" / ".." / "m")
     assert built.metrics_path == tmp_path.resolve() / "m"
+
+
+@pytest.mark.parametrize("generation", [MAX_GENERATION + 1, 2**31 - 1, 2**40])
+def test_a_generation_the_state_file_cannot_hold_is_refused_naming_the_bound(
+    generation: int,
+) -> None:
+    with pytest.raises(ConfigError, match=f"generation={generation} must be an integer from 0 to"):
+        delta_sink("bronze.orders", "orders", generation=generation)
+
+
+def test_the_highest_generation_the_state_file_holds_is_accepted() -> None:
+    assert delta_sink("bronze.orders", "orders", generation=MAX_GENERATION).generation == (
+        MAX_GENERATION
+    )

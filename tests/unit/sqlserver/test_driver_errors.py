@@ -18,6 +18,7 @@ import mssql_python
 import pymssql
 import pytest
 
+from mssql_cdc.errors import ConnectError
 from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.sqlserver.tsql import retry
 from mssql_cdc.sqlserver.tsql.drivers import Driver, Session, error_number, open_session
@@ -30,7 +31,8 @@ from tests.unit.support.driver_faults import (
     silent_listener,
 )
 
-DRIVER_ERRORS = (pymssql.Error, mssql_python.Error)
+# A failed connect() arrives as the library's ConnectError, the driver's error its cause.
+DRIVER_ERRORS = (pymssql.Error, mssql_python.Error, ConnectError)
 SECRET = "S3cret!pw"
 LOGIN_FAILED = "Login failed for user 'etl'."
 DEADLOCK = "Transaction (Process ID 51) was deadlocked on lock resources with another process."
@@ -183,3 +185,30 @@ def test_a_network_error_after_a_failed_login_is_still_transient_with_pymssql() 
                 open_session("pymssql", ConnectionString.parse(text), connect_timeout=1)
         assert retry.is_transient(network.value), repr(network.value)
         assert error_number(network.value) in (20002, 20003, 20009), repr(network.value)
+
+
+@pytest.mark.parametrize("driver", ["pymssql", "mssql-python"])
+@pytest.mark.parametrize("endpoint", [refusing, silent_listener], ids=["refused", "silent"])
+def test_a_server_that_does_not_answer_is_a_connect_error_naming_it_and_what_to_check(
+    driver: Driver, endpoint: Endpoint
+) -> None:
+    with endpoint() as port:
+        text = f"Server=127.0.0.1,{port};Database=shop;UID=etl;PWD={SECRET};Encrypt=no"
+        with pytest.raises(ConnectError) as caught:
+            open_session(driver, ConnectionString.parse(text), connect_timeout=1)
+    message = str(caught.value)
+    assert f"cannot connect to SQL Server '127.0.0.1,{port}' with backend '{driver}'" in message
+    assert "check that the server is running and reachable" in message
+    assert "connectTimeout (1 s now)" in message
+    assert caught.value.server == f"127.0.0.1,{port}"
+    assert isinstance(caught.value.__cause__, (pymssql.Error, mssql_python.Error))
+    assert SECRET not in message + repr(caught.value.args)
+
+
+def test_a_refused_login_is_a_connect_error_that_says_to_check_the_login() -> None:
+    with FakeServer(18456, LOGIN_FAILED, at="login") as fake:
+        text = f"Server=127.0.0.1,{fake.port};UID=etl;PWD={SECRET};Encrypt=no"
+        with pytest.raises(ConnectError) as caught:
+            open_session("mssql-python", ConnectionString.parse(text), connect_timeout=1)
+    assert "check the login (UID) and its password (PWD)" in str(caught.value)
+    assert SECRET not in str(caught.value)

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from mssql_cdc.core import Tile, lsn
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, quoted
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
@@ -102,7 +102,7 @@ class TsqlCaptureCatalog:
             if instance.name == capture_instance:
                 return queries.captured_columns(self._session, instance)
         raise ConfigError(
-            f"capture instance {capture_instance!r} does not exist or this login cannot read "
+            f"capture instance {quoted(capture_instance)} does not exist or this login cannot read "
             "it (sys.sp_cdc_help_change_data_capture does not list it)"
         )
 

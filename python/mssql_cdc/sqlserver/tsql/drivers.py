@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, ConnectError, quoted
 from mssql_cdc.options import ConnectionString
 from mssql_cdc.sqlserver.tsql.statements import Paramstyle, Statement
 
@@ -124,13 +124,58 @@ def _pymssql_encryption(value: str) -> str:
 
 
 def open_session(driver: Driver, connection: ConnectionString, *, connect_timeout: int) -> Session:
-    """Open a new autocommit connection (the reader only reads) and wrap it in a Session."""
+    """Open a new autocommit connection (the reader only reads) and wrap it in a Session.
+
+    Raises:
+        ConnectError: the driver could not connect; the message names the server and what to
+            check, never a secret, and the driver's error is its `__cause__`.
+    """
     module = import_driver(driver)
     if driver == "mssql-python":
-        conn = module.connect(connection.text, autocommit=True, timeout=connect_timeout)
+        try:
+            conn = module.connect(connection.text, autocommit=True, timeout=connect_timeout)
+        except Exception as exc:
+            raise connect_error(driver, connection, connect_timeout, exc) from exc
         return Session(conn, "qmark", arrow=True)
-    conn = module.connect(**pymssql_arguments(connection, connect_timeout))
+    arguments = pymssql_arguments(connection, connect_timeout)
+    try:
+        conn = module.connect(**arguments)
+    except Exception as exc:
+        raise connect_error(driver, connection, connect_timeout, exc) from exc
     return Session(conn, "pyformat", arrow=False)
+
+
+_LOGIN_FAILED = 18456
+_SECRET_KEYS = ("pwd", "password")
+
+
+def connect_error(
+    driver: Driver, connection: ConnectionString, connect_timeout: int, exc: BaseException
+) -> ConnectError:
+    """The ConnectError for a driver's failed connect(): the server, the driver's reason with
+    every secret value cut out, and what to check."""
+    server = (connection.get("server") or connection.get("address") or "").strip()
+    named = repr(server) if server else "(no Server key given)"
+    reason = " ".join(str(exc).split())
+    for key, value in connection.pairs:
+        if key.lower() in _SECRET_KEYS and value:
+            reason = reason.replace(value, "***")
+    if error_number(exc) == _LOGIN_FAILED:
+        check = (
+            "check the login (UID) and its password (PWD), and that the login may open the "
+            "Database the connection string names"
+        )
+    else:
+        check = (
+            "check that the server is running and reachable from this machine at that host "
+            "and port (a firewall, TCP enabled on the server, host,port written with a comma), "
+            f"and raise option connectTimeout ({connect_timeout} s now) for a slow network"
+        )
+    return ConnectError(
+        f"cannot connect to SQL Server {named} with backend '{driver}': "
+        f"{quoted(reason, 300)}; {check}",
+        server,
+    )
 
 
 class Session:
@@ -231,8 +276,11 @@ def error_number(exc: BaseException) -> int | None:
 
     pymssql puts `(number, message)` first in `args` (connect() wraps the pair in one more
     tuple). mssql-python has only message text: a "(229)" after the server's text when
-    present, else one of a few known English server messages.
+    present, else one of a few known English server messages. A ConnectError answers with
+    the number of the driver error it wraps.
     """
+    if isinstance(exc, ConnectError) and exc.__cause__ is not None:
+        return error_number(exc.__cause__)
     args = getattr(exc, "args", ())
     if args and isinstance(args[0], tuple) and args[0]:
         args = args[0]  # connect() passes its (number, message) pair as one argument

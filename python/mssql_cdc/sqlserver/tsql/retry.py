@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from mssql_cdc.errors import DataLossError, SchemaChangedError
+from mssql_cdc.errors import ConnectError, DataLossError, SchemaChangedError
 from mssql_cdc.sqlserver.tsql.drivers import error_number
 
 __all__ = ["RETRIES", "Reconnecting", "call_with_retries", "is_transient", "sleep", "uniform"]
@@ -74,8 +74,11 @@ def is_transient(exc: BaseException) -> bool:
     ended); pymssql errors 1205, 40197, 40501, 40613, 49918, 20002, 20003, 20006, 20009, 20017,
     20047, from a statement or from connect(); the emulator's BusyError. Never a login failure,
     a decision of this library (DataLossError, SchemaChangedError, ValueError,
-    PermissionError) or anything else.
+    PermissionError) or anything else. A ConnectError is as transient as the driver error it
+    wraps.
     """
+    if isinstance(exc, ConnectError) and exc.__cause__ is not None:
+        return is_transient(exc.__cause__)
     if isinstance(exc, _DECISIONS) or not isinstance(exc, Exception):
         return False
     number = error_number(exc)
