@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import math
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,15 @@ from mssql_cdc.cli.session import session_on_first_use
 from mssql_cdc.core import did_you_mean
 from mssql_cdc.errors import ConfigError, MssqlCdcError
 
-__all__ = ["EXIT_FAILED", "add_parser", "job_arguments", "read_job", "run"]
+__all__ = [
+    "EXIT_FAILED",
+    "MAX_TIMEOUT",
+    "add_parser",
+    "job_arguments",
+    "read_job",
+    "run",
+    "timeout_seconds",
+]
 
 EXIT_FAILED = 1
 
@@ -39,11 +48,29 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
     parser.add_argument("job", metavar="JOB", help="the job file, .json, .yaml or .yml")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=timeout_seconds,
         default=None,
         help="stop the streams after this many seconds (default: wait until they end)",
     )
     add_output_flags(parser, json_help="print each stream's result as one JSON object")
+
+
+# The longest --timeout: a year. Leave the flag out to wait until the streams end.
+MAX_TIMEOUT = 365 * 86400
+
+
+def timeout_seconds(text: str) -> float:
+    """--timeout's seconds: a finite number from 0 to MAX_TIMEOUT (argparse names the flag)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and 0 <= value <= MAX_TIMEOUT):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is out of range; pass seconds from 0 to {MAX_TIMEOUT} (a year), or leave "
+            "--timeout out to wait until the streams end"
+        )
+    return value
 
 
 def read_job(path: str) -> dict[str, Any]:
