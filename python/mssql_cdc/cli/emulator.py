@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import signal
 import sys
@@ -27,6 +28,17 @@ from mssql_cdc.emulator import (
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
+# What one `emulator workload` may ask for. The first three are the C++ workload's own bounds
+# (cpp/emu/src/workload.cpp), checked here first so a bad flag exits 2 naming itself; the rest
+# keep one run to minutes and a few gigabytes (the emulator writes about 100,000 rows a second).
+MAX_RATE = 1000.0
+MAX_SPAN_SECONDS = 366 * 86400
+MAX_COMMITS = 10_000_000
+MAX_ROWS_PER_COMMIT = 1000
+MAX_ROWS = 50_000_000  # commits times the upper bound of --rows-per-commit
+MAX_WEIGHT = 1_000_000
+MAX_SEED = 2**64 - 1
+
 
 def duration(text: str) -> float:
     """Seconds of '90', '30s', '5m', '24h' or '1d'."""
@@ -36,26 +48,84 @@ def duration(text: str) -> float:
     return float(match.group(1)) * _UNITS.get(match.group(2) or "s", 1)
 
 
+def span(text: str) -> float:
+    """A `duration` above 0 and at most 366 days (--duration)."""
+    seconds = duration(text)
+    if not 0 < seconds <= MAX_SPAN_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is out of range; pass a span above 0 and at most 366d"
+        )
+    return seconds
+
+
+def interval(text: str) -> float:
+    """A `duration` from 0 (never) to 366 days (--idle-every, --cleanup-every)."""
+    seconds = duration(text)
+    if not 0 <= seconds <= MAX_SPAN_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range; pass 0 (never) up to 366d")
+    return seconds
+
+
+def rate(text: str) -> float:
+    """Commits per simulated second: above 0 and at most MAX_RATE (--rate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; use e.g. 10") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_RATE):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is out of range; pass commits per simulated second above 0 and at most "
+            f"{MAX_RATE:g}"
+        )
+    return value
+
+
+def seed(text: str) -> int:
+    """A seed from 0 to 2**64 - 1 (--seed)."""
+    if not re.fullmatch(r"\s*\d{1,20}\s*", text) or int(text) > MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a seed; pass a whole number from 0 to {MAX_SEED}"
+        )
+    return int(text)
+
+
 def operation_weights(text: str) -> tuple[int, int, int]:
-    """insert=50,update=40,delete=10 as three weights."""
+    """insert=50,update=40,delete=10 as three weights, each 0 to MAX_WEIGHT, one above 0."""
     weights = {"insert": 0, "update": 0, "delete": 0}
     for part in text.split(","):
         name, _, value = part.partition("=")
         if name.strip() not in weights or not value.strip().isdigit():
             raise argparse.ArgumentTypeError(
-                f"{text!r} is not a mix; use e.g. insert=50,update=40,delete=10"
+                f"{text[:80]!r} is not a mix; use e.g. insert=50,update=40,delete=10, each "
+                f"weight from 0 to {MAX_WEIGHT:,}"
             )
-        weights[name.strip()] = int(value)
+        weights[name.strip()] = int(value) if len(value.strip()) <= 7 else MAX_WEIGHT + 1
+    if max(weights.values()) > MAX_WEIGHT or sum(weights.values()) == 0:
+        raise argparse.ArgumentTypeError(
+            f"{text[:80]!r} is out of range; give each weight from 0 to {MAX_WEIGHT:,}, one of "
+            "them above 0"
+        )
     return weights["insert"], weights["update"], weights["delete"]
 
 
 def rows_range(text: str) -> tuple[int, int]:
-    """'3' or '1-5' rows per commit."""
+    """'3' or '1-5' rows per commit, 1 <= low <= high <= MAX_ROWS_PER_COMMIT."""
     match = re.fullmatch(r"(\d+)(?:-(\d+))?", text.strip())
     if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a row count; use e.g. 1-5")
-    low = int(match.group(1))
-    return low, int(match.group(2) or low)
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a row count; use e.g. 1-5, from 1 to {MAX_ROWS_PER_COMMIT}"
+        )
+    # Seven digits are more than enough; longer ones are refused before int() reads them.
+    low, high = (
+        int(g) if len(g) <= 7 else MAX_ROWS_PER_COMMIT + 1
+        for g in (match.group(1), match.group(2) or match.group(1))
+    )
+    if not 1 <= low <= high <= MAX_ROWS_PER_COMMIT:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is out of range; pass a number or a range LOW-HIGH with "
+            f"1 <= LOW <= HIGH <= {MAX_ROWS_PER_COMMIT}"
+        )
+    return low, high
 
 
 def register(verbs: Any) -> None:  # argparse's subparsers action has no public type
@@ -87,10 +157,14 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
         sub, "workload", help="a seeded random OLTP workload over simulated time", run=_workload
     )
     p.add_argument("table")
-    p.add_argument("--rate", type=float, required=True, help="commits per simulated second")
-    p.add_argument("--duration", type=duration, required=True, help="simulated span, e.g. 10m")
+    p.add_argument(
+        "--rate", type=rate, required=True, help="commits per simulated second, up to 1000"
+    )
+    p.add_argument(
+        "--duration", type=span, required=True, help="simulated span, e.g. 10m, up to 366d"
+    )
     p.add_argument("--start", help="first simulated time (ISO); default just after the last")
-    p.add_argument("--seed", type=int, default=1, help="seed of the random workload")
+    p.add_argument("--seed", type=seed, default=1, help="seed of the random workload")
     p.add_argument(
         "--mix",
         type=operation_weights,
@@ -101,10 +175,10 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
         "--rows-per-commit",
         type=rows_range,
         default=(1, 5),
-        help="rows per commit, a number or a range (default 1-5)",
+        help="rows per commit, a number or a range, up to 1000 (default 1-5)",
     )
-    _every(p, "--idle-every", "idle entries", 0.0, "0: none")
-    _every(p, "--cleanup-every", "runs of the cleanup job", 0.0, "0: none")
+    _every(p, "--idle-every", "idle entries", 0.0, "0: none", kind=interval)
+    _every(p, "--cleanup-every", "runs of the cleanup job", 0.0, "0: none", kind=interval)
 
     p = _verb(sub, "idle", help="idle entries", run=_idle)
     p.add_argument("--at", help="time of the first entry (ISO)")
@@ -160,12 +234,19 @@ def _verb(sub: Any, name: str, *, help: str, run: Any) -> argparse.ArgumentParse
 
 
 def _every(
-    parser: argparse.ArgumentParser, flag: str, between: str, default: float, shown: str
+    parser: argparse.ArgumentParser,
+    flag: str,
+    between: str,
+    default: float,
+    shown: str,
+    *,
+    kind: Any = duration,
 ) -> None:
-    """A flag of the simulated time between `between`: a `duration`, `shown` as its default."""
+    """A flag of the simulated time between `between`: a `duration` (or `kind`), `shown` as its
+    default."""
     parser.add_argument(
         flag,
-        type=duration,
+        type=kind,
         default=default,
         help=f"simulated time between {between} (default {shown})",
     )
@@ -219,7 +300,30 @@ def _set_up(emu: Emulator, args: argparse.Namespace) -> None:
         emu.enable_cdc("dbo.orders")
 
 
+def _workload_too_large(args: argparse.Namespace) -> str | None:
+    """Why the flags together ask for more than one run may do, or None."""
+    commits = args.rate * args.duration
+    if commits > MAX_COMMITS:
+        return (
+            f"--rate {args.rate:g} for --duration {args.duration:g}s asks for about "
+            f"{commits:,.0f} commits, more than {MAX_COMMITS:,}; run shorter workloads one "
+            "after another"
+        )
+    rows = commits * args.rows_per_commit[1]
+    if rows > MAX_ROWS:
+        return (
+            f"--rows-per-commit up to {args.rows_per_commit[1]} over about {commits:,.0f} commits "
+            f"asks for up to {rows:,.0f} rows, more than {MAX_ROWS:,}; lower --rows-per-commit, "
+            "--rate or --duration"
+        )
+    return None
+
+
 def _workload(args: argparse.Namespace) -> int:
+    too_large = _workload_too_large(args)
+    if too_large is not None:
+        print(f"mssql-cdc emulator workload: {too_large}", file=sys.stderr)
+        return 2  # a usage error, as argparse's own: nothing was opened
     with Emulator.open(args.path) as emu:
         result = emu._open_engine.workload(
             args.table,

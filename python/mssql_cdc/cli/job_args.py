@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
+from mssql_cdc.cli.job_file import load_object
 from mssql_cdc.cli.session import call_in_session
 
 __all__ = ["add_stream_arguments", "call_on_stream", "read_options"]
@@ -16,18 +15,14 @@ T = TypeVar("T")
 
 
 def read_options(path: str) -> dict[str, object]:
-    """The source options of a job's JSON file, as `stream()` takes them.
+    """The source options of a job's JSON file, as `stream()` takes them, read by the careful
+    loader (`job_file.load_object`).
 
     Raises:
-        ValueError: the file cannot be read or holds no JSON object.
+        ConfigError: the file cannot be read, is not JSON, breaks a rule of the loader (size,
+            nesting, duplicate keys, numbers) or holds no object.
     """
-    try:
-        loaded = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"--options {path}: cannot read a JSON object ({exc})") from None
-    if not isinstance(loaded, dict):
-        raise ValueError(f"--options {path}: the file must hold one JSON object of options")
-    return loaded
+    return load_object(path, what="--options file", holds="one JSON object of options", yaml=False)
 
 
 def add_stream_arguments(

@@ -20,6 +20,7 @@ from tqdm import tqdm
 from mssql_cdc.core import Progress, progress_of
 
 __all__ = [
+    "MAX_MESSAGE",
     "Mode",
     "ProgressView",
     "add_output_flags",
@@ -65,9 +66,20 @@ def print_result(args: argparse.Namespace, data: object, text: Callable[[], str]
     print(json.dumps(data, indent=2) if mode_of(args) == "json" else text())
 
 
+# An error quoting a value from a user's file (a job's facts_table of a million characters)
+# is cut in the middle, so its start and its advice at the end both stay on screen.
+MAX_MESSAGE = 2000
+
+
 def fail(verb: str, error: object, code: int) -> int:
-    """Print `error` to stderr as `mssql-cdc VERB: ...` and return the exit code `code`."""
-    print(f"mssql-cdc {verb}: {error}", file=sys.stderr)
+    """Print `error` to stderr as `mssql-cdc VERB: ...` and return the exit code `code`; a
+    message longer than MAX_MESSAGE characters loses its middle."""
+    text = str(error)
+    if len(text) > MAX_MESSAGE:
+        head, tail = MAX_MESSAGE * 3 // 5, MAX_MESSAGE // 5
+        left_out = len(text) - head - tail
+        text = f"{text[:head]} [... {left_out:,} characters left out ...] {text[-tail:]}"
+    print(f"mssql-cdc {verb}: {text}", file=sys.stderr)
     return code
 
 

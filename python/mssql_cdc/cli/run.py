@@ -10,19 +10,27 @@ entry or option (argparse's usage errors exit 2 too).
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
-import json
+import math
 from pathlib import Path
 from typing import Any
 
+from mssql_cdc.cli.job_file import load_object
 from mssql_cdc.cli.output import add_output_flags, fail, print_result
 from mssql_cdc.cli.parser import add_verb
 from mssql_cdc.cli.session import session_on_first_use
 from mssql_cdc.core import did_you_mean
 from mssql_cdc.errors import ConfigError, MssqlCdcError
 
-__all__ = ["EXIT_FAILED", "add_parser", "job_arguments", "read_job", "run"]
+__all__ = [
+    "EXIT_FAILED",
+    "MAX_TIMEOUT",
+    "add_parser",
+    "job_arguments",
+    "read_job",
+    "run",
+    "timeout_seconds",
+]
 
 EXIT_FAILED = 1
 
@@ -40,48 +48,44 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
     parser.add_argument("job", metavar="JOB", help="the job file, .json, .yaml or .yml")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=timeout_seconds,
         default=None,
         help="stop the streams after this many seconds (default: wait until they end)",
     )
     add_output_flags(parser, json_help="print each stream's result as one JSON object")
 
 
+# The longest --timeout: a year. Leave the flag out to wait until the streams end.
+MAX_TIMEOUT = 365 * 86400
+
+
+def timeout_seconds(text: str) -> float:
+    """--timeout's seconds: a finite number from 0 to MAX_TIMEOUT (argparse names the flag)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and 0 <= value <= MAX_TIMEOUT):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is out of range; pass seconds from 0 to {MAX_TIMEOUT} (a year), or leave "
+            "--timeout out to wait until the streams end"
+        )
+    return value
+
+
 def read_job(path: str) -> dict[str, Any]:
-    """The job file's object.
+    """The job file's object, read by the careful loader (`job_file.load_object`).
 
     Raises:
-        ConfigError: the file cannot be read, is not JSON or YAML, or holds no object.
+        ConfigError: the file cannot be read, is not JSON or YAML, breaks a rule of the
+            loader (size, nesting, duplicate keys, numbers, aliases) or holds no object.
     """
-    file = Path(path)
-    try:
-        text = file.read_text()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the job file ({exc.strerror or exc})") from None
-    if file.suffix.lower() in (".yaml", ".yml"):
-        loaded = _yaml(path, text)
-    else:
-        try:
-            loaded = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}: not a JSON job file ({exc})") from None
-    if not isinstance(loaded, dict):
-        raise ConfigError(f"{path}: the job file must hold one object with a 'streams' list")
-    return loaded
-
-
-def _yaml(path: str, text: str) -> object:
-    try:
-        yaml = importlib.import_module("yaml")
-    except ImportError:
-        raise ConfigError(
-            f"{path}: reading a YAML job file needs PyYAML (pip install pyyaml); or write the "
-            "job as JSON"
-        ) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not a YAML job file ({exc})") from None
+    return load_object(
+        path,
+        what="job file",
+        holds="one object with a 'streams' list",
+        yaml=Path(path).suffix.lower() in (".yaml", ".yml"),
+    )
 
 
 def job_arguments(job: dict[str, Any], path: str) -> tuple[object, dict[str, Any]]:

@@ -100,3 +100,24 @@ def test_a_yaml_job_reads_as_its_json_twin(tmp_path: Path) -> None:
     path = tmp_path / "job.yaml"
     path.write_text(text)
     assert read_job(str(path)) == job
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "1e300"])
+def test_a_timeout_that_is_not_finite_or_is_negative_exits_2_naming_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(a_job(tmp_path)))
+    with pytest.raises(SystemExit) as caught:
+        main(["run", str(path), "--timeout", value])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --timeout: '{value}' is out of range" in err
+    assert "leave --timeout out to wait until the streams end" in err
+
+
+def test_a_timeout_of_zero_seconds_is_still_accepted() -> None:
+    from mssql_cdc.cli.run import timeout_seconds
+
+    assert timeout_seconds("0") == 0.0
+    assert timeout_seconds("2.5") == 2.5

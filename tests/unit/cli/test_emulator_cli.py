@@ -106,25 +106,73 @@ def test_a_usage_error_exits_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("flag", "value", "message"),
+    ("flags", "message"),
     [
-        ("--rate", "0", "rate 0 commits per simulated second is out of range"),
-        ("--rate", "nan", "rate nan commits per simulated second is out of range"),
-        ("--rate", "inf", "rate inf commits per simulated second is out of range"),
-        ("--rate", "1e9", "rate 1e+09 commits per simulated second is out of range"),
-        ("--duration", "0", "duration 0 s is out of range"),
-        ("--duration", "400d", "duration 3.456e+07 s is out of range"),
-        ("--cleanup-every", "1000d", "cleanup_every 8.64e+07 s is out of range"),
+        (["--rate", "0"], "argument --rate: '0' is out of range; pass commits per simulated "
+         "second above 0 and at most 1000"),
+        (["--rate", "nan"], "argument --rate: 'nan' is out of range"),
+        (["--rate", "inf"], "argument --rate: 'inf' is out of range"),
+        (["--rate", "1e9"], "argument --rate: '1e9' is out of range"),
+        (["--duration", "0"], "argument --duration: '0' is out of range; pass a span above 0 "
+         "and at most 366d"),
+        (["--duration", "400d"], "argument --duration: '400d' is out of range"),
+        (["--cleanup-every", "1000d"], "argument --cleanup-every: '1000d' is out of range; pass "
+         "0 (never) up to 366d"),
+        (["--rows-per-commit", "1-1000000"], "argument --rows-per-commit: '1-1000000' is out of "
+         "range; pass a number or a range LOW-HIGH with 1 <= LOW <= HIGH <= 1000"),
+        (["--rows-per-commit", "1-99999999999"], "argument --rows-per-commit: '1-99999999999' "
+         "is out of range"),
+        (["--rows-per-commit", "5-2"], "argument --rows-per-commit: '5-2' is out of range"),
+        (["--rows-per-commit", "0"], "argument --rows-per-commit: '0' is out of range"),
+        (["--seed", "-1"], "argument --seed: '-1' is not a seed; pass a whole number from 0 to "
+         "18446744073709551615"),
+        (["--seed", str(2**64)], "argument --seed"),
+        (["--mix", "insert=2147483647,update=2147483647"], "argument --mix: "
+         "'insert=2147483647,update=2147483647' is out of range; give each weight from 0 to "
+         "1,000,000"),
+        (["--mix", "insert=0"], "argument --mix: 'insert=0' is out of range"),
     ],
-)
-def test_a_workload_rate_or_span_out_of_bounds_exits_1_and_commits_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str
+)  # fmt: skip
+def test_a_workload_flag_out_of_range_exits_2_naming_the_flag_and_its_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
 ) -> None:
     path = tmp_path / "e.db"
     assert run("emulator", "create", str(path), "--demo") == 0
     before = dump(path)
-    args = {"--rate": "10", "--duration": "10m", flag: value}
+    args = {"--rate": "10", "--duration": "10m", **dict(zip(flags[::2], flags[1::2], strict=True))}
     argv = [part for pair in args.items() for part in pair]
-    assert run("emulator", "workload", str(path), "dbo.orders", *argv) == 1
+    with pytest.raises(SystemExit) as caught:
+        run("emulator", "workload", str(path), "dbo.orders", *argv)
+    assert caught.value.code == 2
     assert message in capsys.readouterr().err
     assert dump(path) == before
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--rate", "1000", "--duration", "1d"], "--rate 1000 for --duration 86400s asks for "
+         "about 86,400,000 commits, more than 10,000,000"),
+        (["--rate", "1000", "--duration", "100s", "--rows-per-commit", "1000"],
+         "--rows-per-commit up to 1000 over about 100,000 commits asks for up to 100,000,000 "
+         "rows, more than 50,000,000"),
+    ],
+    ids=["too many commits", "too many rows"],
+)  # fmt: skip
+def test_a_workload_asking_too_much_in_all_exits_2_naming_the_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    path = tmp_path / "e.db"
+    assert run("emulator", "create", str(path), "--demo") == 0
+    before = dump(path)
+    assert run("emulator", "workload", str(path), "dbo.orders", *flags) == 2
+    assert message in capsys.readouterr().err
+    assert dump(path) == before
+
+
+def test_the_widest_workload_flags_still_run(tmp_path: Path) -> None:
+    path = tmp_path / "e.db"
+    assert run("emulator", "create", str(path), "--demo") == 0
+    argv = ["--rate", "1", "--duration", "3s", "--rows-per-commit", "1000", "--seed",
+            str(2**64 - 1), "--mix", "insert=1000000,update=0,delete=0"]  # fmt: skip
+    assert run("emulator", "workload", str(path), "dbo.orders", *argv) == 0
