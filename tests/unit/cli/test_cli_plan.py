@@ -11,7 +11,7 @@ import pytest
 from mssql_cdc.cli import main
 from mssql_cdc.cli.plan import EXIT_CODES, render
 from mssql_cdc.emulator import Emulator
-from tests.unit.support.driver_faults import closed_port
+from tests.unit.support.driver_faults import unreachable_options
 
 
 def argv(options: Path) -> list[str]:
@@ -124,18 +124,7 @@ def test_the_plan_text_says_why_a_figure_is_unknown_and_never_none(
 def test_a_server_that_does_not_answer_exits_1_naming_it_without_the_password(
     tmp_path: Path, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    port = closed_port()
-    options = tmp_path / "options.json"
-    options.write_text(
-        json.dumps(
-            {
-                "backend": backend,
-                "captureInstance": "dbo_orders",
-                "connectTimeout": "1",
-                "connectionString": f"Server=127.0.0.1,{port};UID=etl;PWD=S3cret!pw;Encrypt=no",
-            }
-        )
-    )
+    options, port = unreachable_options(tmp_path, backend, "dbo_orders")
     code = main(argv(options))
     err = capsys.readouterr().err
     assert code == 1, err

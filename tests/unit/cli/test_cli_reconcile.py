@@ -10,7 +10,7 @@ import pytest
 
 from mssql_cdc.cli import main
 from mssql_cdc.cli.reconcile import render
-from tests.unit.support.driver_faults import closed_port
+from tests.unit.support.driver_faults import unreachable_options
 
 
 def _options(tmp_path: Path) -> Path:
@@ -97,18 +97,7 @@ def test_the_text_says_how_many_tiles_a_repair_read_again() -> None:
 def test_a_server_that_does_not_answer_exits_1_naming_it_without_the_password(
     tmp_path: Path, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    port = closed_port()
-    options = tmp_path / "options.json"
-    options.write_text(
-        json.dumps(
-            {
-                "backend": backend,
-                "captureInstance": "dbo_t",
-                "connectTimeout": "1",
-                "connectionString": f"Server=127.0.0.1,{port};UID=etl;PWD=S3cret!pw;Encrypt=no",
-            }
-        )
-    )
+    options, port = unreachable_options(tmp_path, backend, "dbo_t")
     code = main(["reconcile", "--options", str(options), "--target", "s", "--control", "c"])
     err = capsys.readouterr().err
     assert code == 1, err

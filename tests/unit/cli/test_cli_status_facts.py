@@ -18,20 +18,9 @@ import pytest
 from deltalake import write_deltalake
 
 from mssql_cdc.cli import main
-from mssql_cdc.tables.definitions import FACTS
+from tests.unit.support.facts_arrow import FACTS_SCHEMA, lsn
 
-_ARROW = {
-    "STRING": pa.string(),
-    "INT": pa.int32(),
-    "BIGINT": pa.int64(),
-    "DOUBLE": pa.float64(),
-    "TIMESTAMP_NTZ": pa.timestamp("us"),
-}
-SCHEMA = pa.schema([pa.field(c.name, _ARROW[c.type]) for c in FACTS])
-
-
-def lsn(n: int) -> str:
-    return f"0x{n:020X}"
+SCHEMA = FACTS_SCHEMA
 
 
 def t(day: int, hour: int = 0, minute: int = 0) -> datetime:

@@ -9,11 +9,13 @@ login acknowledgement, so only its login errors can be captured; pymssql's query
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Literal
 
 __all__ = ["QUERY_MARK", "FakeServer", "closed_port", "closing_listener", "silent_listener"]
@@ -30,6 +32,24 @@ def closed_port() -> int:
         probe.bind((_LOOPBACK, 0))
         port: int = probe.getsockname()[1]
     return port
+
+
+def unreachable_options(folder: Path, backend: str, capture_instance: str) -> tuple[Path, int]:
+    """An --options file whose server is a closed loopback port, with a password in its
+    connection string, and that port: for errors that must name the server, never the password."""
+    port = closed_port()
+    options = folder / "options.json"
+    options.write_text(
+        json.dumps(
+            {
+                "backend": backend,
+                "captureInstance": capture_instance,
+                "connectTimeout": "1",
+                "connectionString": f"Server=127.0.0.1,{port};UID=etl;PWD=S3cret!pw;Encrypt=no",
+            }
+        )
+    )
+    return options, port
 
 
 def _listener() -> socket.socket:
