@@ -28,8 +28,8 @@ TEST(EmuTypes, TypeStringsParseToCanonicalNames) {
 }
 
 TEST(EmuTypes, BadTypeStringsAreSchemaErrors) {
-  for (const char* bad : {"xml(5)", "sql_variant", "decimal(39)", "decimal(5,6)", "varchar(8001)", "nvarchar(4001)",
-                          "char(max)", "int(4)", "varchar(", "geography", "datetime2(8)"}) {
+  for (const char* bad : {"xml(5)", "sql_variant(8)", "decimal(39)", "decimal(5,6)", "varchar(8001)", "nvarchar(4001)",
+                          "char(max)", "int(4)", "varchar(", "geography(1)", "datetime2(8)", "dbo.my_type"}) {
     try {
       (void)SqlType::parse(bad);
       ADD_FAILURE() << bad;
@@ -99,6 +99,34 @@ TEST(EmuTypes, DatetimeTicksRoundHalfUpAndCeilNeverGoesBelow) {
     EXPECT_EQ(round_to_tick(c), c);
     EXPECT_EQ(ceil_to_tick(c), c);
   }
+}
+
+TEST(EmuTypes, TypesWithoutASparkFormAreHeldOpaquelyAsBytes) {
+  for (const char* name : {"sql_variant", "HierarchyId", "geometry", "geography"}) {
+    const SqlType t = SqlType::parse(name);
+    EXPECT_TRUE(t.is_opaque()) << name;
+    EXPECT_EQ(t.arrow_name(), "binary") << name;
+    Value bytes;
+    bytes.kind = Value::Kind::Bytes;
+    bytes.s = std::string("\x01\x00\xff", 3);
+    EXPECT_EQ(coerce(bytes, t, "c").s, bytes.s) << name;
+    EXPECT_THROW((void)coerce(S("POINT(1 2)"), t, "c"), Error) << name;
+  }
+  EXPECT_EQ(SqlType::parse("HierarchyId").canonical(), "hierarchyid");
+}
+
+// https://learn.microsoft.com/en-us/sql/t-sql/data-types/smalldatetime-transact-sql: 29.998
+// seconds or less round down to the minute, 29.999 or more round up.
+TEST(EmuTypes, SmalldatetimeRoundsDownAt29998AndUpAt29999Seconds) {
+  const SqlType t = SqlType::parse("smalldatetime");
+  const Micros s = 1'000'000;
+  const Micros minute = 60 * s * 1000;
+  Value v;
+  v.kind = Value::Kind::DateTime;
+  v.i = minute + 29'998'000;
+  EXPECT_EQ(coerce(v, t, "c").i, minute);
+  v.i = minute + 29'999'000;
+  EXPECT_EQ(coerce(v, t, "c").i, minute + 60 * s);
 }
 
 TEST(EmuTypes, IntegerRangesAndRowversionFollowSqlServer) {

@@ -94,6 +94,10 @@ void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType
     case Base::VarBinary:
     case Base::Image:
     case Base::RowVersion:
+    case Base::SqlVariant:
+    case Base::HierarchyId:
+    case Base::Geometry:
+    case Base::Geography:
       b.append_bytes(sqlite3_column_blob(st, column), static_cast<std::size_t>(sqlite3_column_bytes(st, column)));
       return;
     default:

@@ -21,7 +21,8 @@ bool numeric_or_text(Family f) {
 // Whether alter_column may change a column from `from` to `to`: within a family, or between the
 // numeric and character families as SQL Server converts implicitly (convert() in values.cpp).
 bool convertible(const SqlType& from, const SqlType& to) {
-  if (from.family() == to.family()) return from.family() != Family::RowVersion && from.family() != Family::Guid;
+  if (from.family() == to.family())
+    return from.family() != Family::RowVersion && from.family() != Family::Guid && from.family() != Family::Opaque;
   // A float's text form (style 0, six digits) is not modelled, so float to text is refused.
   if (from.family() == Family::Approximate && to.family() == Family::Character) return false;
   if (from.family() == Family::Character && to.family() == Family::Bit) return false;  // 'TRUE' rules not modelled
@@ -146,7 +147,7 @@ void Engine::create_table(std::string_view table, const std::vector<std::pair<st
                                             " cannot be part of the primary key here (persisted computed keys are "
                                             "not modelled); key the table on stored columns");
     }
-    if (types[i].is_lob() || types[i].base == Base::RowVersion) {
+    if (types[i].is_lob() || types[i].is_opaque() || types[i].base == Base::RowVersion) {
       throw Error(ErrorKind::EmuSchema, full + ": column " + columns[i].first + " of type " + types[i].canonical() +
                                             " cannot be part of the primary key; pick another key column");
     }

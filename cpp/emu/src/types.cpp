@@ -19,7 +19,7 @@ struct Named {
   Base base;
 };
 
-constexpr std::array<Named, 31> kNames{{
+constexpr std::array<Named, 35> kNames{{
     {"bit", Base::Bit},
     {"tinyint", Base::TinyInt},
     {"smallint", Base::SmallInt},
@@ -51,6 +51,10 @@ constexpr std::array<Named, 31> kNames{{
     {"xml", Base::Xml},
     {"timestamp", Base::RowVersion},
     {"integer", Base::Int},
+    {"sql_variant", Base::SqlVariant},
+    {"hierarchyid", Base::HierarchyId},
+    {"geometry", Base::Geometry},
+    {"geography", Base::Geography},
 }};
 
 std::string_view base_name(Base b) {
@@ -83,8 +87,7 @@ SqlType SqlType::parse(std::string_view text) {
   }
   const auto it = std::find_if(kNames.begin(), kNames.end(), [&](const Named& n) { return n.name == name; });
   if (it == kNames.end()) {
-    bad_type(text,
-             "unknown or unsupported type name '" + name + "' (sql_variant, spatial and user types are not supported)");
+    bad_type(text, "unknown or unsupported type name '" + name + "' (user types are not supported)");
   }
   SqlType st;
   st.base = it->base;
@@ -198,6 +201,10 @@ Family SqlType::family() const {
     case Base::Image: return Family::Binary;
     case Base::RowVersion: return Family::RowVersion;
     case Base::Xml: return Family::Xml;
+    case Base::SqlVariant:
+    case Base::HierarchyId:
+    case Base::Geometry:
+    case Base::Geography: return Family::Opaque;
   }
   return Family::Binary;
 }
@@ -229,7 +236,11 @@ std::string SqlType::arrow_format() const {
     case Base::Binary:
     case Base::VarBinary:
     case Base::Image:
-    case Base::RowVersion: return "z";
+    case Base::RowVersion:
+    case Base::SqlVariant:
+    case Base::HierarchyId:
+    case Base::Geometry:
+    case Base::Geography: return "z";
     default: return "u";
   }
 }
@@ -256,7 +267,11 @@ std::string SqlType::arrow_name() const {
     case Base::Binary:
     case Base::VarBinary:
     case Base::Image:
-    case Base::RowVersion: return "binary";
+    case Base::RowVersion:
+    case Base::SqlVariant:
+    case Base::HierarchyId:
+    case Base::Geometry:
+    case Base::Geography: return "binary";
     default: return "string";
   }
 }

@@ -291,7 +291,10 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
     case Base::DateTime2: {
       if (v.kind != Value::Kind::DateTime) wrong_type(what, type, kind_name(v.kind));
       if (t.base == Base::DateTime) return Cell::integer(round_to_tick(v.i));
-      if (t.base == Base::SmallDateTime) return Cell::integer(round_to_unit(v.i, 60 * kMicrosPerSecond));
+      if (t.base == Base::SmallDateTime) {
+        // Through datetime's 1/300 s ticks first: 29.998 s rounds down, 29.999 s (tick 30.000) up.
+        return Cell::integer(round_to_unit(round_to_tick(v.i), 60 * kMicrosPerSecond));
+      }
       return Cell::integer(round_fraction(v.i, t.precision));
     }
     case Base::DateTimeOffset:
@@ -338,6 +341,13 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
         return Cell::blob(v.s + std::string(static_cast<std::size_t>(t.length) - v.s.size(), '\0'));
       return Cell::blob(v.s);
     }
+    case Base::SqlVariant:
+    case Base::HierarchyId:
+    case Base::Geometry:
+    case Base::Geography:
+      // Held opaquely: the bytes are not checked against the type's own format.
+      if (v.kind != Value::Kind::Bytes) wrong_type(what, type, kind_name(v.kind));
+      return Cell::blob(v.s);
     case Base::RowVersion:
       constraint(273, std::string(what) +
                           ": cannot insert an explicit value into a rowversion column (error 273); "

@@ -129,7 +129,11 @@ Value random_value(Xoshiro256& rng, const SqlType& t, bool key, Micros now) {
     }
     case Base::Binary:
     case Base::VarBinary:
-    case Base::Image: {
+    case Base::Image:
+    case Base::SqlVariant:
+    case Base::HierarchyId:
+    case Base::Geometry:
+    case Base::Geography: {
       const std::uint64_t cap = t.length > 0 ? std::min<std::uint64_t>(static_cast<std::uint64_t>(t.length), 16) : 16;
       v.kind = Value::Kind::Bytes;
       for (std::uint64_t i = 0, n = 1 + rng.below(cap); i < n; ++i) v.s += static_cast<char>(rng.below(256));

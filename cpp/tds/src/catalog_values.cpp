@@ -81,6 +81,10 @@ ColumnType column_type(const emu::SqlType& t) {
     case Base::Image: return {SqlKind::VarBinary, kMax};
     case Base::RowVersion: return {SqlKind::Binary, 8};
     case Base::Xml: return {SqlKind::NVarChar, kMax};  // sent as nvarchar(max), not the XML token
+    case Base::SqlVariant:
+    case Base::HierarchyId:
+    case Base::Geometry:
+    case Base::Geography: return {SqlKind::VarBinary, kMax};  // the stored bytes, not the type's own token
   }
   return {};
 }
@@ -133,7 +137,11 @@ Value cell_value(const emu::Cell& c, const emu::SqlType& t) {
     case Base::Binary:
     case Base::VarBinary:
     case Base::Image:
-    case Base::RowVersion: return bytes ? Value{Bytes(c.s.begin(), c.s.end())} : bad();
+    case Base::RowVersion:
+    case Base::SqlVariant:
+    case Base::HierarchyId:
+    case Base::Geometry:
+    case Base::Geography: return bytes ? Value{Bytes(c.s.begin(), c.s.end())} : bad();
   }
   return bad();
 }
@@ -174,6 +182,11 @@ TypeFacts type_facts(const emu::SqlType& t) {
     case Base::Image: return {34, 16, 0, 0};
     case Base::RowVersion: return {189, 8, 0, 0};
     case Base::Xml: return {241, -1, 0, 0};
+    case Base::SqlVariant: return {98, 8016, 0, 0};
+    // The CLR types share system_type_id 240 (user_type_id 128, 129, 130 in SQL Server).
+    case Base::HierarchyId: return {240, 892, 0, 0};
+    case Base::Geometry:
+    case Base::Geography: return {240, -1, 0, 0};
   }
   return {};
 }

@@ -42,6 +42,12 @@ enum class Base : std::uint8_t {
   Image,
   RowVersion,
   Xml,  // kept as text; a large value (is_lob) without the (max) rule of operation 3
+  // The types with no Spark form, held opaquely as bytes so the library's refusal of them can
+  // be tested: the value is not parsed and reads back as the bytes written (docs/emulator.md).
+  SqlVariant,
+  HierarchyId,
+  Geometry,
+  Geography,
 };
 
 // Families within which alter_column may change a type.
@@ -55,7 +61,8 @@ enum class Family : std::uint8_t {
   Binary,
   Guid,
   RowVersion,
-  Xml
+  Xml,
+  Opaque  // sql_variant, hierarchyid, geometry, geography: bytes, never changed by alter_column
 };
 
 // One column type: a base type with its length, precision and scale. A plain value.
@@ -73,8 +80,9 @@ struct SqlType {
   [[nodiscard]] bool is_lob() const;      // text, ntext, image and the (max) types
   [[nodiscard]] bool is_old_lob() const;  // text, ntext, image
   [[nodiscard]] bool is_max() const { return length == -1; }
-  [[nodiscard]] std::string arrow_format() const;  // Arrow C Data Interface format string
-  [[nodiscard]] std::string arrow_name() const;    // pyarrow's name of that type
+  [[nodiscard]] bool is_opaque() const { return family() == Family::Opaque; }  // held as bytes
+  [[nodiscard]] std::string arrow_format() const;                              // Arrow C Data Interface format string
+  [[nodiscard]] std::string arrow_name() const;                                // pyarrow's name of that type
   bool operator==(const SqlType&) const = default;
 };
 
