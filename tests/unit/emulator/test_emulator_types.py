@@ -145,7 +145,7 @@ def test_values_that_do_not_fit_are_refused(
 
 def test_unsupported_types_and_bad_keys_are_schema_errors(tmp_path: Path) -> None:
     emu = Emulator.create(tmp_path / "e.db")
-    with pytest.raises(SchemaError, match="unknown or unsupported type name 'dbo.money_t'"):
+    with pytest.raises(SchemaError, match=r"unknown or unsupported type name 'dbo\.money_t'"):
         emu.create_table("dbo.x", {"id": "int", "doc": "dbo.money_t"}, primary_key="id")
     with pytest.raises(SchemaError, match="cannot be part of the primary key"):
         emu.create_table("dbo.x", {"id": "hierarchyid"}, primary_key="id")
