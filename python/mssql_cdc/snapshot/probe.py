@@ -2,7 +2,8 @@
 and the key planning of chunked snapshots (docs/snapshots.md).
 
 `open_probe(config)` picks the backend: the emulator file, or a T-SQL session through the
-`sqlserver` Protocols. Every call reads the source afresh.
+`sqlserver` Protocols. Every call reads the source afresh. The emulator's chunk bounds are
+ordered by its engine, never by Python (decision 1331).
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ class _EmulatorProbe:
         return tuple(typed) if isinstance(bound, tuple) else typed[0]
 
     def keyset_bounds(self, keys: Sequence[str], every: int, upto: KeyBound) -> list[KeyBound]:
-        """The tile starts at or below `upto`, as the engine orders keys (decision 1331):
+        """The tile starts at or below `upto`, as the engine orders keys:
         the starts come in key order, and a start is at or below `upto` exactly when a key
         lies in `[start, first key above upto)`; a binary search asks that of the engine."""
         table = self.resolved().table
