@@ -30,6 +30,7 @@ from mssql_cdc.core.classpath import (
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.folders import check_cleanable_folder, check_inside
 from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
+from mssql_cdc.core.key_values import GUID_ORDER, guid_order, sort_part, typed_part
 from mssql_cdc.core.lazy import lazy_names
 from mssql_cdc.core.lsn import Lsn
 from mssql_cdc.core.metrics_files import (
@@ -99,6 +100,7 @@ from mssql_cdc.core.with_block import EndsWithBlock
 
 __all__ = [
     "EVENT_KINDS",
+    "GUID_ORDER",
     "JARS_ENV",
     "MAX_GENERATION",
     "MAX_KEEP",
@@ -163,6 +165,7 @@ __all__ = [
     "error_from",
     "estimate_snapshot",
     "format_commit_ts",
+    "guid_order",
     "has_metadata",
     "has_range",
     "initial_lsn",
@@ -187,7 +190,9 @@ __all__ = [
     "report",
     "resolve_start",
     "row_digest",
+    "sort_part",
     "spark_only",
+    "typed_part",
     "validate_app_id",
     "value_text",
     "write_json_atomic",

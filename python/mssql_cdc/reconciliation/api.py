@@ -288,9 +288,15 @@ def _compare_sides(
         table, at, tiles=backend.tiles, chunks=backend.chunks, changes=backend.changes
     )
     time_zone = str(spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    target = TargetRows(rows, keys=table.keys, fields=compared, time_zone=time_zone)
+    types = {c.name: c.sql_type for c in table.columns}
+    key_types = tuple(types.get(k) for k in table.keys)
+    target = TargetRows(
+        rows, keys=table.keys, fields=compared, time_zone=time_zone, key_types=key_types
+    )
     try:
-        found = compare_tiles(source, target, ranges, sample=sample, leaf_rows=LEAF_ROWS)
+        found = compare_tiles(
+            source, target, ranges, sample=sample, leaf_rows=LEAF_ROWS, key_types=key_types
+        )
         return found, ranges
     finally:
         target.release()

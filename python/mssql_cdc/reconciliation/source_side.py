@@ -62,6 +62,7 @@ class SourceAsOf:
         self._at_rows: dict[Key, int | None] = {}  # a touched key's row digest at `at`
         self._images: dict[Key, list[tuple[str, int | None]]] = {}  # its images after, by LSN
         self._key_positions = [[c.name for c in table.columns].index(k) for k in table.keys]
+        self._key_types = tuple(table.columns[p].sql_type for p in self._key_positions)
 
     def _window(self, read: Callable[[], _T]) -> tuple[_T, str | None, str | None]:
         """`read()`, the newest LSN before and after it; the changes up to `after` recorded."""
@@ -77,7 +78,7 @@ class SourceAsOf:
         if before == after or after is None:
             return False
         return any(
-            in_range(key, key_range)
+            in_range(key, key_range, self._key_types)
             and any(
                 (before is None or lsn.compare(at, before) > 0) and lsn.compare(at, after) <= 0
                 for at, _ in images
@@ -129,7 +130,7 @@ class SourceAsOf:
         """(key, row now as read, row at `at`) of the keys in the range changed by `read_at`."""
         out = []
         for key, images in self._images.items():
-            if read_at is None or not in_range(key, key_range):
+            if read_at is None or not in_range(key, key_range, self._key_types):
                 continue
             seen = [image for at, image in images if lsn.compare(at, read_at) <= 0]
             if seen:

@@ -4,18 +4,31 @@ The row digest is `core.row_digest`'s, built from Spark's functions so it is com
 rows are: the fields' canonical text joined by U+001F, `encode(..., 'UTF-16LE')`, `sha2`, and
 the first 16 hex digits as an unsigned integer (`decimal(20,0)`, summed exactly per range).
 The keys and digests are cached once; each question after is one Spark job over them.
+
+Rows are put in the tile the source put them in: bounds are compared in SQL Server's order for
+the key column's SQL type, a GUID by its byte groups (`_guid_order`), a date or time bound
+given as server text as the value it names (decision 1331).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from decimal import Decimal
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import MODULUS, NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest
+from mssql_cdc.core import (
+    MODULUS,
+    NULL_FIELD,
+    SEPARATOR,
+    VALUE_MARK,
+    TileDigest,
+    guid_order,
+    typed_part,
+)
 from mssql_cdc.options import KeyBound
-from mssql_cdc.reconciliation.tile_narrowing import Key, KeyRange, as_key, key_order
+from mssql_cdc.reconciliation.tile_narrowing import Key, KeyRange, KeyTypes, as_key, key_order
 from mssql_cdc.tables import quote_identifier
 
 if TYPE_CHECKING:
@@ -60,46 +73,68 @@ def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Colum
     return F.conv(F.substring(hexed, 1, 16), 16, 10).cast("decimal(20,0)")
 
 
-def key_below(keys: Sequence[Column], bound: KeyBound) -> Column:
-    """key < bound, column by column with NULLs first; never NULL itself."""
+def _guid_order(c: Column) -> Column:
+    """A uniqueidentifier's text rearranged as `core.guid_order` does: its hex in SQL Server's
+    order of significance (bytes 10-15, 8-9, then 6-7, 4-5 and 0-3 each stored little-endian)."""
+    from pyspark.sql import functions as F
+
+    text = F.upper(c)
+    # 1-based positions in "00112233-4455-6677-8899-AABBCCDDEEFF" of each byte, by significance
+    starts = (25, 27, 29, 31, 33, 35, 20, 22, 17, 15, 12, 10, 7, 5, 3, 1)
+    return F.concat(*[F.substring(text, p, 2) for p in starts])
+
+
+def key_below(keys: Sequence[Column], bound: KeyBound, types: KeyTypes = ()) -> Column:
+    """key < bound, column by column with NULLs first, in SQL Server's order for the key
+    columns' SQL types (`types`, one per key column; () compares values as Spark does)."""
     from pyspark.sql import functions as F
 
     values = as_key(bound)
+    kinds = list(types) or [None] * len(values)
     out = F.lit(False)
     equal_so_far = F.lit(True)
-    for k, v in zip(keys, values, strict=True):
+    for k, v, t in zip(keys, values, kinds, strict=True):
         if v is None:
             less, same = F.lit(False), k.isNull()
         else:
-            less = k.isNull() | F.coalesce(k < F.lit(v), F.lit(False))
-            same = F.coalesce(k == F.lit(v), F.lit(False))
+            typed = typed_part(v, t)
+            if t is not None and t.lower().startswith("uniqueidentifier"):
+                k, literal = _guid_order(k), F.lit(guid_order(str(typed)))
+            else:
+                literal = F.lit(typed)
+            less = k.isNull() | F.coalesce(k < literal, F.lit(False))
+            same = F.coalesce(k == literal, F.lit(False))
         out = out | (equal_so_far & less)
         equal_so_far = equal_so_far & same
     return out
 
 
-def _within(keys: Sequence[Column], key_range: KeyRange) -> Column:
+def _within(keys: Sequence[Column], key_range: KeyRange, types: KeyTypes = ()) -> Column:
     from pyspark.sql import functions as F
 
     lo, hi = key_range
     condition = F.lit(True)
     if lo is not None:
-        condition = condition & ~key_below(keys, lo)
+        condition = condition & ~key_below(keys, lo, types)
     if hi is not None:
-        condition = condition & key_below(keys, hi)
+        condition = condition & key_below(keys, hi, types)
     return condition
 
 
-def _disjoint(ranges: Sequence[KeyRange]) -> bool:
+def _disjoint(ranges: Sequence[KeyRange], types: KeyTypes = ()) -> bool:
     """Whether the ranges, in key order, never overlap (tiles and their halves never do)."""
-    ordered = sorted(ranges, key=lambda r: (r[0] is not None, key_order(as_key(r[0]))))
+
+    def order(bound: KeyBound) -> tuple[tuple[bool, object], ...]:
+        return key_order(as_key(bound), types)
+
+    ordered = sorted(ranges, key=lambda r: (r[0] is not None, order(r[0])))
     for (_, hi), (lo, _) in pairwise(ordered):
-        if hi is None or lo is None or key_order(as_key(lo)) < key_order(as_key(hi)):
+        if hi is None or lo is None or order(lo) < order(hi):
             return False
     return True
 
 
-def _tile_of(keys: Sequence[Column], ranges: Sequence[KeyRange]) -> Column:
+def _tile_of(keys: Sequence[Column], ranges: Sequence[KeyRange], types: KeyTypes = ()) -> Column:
     """The index of the range holding a row's key, NULL when none does.
 
     The ranges' bounds cut the key space into segments; a row finds its segment by binary
@@ -109,21 +144,21 @@ def _tile_of(keys: Sequence[Column], ranges: Sequence[KeyRange]) -> Column:
     """
     from pyspark.sql import functions as F
 
-    if not _disjoint(ranges):  # overlapping ranges: the first that holds the key, test by test
+    if not _disjoint(ranges, types):  # overlapping: the first range holding the key, one by one
         tile = F.lit(None).cast("int")
         for i, key_range in reversed(list(enumerate(ranges))):
-            tile = F.when(_within(keys, key_range), F.lit(i)).otherwise(tile)
+            tile = F.when(_within(keys, key_range, types), F.lit(i)).otherwise(tile)
         return tile
     cuts: dict[tuple[tuple[bool, object], ...], KeyBound] = {}
     for bound in (b for r in ranges for b in r if b is not None):
-        cuts.setdefault(key_order(as_key(bound)), bound)
+        cuts.setdefault(key_order(as_key(bound), types), bound)
     order = sorted(cuts)
     position = {k: i for i, k in enumerate(order)}
     bounds = [cuts[k] for k in order]
     owner: list[int | None] = [None] * (len(bounds) + 1)  # segment s: [bounds[s-1], bounds[s])
     for i, (lo, hi) in enumerate(ranges):
-        first = 0 if lo is None else position[key_order(as_key(lo))] + 1
-        last = len(bounds) if hi is None else position[key_order(as_key(hi))]
+        first = 0 if lo is None else position[key_order(as_key(lo), types)] + 1
+        last = len(bounds) if hi is None else position[key_order(as_key(hi), types)]
         for s in range(first, last + 1):
             owner[s] = i
 
@@ -131,22 +166,39 @@ def _tile_of(keys: Sequence[Column], ranges: Sequence[KeyRange]) -> Column:
         if first == last:
             return F.lit(first)
         middle = (first + last + 1) // 2  # the first segment at or above bounds[middle - 1]
-        return F.when(key_below(keys, bounds[middle - 1]), segment(first, middle - 1)).otherwise(
-            segment(middle, last)
-        )
+        below = key_below(keys, bounds[middle - 1], types)
+        return F.when(below, segment(first, middle - 1)).otherwise(segment(middle, last))
 
     lookup = F.array(*[F.lit(o).cast("int") for o in owner])
     return F.element_at(lookup, segment(0, len(bounds)) + 1)
+
+
+def _instants(key: Key, types: KeyTypes) -> Key:
+    """A collected key with each datetimeoffset part (a TIMESTAMP, which PySpark gives as a
+    naive time in this process's zone) as an aware UTC time, the instant the source names."""
+    return tuple(
+        v.astimezone(UTC)
+        if isinstance(v, datetime) and v.tzinfo is None and (t or "").startswith("datetimeoffset")
+        else v
+        for v, t in zip(key, list(types) or [None] * len(key), strict=True)
+    )
 
 
 class TargetRows:
     """A TileSide over a DataFrame of target rows (one per key), digested once and cached."""
 
     def __init__(
-        self, rows: DataFrame, *, keys: Sequence[str], fields: Sequence[StructField], time_zone: str
+        self,
+        rows: DataFrame,
+        *,
+        keys: Sequence[str],
+        fields: Sequence[StructField],
+        time_zone: str,
+        key_types: KeyTypes = (),
     ) -> None:
         from pyspark.sql import functions as F
 
+        self._types = tuple(key_types)
         self._names = [f"__mssql_cdc_k{i}" for i in range(len(keys))]
         self._rows = rows.select(
             *[F.col(quote_identifier(k)).alias(n) for k, n in zip(keys, self._names, strict=True)],
@@ -161,7 +213,7 @@ class TargetRows:
     def digests(self, ranges: Sequence[KeyRange]) -> list[TileDigest]:
         from pyspark.sql import functions as F
 
-        tile = _tile_of(self._keys(), ranges)
+        tile = _tile_of(self._keys(), ranges, self._types)
         found = {
             int(r[_TILE]): TileDigest(int(r["n"]), int(r["d"] or Decimal(0)) % MODULUS)
             for r in self._rows.select(tile.alias(_TILE), F.col(_DIGEST))
@@ -173,21 +225,28 @@ class TargetRows:
         return [found.get(i, TileDigest(0, 0)) for i in range(len(ranges))]
 
     def keyed(self, key_range: KeyRange) -> dict[Key, int]:
-        rows = self._rows.where(_within(self._keys(), key_range)).collect()
-        return {tuple(r[n] for n in self._names): int(r[_DIGEST]) % MODULUS for r in rows}
+        rows = self._rows.where(_within(self._keys(), key_range, self._types)).collect()
+        return {
+            _instants(tuple(r[n] for n in self._names), self._types): int(r[_DIGEST]) % MODULUS
+            for r in rows
+        }
 
     def key_at(self, key_range: KeyRange, position: int) -> KeyBound:
         keys = self._keys()
+        ordered = [
+            _guid_order(k) if (t or "").lower().startswith("uniqueidentifier") else k
+            for k, t in zip(keys, self._types or [None] * len(keys), strict=True)
+        ]
         rows = (
-            self._rows.where(_within(keys, key_range))
-            .orderBy(*[k.asc_nulls_first() for k in keys])
+            self._rows.where(_within(keys, key_range, self._types))
+            .orderBy(*[k.asc_nulls_first() for k in ordered])
             .limit(position + 1)
             .collect()
         )
         if len(rows) <= position:
             return None
-        values = tuple(rows[position][n] for n in self._names)
-        return values[0] if len(values) == 1 else values
+        values = _instants(tuple(rows[position][n] for n in self._names), self._types)
+        return values[0] if len(values) == 1 else values  # type: ignore[return-value]
 
     def release(self) -> None:
         self._rows.unpersist()

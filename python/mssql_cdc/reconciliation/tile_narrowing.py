@@ -6,6 +6,10 @@ the digest of each of its keys. A range whose counts and digests agree holds the
 both sides (up to a 64-bit digest's collisions); one that differs is split at the middle key of
 its larger side and both halves are asked again, until a range has at most `leaf_rows` rows on
 each side and its keys are compared one by one. Narrowing stops once `sample` keys are named.
+
+Keys are compared in SQL Server's order for their SQL types (`key_types`, one per key column;
+`core.sort_part`): a GUID by its byte groups, a datetimeoffset as its UTC instant, a date or
+time bound given as server text as the date or time it names (decision 1331).
 """
 
 from __future__ import annotations
@@ -15,13 +19,25 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from mssql_cdc.core import TileDigest
+from mssql_cdc.core import TileDigest, sort_part, typed_part
 from mssql_cdc.options import KeyBound
 
-__all__ = ["KeyRange", "Narrowed", "TileSide", "as_key", "compare_tiles", "in_range", "key_order"]
+__all__ = [
+    "KeyRange",
+    "KeyTypes",
+    "Narrowed",
+    "TileSide",
+    "as_key",
+    "compare_tiles",
+    "in_range",
+    "key_order",
+    "typed_key",
+]
 
 Key = tuple[object, ...]
 KeyRange = tuple[KeyBound, KeyBound]
+KeyTypes = Sequence[str | None]
+"""The SQL type of each key column (None: unknown, compared as the value is); () for all."""
 
 
 class TileSide(Protocol):
@@ -37,9 +53,24 @@ def as_key(bound: object) -> Key:
     return tuple(bound) if isinstance(bound, tuple | list) else (bound,)
 
 
-def _key_below(a: Key, b: Key) -> bool:
-    """a < b in key order with NULLs first, as SQL Server and the Spark side order keys."""
-    for x, y in zip(a, b, strict=True):
+def typed_key(key: Key, types: KeyTypes = ()) -> Key:
+    """A key with each part the Python value of its SQL type, so that a key read from the
+    server, the emulator or Spark is one value (a GUID's text upper case, a datetimeoffset an
+    aware UTC time)."""
+    if not types:
+        return key
+    return tuple(typed_part(v, t) for v, t in zip(key, types, strict=True))
+
+
+def _sortable(key: Key, types: KeyTypes) -> Key:
+    if not types:
+        return key
+    return tuple(sort_part(v, t) for v, t in zip(key, types, strict=True))
+
+
+def _key_below(a: Key, b: Key, types: KeyTypes = ()) -> bool:
+    """a < b in key order with NULLs first, as SQL Server orders keys of these types."""
+    for x, y in zip(_sortable(a, types), _sortable(b, types), strict=True):
         if x == y:
             continue
         if x is None:
@@ -50,11 +81,11 @@ def _key_below(a: Key, b: Key) -> bool:
     return False
 
 
-def in_range(key: Key, key_range: KeyRange) -> bool:
+def in_range(key: Key, key_range: KeyRange, types: KeyTypes = ()) -> bool:
     """Whether `key` lies in `[lo, hi)`, keys compared column by column with NULLs first."""
     lo, hi = key_range
-    return (lo is None or not _key_below(key, as_key(lo))) and (
-        hi is None or _key_below(key, as_key(hi))
+    return (lo is None or not _key_below(key, as_key(lo), types)) and (
+        hi is None or _key_below(key, as_key(hi), types)
     )
 
 
@@ -90,6 +121,7 @@ def compare_tiles(
     *,
     sample: int,
     leaf_rows: int,
+    key_types: KeyTypes = (),
 ) -> Narrowed:
     """Compare `tiles` on both sides, then narrow the differing ones (module docstring)."""
     mine, theirs = _both(source, target, tiles)
@@ -108,14 +140,20 @@ def compare_tiles(
         halves = None
         if max(a.rows, b.rows) > leaf_rows:
             larger = source if a.rows >= b.rows else target
-            halves = _split(key_range, larger.key_at(key_range, max(a.rows, b.rows) // 2))
+            middle = larger.key_at(key_range, max(a.rows, b.rows) // 2)
+            halves = _split(key_range, middle, key_types)
         if halves is None:  # small enough, or no key splits it: compare its keys
             leaves.append(key_range)
-            ours, others = source.keyed(key_range), target.keyed(key_range)
-            missing += sorted((k for k in ours if k not in others), key=key_order)
-            extra += sorted((k for k in others if k not in ours), key=key_order)
+            ours = {typed_key(k, key_types): d for k, d in source.keyed(key_range).items()}
+            others = {typed_key(k, key_types): d for k, d in target.keyed(key_range).items()}
+
+            def order(k: Key) -> tuple[tuple[bool, object], ...]:
+                return key_order(k, key_types)
+
+            missing += sorted((k for k in ours if k not in others), key=order)
+            extra += sorted((k for k in others if k not in ours), key=order)
             different += sorted(
-                (k for k in ours if k in others and ours[k] != others[k]), key=key_order
+                (k for k in ours if k in others and ours[k] != others[k]), key=order
             )
             continue
         for half, x, y in zip(halves, *_both(source, target, halves), strict=True):
@@ -145,15 +183,15 @@ def _both(
         return source.digests(ranges), theirs.result()
 
 
-def _split(key_range: KeyRange, middle: KeyBound) -> list[KeyRange] | None:
+def _split(key_range: KeyRange, middle: KeyBound, types: KeyTypes) -> list[KeyRange] | None:
     lo, hi = key_range
-    if middle is None or (lo is not None and not _key_below(as_key(lo), as_key(middle))):
+    if middle is None or (lo is not None and not _key_below(as_key(lo), as_key(middle), types)):
         return None
-    if hi is not None and not _key_below(as_key(middle), as_key(hi)):
+    if hi is not None and not _key_below(as_key(middle), as_key(hi), types):
         return None
     return [(lo, middle), (middle, hi)]
 
 
-def key_order(key: Key) -> tuple[tuple[bool, object], ...]:
-    """A sort key putting keys in key order, NULLs first."""
-    return tuple((v is not None, v) for v in key)
+def key_order(key: Key, types: KeyTypes = ()) -> tuple[tuple[bool, object], ...]:
+    """A sort key putting keys in SQL Server's key order for their types, NULLs first."""
+    return tuple((v is not None, v) for v in _sortable(key, types))

@@ -2,7 +2,8 @@
 and the key planning of chunked snapshots (docs/snapshots.md).
 
 `open_probe(config)` picks the backend: the emulator file, or a T-SQL session through the
-`sqlserver` Protocols. Every call reads the source afresh.
+`sqlserver` Protocols. Every call reads the source afresh. The emulator's chunk bounds are
+ordered by its engine, never by Python (decision 1331).
 """
 
 from __future__ import annotations
@@ -11,10 +12,18 @@ from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from mssql_cdc.core import Instance, Observation, StreamOffset, format_commit_ts, initial_lsn, lsn
+from mssql_cdc.core import (
+    Instance,
+    Observation,
+    StreamOffset,
+    format_commit_ts,
+    initial_lsn,
+    lsn,
+    typed_part,
+)
 from mssql_cdc.options import KeyBound, SourceConfig
 
 __all__ = ["ResolvedSource", "SourceProbe", "open_probe", "stamp"]
@@ -74,11 +83,6 @@ def _bound(value: object) -> KeyBound:
     if isinstance(value, list | tuple):
         return tuple(value)
     return value  # type: ignore[return-value]
-
-
-def _null_first(key: KeyBound) -> tuple[Any, ...]:
-    parts = key if isinstance(key, tuple) else (key,)
-    return tuple((p is not None, p) for p in parts)
 
 
 class _EmulatorProbe:
@@ -151,14 +155,47 @@ class _EmulatorProbe:
         extent = self._reader.key_extent(self.resolved().table, key_columns=list(keys))
         return None if extent is None else _bound(extent["max"])
 
+    def _typed(self, keys: Sequence[str], bound: KeyBound) -> object:
+        """A bound as the engine takes it: the plan stores dates and times as text."""
+        if bound is None:
+            return None
+        types = {name.lower(): t for name, t in self.column_types().items()}
+        parts = bound if isinstance(bound, tuple) else (bound,)
+        typed = [typed_part(p, types.get(k.lower())) for p, k in zip(parts, keys, strict=True)]
+        return tuple(typed) if isinstance(bound, tuple) else typed[0]
+
     def keyset_bounds(self, keys: Sequence[str], every: int, upto: KeyBound) -> list[KeyBound]:
-        tiles = self._reader.key_tiles(
-            self.resolved().table, rows_per_tile=every, key_columns=list(keys)
-        )
-        return [_bound(t) for t in tiles if _null_first(_bound(t)) <= _null_first(upto)]
+        """The tile starts at or below `upto`, as the engine orders keys:
+        the starts come in key order, and a start is at or below `upto` exactly when a key
+        lies in `[start, first key above upto)`; a binary search asks that of the engine."""
+        table = self.resolved().table
+        tiles = [
+            _bound(t)
+            for t in self._reader.key_tiles(table, rows_per_tile=every, key_columns=list(keys))
+        ]
+        above = self._reader.next_key(table, self._typed(keys, upto), key_columns=list(keys))
+        if above is None:
+            return tiles
+
+        def at_or_below(start: KeyBound) -> bool:
+            batches = self._reader.read_table(
+                table, start, above, columns=list(keys), key_columns=list(keys), batch_rows=1
+            )
+            return any(b.num_rows for b in batches)
+
+        low, high = 0, len(tiles)  # tiles[:low] are at or below upto, tiles[high:] above
+        while low < high:
+            middle = (low + high) // 2
+            if at_or_below(tiles[middle]):
+                low = middle + 1
+            else:
+                high = middle
+        return tiles[:low]
 
     def first_key_above(self, keys: Sequence[str], bound: KeyBound) -> KeyBound:
-        found = self._reader.next_key(self.resolved().table, bound, key_columns=list(keys))
+        found = self._reader.next_key(
+            self.resolved().table, self._typed(keys, bound), key_columns=list(keys)
+        )
         return None if found is None else _bound(found)
 
     def close(self) -> None:

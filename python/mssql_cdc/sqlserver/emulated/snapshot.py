@@ -2,7 +2,8 @@
 
 The emulator reads a table as of one snapshot and accepts both isolation levels; it ignores
 `lockTimeoutMs`. Key bounds are the emulator's own values (int, str,
-bytes, ...), compared by the engine as SQL Server compares them.
+bytes, ...) or the text a chunk plan stored (JSON holds no dates), turned back into the key
+column's value (`emulator_bound`) and compared by the engine as SQL Server compares them.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core import typed_part
 from mssql_cdc.emulator import EmulatorReader
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import KeyBound
@@ -20,7 +22,22 @@ from mssql_cdc.sqlserver.tsql.arrow import MAX_BATCH_BYTES, cast_batches, table_
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["EmulatorSnapshotReader"]
+__all__ = ["EmulatorSnapshotReader", "emulator_bound"]
+
+
+def emulator_bound(bound: KeyBound, sql_types: Sequence[str | None]) -> KeyBound:
+    """`bound` with each text part that stands for a date, time, decimal or binary value
+    turned into that value, as the engine takes it (the CAST a T-SQL backend asks for)."""
+    if bound is None:
+        return None
+    parts = bound if isinstance(bound, tuple) else (bound,)
+    if len(parts) != len(sql_types):
+        raise ValueError(
+            f"a bound has {len(parts)} key parts for a key of {len(sql_types)} columns"
+        )
+    typed = tuple(typed_part(p, t) for p, t in zip(parts, sql_types, strict=True))
+    return typed if isinstance(bound, tuple) else typed[0]  # type: ignore[return-value]
+
 
 _LOWEST = {"tinyint": 0, "smallint": -(2**15), "int": -(2**31), "bigint": -(2**63)}
 
@@ -56,6 +73,12 @@ class EmulatorSnapshotReader:
             )
             for c in info["columns"]
         ]
+
+    def _key_types(
+        self, source_schema: str, source_table: str, keys: Sequence[str]
+    ) -> list[str | None]:
+        types = {c.name: c.sql_type for c in self.table_columns(source_schema, source_table)}
+        return [types.get(k) for k in keys]
 
     def _key_check(self, source_schema: str, source_table: str, keys: Sequence[str]) -> None:
         names = {c.name for c in self.table_columns(source_schema, source_table)}
@@ -117,9 +140,9 @@ class EmulatorSnapshotReader:
         """The key at 0-based `position` among keys at or after `start` (after it when not
         `inclusive`; a None start is the table's first key); None past the end."""
         table = f"{source_schema}.{source_table}"
-        lo: object = start
+        lo: object = emulator_bound(start, self._key_types(source_schema, source_table, keys))
         if start is not None and not inclusive:
-            lo = self.reader.next_key(table, start, key_columns=keys)
+            lo = self.reader.next_key(table, lo, key_columns=keys)
             if lo is None:
                 return None
         stream = self.reader.read_table(
@@ -151,10 +174,11 @@ class EmulatorSnapshotReader:
         present = {c.name for c in self.table_columns(source_schema, source_table)}
         table = f"{source_schema}.{source_table}"
         names = [c.name for c in columns if c.name in present]
+        types = self._key_types(source_schema, source_table, keys)
         raw_batches = self.reader.read_table(
             table,
-            lo,
-            hi,
+            emulator_bound(lo, types) if keys else lo,
+            emulator_bound(hi, types) if keys else hi,
             columns=names,
             key_columns=list(keys) or None,
             batch_rows=batch_rows,

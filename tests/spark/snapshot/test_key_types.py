@@ -1,0 +1,198 @@
+"""Keys of types whose order Python and Spark do not share with SQL Server (issue 34, item 3):
+a chunked bootstrap, a chunked re-snapshot, silver and reconcile (equal, then with one
+difference) end equal to the source, each key read once per snapshot (decisions 1330-1331).
+
+SQL Server's orders, the oracle the key values are chosen against:
+- uniqueidentifier orders by its last six bytes first, then bytes 8-9, 6-7, 4-5 and 0-3
+  (https://learn.microsoft.com/en-us/dotnet/framework/data/adonet/sql/comparing-guid-and-uniqueidentifier-values),
+  so its text's order is not its order;
+- datetimeoffset compares as UTC
+  (https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetimeoffset-transact-sql),
+  so an earlier local time can be a later instant;
+- date covers 0001-01-01 to 9999-12-31
+  (https://learn.microsoft.com/en-us/sql/t-sql/data-types/date-transact-sql).
+The expected tables are the rows the test inserted, in plain Python.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from mssql_cdc import apply_changes, reconcile, stream
+from mssql_cdc.emulator import Emulator
+from tests.spark.support.backends import Backend, backend_options
+
+START = datetime(2026, 9, 28, 13, 50)
+
+
+def _guid(groups: tuple[int, int, int, int, int]) -> str:
+    a, b, c, d, e = groups
+    return f"{a:08X}-{b:04X}-{c:04X}-{d:04X}-{e:012X}"
+
+
+# Each GUID differs from the next in one byte group, and text order disagrees with the
+# server's: a larger first group with a smaller last group sorts first on the server.
+GUIDS = [
+    _guid((0xFFFFFFFF - i, 0x1000 * (i % 3), 0x0100 * (i % 5), 0x0001 * (i % 7), 15 - i))
+    for i in range(14)
+] + [
+    "3AAAAAAA-BBBB-CCCC-DDDD-2EEEEEEEEEEE",
+    "2AAAAAAA-BBBB-CCCC-DDDD-1EEEEEEEEEEE",
+    "1AAAAAAA-BBBB-CCCC-DDDD-3EEEEEEEEEEE",
+]
+# Local times rise while the instants fall: the offsets grow faster than the clock.
+OFFSETS = [
+    datetime(2026, 1, 1, 10, i, tzinfo=timezone(timedelta(hours=i % 12 - 5))) for i in range(16)
+]
+DATES = [
+    date(1, 1, 1),
+    date(1, 1, 2),
+    date(1899, 12, 31),
+    date(1969, 12, 31),
+    date(1970, 1, 1),
+    date(1970, 1, 2),
+    date(9999, 12, 30),
+    date(9999, 12, 31),
+    *[date(1900 + 7 * i, 1 + i % 12, 1) for i in range(9)],
+]
+KEYS: dict[str, list[Any]] = {
+    "uniqueidentifier": GUIDS,
+    "datetimeoffset(7)": OFFSETS,
+    "date": DATES,
+}
+
+
+def _comparable(value: Any) -> Any:
+    """A key as the test compares it: a GUID's text upper case, a time as its UTC instant."""
+    if isinstance(value, str):
+        return str(uuid.UUID(value)).upper()
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo is not None else value.astimezone()
+        return aware.astimezone(UTC)
+    return value
+
+
+class Keyed:
+    """dbo.t (k <sql_type> PRIMARY KEY, v nvarchar(20)) streamed into bronze with chunked
+    snapshots, silver applied from it."""
+
+    def __init__(self, spark: SparkSession, root: Path, sql_type: str, backend: Backend) -> None:
+        self.spark, self.root, self.minute = spark, root, 0
+        self.emu = Emulator.create(root / "e.db", start=START)
+        self.emu.create_table("dbo.t", {"k": sql_type, "v": "nvarchar(20)"}, primary_key="k")
+        self.emu.enable_cdc("dbo.t")
+        self.options = {**backend_options(self.emu.path, backend), "captureInstance": "dbo_t"}
+        self.paths = {n: str(root / n) for n in ("bronze", "ckpt", "facts", "silver", "control")}
+
+    def commit(self, *changes: tuple[str, Any, str | None]) -> None:
+        self.minute += 1
+        rows = [
+            (op, "dbo.t", {"k": k} if op == "delete" else {"k": k, "v": v}) for op, k, v in changes
+        ]
+        self.emu.commit(rows, at=START + timedelta(minutes=self.minute))
+
+    def source(self) -> dict[Any, str]:
+        return {_comparable(r["k"]): r["v"] for r in self.emu.rows("dbo.t")}
+
+    def run(self) -> None:
+        p = self.paths
+        query = stream(self.spark, self.options).to_delta(
+            p["bronze"], "keys", p["ckpt"], p["facts"],
+            trigger={"availableNow": True}, bootstrap=True, snapshot="chunked",
+        )  # fmt: skip
+        assert query.awaitTermination(300)
+        assert query.exception() is None
+
+    def backfill(self) -> None:
+        status = stream(self.spark, self.options).backfill(
+            self.paths["bronze"], app_id="keys", facts_table=self.paths["facts"], chunk_rows=4
+        )
+        assert status["state"] == "done"
+        assert (status["chunks_total"] or 0) >= 3  # several chunks, so bounds were compared
+
+    def snapshot_reads(self) -> list[Counter[Any]]:
+        """Per snapshot (its `_snapshot` LSN), how often each key was read into bronze."""
+        rows = self.spark.read.format("delta").load(self.paths["bronze"]).collect()
+        found: dict[str, Counter[Any]] = {}
+        for r in rows:
+            if r["_operation"] == 0:
+                found.setdefault(r["_snapshot"], Counter())[_comparable(r["k"])] += 1
+        return [found[s] for s in sorted(found)]
+
+    def silver(self) -> dict[Any, str]:
+        p = self.paths
+        apply_changes(
+            self.spark, p["bronze"], p["silver"], keys=["k"],
+            control_table=p["control"], facts_table=p["facts"],
+        )  # fmt: skip
+        rows = self.spark.read.format("delta").load(p["silver"]).collect()
+        assert len(rows) == len({_comparable(r["k"]) for r in rows})
+        return {_comparable(r["k"]): r["v"] for r in rows}
+
+    def reconcile(self) -> tuple[bool, list[Any], list[Any]]:
+        found = reconcile(
+            self.spark, self.options, self.paths["silver"],
+            control_table=self.paths["control"], tiles=4,
+        )  # fmt: skip
+        return found.equal, list(found.missing), list(found.different)
+
+
+def _story(spark: SparkSession, root: Path, sql_type: str, backend: Backend) -> None:
+    keys = KEYS[sql_type]
+    t = Keyed(spark, root, sql_type, backend)
+    t.commit(*[("insert", k, f"v{i}") for i, k in enumerate(keys)])
+    t.run()
+    t.commit(("update", keys[3], "changed"), ("delete", keys[5], None))
+    t.backfill()
+    t.run()
+    expected = {_comparable(k): f"v{i}" for i, k in enumerate(keys)}
+    expected[_comparable(keys[3])] = "changed"
+    del expected[_comparable(keys[5])]
+    assert t.source() == expected  # the oracle agrees with the emulator's own table
+    [bootstrap] = t.snapshot_reads()
+    # the waves read after the delete: every key then present once, none twice
+    assert bootstrap == Counter(dict.fromkeys(expected, 1))
+    assert t.silver() == expected
+    assert t.reconcile() == (True, [], [])
+
+    p = t.paths
+    stream(spark, t.options).resnapshot(
+        p["bronze"], "keys", p["ckpt"], p["facts"], resnapshot_interval_days=0, snapshot="chunked"
+    )
+    t.run()
+    t.backfill()
+    t.run()
+    _, again = t.snapshot_reads()
+    assert again == Counter(dict.fromkeys(expected, 1))
+    assert t.silver() == expected
+
+    gone, changed = keys[0], keys[-1]
+    spark.sql(f"UPDATE delta.`{p['silver']}` SET v = 'drifted' WHERE v = 'v{len(keys) - 1}'")
+    spark.sql(f"DELETE FROM delta.`{p['silver']}` WHERE v = 'v0'")
+    equal, missing, different = t.reconcile()
+    assert not equal
+    assert [_comparable(_from_json(k, sql_type)) for k in missing] == [_comparable(gone)]
+    assert [_comparable(_from_json(k, sql_type)) for k in different] == [_comparable(changed)]
+
+
+def _from_json(value: Any, sql_type: str) -> Any:
+    """A reconcile result's key (JSON: times as UTC text) as the test's value."""
+    if sql_type == "date":
+        return date.fromisoformat(value)
+    if sql_type.startswith("datetimeoffset"):
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    return value
+
+
+@pytest.mark.parametrize("sql_type", list(KEYS))
+def test_keys_the_server_orders_its_own_way_snapshot_once_and_reconcile_in_the_emulator(
+    spark: SparkSession, tmp_path: Path, sql_type: str
+) -> None:
+    _story(spark, tmp_path, sql_type, "emulator")
