@@ -331,7 +331,7 @@ TEST_F(Select, CommitTimeInAZoneAppliesTheZonesRulesOfThatDate) {
   const Result r =
       run("SELECT TOP (1) CONVERT(datetime2(3), (m.tran_end_time AT TIME ZONE @P1) AT TIME ZONE 'UTC') AS commit_ts "
           "FROM cdc.lsn_time_mapping AS m WHERE m.start_lsn <= CONVERT(binary(10), @P2, 1) ORDER BY m.start_lsn DESC;",
-          text_params({"America/New_York", "0x00000000000000000009"}));
+          text_params({"Eastern Standard Time", "0x00000000000000000009"}));
   EXPECT_EQ(r.rows, (std::vector<std::vector<Value>>{{at(3, 17)}}));
 }
 
