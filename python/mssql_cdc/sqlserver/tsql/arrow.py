@@ -3,6 +3,8 @@
 mssql-python hands Arrow batches, which are cast; pymssql hands tuples, which are turned into
 Arrow here. Either way every batch has exactly the output schema, and a value that does not
 fit fails naming its column.
+
+Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ def change_shape(
 
 def with_candidates(schema: pa.Schema, time_zone: str) -> pa.Schema:
     """`schema` with the candidate columns `statements.change_rows` reads after `_commit_ts` in
-    a named zone (decision 1320); those are dropped before a batch leaves the reader."""
+    a named zone; those are dropped before a batch leaves the reader."""
     import pyarrow as pa
 
     if time_zone == "UTC" or time_zone[:1] in "+-":

@@ -3,6 +3,8 @@
 Each object owns one session (one connection) and closes it in `close()`. None of them is
 pickled: executors build their own reader from the options. Run over TDS against the
 emulator's front end, not yet against a live server (docs/sqlserver.md).
+
+Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
 """
 
 from __future__ import annotations
@@ -193,7 +195,7 @@ class TsqlChangeReader:
     def _in_lsn_order(
         self, held: list[pa.RecordBatch], schema: pa.Schema, time_zone: str
     ) -> Iterator[pa.RecordBatch]:
-        """`held` with each commit time the instant LSN order gives it (decision 1320)."""
+        """`held` with each commit time the instant LSN order gives it."""
         import pyarrow as pa
 
         first = lsn.Lsn(str(held[0].column("_start_lsn")[0].as_py()))

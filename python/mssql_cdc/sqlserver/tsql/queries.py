@@ -3,6 +3,8 @@
 Shared by the T-SQL backends; each function is one round trip (two for the catalog's
 captured columns). LSNs come back as canonical text; the CDC help procedures return binary
 LSNs, which only this module turns into text.
+
+Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ def mapping_below(session: Session, below: lsn.Lsn, n: int, time_zone: str) -> l
 def mapping_span(
     session: Session, from_lsn: lsn.Lsn, to_lsn: lsn.Lsn, time_zone: str
 ) -> dict[lsn.Lsn, datetime]:
-    """The instant of every mapping entry from `from_lsn` to `to_lsn` (decision 1320)."""
+    """The instant of every mapping entry from `from_lsn` to `to_lsn`."""
     entries = _entries(session.rows(tsql.mapping_span(from_lsn, to_lsn, time_zone)))
     found = instants(entries, lambda below, n: mapping_below(session, below, n, time_zone))
     return dict(zip((e.lsn for e in entries), found, strict=True))
@@ -136,7 +138,7 @@ def mapping_span(
 
 def commit_time(session: Session, at: lsn.Lsn, time_zone: str) -> datetime | None:
     """The instant of the mapping entry at or below `at`: AT TIME ZONE's, unless the zone
-    repeats its local time; then the one LSN order gives (decision 1320)."""
+    repeats its local time; then the one LSN order gives."""
     rows = session.rows(tsql.commit_time(at, time_zone))
     at_entry = lsn_text(rows[0]["lsn"]) if rows else None
     entry = None if at_entry is None else candidates(rows[0], at_entry)

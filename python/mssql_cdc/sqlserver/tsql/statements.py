@@ -4,6 +4,8 @@ A function returns a `Statement`: text with parameter markers, and the parameter
 Values are never put in the text; identifiers are validated and bracket-quoted; integers that
 must be inlined (NTILE, OFFSET, LOCK_TIMEOUT) are checked Python ints. The reader never writes
 to the source: only SELECT, the CDC help procedures and connection-level SET statements.
+
+Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ def commit_candidates(expression: str, time_zone: str, name: str) -> tuple[str, 
     (the local time taken back by the offset in force three hours after the earliest instant)
     and `name_later_local` (the local time of that instant). The later instant is the local
     time's second one, a fall-back repeating it, when it is later and maps back to the same
-    local time (decision 1320)."""
+    local time."""
     utc, params = utc_time(expression, time_zone)
     if time_zone == "UTC" or _OFFSET.match(time_zone):
         return f"{utc} AS [{name}]", params
