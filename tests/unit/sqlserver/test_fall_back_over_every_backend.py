@@ -20,6 +20,7 @@ import pytest
 from mssql_cdc.core import lsn
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.emulator.serve import serve
+from mssql_cdc.facts.metrics import retention_headroom_hours
 from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
 from mssql_cdc.sqlserver.metadata import ReadColumn
@@ -114,3 +115,15 @@ def test_change_rows_carry_true_instants_never_going_backwards_in_lsn_order(
         times = table.column("_commit_ts").to_pylist()
         assert times == COMMITS[first:]
         assert times == sorted(times)
+
+
+def test_the_retention_headroom_from_a_mark_in_the_repeated_hour_is_the_true_span(
+    backend: Any, new_york: tuple[Path, list[str]]
+) -> None:
+    # The mark on the second 01:20 and the end on 02:30 EST are 70 minutes apart; AT TIME ZONE
+    # alone would give 05:20 for the mark and claim 2.17 hours of headroom.
+    reader, zone = backend
+    _, lsns = new_york
+    mark = reader.commit_time(lsn.Lsn(lsns[3]), zone)
+    end = reader.commit_time(lsn.Lsn(lsns[-1]), zone)
+    assert retention_headroom_hours(end, mark) == 1.17
