@@ -335,6 +335,17 @@ TEST_F(Select, CommitTimeInAZoneAppliesTheZonesRulesOfThatDate) {
   EXPECT_EQ(r.rows, (std::vector<std::vector<Value>>{{at(3, 17)}}));
 }
 
+TEST_F(Select, AtTimeZoneMovesAGapTimeAheadAndGivesARepeatedTimeTheOffsetBeforeTheChange) {
+  // learn.microsoft.com/sql/t-sql/queries/at-time-zone-transact-sql: in Central Europe 2022-03-27
+  // 02:01 (in the gap) is 03:01 +02:00 and 2022-10-30 02:01 (repeated) is 02:01 +02:00.
+  const Result r = run(
+      "SELECT CONVERT(datetime2(0), '2022-03-27T02:01:00', 126) AT TIME ZONE 'Central European Standard Time' AS gap, "
+      "CONVERT(datetime2(0), '2022-10-30T02:01:00', 126) AT TIME ZONE 'Central European Standard Time' AS repeated;");
+  const std::int64_t minute = 600000000LL;
+  EXPECT_EQ(r.rows, (std::vector<std::vector<Value>>{{DateTimeOffset{DateTime2{738240, 61 * minute}, 120},
+                                                      DateTimeOffset{DateTime2{738457, 1 * minute}, 120}}}));
+}
+
 TEST_F(Select, NthCommitAfterSkipsWithOffsetAndFetch) {
   const Result r =
       run("SELECT CONVERT(varchar(22), m.start_lsn, 1) AS lsn FROM cdc.lsn_time_mapping AS m WHERE m.start_lsn > "
