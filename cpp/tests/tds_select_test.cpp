@@ -331,8 +331,19 @@ TEST_F(Select, CommitTimeInAZoneAppliesTheZonesRulesOfThatDate) {
   const Result r =
       run("SELECT TOP (1) CONVERT(datetime2(3), (m.tran_end_time AT TIME ZONE @P1) AT TIME ZONE 'UTC') AS commit_ts "
           "FROM cdc.lsn_time_mapping AS m WHERE m.start_lsn <= CONVERT(binary(10), @P2, 1) ORDER BY m.start_lsn DESC;",
-          text_params({"America/New_York", "0x00000000000000000009"}));
+          text_params({"Eastern Standard Time", "0x00000000000000000009"}));
   EXPECT_EQ(r.rows, (std::vector<std::vector<Value>>{{at(3, 17)}}));
+}
+
+TEST_F(Select, AtTimeZoneMovesAGapTimeAheadAndGivesARepeatedTimeTheOffsetBeforeTheChange) {
+  // learn.microsoft.com/sql/t-sql/queries/at-time-zone-transact-sql: in Central Europe 2022-03-27
+  // 02:01 (in the gap) is 03:01 +02:00 and 2022-10-30 02:01 (repeated) is 02:01 +02:00.
+  const Result r = run(
+      "SELECT CONVERT(datetime2(0), '2022-03-27T02:01:00', 126) AT TIME ZONE 'Central European Standard Time' AS gap, "
+      "CONVERT(datetime2(0), '2022-10-30T02:01:00', 126) AT TIME ZONE 'Central European Standard Time' AS repeated;");
+  const std::int64_t minute = 600000000LL;
+  EXPECT_EQ(r.rows, (std::vector<std::vector<Value>>{{DateTimeOffset{DateTime2{738240, 61 * minute}, 120},
+                                                      DateTimeOffset{DateTime2{738457, 1 * minute}, 120}}}));
 }
 
 TEST_F(Select, NthCommitAfterSkipsWithOffsetAndFetch) {

@@ -8,7 +8,7 @@
 namespace mssqlcdc::tds {
 namespace {
 
-constexpr std::array<ZoneName, 32> kZones{{
+constexpr std::array<ZoneName, 33> kZones{{
     {"AUS Eastern Standard Time", "Australia/Sydney"},
     {"Alaskan Standard Time", "America/Anchorage"},
     {"Arabian Standard Time", "Asia/Dubai"},
@@ -26,6 +26,7 @@ constexpr std::array<ZoneName, 32> kZones{{
     {"Hawaiian Standard Time", "Pacific/Honolulu"},
     {"India Standard Time", "Asia/Calcutta"},
     {"Korea Standard Time", "Asia/Seoul"},
+    {"Lord Howe Standard Time", "Australia/Lord_Howe"},
     {"Mountain Standard Time", "America/Denver"},
     {"New Zealand Standard Time", "Pacific/Auckland"},
     {"Newfoundland Standard Time", "America/St_Johns"},

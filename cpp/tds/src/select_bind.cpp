@@ -2,12 +2,14 @@
 // outside GROUP BY), an expression a closure over the row. SQL's three-valued logic lives here:
 // NULL compares unknown, AND/OR short-circuit on a known side, WHERE keeps only true.
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 #include "builtins.hpp"
 #include "mssqlcdc/emu/zone.hpp"
 #include "select_engine.hpp"
 #include "tsql.hpp"
+#include "zones.hpp"
 
 namespace mssqlcdc::tds::engine {
 
@@ -332,8 +334,11 @@ Fn Binder::at_time_zone(const Expr& e) {
     if (is_null(zone.value)) return TypedValue{t, std::monostate{}};
     const std::string name = text_of(zone, 0);
     emu::TimeZone tz = emu::TimeZone::utc();
+    // SQL Server knows zones by their Windows names (sys.time_zone_info), not IANA names.
+    const auto iana = iana_zone(name);
     try {
-      tz = emu::TimeZone::load(name);
+      if (!iana) throw std::invalid_argument(name);
+      tz = emu::TimeZone::load(*iana);
     } catch (const std::exception&) {
       sql_error(9820, "The time zone parameter '" + name + "' provided to AT TIME ZONE clause is invalid.");
     }
@@ -343,12 +348,26 @@ Fn Binder::at_time_zone(const Expr& e) {
       const std::int64_t secs = (o->utc.days - 719162LL) * 86400 + o->utc.ticks / 10000000;
       return TypedValue{t, DateTimeOffset{o->utc, static_cast<std::int16_t>(tz.offset_at(secs) / 60)}};
     }
-    // A time without offset is a local time of the zone: find the offset in force there.
+    // A time without offset is a local time of the zone. As SQL Server documents
+    // (learn.microsoft.com/sql/t-sql/queries/at-time-zone-transact-sql): a local time the zone
+    // repeats when clocks are set back takes the offset before the change (the earlier instant);
+    // one in the gap when they are set ahead is shifted by the offset before the change and shown
+    // with the offset after it.
     const DateTime2 local = std::get<DateTime2>(convert(utc_text, v, 0).value);
     const std::int64_t local_secs = (local.days - 719162LL) * 86400 + local.ticks / 10000000;
-    std::int64_t offset = tz.offset_at(local_secs);
-    offset = tz.offset_at(local_secs - offset);
-    const std::int64_t ticks = local.ticks - offset * 10000000;
+    const std::int64_t before = tz.offset_at(local_secs - 86400);
+    const std::int64_t after = tz.offset_at(local_secs + 86400);
+    const auto valid = [&](std::int64_t o) { return tz.offset_at(local_secs - o) == o; };
+    std::int64_t shift = before;   // the offset the local time is taken back by
+    std::int64_t offset = before;  // the offset shown
+    if (valid(before) && valid(after)) {
+      shift = offset = std::max(before, after);  // repeated: the earlier instant
+    } else if (valid(after)) {
+      shift = offset = after;
+    } else if (!valid(before)) {
+      offset = tz.offset_at(local_secs - before);  // in the gap: the offset after the change
+    }
+    const std::int64_t ticks = local.ticks - shift * 10000000;
     DateTime2 utc{local.days, ticks};
     while (utc.ticks < 0) utc.ticks += 864000000000, --utc.days;
     while (utc.ticks >= 864000000000) utc.ticks -= 864000000000, ++utc.days;

@@ -152,6 +152,14 @@ class EmulatorReader:
         micros: int | None = self._reader().time_at_or_below(lsn_arg(value))
         return None if micros is None else from_micros(micros)
 
+    def commit_times(self) -> list[tuple[str, datetime]]:
+        """Every entry of cdc.lsn_time_mapping in LSN order: start_lsn and tran_end_time, in the
+        server's local time as SQL Server stores it."""
+        return [
+            (str(e["start_lsn"]), from_micros(int(e["tran_end_time"])))
+            for e in self._reader().lsn_time_mapping()
+        ]
+
     def time_to_lsn(self, relation: str, time: Time) -> str | None:
         """sys.fn_cdc_map_time_to_lsn with one of its four relations."""
         result: str | None = self._reader().time_to_lsn(relation, to_micros(time))

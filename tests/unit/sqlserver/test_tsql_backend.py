@@ -64,7 +64,7 @@ def test_commit_time_and_the_nth_entry_are_decoded() -> None:
     at = datetime(2026, 9, 28, 14, 3, 12, 117000)
     s = session(
         {
-            "lsn_time_mapping AS m WHERE m.start_lsn <=": (["commit_ts"], [(at,)]),
+            "lsn_time_mapping AS m WHERE m.start_lsn <=": (["lsn", "commit_ts"], [(A, at)]),
             "OFFSET 3 ROWS": (["lsn"], [(B,)]),
         }
     )

@@ -2,8 +2,9 @@
 
 The emulator reads in process and hands Arrow over the C Data Interface; no T-SQL is involved.
 Its reader returns server-local times, converted here to naive UTC through `zoneinfo`, as the
-T-SQL backends convert on the server. The object pickles as its file path and opens the file
-lazily in the process that uses it.
+T-SQL backends convert on the server; a time a fall-back repeats takes the instant the mapping's
+LSN order gives it (`commit_instants`, decision 1320). The object pickles as its file path and
+opens the file lazily in the process that uses it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import Tile, lsn
 from mssql_cdc.emulator import EmulatorReader, PermissionDeniedError
+from mssql_cdc.sqlserver.commit_instants import Candidates, chain
 from mssql_cdc.sqlserver.emulated.local_time import (
-    local_to_utc,
-    local_to_utc_array,
+    local_candidates,
+    local_candidates_array,
     times_as_text,
     zone_of,
 )
@@ -84,7 +86,23 @@ class EmulatorBackend:
     def commit_time(self, at: lsn.Lsn, time_zone: str) -> datetime | None:
         """UTC time of the mapping entry equal to `at`, else of the newest entry below it."""
         local = self.reader.time_at_or_below(at)
-        return None if local is None else local_to_utc(local, time_zone)
+        if local is None:
+            return None
+        earliest, latest = local_candidates(local, time_zone)
+        if earliest == latest:
+            return earliest
+        known = self._instants(time_zone)
+        below = [at_lsn for at_lsn in known if at_lsn <= at]
+        return known[max(below)] if below else earliest
+
+    def _instants(self, time_zone: str) -> dict[lsn.Lsn, datetime]:
+        """Every mapping entry's instant, chained in LSN order (read only when a time is
+        repeated, so at most around a fall-back)."""
+        entries = [
+            Candidates(lsn.Lsn(at), *local_candidates(local, time_zone))
+            for at, local in self.reader.commit_times()
+        ]
+        return dict(zip((lsn.normalize(e.lsn) for e in entries), chain(entries, None), strict=True))
 
     def nth_commit_after(self, after: lsn.Lsn, n: int) -> lsn.Lsn | None:
         value = self.reader.nth_commit_after(after, n)
@@ -210,11 +228,22 @@ class EmulatorBackend:
         except PermissionDeniedError as exc:  # 229, said as the T-SQL backends say it
             raise permission_error(capture_instance, self._user or "<user>") from exc
 
+        known: dict[lsn.Lsn, datetime] = {}
+
         def as_read(raw: pa.RecordBatch) -> pa.RecordBatch:
             # The native reader returns local commit times; the output holds UTC.
             position = raw.schema.get_field_index("_commit_ts")
             if position >= 0:
-                utc = local_to_utc_array(raw.column(position), time_zone)
+                utc, latest = local_candidates_array(raw.column(position), time_zone)
+                if utc != latest:  # a repeated local time: its instant from LSN order
+                    if not known:
+                        known.update(self._instants(time_zone))
+                    starts = raw.column(raw.schema.get_field_index("_start_lsn")).to_pylist()
+                    pairs = zip(starts, utc.to_pylist(), strict=True)
+                    utc = pa.array(
+                        [known.get(lsn.normalize(str(s)), e) for s, e in pairs],
+                        type=pa.timestamp("us"),
+                    )
                 raw = raw.set_column(position, pa.field("_commit_ts", utc.type), utc)
             return times_as_text(raw)
 

@@ -1,7 +1,10 @@
 """Server-local commit times to UTC, for the emulator, whose reader returns local times.
 
 `time_zone` is what planning resolved from `sourceTimeZone`: "UTC", an IANA zone name, or a fixed
-offset "+HH:MM". A local time that a fall-back transition repeats takes its first instant.
+offset "+HH:MM". As SQL Server's AT TIME ZONE does, a local time that a fall-back repeats takes
+its first instant, and one in a spring-forward gap is taken back by the offset before the change
+(learn.microsoft.com/sql/t-sql/queries/at-time-zone-transact-sql). `local_candidates` also gives
+the second instant of a repeated time, which `commit_instants` chooses between (decision 1320).
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from mssql_cdc.errors import ConfigError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["local_to_utc", "local_to_utc_array", "times_as_text", "zone_of"]
+__all__ = [
+    "local_candidates",
+    "local_candidates_array",
+    "local_to_utc",
+    "local_to_utc_array",
+    "times_as_text",
+    "zone_of",
+]
 
 _OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
 
@@ -45,35 +55,63 @@ def _offset(time_zone: str) -> timedelta | None:
 
 
 def local_to_utc(local: datetime, time_zone: str) -> datetime:
-    """The naive UTC datetime of a naive server-local one."""
+    """The naive UTC datetime of a naive server-local one, as AT TIME ZONE gives it."""
+    return local_candidates(local, time_zone)[0]
+
+
+def local_candidates(local: datetime, time_zone: str) -> tuple[datetime, datetime]:
+    """The earliest and latest naive UTC instants of a naive server-local time; they differ only
+    for a local time that a fall-back repeats."""
     if time_zone == "UTC":
-        return local
+        return local, local
     offset = _offset(time_zone)
     if offset is not None:
-        return local - offset
-    aware = local.replace(tzinfo=zone_of(time_zone), fold=0)
-    return aware.astimezone(UTC).replace(tzinfo=None)
+        return local - offset, local - offset
+    zone = zone_of(time_zone)
+    # fold=0 reads a time in a gap with the offset before the change, as SQL Server does.
+    first = local.replace(tzinfo=zone, fold=0).astimezone(UTC).replace(tzinfo=None)
+    second = local.replace(tzinfo=zone, fold=1).astimezone(UTC).replace(tzinfo=None)
+    return first, max(first, second)
 
 
 def local_to_utc_array(values: pa.Array | pa.ChunkedArray, time_zone: str) -> pa.Array:
     """`local_to_utc` over an Arrow `timestamp[us]` column, vectorised."""
+    return local_candidates_array(values, time_zone)[0]
+
+
+def local_candidates_array(
+    values: pa.Array | pa.ChunkedArray, time_zone: str
+) -> tuple[pa.Array, pa.Array]:
+    """`local_candidates` over an Arrow `timestamp[us]` column, vectorised; the few values in a
+    transition (repeated or skipped) are converted one by one."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if time_zone == "UTC":
-        return values
+        return values, values
     offset = _offset(time_zone)
     if offset is not None:
         micros = offset // timedelta(microseconds=1)
-        as_int = pc.subtract(values.cast(pa.int64()), micros)
-        return as_int.cast(pa.timestamp("us"))
+        shifted = pc.subtract(values.cast(pa.int64()), micros).cast(pa.timestamp("us"))
+        return shifted, shifted
     zone_of(time_zone)
-    aware = pc.assume_timezone(
-        values, timezone=time_zone, ambiguous="earliest", nonexistent="earliest"
-    )
-    return aware.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).cast(pa.timestamp("us"))
+
+    def utc(which: str) -> pa.Array:
+        aware = pc.assume_timezone(values, timezone=time_zone, ambiguous=which, nonexistent=which)
+        return aware.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).cast(pa.timestamp("us"))
+
+    first, last = utc("earliest"), utc("latest")
+    differs = pc.fill_null(pc.not_equal(first, last), False)
+    if not pc.any(differs).as_py():
+        return first, last
+    firsts, lasts = first.to_pylist(), last.to_pylist()
+    for i, local in enumerate(values.to_pylist()):
+        if local is not None and firsts[i] != lasts[i]:
+            firsts[i], lasts[i] = local_candidates(local, time_zone)
+    kind = pa.timestamp("us")
+    return pa.array(firsts, type=kind), pa.array(lasts, type=kind)
 
 
 def times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:

@@ -3,6 +3,8 @@
 mssql-python hands Arrow batches, which are cast; pymssql hands tuples, which are turned into
 Arrow here. Either way every batch has exactly the output schema, and a value that does not
 fit fails naming its column.
+
+Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ __all__ = [
     "change_schema",
     "change_shape",
     "fetch_batches",
+    "repeats",
     "rows_to_batch",
     "table_schema",
     "to_schema",
+    "with_candidates",
 ]
 
 FIRST_BATCH_ROWS = 64
@@ -105,6 +109,34 @@ def change_shape(
         read=tuple(c for c in columns if c.name not in skipped),
         constants={"_capture_instance": capture_instance},
     )
+
+
+def with_candidates(schema: pa.Schema, time_zone: str) -> pa.Schema:
+    """`schema` with the candidate columns `statements.change_rows` reads after `_commit_ts` in
+    a named zone; those are dropped before a batch leaves the reader."""
+    import pyarrow as pa
+
+    if time_zone == "UTC" or time_zone[:1] in "+-":
+        return schema
+    extra = [pa.field("_commit_ts" + s, pa.timestamp("us")) for s in _CANDIDATE_SUFFIXES]
+    return pa.schema([*schema, *extra])
+
+
+_CANDIDATE_SUFFIXES = ("_local", "_later", "_later_local")
+
+
+def repeats(batch: pa.RecordBatch) -> bool:
+    """Whether a row's commit time is a local time a fall-back repeats: its later candidate is
+    later than its earliest and maps back to the same local time (`with_candidates`)."""
+    import pyarrow.compute as pc
+
+    names = batch.schema.names
+    if "_commit_ts_later" not in names:
+        return False
+    later = batch.column("_commit_ts_later")
+    same = pc.equal(batch.column("_commit_ts_later_local"), batch.column("_commit_ts_local"))
+    found = pc.and_(pc.greater(later, batch.column("_commit_ts")), same)
+    return bool(pc.any(pc.fill_null(found, False)).as_py())
 
 
 def table_schema(columns: Sequence[ReadColumn]) -> pa.Schema:

@@ -3,6 +3,8 @@
 Each object owns one session (one connection) and closes it in `close()`. None of them is
 pickled: executors build their own reader from the options. Run over TDS against the
 emulator's front end, not yet against a live server (docs/sqlserver.md).
+
+Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ from mssql_cdc.sqlserver.metadata import (
 )
 from mssql_cdc.sqlserver.tsql import queries
 from mssql_cdc.sqlserver.tsql import statements as tsql
-from mssql_cdc.sqlserver.tsql.arrow import change_shape, fetch_batches
+from mssql_cdc.sqlserver.tsql.arrow import (
+    change_shape,
+    fetch_batches,
+    repeats,
+    with_candidates,
+)
 from mssql_cdc.sqlserver.tsql.drivers import Driver, Session, error_number, open_session
 
 if TYPE_CHECKING:
@@ -166,16 +173,46 @@ class TsqlChangeReader:
             if error_number(exc) == _PERMISSION_DENIED:
                 raise permission_error(capture_instance) from exc
             raise
+        read_schema = with_candidates(shape.schema, time_zone)
+        held: list[pa.RecordBatch] = []  # from the first repeated local time on
         try:
-            yield from fetch_batches(
+            for batch in fetch_batches(
                 cursor,
                 arrow=self._session.arrow,
-                schema=shape.schema,
+                schema=read_schema,
                 constants=shape.constants,
                 batch_rows=batch_rows,
-            )
+            ):
+                if held or repeats(batch):
+                    held.append(batch)  # the session is busy until the result ends
+                else:
+                    yield batch.select(shape.schema.names)
         finally:
             cursor.close()
+        if held:
+            yield from self._in_lsn_order(held, shape.schema, time_zone)
+
+    def _in_lsn_order(
+        self, held: list[pa.RecordBatch], schema: pa.Schema, time_zone: str
+    ) -> Iterator[pa.RecordBatch]:
+        """`held` with each commit time the instant LSN order gives it."""
+        import pyarrow as pa
+
+        first = lsn.Lsn(str(held[0].column("_start_lsn")[0].as_py()))
+        last = lsn.Lsn(str(held[-1].column("_start_lsn")[-1].as_py()))
+        known = queries.mapping_span(self._session, first, last, time_zone)
+        for batch in held:
+            starts = batch.column("_start_lsn").to_pylist()
+            earliest = batch.column("_commit_ts").to_pylist()
+            utc = [
+                known.get(lsn.normalize(str(s)), e) if s is not None else e
+                for s, e in zip(starts, earliest, strict=True)
+            ]
+            position = batch.schema.get_field_index("_commit_ts")
+            batch = batch.set_column(
+                position, batch.schema.field(position), pa.array(utc, pa.timestamp("us"))
+            )
+            yield batch.select(schema.names)
 
     def min_lsn(self, capture_instance: str) -> lsn.Lsn | None:
         return queries.min_lsn(self._session, capture_instance)

@@ -3,6 +3,8 @@
 Shared by the T-SQL backends; each function is one round trip (two for the catalog's
 captured columns). LSNs come back as canonical text; the CDC help procedures return binary
 LSNs, which only this module turns into text.
+
+Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from mssql_cdc.core import Tile, lsn
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.sqlserver.commit_instants import Candidates, instants
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -26,12 +29,15 @@ from mssql_cdc.sqlserver.tsql.drivers import Session, error_number
 __all__ = [
     "binary_lsn",
     "bracket_list",
+    "candidates",
     "capture_instances",
     "captured_columns",
     "change_table_access",
     "commit_time",
     "ddl_history",
     "lsn_text",
+    "mapping_below",
+    "mapping_span",
     "max_lsn",
     "min_lsn",
     "nth_commit_after",
@@ -91,8 +97,56 @@ def min_lsn(session: Session, capture_instance: str) -> lsn.Lsn | None:
     return lsn_text(session.scalar(tsql.min_lsn(capture_instance)))
 
 
+def candidates(row: dict[str, Any], at: lsn.Lsn, name: str = "commit_ts") -> Candidates | None:
+    """The candidate instants of a row `commit_candidates` selected; None for a NULL time.
+
+    The later instant counts only when it is later and its local time is the row's own.
+    """
+    earliest = _time(row.get(name))
+    if earliest is None:
+        return None
+    later = _time(row.get(name + tsql.CANDIDATE_COLUMNS[1]))
+    local = _time(row.get(name + tsql.CANDIDATE_COLUMNS[0]))
+    later_local = _time(row.get(name + tsql.CANDIDATE_COLUMNS[2]))
+    repeated = later is not None and later > earliest and later_local == local
+    return Candidates(at, earliest, later if repeated and later else earliest)
+
+
+def _entries(rows: list[dict[str, Any]]) -> list[Candidates]:
+    found = []
+    for row in rows:
+        at = lsn_text(row["lsn"])
+        entry = None if at is None else candidates(row, at)
+        if entry is not None:
+            found.append(entry)
+    return found
+
+
+def mapping_below(session: Session, below: lsn.Lsn, n: int, time_zone: str) -> list[Candidates]:
+    """At most n mapping entries below `below`, newest first (the chain's `Lookback`)."""
+    return _entries(session.rows(tsql.mapping_below(below, n, time_zone)))
+
+
+def mapping_span(
+    session: Session, from_lsn: lsn.Lsn, to_lsn: lsn.Lsn, time_zone: str
+) -> dict[lsn.Lsn, datetime]:
+    """The instant of every mapping entry from `from_lsn` to `to_lsn`."""
+    entries = _entries(session.rows(tsql.mapping_span(from_lsn, to_lsn, time_zone)))
+    found = instants(entries, lambda below, n: mapping_below(session, below, n, time_zone))
+    return dict(zip((e.lsn for e in entries), found, strict=True))
+
+
 def commit_time(session: Session, at: lsn.Lsn, time_zone: str) -> datetime | None:
-    return _time(session.scalar(tsql.commit_time(at, time_zone)))
+    """The instant of the mapping entry at or below `at`: AT TIME ZONE's, unless the zone
+    repeats its local time; then the one LSN order gives."""
+    rows = session.rows(tsql.commit_time(at, time_zone))
+    at_entry = lsn_text(rows[0]["lsn"]) if rows else None
+    entry = None if at_entry is None else candidates(rows[0], at_entry)
+    if entry is None:
+        return None
+    if not entry.ambiguous:
+        return entry.earliest
+    return instants([entry], lambda below, n: mapping_below(session, below, n, time_zone))[0]
 
 
 def nth_commit_after(session: Session, after: lsn.Lsn, n: int) -> lsn.Lsn | None:

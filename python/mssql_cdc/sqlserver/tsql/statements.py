@@ -4,6 +4,8 @@ A function returns a `Statement`: text with parameter markers, and the parameter
 Values are never put in the text; identifiers are validated and bracket-quoted; integers that
 must be inlined (NTILE, OFFSET, LOCK_TIMEOUT) are checked Python ints. The reader never writes
 to the source: only SELECT, the CDC help procedures and connection-level SET statements.
+
+Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mssql_cdc.options import change_table, quote_name, two_part_name
 from mssql_cdc.sqlserver.metadata import ReadColumn
 
 __all__ = [
+    "CANDIDATE_COLUMNS",
     "PARAM",
     "Paramstyle",
     "Statement",
@@ -24,11 +27,14 @@ __all__ = [
     "change_rows",
     "change_table_access",
     "column_expression",
+    "commit_candidates",
     "commit_time",
     "current_time_zone",
     "current_utc_offset",
     "ddl_history",
     "help_capture_instances",
+    "mapping_below",
+    "mapping_span",
     "max_lsn",
     "min_lsn",
     "network_wait",
@@ -121,13 +127,65 @@ def min_lsn(capture_instance: str) -> Statement:
     )
 
 
+CANDIDATE_COLUMNS = ("_local", "_later", "_later_local")
+"""Suffixes of the columns `commit_candidates` adds after its first in a named zone."""
+
+
+def commit_candidates(expression: str, time_zone: str, name: str) -> tuple[str, tuple[object, ...]]:
+    """Return SELECT items for a server-clock `datetime` expression: `name`, its earliest UTC
+    instant (AT TIME ZONE's), then in a named zone `name_local` (the local time), `name_later`
+    (the local time taken back by the offset in force three hours after the earliest instant)
+    and `name_later_local` (the local time of that instant). The later instant is the local
+    time's second one, a fall-back repeating it, when it is later and maps back to the same
+    local time."""
+    utc, params = utc_time(expression, time_zone)
+    if time_zone == "UTC" or _OFFSET.match(time_zone):
+        return f"{utc} AS [{name}]", params
+    local = f"CONVERT(datetime2(3), {expression})"
+    shifted = f"DATEADD(hour, 3, {expression} AT TIME ZONE {_P})"
+    after = f"DATEPART(TZOFFSET, {shifted} AT TIME ZONE {_P})"
+    later = f"DATEADD(minute, -{after}, {local})"
+    later_local = f"CONVERT(datetime2(3), ({later} AT TIME ZONE 'UTC') AT TIME ZONE {_P})"
+    zone = (time_zone,)
+    items = [
+        f"{utc} AS [{name}]",
+        f"{local} AS [{name}{CANDIDATE_COLUMNS[0]}]",
+        f"{later} AS [{name}{CANDIDATE_COLUMNS[1]}]",
+        f"{later_local} AS [{name}{CANDIDATE_COLUMNS[2]}]",
+    ]
+    return ", ".join(items), (*params, *zone * 2, *zone * 3)
+
+
 def commit_time(at: str, time_zone: str) -> Statement:
-    """Commit time of `at`: the mapping entry equal to it, else the newest one below it."""
-    utc, zone_params = utc_time("m.tran_end_time", time_zone)
+    """Commit time of `at`: the mapping entry equal to it, else the newest one below it; the
+    entry's LSN and its candidate instants (`commit_candidates`)."""
+    items, zone_params = commit_candidates("m.tran_end_time", time_zone, "commit_ts")
     return Statement(
-        f"SELECT TOP (1) {utc} AS commit_ts FROM cdc.lsn_time_mapping AS m "
-        f"WHERE m.start_lsn <= {_LSN} ORDER BY m.start_lsn DESC;",
+        f"SELECT TOP (1) CONVERT(varchar(22), m.start_lsn, 1) AS lsn, {items} "
+        f"FROM cdc.lsn_time_mapping AS m WHERE m.start_lsn <= {_LSN} ORDER BY m.start_lsn DESC;",
         (*zone_params, at),
+    )
+
+
+def mapping_below(below: str, n: int, time_zone: str) -> Statement:
+    """At most n mapping entries below `below`, newest first, with their candidate instants."""
+    top = positive_int("n", n)
+    items, zone_params = commit_candidates("m.tran_end_time", time_zone, "commit_ts")
+    return Statement(
+        f"SELECT TOP ({top}) CONVERT(varchar(22), m.start_lsn, 1) AS lsn, {items} "
+        f"FROM cdc.lsn_time_mapping AS m WHERE m.start_lsn < {_LSN} ORDER BY m.start_lsn DESC;",
+        (*zone_params, below),
+    )
+
+
+def mapping_span(from_lsn: str, to_lsn: str, time_zone: str) -> Statement:
+    """The mapping entries from `from_lsn` to `to_lsn`, in LSN order, with candidate instants."""
+    items, zone_params = commit_candidates("m.tran_end_time", time_zone, "commit_ts")
+    return Statement(
+        f"SELECT CONVERT(varchar(22), m.start_lsn, 1) AS lsn, {items} "
+        f"FROM cdc.lsn_time_mapping AS m WHERE m.start_lsn BETWEEN {_LSN} AND {_LSN} "
+        "ORDER BY m.start_lsn;",
+        (*zone_params, from_lsn, to_lsn),
     )
 
 
@@ -183,8 +241,9 @@ def change_rows(
     include_command_id: bool,
     time_zone: str,
 ) -> Statement:
-    """The change rows of one closed range, read from the change table itself."""
-    utc, zone_params = utc_time("m.tran_end_time", time_zone)
+    """The change rows of one closed range, read from the change table itself; in a named zone
+    `_commit_ts` is followed by its candidate columns (`commit_candidates`)."""
+    utc, zone_params = commit_candidates("m.tran_end_time", time_zone, "_commit_ts")
     select = [
         "CONVERT(varchar(22), ct.[__$start_lsn], 1) AS [_start_lsn]",
         "CONVERT(varchar(22), ct.[__$seqval], 1) AS [_seqval]",
@@ -195,7 +254,7 @@ def change_rows(
         select.append("ct.[__$command_id] AS [_command_id]")
         order.append("ct.[__$command_id]")
     order += ["ct.[__$seqval]", "ct.[__$operation]"]
-    select.append(f"{utc} AS [_commit_ts]")
+    select.append(utc)
     select += [
         f"{column_expression(c, 'ct')} AS {quote_name(c.name, 'column name')}" for c in columns
     ]
