@@ -22,6 +22,16 @@ Bytes without_trailing_zeros(const Bytes& b) {
   return Bytes(b.begin(), end);
 }
 
+// The collation a comparison of a and b follows: an explicit COLLATE, else a column's, else the
+// database default (SQL Server's collation precedence, without its conflict error 468).
+const emu::Collation& collation_of(const ColumnType& a, const ColumnType& b) {
+  if (a.collation != nullptr && a.explicit_collation) return *a.collation;
+  if (b.collation != nullptr && b.explicit_collation) return *b.collation;
+  if (a.collation != nullptr) return *a.collation;
+  if (b.collation != nullptr) return *b.collation;
+  return emu::Collation::database_default();
+}
+
 int compare_same(const TypedValue& a, const TypedValue& b) {
   const SqlKind ka = a.type.kind, kb = b.type.kind;
   if (is_numeric(ka) && is_numeric(kb)) {
@@ -40,11 +50,8 @@ int compare_same(const TypedValue& a, const TypedValue& b) {
   if (const auto* x = std::get_if<std::string>(&a.value)) {
     const auto* y = std::get_if<std::string>(&b.value);
     if (y == nullptr) sql_error(402, "The data types are incompatible in the comparison.");
-    // The default collation is case-insensitive and ignores trailing spaces.
-    std::string l = lower(*x), r = lower(*y);
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    while (!r.empty() && r.back() == ' ') r.pop_back();
-    return l.compare(r) < 0 ? -1 : l == r ? 0 : 1;
+    // Every collation ignores trailing spaces; the rest is the collation's (emu/collation.hpp).
+    return collation_of(a.type, b.type).compare(*x, *y);
   }
   if (const auto* x = std::get_if<Bytes>(&a.value)) {
     const auto* y = std::get_if<Bytes>(&b.value);
@@ -90,9 +97,8 @@ std::string group_key(const TypedValue& v) {
     return tagged('n', text_of(TypedValue{ColumnType{SqlKind::Decimal, 17, 38, 10, false}, Decimal{u}}, 0));
   }
   if (const auto* s = std::get_if<std::string>(&v.value)) {
-    std::string k = lower(*s);
-    while (!k.empty() && k.back() == ' ') k.pop_back();
-    return tagged('s', k);
+    const emu::Collation& c = v.type.collation ? *v.type.collation : emu::Collation::database_default();
+    return tagged('s', c.sort_key(*s));
   }
   if (const auto* b = std::get_if<Bytes>(&v.value)) {
     if (v.type.kind == SqlKind::UniqueIdentifier) return tagged('b', hex(*b, false));

@@ -6,6 +6,7 @@
 
 #include "builtins.hpp"
 #include "mssqlcdc/emu/zone.hpp"
+#include "scalar_kinds.hpp"
 #include "select_engine.hpp"
 #include "tsql.hpp"
 
@@ -238,6 +239,20 @@ Fn Binder::compile_node(const Expr& e) {
       };
     }
     case ExprKind::AtTimeZone: return at_time_zone(e);
+    case ExprKind::Collate: {
+      Fn a = compile(*e.args[0]);
+      const emu::Collation* c = emu::Collation::find(e.op);
+      return [a, c](const Row& r) {
+        TypedValue v = a(r);
+        if (!scalar::is_text(v.type.kind))
+          sql_error(447, std::string("Expression type ")
+                             .append(scalar::kind_name(v.type))
+                             .append(" is invalid for COLLATE clause."));
+        v.type.collation = c;
+        v.type.explicit_collation = true;
+        return v;
+      };
+    }
   }
   sql_error(102, "Incorrect syntax near '" + e.text + "'.");
 }
