@@ -22,6 +22,17 @@ Bytes without_trailing_zeros(const Bytes& b) {
   return Bytes(b.begin(), end);
 }
 
+// uniqueidentifier order: the wire bytes (the first three groups little-endian) compared in the
+// order 10-15, 8-9, 6-7, 4-5, 0-3, as SqlGuid documents SQL Server's comparison.
+int compare_guids(const Bytes& x, const Bytes& y) {
+  static constexpr std::size_t kOrder[16] = {10, 11, 12, 13, 14, 15, 8, 9, 6, 7, 4, 5, 0, 1, 2, 3};
+  if (x.size() != 16 || y.size() != 16) return x < y ? -1 : x == y ? 0 : 1;
+  for (const std::size_t i : kOrder) {
+    if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+  }
+  return 0;
+}
+
 // The collation a comparison of a and b follows: an explicit COLLATE, else a column's, else the
 // database default (SQL Server's collation precedence, without its conflict error 468).
 const emu::Collation& collation_of(const ColumnType& a, const ColumnType& b) {
@@ -56,7 +67,7 @@ int compare_same(const TypedValue& a, const TypedValue& b) {
   if (const auto* x = std::get_if<Bytes>(&a.value)) {
     const auto* y = std::get_if<Bytes>(&b.value);
     if (y == nullptr) sql_error(402, "The data types are incompatible in the comparison.");
-    if (ka == SqlKind::UniqueIdentifier) return guid_text(*x).compare(guid_text(*y)) < 0 ? -1 : *x == *y ? 0 : 1;
+    if (ka == SqlKind::UniqueIdentifier) return compare_guids(*x, *y);
     // SQL Server pads the shorter operand with zero bytes (0x00 = 0x0000), as it pads text with
     // spaces; with the pad byte the smallest, that is comparing with trailing zeros dropped.
     const Bytes l = without_trailing_zeros(*x), r = without_trailing_zeros(*y);
