@@ -270,3 +270,11 @@ def test_over_tds_uniqueidentifier_orders_by_byte_groups_not_by_text(served: Tds
 def test_over_tds_datetimeoffset_compares_the_utc_instant(served: TdsServer) -> None:
     sql = "SELECT k FROM dbo.t WHERE d = CAST('2026-01-01 13:00:00 +02:00' AS datetimeoffset)"
     assert query(served, sql) == [(1,)]  # 11:00 UTC, stored as 10:00 UTC + 1 hour
+
+
+def test_over_tds_a_text_key_streams_in_its_collation_order_and_tiles_by_it(emu: Emulator) -> None:
+    keyed(emu, "nvarchar(10) COLLATE Latin1_General_CS_AS", ["B", "b", "A", "a"])
+    with emu.serve() as srv:
+        assert [r[0] for r in query(srv, "SELECT k FROM dbo.t ORDER BY k")] == ["a", "A", "b", "B"]
+        tiles = query(srv, "SELECT k, NTILE(2) OVER (ORDER BY k) FROM dbo.t ORDER BY k")
+        assert tiles == [("a", 1), ("A", 1), ("b", 2), ("B", 2)]
