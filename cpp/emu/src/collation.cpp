@@ -167,8 +167,25 @@ std::string Collation::sort_key(std::string_view text) const {
 }
 
 int Collation::compare(std::string_view a, std::string_view b) const {
-  const int c = sort_key(a).compare(sort_key(b));
-  return c < 0 ? -1 : c > 0 ? 1 : 0;
+  a = without_trailing_spaces(a);
+  b = without_trailing_spaces(b);
+  const auto sign = [](int c) { return c < 0 ? -1 : c > 0 ? 1 : 0; };
+  if (binary_) return sign(a.compare(b));
+  const auto ascii = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  };
+  if (!ascii(a) || !ascii(b)) return sign(sort_key(a).compare(sort_key(b)));
+  // ASCII has no accents, so sort_key()'s levels come down to the folded letters, then the
+  // first difference in case (lower case first); the same order without building the keys.
+  const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  int case_order = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    const char x = fold(a[i]), y = fold(b[i]);
+    if (x != y) return x < y ? -1 : 1;
+    if (case_order == 0 && a[i] != b[i]) case_order = a[i] == x ? -1 : 1;
+  }
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  return case_sensitive_ ? case_order : 0;
 }
 
 }  // namespace mssqlcdc::emu
