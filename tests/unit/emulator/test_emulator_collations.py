@@ -82,6 +82,19 @@ def test_keys_differing_only_in_trailing_spaces_are_one_key_under_every_collatio
         emu.commit([("insert", "dbo.t", {"k": "abc  "})])
 
 
+def test_an_open_transaction_holds_the_row_of_every_spelling_its_collation_equates(
+    emu: Emulator,
+) -> None:
+    keyed(emu, "nvarchar(10)", ["a"])
+    first = emu.begin()
+    first.execute([("update", "dbo.t", {"k": "a", "v": 10})])
+    second = emu.begin()
+    with pytest.raises(ConstraintError, match="another open Transaction"):
+        second.execute([("update", "dbo.t", {"k": "A ", "v": 20})])
+    first.rollback()
+    second.rollback()
+
+
 def test_a_case_sensitive_key_keeps_case_apart_and_sorts_lower_case_first(emu: Emulator) -> None:
     keyed(emu, "nvarchar(10) COLLATE Latin1_General_CS_AS", ["B", "b", "A", "a", "N", "n"])
     assert stored_keys(emu) == ["a", "A", "b", "B", "n", "N"]
