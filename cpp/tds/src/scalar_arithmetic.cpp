@@ -33,16 +33,6 @@ int compare_guids(const Bytes& x, const Bytes& y) {
   return 0;
 }
 
-// The collation a comparison of a and b follows: an explicit COLLATE, else a column's, else the
-// database default (SQL Server's collation precedence, without its conflict error 468).
-const emu::Collation& collation_of(const ColumnType& a, const ColumnType& b) {
-  if (a.collation != nullptr && a.explicit_collation) return *a.collation;
-  if (b.collation != nullptr && b.explicit_collation) return *b.collation;
-  if (a.collation != nullptr) return *a.collation;
-  if (b.collation != nullptr) return *b.collation;
-  return emu::Collation::database_default();
-}
-
 int compare_same(const TypedValue& a, const TypedValue& b) {
   const SqlKind ka = a.type.kind, kb = b.type.kind;
   if (is_numeric(ka) && is_numeric(kb)) {
@@ -62,7 +52,7 @@ int compare_same(const TypedValue& a, const TypedValue& b) {
     const auto* y = std::get_if<std::string>(&b.value);
     if (y == nullptr) sql_error(402, "The data types are incompatible in the comparison.");
     // Every collation ignores trailing spaces; the rest is the collation's (emu/collation.hpp).
-    return collation_of(a.type, b.type).compare(*x, *y);
+    return comparison_collation(a.type, b.type).compare(*x, *y);
   }
   if (const auto* x = std::get_if<Bytes>(&a.value)) {
     const auto* y = std::get_if<Bytes>(&b.value);
@@ -85,6 +75,14 @@ int compare_same(const TypedValue& a, const TypedValue& b) {
 }
 
 }  // namespace
+
+const emu::Collation& comparison_collation(const ColumnType& a, const ColumnType& b) {
+  if (a.collation != nullptr && a.explicit_collation) return *a.collation;
+  if (b.collation != nullptr && b.explicit_collation) return *b.collation;
+  if (a.collation != nullptr) return *a.collation;
+  if (b.collation != nullptr) return *b.collation;
+  return emu::Collation::database_default();
+}
 
 int compare(const TypedValue& a, const TypedValue& b) {
   if (is_numeric(a.type.kind) && is_numeric(b.type.kind)) return compare_same(a, b);

@@ -221,7 +221,8 @@ Fn Binder::compile_node(const Expr& e) {
       return [a, p, neg](const Row& r) {
         const TypedValue v = a(r), pat = p(r);
         if (is_null(v.value) || is_null(pat.value)) return truth(std::nullopt);
-        return truth(like(text_of(v, 0), text_of(pat, 0)) != neg);
+        const bool cs = comparison_collation(v.type, pat.type).case_sensitive();
+        return truth(like(text_of(v, 0), text_of(pat, 0), cs) != neg);
       };
     }
     case ExprKind::Case: return case_of(e);

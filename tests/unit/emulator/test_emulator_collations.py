@@ -248,6 +248,15 @@ def test_over_tds_an_explicit_collate_wins_over_the_column_collation(served: Tds
     assert query(served, sql) == [(3,)]
 
 
+def test_over_tds_like_is_case_sensitive_exactly_under_a_case_sensitive_collation(
+    served: TdsServer,
+) -> None:
+    """LIKE matches under the collation of its operands:
+    https://learn.microsoft.com/en-us/sql/t-sql/language-elements/like-transact-sql"""
+    assert query(served, "SELECT k FROM dbo.t WHERE cs LIKE 'a%'") == [(3,)]
+    assert query(served, "SELECT k FROM dbo.t WHERE ci LIKE 'a%' ORDER BY k") == [(2,), (3,)]
+
+
 def test_over_tds_group_by_follows_the_column_collation(served: TdsServer) -> None:
     assert len(query(served, "SELECT cs, COUNT(*) FROM dbo.t GROUP BY cs")) == 4
     groups = query(served, "SELECT ci, COUNT(*) FROM dbo.t GROUP BY ci")
