@@ -7,8 +7,11 @@ Oracles are Microsoft's documentation and plain Python written here, never the e
 - Collation and Unicode support, https://learn.microsoft.com/en-us/sql/relational-databases/collations/collation-and-unicode-support
   (_CI/_CS, _AS, _BIN2 by code point; under _CS "lowercase letters sort ahead of their
   uppercase versions"; the server default SQL_Latin1_General_CP1_CI_AS)
-- Comparing GUID and uniqueidentifier values, https://learn.microsoft.com/en-us/sql/connect/ado-net/sql/compare-guid-uniqueidentifier-values
-  (SQL Server compares bytes 10-15 first, then 8-9, 6-7, 4-5, 0-3 of the binary form)
+- Comparing GUID and uniqueidentifier values, https://learn.microsoft.com/en-us/dotnet/framework/data/adonet/sql/comparing-guid-and-uniqueidentifier-values
+  (the last six bytes are the most significant; its example sorts 2AAAAAAA-...-1EEEEEEEEEEE,
+  3AAAAAAA-...-2EEEEEEEEEEE, 1AAAAAAA-...-3EEEEEEEEEEE), and SqlGuid.CompareTo,
+  https://learn.microsoft.com/en-us/dotnet/api/system.data.sqltypes.sqlguid.compareto
+  (byte groups 10-15, 8-9, 6-7, 4-5, 0-3 of the binary form)
 - datetimeoffset, https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetimeoffset-transact-sql
   (values are compared, sorted and indexed as UTC)
 """
@@ -27,6 +30,14 @@ import pytest
 from mssql_cdc.emulator import ConstraintError, Emulator, SchemaError, TdsServer
 
 AT = "2026-09-28T14:00:00"
+# The documentation's example GUIDs and one more of the same pattern, in insertion order.
+DOC_GUIDS = [
+    "3AAAAAAA-BBBB-CCCC-DDDD-2EEEEEEEEEEE",
+    "2AAAAAAA-BBBB-CCCC-DDDD-1EEEEEEEEEEE",
+    "1AAAAAAA-BBBB-CCCC-DDDD-3EEEEEEEEEEE",
+    "0AAAAAAA-BBBB-CCCC-DDDD-4EEEEEEEEEEE",
+]
+DOC_GUID_ORDER = [DOC_GUIDS[1], DOC_GUIDS[0], DOC_GUIDS[2], DOC_GUIDS[3]]
 CI = "SQL_Latin1_General_CP1_CI_AS"
 
 
@@ -173,6 +184,12 @@ def test_uniqueidentifier_keys_sort_in_sql_server_byte_group_order(emu: Emulator
     assert [uuid.UUID(str(k)) for k in stored_keys(emu)] == want
 
 
+def test_uniqueidentifier_keys_sort_as_the_documentation_example(emu: Emulator) -> None:
+    emu.create_table("dbo.t", {"k": "uniqueidentifier"}, primary_key="k")
+    emu.commit([("insert", "dbo.t", {"k": g}) for g in DOC_GUIDS], at=AT)
+    assert [str(k).upper() for k in stored_keys(emu)] == DOC_GUID_ORDER
+
+
 def test_datetimeoffset_keys_at_the_same_instant_in_two_offsets_are_one_key(emu: Emulator) -> None:
     emu.create_table("dbo.t", {"k": "datetimeoffset"}, primary_key="k")
     noon_plus2 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone(timedelta(hours=2)))
@@ -210,7 +227,7 @@ def served(emu: Emulator) -> Iterator[TdsServer]:
                     "ci": v,
                     "cs": v,
                     "bin": v + " ",
-                    "g": uuid.UUID(f"{i + 1:08x}-0000-0000-0000-{4 - i:012x}"),
+                    "g": uuid.UUID(DOC_GUIDS[i]),
                     "d": base + timedelta(hours=i),
                 },
             )
@@ -282,11 +299,9 @@ def test_over_tds_sys_columns_reports_each_column_collation(served: TdsServer) -
 
 
 def test_over_tds_uniqueidentifier_orders_by_byte_groups_not_by_text(served: TdsServer) -> None:
-    got = [r[0] for r in query(served, "SELECT g FROM dbo.t ORDER BY g")]
-    order = [10, 11, 12, 13, 14, 15, 8, 9, 6, 7, 4, 5, 0, 1, 2, 3]
-    assert len(got) == 4
-    assert got == sorted(got, key=lambda g: [g.bytes_le[i] for i in order])
-    assert got != sorted(got, key=str)  # the text order differs for these values
+    got = [str(r[0]).upper() for r in query(served, "SELECT g FROM dbo.t ORDER BY g")]
+    assert got == DOC_GUID_ORDER
+    assert query(served, "SELECT MIN(g) FROM dbo.t")[0][0] == uuid.UUID(DOC_GUIDS[1])
 
 
 def test_over_tds_datetimeoffset_compares_the_utc_instant(served: TdsServer) -> None:
