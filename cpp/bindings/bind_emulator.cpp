@@ -262,6 +262,7 @@ nb::dict column_dict(const emu::ColumnInfo& c, bool captured) {
   if (!captured) d["is_identity"] = c.is_identity;
   if (!captured) d["is_nullable"] = c.is_nullable;
   d["is_computed"] = c.is_computed;
+  d["collation"] = c.collation.empty() ? nb::none() : nb::object(nb::str(c.collation.c_str()));
   return d;
 }
 

@@ -163,7 +163,10 @@ void capture_ddl(Db& db, const LogRecord& rec, const TimeZone& zone) {
       // Only a type change alters the change table's column; a nullability change does not, as
       // every change table column is nullable (decision 1260).
       required_update = cc->type.canonical() != rec.new_type;
-      const SqlType to = SqlType::parse(rec.new_type);
+      SqlType to = SqlType::parse(rec.new_type);
+      // The change table's column keeps its collation through a type change within the
+      // character types (decision 1325).
+      if (to.collation != nullptr && cc->type.collation != nullptr) to.collation = cc->type.collation;
       std::string sel = "SELECT " + quote_ident(cc->name) + ", \"__$start_lsn\", \"__$seqval\", \"__$operation\"" +
                         std::string(in.has_command_id ? ", \"__$command_id\"" : "") + " FROM " + in.change_table();
       std::vector<std::pair<Cell, std::vector<Cell>>> rows;
@@ -192,7 +195,7 @@ void capture_ddl(Db& db, const LogRecord& rec, const TimeZone& zone) {
         st.run();
       }
       db.prepare("UPDATE \"cdc.captured_columns\" SET column_type = ? WHERE object_id = ? AND column_id = ?")
-          .bind(1, std::string_view(rec.new_type))
+          .bind(1, std::string_view(to.declared()))
           .bind(2, in.object_id)
           .bind(3, cc->column_id)
           .run();

@@ -50,12 +50,16 @@ std::string show_key(const Table&, const Resolved& key) {
   return out + ")";
 }
 
+// A key's identity for row locks: text under its column's collation, so keys the primary key
+// calls equal ('a' and 'A ' under a _CI collation) are one row.
 std::string encode_key(const Resolved& key) {
   std::string out;
   for (const auto& [c, cell] : key) {
+    const bool collated = cell.type == Cell::Type::Text && c->type.collation != nullptr;
     out += std::to_string(c->column_id) + ":" + std::to_string(static_cast<int>(cell.type)) + ":" +
            (cell.type == Cell::Type::Int    ? std::to_string(cell.i)
             : cell.type == Cell::Type::Real ? std::to_string(cell.d)
+            : collated                      ? c->type.collation->sort_key(cell.s)
                                             : cell.s) +
            "|";
   }

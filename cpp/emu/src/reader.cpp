@@ -235,7 +235,7 @@ std::vector<ColumnInfo> Reader::captured_columns(std::string_view ci) {
     std::vector<ColumnInfo> out;
     for (const auto& c : in.columns) {
       out.push_back(ColumnInfo{c.name, c.column_id, c.ordinal, c.type.canonical(), c.type.arrow_name(), c.present,
-                               false, c.is_computed, true});
+                               false, c.is_computed, true, c.type.collation_name()});
     }
     return out;
   });
@@ -301,7 +301,8 @@ TableInfo Reader::table_info(std::string_view table) {
     out.name = t.full_name();
     for (const auto& c : t.columns) {
       out.columns.push_back(ColumnInfo{c.name, c.column_id, c.key_ordinal, c.type.canonical(), c.type.arrow_name(),
-                                       true, c.is_identity, c.computed != nullptr, c.nullable});
+                                       true, c.is_identity, c.computed != nullptr, c.nullable,
+                                       c.type.collation_name()});
     }
     for (const Column* k : t.key()) out.key_columns.push_back(k->name);
     auto st = db_->prepare("SELECT count(*) FROM " + t.storage());

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "mssqlcdc/emu/collation.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
@@ -102,6 +103,7 @@ Db::Db(const std::filesystem::path& path, bool create) : path_(path) {
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busy_timeout_ms());
+  Collation::register_all(db_);  // character columns are declared with them
 }
 
 Db::~Db() {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <utility>
 
+#include "ascii.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
@@ -71,7 +72,25 @@ std::string_view base_name(Base b) {
 
 }  // namespace
 
-SqlType SqlType::parse(std::string_view text) {
+namespace {
+
+// Splits "type COLLATE name" into its type text and the collation's name ("" without one).
+std::pair<std::string_view, std::string> split_collate(std::string_view text) {
+  const std::string low = ascii_lower(text);
+  for (std::size_t p = low.find("collate"); p != std::string::npos; p = low.find("collate", p + 1)) {
+    const bool before = p == 0 || std::isspace(static_cast<unsigned char>(low[p - 1])) || low[p - 1] == ')';
+    const bool after = p + 7 < low.size() && std::isspace(static_cast<unsigned char>(low[p + 7]));
+    if (before && after) return {text.substr(0, p), ascii_trim(text.substr(p + 7))};
+  }
+  return {text, std::string()};
+}
+
+}  // namespace
+
+SqlType SqlType::parse(std::string_view full_text) {
+  const auto split = split_collate(full_text);
+  const std::string_view text = split.first;
+  const std::string& collation_name = split.second;
   std::string t;
   for (char c : text) {
     if (!std::isspace(static_cast<unsigned char>(c)))
@@ -149,7 +168,25 @@ SqlType SqlType::parse(std::string_view text) {
   }
   if (st.base == Base::Money) st.precision = 19, st.scale = 4;
   if (st.base == Base::SmallMoney) st.precision = 10, st.scale = 4;
+  if (st.family() == Family::Character) st.collation = &Collation::database_default();
+  if (!collation_name.empty()) {
+    if (st.family() != Family::Character) {
+      throw Error(ErrorKind::EmuSchema, "COLLATE " + collation_name + " is given for type " + st.canonical() +
+                                            ", which has no collation; only char, varchar, nchar, nvarchar, "
+                                            "text and ntext take COLLATE: leave it out");
+    }
+    st.collation = Collation::find(collation_name);
+    if (st.collation == nullptr) {
+      throw Error(ErrorKind::EmuSchema, "collation '" + collation_name +
+                                            "' is not one the emulator models; use one of " +
+                                            Collation::supported_names());
+    }
+  }
   return st;
+}
+
+std::string SqlType::declared() const {
+  return collation != nullptr ? canonical() + " COLLATE " + collation->name() : canonical();
 }
 
 std::string SqlType::canonical() const {

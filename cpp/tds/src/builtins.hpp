@@ -26,6 +26,9 @@ namespace mssqlcdc::tds {
 
 // <0, 0, >0; both non-NULL. Mixed kinds convert the string side to the other's type (245).
 [[nodiscard]] int compare(const TypedValue& a, const TypedValue& b);
+// The collation comparing text of types a and b follows: an explicit COLLATE, else a column's,
+// else the database default (SQL Server's collation precedence, without its conflict error 468).
+[[nodiscard]] const emu::Collation& comparison_collation(const ColumnType& a, const ColumnType& b);
 // A key equal for values compare() calls equal (hash joins, GROUP BY).
 [[nodiscard]] std::string group_key(const TypedValue& v);
 
@@ -37,8 +40,8 @@ namespace mssqlcdc::tds {
 // The text CONVERT(nvarchar(max), v, style) gives.
 [[nodiscard]] std::string text_of(const TypedValue& v, int style);
 
-// The LIKE pattern match (%, _, [set]), case-insensitive.
-[[nodiscard]] bool like(std::string_view text, std::string_view pattern);
+// The LIKE pattern match (%, _, [set]); case-insensitive unless the collation is case-sensitive.
+[[nodiscard]] bool like(std::string_view text, std::string_view pattern, bool case_sensitive = false);
 
 // A built-in scalar function by lower-case name; nullopt when there is none.
 [[nodiscard]] std::optional<TypedValue> builtin(std::string_view name, const std::vector<TypedValue>& args);

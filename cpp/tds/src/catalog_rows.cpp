@@ -270,11 +270,9 @@ std::unique_ptr<Relation> change_table_relation(emu::Reader& reader, const SqlOb
 std::unique_ptr<Relation> user_table_relation(emu::Reader& reader, const SqlObject& t) {
   const auto pick = all_of(t.columns.size());
   const auto key = t.table->key();
-  // SQLite orders text bytewise, SQL Server by a case-insensitive collation: a text key's
-  // stored order is not the server's, so such a table claims no order.
-  const bool sorted = !key.empty() && std::none_of(key.begin(), key.end(), [](const emu::Column* c) {
-    return c->type.family() == emu::Family::Character;
-  });
+  // SQLite stores the rows in key order under each key column's collation (its collating
+  // sequence is the column's, decision 1325), which is the server's order.
+  const bool sorted = !key.empty();
   std::vector<std::string> order;
   if (sorted) {
     for (const emu::Column* c : key) order.push_back(lower(c->name));

@@ -49,7 +49,9 @@ std::int64_t datetime2_to_micros(const DateTime2& value) {
   return (static_cast<std::int64_t>(value.days) - kDaysTo1970) * kMicrosPerDay + value.ticks / 10;
 }
 
-ColumnType column_type(const emu::SqlType& t) {
+namespace {
+
+ColumnType base_column_type(const emu::SqlType& t) {
   const auto p = static_cast<std::uint8_t>(t.precision);
   switch (t.base) {
     case Base::Bit: return {SqlKind::Bit};
@@ -87,6 +89,14 @@ ColumnType column_type(const emu::SqlType& t) {
     case Base::Geography: return {SqlKind::VarBinary, kMax};  // the stored bytes, not the type's own token
   }
   return {};
+}
+
+}  // namespace
+
+ColumnType column_type(const emu::SqlType& t) {
+  ColumnType out = base_column_type(t);
+  out.collation = t.collation;
+  return out;
 }
 
 Value cell_value(const emu::Cell& c, const emu::SqlType& t) {

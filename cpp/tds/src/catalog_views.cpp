@@ -80,7 +80,7 @@ std::unique_ptr<Relation> sys_columns(const ObjectModel& model) {
                       std::int64_t{f.max_length},
                       std::int64_t{f.precision},
                       std::int64_t{f.scale},
-                      f.collated ? Value{std::string(kCollationName)} : Value{},
+                      c.type.collation != nullptr ? Value{c.type.collation->name()} : Value{},
                       c.nullable,
                       padded,
                       false,

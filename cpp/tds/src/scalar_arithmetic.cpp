@@ -22,6 +22,17 @@ Bytes without_trailing_zeros(const Bytes& b) {
   return Bytes(b.begin(), end);
 }
 
+// uniqueidentifier order: the wire bytes (the first three groups little-endian) compared in the
+// order 10-15, 8-9, 6-7, 4-5, 0-3, as SqlGuid documents SQL Server's comparison.
+int compare_guids(const Bytes& x, const Bytes& y) {
+  static constexpr std::size_t kOrder[16] = {10, 11, 12, 13, 14, 15, 8, 9, 6, 7, 4, 5, 0, 1, 2, 3};
+  if (x.size() != 16 || y.size() != 16) return x < y ? -1 : x == y ? 0 : 1;
+  for (const std::size_t i : kOrder) {
+    if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+  }
+  return 0;
+}
+
 int compare_same(const TypedValue& a, const TypedValue& b) {
   const SqlKind ka = a.type.kind, kb = b.type.kind;
   if (is_numeric(ka) && is_numeric(kb)) {
@@ -40,16 +51,13 @@ int compare_same(const TypedValue& a, const TypedValue& b) {
   if (const auto* x = std::get_if<std::string>(&a.value)) {
     const auto* y = std::get_if<std::string>(&b.value);
     if (y == nullptr) sql_error(402, "The data types are incompatible in the comparison.");
-    // The default collation is case-insensitive and ignores trailing spaces.
-    std::string l = lower(*x), r = lower(*y);
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    while (!r.empty() && r.back() == ' ') r.pop_back();
-    return l.compare(r) < 0 ? -1 : l == r ? 0 : 1;
+    // Every collation ignores trailing spaces; the rest is the collation's (emu/collation.hpp).
+    return comparison_collation(a.type, b.type).compare(*x, *y);
   }
   if (const auto* x = std::get_if<Bytes>(&a.value)) {
     const auto* y = std::get_if<Bytes>(&b.value);
     if (y == nullptr) sql_error(402, "The data types are incompatible in the comparison.");
-    if (ka == SqlKind::UniqueIdentifier) return guid_text(*x).compare(guid_text(*y)) < 0 ? -1 : *x == *y ? 0 : 1;
+    if (ka == SqlKind::UniqueIdentifier) return compare_guids(*x, *y);
     // SQL Server pads the shorter operand with zero bytes (0x00 = 0x0000), as it pads text with
     // spaces; with the pad byte the smallest, that is comparing with trailing zeros dropped.
     const Bytes l = without_trailing_zeros(*x), r = without_trailing_zeros(*y);
@@ -67,6 +75,14 @@ int compare_same(const TypedValue& a, const TypedValue& b) {
 }
 
 }  // namespace
+
+const emu::Collation& comparison_collation(const ColumnType& a, const ColumnType& b) {
+  if (a.collation != nullptr && a.explicit_collation) return *a.collation;
+  if (b.collation != nullptr && b.explicit_collation) return *b.collation;
+  if (a.collation != nullptr) return *a.collation;
+  if (b.collation != nullptr) return *b.collation;
+  return emu::Collation::database_default();
+}
 
 int compare(const TypedValue& a, const TypedValue& b) {
   if (is_numeric(a.type.kind) && is_numeric(b.type.kind)) return compare_same(a, b);
@@ -90,9 +106,8 @@ std::string group_key(const TypedValue& v) {
     return tagged('n', text_of(TypedValue{ColumnType{SqlKind::Decimal, 17, 38, 10, false}, Decimal{u}}, 0));
   }
   if (const auto* s = std::get_if<std::string>(&v.value)) {
-    std::string k = lower(*s);
-    while (!k.empty() && k.back() == ' ') k.pop_back();
-    return tagged('s', k);
+    const emu::Collation& c = v.type.collation ? *v.type.collation : emu::Collation::database_default();
+    return tagged('s', c.sort_key(*s));
   }
   if (const auto* b = std::get_if<Bytes>(&v.value)) {
     if (v.type.kind == SqlKind::UniqueIdentifier) return tagged('b', hex(*b, false));

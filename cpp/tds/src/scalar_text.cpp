@@ -131,8 +131,9 @@ std::string text_of(const TypedValue& v, int style) {
   return {};
 }
 
-bool like(std::string_view text, std::string_view pattern) {
-  const std::string s = lower(text), p = lower(pattern);
+bool like(std::string_view text, std::string_view pattern, bool case_sensitive) {
+  const std::string s = case_sensitive ? std::string(text) : lower(text);
+  const std::string p = case_sensitive ? std::string(pattern) : lower(pattern);
   // Backtracking over %: the patterns people type are short.
   std::size_t si = 0, pi = 0, star_p = std::string::npos, star_s = 0;
   const auto single = [&](std::size_t& at, char c) {

@@ -37,6 +37,7 @@ enum class ExprKind : std::uint8_t {
   Case,        // [operand?] WHEN/THEN pairs in args, then ELSE; see `has_operand`, `has_else`
   Convert,     // CAST/CONVERT to `target`; args[0], optional style args[1]
   AtTimeZone,  // args[0] AT TIME ZONE args[1]
+  Collate,     // args[0] COLLATE `op`, a modelled collation's name
 };
 
 struct Expr;

@@ -7,6 +7,7 @@
 
 #include "builtins.hpp"
 #include "mssqlcdc/emu/zone.hpp"
+#include "scalar_kinds.hpp"
 #include "select_engine.hpp"
 #include "tsql.hpp"
 #include "zones.hpp"
@@ -222,7 +223,8 @@ Fn Binder::compile_node(const Expr& e) {
       return [a, p, neg](const Row& r) {
         const TypedValue v = a(r), pat = p(r);
         if (is_null(v.value) || is_null(pat.value)) return truth(std::nullopt);
-        return truth(like(text_of(v, 0), text_of(pat, 0)) != neg);
+        const bool cs = comparison_collation(v.type, pat.type).case_sensitive();
+        return truth(like(text_of(v, 0), text_of(pat, 0), cs) != neg);
       };
     }
     case ExprKind::Case: return case_of(e);
@@ -240,6 +242,20 @@ Fn Binder::compile_node(const Expr& e) {
       };
     }
     case ExprKind::AtTimeZone: return at_time_zone(e);
+    case ExprKind::Collate: {
+      Fn a = compile(*e.args[0]);
+      const emu::Collation* c = emu::Collation::find(e.op);
+      return [a, c](const Row& r) {
+        TypedValue v = a(r);
+        if (!scalar::is_text(v.type.kind))
+          sql_error(447, std::string("Expression type ")
+                             .append(scalar::kind_name(v.type))
+                             .append(" is invalid for COLLATE clause."));
+        v.type.collation = c;
+        v.type.explicit_collation = true;
+        return v;
+      };
+    }
   }
   sql_error(102, "Incorrect syntax near '" + e.text + "'.");
 }

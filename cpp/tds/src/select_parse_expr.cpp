@@ -147,9 +147,11 @@ ExprPtr Parser::postfix() {
   ExprPtr e = primary();
   for (;;) {
     if (word("COLLATE")) {
-      // Collations are accepted and not applied: comparisons use the default collation.
+      // The collation the expression's comparisons, ORDER BY and GROUP BY follow.
       if (peek() == nullptr || !peek()->is_name()) fail();
-      next();
+      const std::string name = next().text;
+      if (emu::Collation::find(name) == nullptr) sql_error(448, "Invalid collation '" + name + "'.");
+      e = make(ExprKind::Collate, name, list(std::move(e)));
     } else if (peek() != nullptr && peek()->is("AT") && peek(1) != nullptr && peek(1)->is("TIME")) {
       i_ += 2;
       expect_word("ZONE");

@@ -35,13 +35,11 @@ struct TypeFacts {
   std::int16_t max_length = 0;  // bytes; -1 for (max)
   std::uint8_t precision = 0;
   std::uint8_t scale = 0;
-  bool collated = false;  // character types carry the database collation
+  bool collated = false;  // character types carry a collation (the column's, SqlType::collation)
 };
 
 [[nodiscard]] TypeFacts type_facts(const emu::SqlType& type);
 // TYPE_NAME(system_type_id) for the system types; nullopt for an unknown id.
 [[nodiscard]] std::optional<std::string> system_type_name(std::int64_t system_type_id);
-
-inline constexpr std::string_view kCollationName = "SQL_Latin1_General_CP1_CI_AS";
 
 }  // namespace mssqlcdc::tds

@@ -69,7 +69,7 @@ class EmulatorSnapshotReader:
                 column_id=int(c["column_id"]),
                 sql_type=str(c["sql_type"]).split("(", 1)[0].lower(),
                 is_computed=bool(c.get("is_computed", False)),
-                collation=None,
+                collation=None if c.get("collation") is None else str(c["collation"]),
             )
             for c in info["columns"]
         ]

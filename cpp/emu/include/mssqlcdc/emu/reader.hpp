@@ -109,6 +109,7 @@ struct ColumnInfo {
   bool is_identity = false;  // table_info only
   bool is_computed = false;
   bool is_nullable = true;  // table_info only
+  std::string collation;    // a character column's collation name; "" for other types
 };
 
 // A table's columns, primary key and current row count.

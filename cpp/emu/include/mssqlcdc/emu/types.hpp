@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "mssqlcdc/emu/collation.hpp"
 #include "mssqlcdc/emu/sqlite.hpp"
 
 namespace mssqlcdc::emu {
@@ -71,10 +72,19 @@ struct SqlType {
   int length = 0;     // char/binary n; -1 for (max); 0 where not applicable
   int precision = 0;  // decimal p; fractional digits of time/datetime2/datetimeoffset
   int scale = 0;      // decimal s
+  // A character type's collation (the database default unless declared); nullptr for others.
+  const Collation* collation = nullptr;
 
-  // Case-insensitive, spaces optional: name, name(n|max), name(p[,s]). Throws EmuSchema.
+  // Case-insensitive, spaces optional: name, name(n|max), name(p[,s]), then for a character
+  // type an optional "COLLATE name". Throws EmuSchema (an unknown collation, or COLLATE on
+  // another type, names the collation and lists the supported ones).
   static SqlType parse(std::string_view text);
   [[nodiscard]] std::string canonical() const;  // lower-case, e.g. decimal(18,2), nvarchar(max)
+  // canonical() and, for a character type, " COLLATE " and the collation's name: the form the
+  // catalog stores, which parse() reads back.
+  [[nodiscard]] std::string declared() const;
+  // The collation's name, or "" for a type without one.
+  [[nodiscard]] std::string collation_name() const { return collation ? collation->name() : std::string(); }
   // The family alter_column changes within.
   [[nodiscard]] Family family() const;
   [[nodiscard]] bool is_lob() const;      // text, ntext, image and the (max) types

@@ -10,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "mssqlcdc/emu/collation.hpp"
 #include "mssqlcdc/tds/wire.hpp"
 
 namespace mssqlcdc::tds {
@@ -50,6 +51,11 @@ struct ColumnType {
   std::uint8_t precision = 0;  // decimal's precision, 1..38
   std::uint8_t scale = 0;      // decimal's scale, datetime2's fractional digits
   bool fixed = false;          // a client's fixed-length form (INT4, BIT, FLT8...): values carry no length
+  // A character column's collation, which its comparisons follow; nullptr (the database
+  // default) for literals, parameters and computed text. On the wire every character type
+  // carries kDefaultCollation.
+  const emu::Collation* collation = nullptr;
+  bool explicit_collation = false;  // from a COLLATE clause, which wins over a column's
 };
 
 // The unscaled integer of a decimal: 12.34 in decimal(p, 2) is 1234.
