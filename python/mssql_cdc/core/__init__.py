@@ -30,7 +30,16 @@ from mssql_cdc.core.classpath import (
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.folders import check_cleanable_folder, check_inside
 from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
-from mssql_cdc.core.key_values import GUID_ORDER, guid_order, sort_part, typed_part
+from mssql_cdc.core.key_values import (
+    CHARACTER_TYPES,
+    GUID_ORDER,
+    Collation,
+    guid_order,
+    key_collation,
+    sort_part,
+    typed_part,
+    with_collation,
+)
 from mssql_cdc.core.lazy import lazy_names
 from mssql_cdc.core.lsn import Lsn
 from mssql_cdc.core.metrics_files import (
@@ -99,6 +108,7 @@ from mssql_cdc.core.row_digest import (
 from mssql_cdc.core.with_block import EndsWithBlock
 
 __all__ = [
+    "CHARACTER_TYPES",
     "EVENT_KINDS",
     "GUID_ORDER",
     "JARS_ENV",
@@ -111,6 +121,7 @@ __all__ = [
     "STATE_FILE_NAME",
     "VALUE_MARK",
     "BatchFiles",
+    "Collation",
     "CompletionRow",
     "DecideInputs",
     "Decision",
@@ -171,6 +182,7 @@ __all__ = [
     "initial_lsn",
     "is_event_file",
     "is_written_file",
+    "key_collation",
     "last_processed_offset",
     "lazy_names",
     "live_paths",
@@ -195,5 +207,6 @@ __all__ = [
     "typed_part",
     "validate_app_id",
     "value_text",
+    "with_collation",
     "write_json_atomic",
 ]

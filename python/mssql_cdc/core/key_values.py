@@ -11,16 +11,31 @@ Spark type. Before Python compares the two they become one typed value per SQL t
 - `date`, `datetime`, `datetime2`, `smalldatetime`: the date or naive time, any year 1-9999;
 - `decimal`, `numeric`, `money`, `smallmoney`: `Decimal`; binary types: `bytes`.
 
-Character keys are left as they are: their order is the column's collation's (decision 1330).
+- character types: by the column's collation, carried in the type as `nvarchar COLLATE <name>`
+  (`key_collation`): trailing spaces never count; a `_BIN2` collation then orders by code
+  point, a `_CI_AS` one by the letters without case, a `_CS_AS` one by the letters without
+  case and then by case, lower case first (decision 1332). Only letters, digits and spaces
+  have that order in every modelled collation; a key with other characters (or an unknown
+  collation) is refused with a ValueError, its order being the server's alone.
 """
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-__all__ = ["GUID_ORDER", "guid_order", "sort_part", "typed_part"]
+__all__ = [
+    "CHARACTER_TYPES",
+    "GUID_ORDER",
+    "Collation",
+    "guid_order",
+    "key_collation",
+    "sort_part",
+    "typed_part",
+    "with_collation",
+]
 
 _INSTANT = frozenset({"datetimeoffset"})
 _TIMES = frozenset({"datetime", "datetime2", "smalldatetime"})
@@ -33,8 +48,89 @@ GUID_ORDER = (10, 11, 12, 13, 14, 15, 8, 9, 6, 7, 4, 5, 0, 1, 2, 3)
 first: https://learn.microsoft.com/en-us/dotnet/framework/data/adonet/sql/comparing-guid-and-uniqueidentifier-values"""
 
 
+CHARACTER_TYPES = frozenset({"char", "varchar", "nchar", "nvarchar", "text", "ntext"})
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ")
+_SWAP = str.maketrans(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+)
+
+
 def _base(sql_type: str | None) -> str:
-    return (sql_type or "").split("(", 1)[0].strip().lower()
+    words = (sql_type or "").split("(", 1)[0].split()
+    return words[0].lower() if words else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Collation:
+    """How a character key compares outside the server (decision 1332).
+
+    `case_sensitive` and `binary` come from the name's suffix (`_CS_AS`, `_BIN2`);
+    `spark` is the Spark collation whose equality is the server's for the key's values
+    (trailing spaces ignored: https://learn.microsoft.com/en-us/troubleshoot/sql/database-design/sql-server-trailing-spaces).
+    """
+
+    name: str
+    case_sensitive: bool
+    binary: bool
+
+    @property
+    def spark(self) -> str:
+        return "UTF8_LCASE_RTRIM" if not self.case_sensitive else "UTF8_BINARY_RTRIM"
+
+    def sort_key(self, text: str) -> object:
+        """`text` as a value whose Python order and equality are the collation's.
+
+        Raises:
+            ValueError: under a linguistic collation, a character other than an ASCII letter,
+                digit or space, whose order only the server knows.
+        """
+        trimmed = text.rstrip(" ")
+        if self.binary:
+            return trimmed
+        odd = sorted(set(trimmed) - _PLAIN)
+        if odd:
+            raise ValueError(
+                f"key {text!r} holds {''.join(odd)!r}, whose order under collation {self.name} "
+                f"only SQL Server knows"
+            )
+        if not self.case_sensitive:
+            return trimmed.lower()
+        return (trimmed.lower(), trimmed.translate(_SWAP))
+
+
+def key_collation(sql_type: str | None) -> Collation | None:
+    """The collation of a character key whose type is written `nvarchar(20) COLLATE <name>`;
+    None for other types and for a character type without one (compared as Python does).
+
+    Raises:
+        ValueError: a collation that is neither case-insensitive, case-sensitive and
+            accent-sensitive (`_CI_AS`, `_CS_AS`) nor binary (`_BIN2`).
+    """
+    if _base(sql_type) not in CHARACTER_TYPES:
+        return None
+    words = (sql_type or "").split()
+    if len(words) < 3 or words[-2].upper() != "COLLATE":
+        return None
+    name = words[-1]
+    upper = name.upper()
+    if upper.endswith("_BIN2"):
+        return Collation(name, case_sensitive=True, binary=True)
+    if upper.endswith("_CI_AS"):
+        return Collation(name, case_sensitive=False, binary=False)
+    if upper.endswith("_CS_AS"):
+        return Collation(name, case_sensitive=True, binary=False)
+    raise ValueError(
+        f"collation {name} is not one whose comparisons the library can repeat outside "
+        f"SQL Server (a _CI_AS, _CS_AS or _BIN2 collation)"
+    )
+
+
+def with_collation(sql_type: str, collation: str | None) -> str:
+    """A character column's type with its collation, as `key_collation` reads it."""
+    if collation and _base(sql_type) in CHARACTER_TYPES:
+        return f"{sql_type} COLLATE {collation}"
+    return sql_type
 
 
 def guid_order(text: str) -> str:
@@ -93,4 +189,7 @@ def sort_part(value: object, sql_type: str | None) -> object:
     typed = typed_part(value, sql_type)
     if typed is not None and _base(sql_type) == "uniqueidentifier":
         return guid_order(str(typed))
+    collation = key_collation(sql_type)
+    if collation is not None and isinstance(typed, str):
+        return collation.sort_key(typed)
     return typed

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import digestible
+from mssql_cdc.core import digestible, key_collation, with_collation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import FactsRow, append_facts, family_condition, json_key, now_naive, sink_id
 from mssql_cdc.finalization import control_rows
@@ -29,7 +29,7 @@ from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
 from mssql_cdc.reconciliation.target_side import TargetRows
 from mssql_cdc.reconciliation.tile_narrowing import KeyRange, Narrowed, compare_tiles
 from mssql_cdc.silver import DELETE_FLAG, bronze_shape, key_list, latest_images
-from mssql_cdc.sqlserver import Backend, ReadColumn, open_backend, resolve_instance
+from mssql_cdc.sqlserver import Backend, ReadColumn, TableColumn, open_backend, resolve_instance
 from mssql_cdc.tables import (
     TableRef,
     check_session,
@@ -255,8 +255,9 @@ def reconcile(
             for f in compared
         )
         table = SourceTable(
-            instance.name, instance.source_schema, instance.source_table, read, tuple(key_columns)
-        )
+            instance.name, instance.source_schema, instance.source_table, read,
+            tuple(key_columns), key_types_of(instance.name, key_columns, table_columns),
+        )  # fmt: skip
         narrowed, ranges = _compare_sides(spark, backend, table, at, rows, compared, tiles, sample)
     result = _verdict_of(
         narrowed, at, against, ref.text, compared, skipped, time.perf_counter() - started
@@ -266,7 +267,7 @@ def reconcile(
     if job is not None and not result.equal:
         opened = open_repair(
             spark, config, job, at=at, capture_instance=table.capture_instance, tiles=ranges,
-            differing=narrowed.differing,
+            differing=narrowed.differing, key_types=table.key_types,
         )  # fmt: skip
         result = replace(result, repaired_tiles=finish_repair(spark, config, job, opened))
     return result
@@ -288,8 +289,7 @@ def _compare_sides(
         table, at, tiles=backend.tiles, chunks=backend.chunks, changes=backend.changes
     )
     time_zone = str(spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    types = {c.name: c.sql_type for c in table.columns}
-    key_types = tuple(types.get(k) for k in table.keys)
+    key_types = table.key_types
     target = TargetRows(
         rows, keys=table.keys, fields=compared, time_zone=time_zone, key_types=key_types
     )
@@ -298,8 +298,34 @@ def _compare_sides(
             source, target, ranges, sample=sample, leaf_rows=LEAF_ROWS, key_types=key_types
         )
         return found, ranges
+    except ValueError as e:  # a server bound holding a character only the server orders
+        raise ConfigError(
+            f"reconcile {table.schema}.{table.table}: {e}; reconcile a table whose character "
+            "keys hold only letters, digits and spaces, or give the key a _BIN2 collation"
+        ) from e
     finally:
         target.release()
+
+
+def key_types_of(
+    instance: str, keys: Sequence[str], columns: Sequence[TableColumn]
+) -> tuple[str | None, ...]:
+    """Each key column's SQL type, a character key's with its collation (decision 1332).
+
+    Raises:
+        ConfigError: a character key under a collation the library cannot compare by.
+    """
+    types = {c.name: with_collation(c.sql_type, c.collation) for c in columns}
+    out = tuple(types.get(k) for k in keys)
+    for name, sql_type in zip(keys, out, strict=True):
+        try:
+            key_collation(sql_type)
+        except ValueError as e:
+            raise ConfigError(
+                f"reconcile {instance}: key column {name}: {e}; reconcile "
+                "cannot place target rows in the server's tiles, so it refuses the table"
+            ) from e
+    return out
 
 
 def _verdict_of(

@@ -62,6 +62,7 @@ def open_repair(
     capture_instance: str,
     tiles: Sequence[KeyRange],
     differing: Sequence[int],
+    key_types: Sequence[str | None] = (),
 ) -> OpenFact:
     """Open the next generation just above bronze's position `at` through the recovery's steps
     (a rerun after a crash finishes the same attempt) and return its open.
@@ -94,6 +95,7 @@ def open_repair(
         "kind": job.kind,
         "chunks": [[json_key(lo), json_key(hi)] for lo, hi in tiles],
         "differing": sorted(differing),
+        "key_types": list(key_types),
     }
     return _open_generation(spark, config, job, s, detail)
 

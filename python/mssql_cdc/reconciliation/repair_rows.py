@@ -75,7 +75,10 @@ def write_carried_chunks(
     ref = table_ref(job.target, argument="target")
     key = wave_key(job.app_id, s, 0)
     if txn_version(spark, ref, key.app_id) is None:
-        rows = _carried_rows(spark.table(ref.sql), job.keys, opened.s, detail["chunks"], carried)
+        rows = _carried_rows(
+            spark.table(ref.sql), job.keys, opened.s, detail["chunks"], carried,
+            detail.get("key_types", []),
+        )  # fmt: skip
         metadata = {"backfill": key.app_id, "wave": 0, "lsn": s, "carried": list(carried)}
         append_idempotent(rows, ref, key.app_id, key.version, metadata)
     bronze = spark.table(ref.sql)
@@ -125,11 +128,14 @@ def _carried_rows(
     s: StreamOffset,
     chunks: Sequence[Sequence[Any]],
     carried: Sequence[int],
+    key_types: Sequence[str | None] = (),
 ) -> DataFrame:
     """Bronze's latest image of every live key of the carried chunks, as chunk rows at S.
 
     Rows of this snapshot and rows above S (a rerun's view) are left out, so the images are
-    those the reconcile compared."""
+    those the reconcile compared. A key's chunk is found in SQL Server's order for the key
+    columns' types (`key_types`, recorded by the repair: a GUID by its byte groups, a
+    character key by its collation; decisions 1331, 1332)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -150,7 +156,7 @@ def _carried_rows(
     # Chunks tile the key space in order: a key's chunk is how many chunk starts it is at or above.
     number: Column = F.lit(0)
     for lo, _ in chunks[1:]:
-        number = number + (~key_below(key_columns, _bound(lo))).cast("int")
+        number = number + (~key_below(key_columns, _bound(lo), key_types)).cast("int")
     latest = (
         before.withColumn(rank, F.row_number().over(window))
         .where(F.col(rank) == 1)

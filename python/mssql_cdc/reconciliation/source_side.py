@@ -40,6 +40,7 @@ class SourceTable:
     table: str
     columns: tuple[ReadColumn, ...]
     keys: tuple[str, ...]
+    key_types: tuple[str | None, ...] = ()  # with a character key's collation (decision 1332)
 
 
 class SourceAsOf:
@@ -62,7 +63,9 @@ class SourceAsOf:
         self._at_rows: dict[Key, int | None] = {}  # a touched key's row digest at `at`
         self._images: dict[Key, list[tuple[str, int | None]]] = {}  # its images after, by LSN
         self._key_positions = [[c.name for c in table.columns].index(k) for k in table.keys]
-        self._key_types = tuple(table.columns[p].sql_type for p in self._key_positions)
+        self._key_types = table.key_types or tuple(
+            table.columns[p].sql_type for p in self._key_positions
+        )
 
     def _window(self, read: Callable[[], _T]) -> tuple[_T, str | None, str | None]:
         """`read()`, the newest LSN before and after it; the changes up to `after` recorded."""

@@ -23,10 +23,13 @@ from mssql_cdc.core import (
     NULL_FIELD,
     SEPARATOR,
     VALUE_MARK,
+    Collation,
     TileDigest,
     guid_order,
+    key_collation,
     typed_part,
 )
+from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import KeyBound
 from mssql_cdc.reconciliation.tile_narrowing import Key, KeyRange, KeyTypes, as_key, key_order
 from mssql_cdc.tables import quote_identifier
@@ -84,6 +87,54 @@ def _guid_order(c: Column) -> Column:
     return F.concat(*[F.substring(text, p, 2) for p in starts])
 
 
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_UPPER = _LOWER.upper()
+
+
+def _levels(k: Column, collation: Collation) -> list[Column]:
+    """A character key as the Spark values `Collation.sort_key` gives in Python: trailing
+    spaces dropped; then lower case (and, case-sensitive, the text with its case swapped so
+    lower case sorts first), or the text itself under a binary collation."""
+    from pyspark.sql import functions as F
+
+    trimmed = F.rtrim(k)
+    if collation.binary:
+        return [trimmed]
+    levels = [F.lower(trimmed)]
+    if collation.case_sensitive:
+        levels.append(F.translate(trimmed, _LOWER + _UPPER, _UPPER + _LOWER))
+    return levels
+
+
+def _ordered(k: Column, sql_type: str | None) -> list[Column]:
+    """A key column as Spark values whose order is SQL Server's for its type."""
+    if (sql_type or "").lower().startswith("uniqueidentifier"):
+        return [_guid_order(k)]
+    collation = key_collation(sql_type)
+    return [k] if collation is None else _levels(k, collation)
+
+
+def _part_below(k: Column, literal: object, sql_type: str | None) -> tuple[Column, Column]:
+    """(k < literal, k = literal) for a non-NULL literal, in SQL Server's order."""
+    from pyspark.sql import functions as F
+
+    typed = typed_part(literal, sql_type)
+    collation = key_collation(sql_type)
+    if (sql_type or "").lower().startswith("uniqueidentifier"):
+        pairs = [(_guid_order(k), F.lit(guid_order(str(typed))))]
+    elif collation is not None and isinstance(typed, str):
+        value = collation.sort_key(typed)
+        values = list(value) if isinstance(value, tuple) else [value]
+        pairs = [(c, F.lit(v)) for c, v in zip(_levels(k, collation), values, strict=True)]
+    else:
+        pairs = [(k, F.lit(typed))]
+    less, same = F.lit(False), F.lit(True)
+    for column, value in pairs:
+        less = less | (same & F.coalesce(column < value, F.lit(False)))
+        same = same & F.coalesce(column == value, F.lit(False))
+    return k.isNull() | less, same
+
+
 def key_below(keys: Sequence[Column], bound: KeyBound, types: KeyTypes = ()) -> Column:
     """key < bound, column by column with NULLs first, in SQL Server's order for the key
     columns' SQL types (`types`, one per key column; () compares values as Spark does)."""
@@ -97,13 +148,7 @@ def key_below(keys: Sequence[Column], bound: KeyBound, types: KeyTypes = ()) -> 
         if v is None:
             less, same = F.lit(False), k.isNull()
         else:
-            typed = typed_part(v, t)
-            if t is not None and t.lower().startswith("uniqueidentifier"):
-                k, literal = _guid_order(k), F.lit(guid_order(str(typed)))
-            else:
-                literal = F.lit(typed)
-            less = k.isNull() | F.coalesce(k < literal, F.lit(False))
-            same = F.coalesce(k == literal, F.lit(False))
+            less, same = _part_below(k, v, t)
         out = out | (equal_so_far & less)
         equal_so_far = equal_so_far & same
     return out
@@ -204,6 +249,31 @@ class TargetRows:
             *[F.col(quote_identifier(k)).alias(n) for k, n in zip(keys, self._names, strict=True)],
             row_digest_column(fields, time_zone=time_zone).alias(_DIGEST),
         ).cache()
+        self._refuse_unordered(keys)
+
+    def _refuse_unordered(self, keys: Sequence[str]) -> None:
+        """Refuse a character key holding a character whose order under its linguistic
+        collation only the server knows (`core.Collation.sort_key`; decision 1332)."""
+        from pyspark.sql import functions as F
+
+        for name, column, sql_type in zip(keys, self._names, self._types, strict=False):
+            collation = key_collation(sql_type)
+            if collation is None or collation.binary:
+                continue
+            odd = (
+                self._rows.where(F.rtrim(F.col(column)).rlike("[^A-Za-z0-9 ]"))
+                .select(F.col(column))
+                .limit(1)
+                .collect()
+            )
+            if odd:
+                self._rows.unpersist()
+                raise ConfigError(
+                    f"reconcile: key column {name} holds {odd[0][0]!r}, whose order under "
+                    f"collation {collation.name} only SQL Server knows (the library orders "
+                    "letters, digits and spaces only); reconcile a table whose character "
+                    "keys hold only those, or give the key column a _BIN2 collation"
+                )
 
     def _keys(self) -> list[Column]:
         from pyspark.sql import functions as F
@@ -234,8 +304,9 @@ class TargetRows:
     def key_at(self, key_range: KeyRange, position: int) -> KeyBound:
         keys = self._keys()
         ordered = [
-            _guid_order(k) if (t or "").lower().startswith("uniqueidentifier") else k
+            level
             for k, t in zip(keys, self._types or [None] * len(keys), strict=True)
+            for level in _ordered(k, t)
         ]
         rows = (
             self._rows.where(_within(keys, key_range, self._types))

@@ -70,8 +70,9 @@ KEYS: dict[str, list[Any]] = {
 
 
 def _comparable(value: Any) -> Any:
-    """A key as the test compares it: a GUID's text upper case, a time as its UTC instant."""
-    if isinstance(value, str):
+    """A key as the test compares it: a GUID's text upper case, a time as its UTC instant,
+    other text as it is (a character key must keep the server's spelling exactly)."""
+    if isinstance(value, str) and len(value) == 36 and value.count("-") == 4:
         return str(uuid.UUID(value)).upper()
     if isinstance(value, datetime):
         aware = value if value.tzinfo is not None else value.astimezone()
@@ -144,8 +145,10 @@ class Keyed:
         return found.equal, list(found.missing), list(found.different)
 
 
-def _story(spark: SparkSession, root: Path, sql_type: str, backend: Backend) -> None:
-    keys = KEYS[sql_type]
+def _story(
+    spark: SparkSession, root: Path, sql_type: str, backend: Backend, keys: list[Any] | None = None
+) -> None:
+    keys = KEYS[sql_type] if keys is None else keys
     t = Keyed(spark, root, sql_type, backend)
     t.commit(*[("insert", k, f"v{i}") for i, k in enumerate(keys)])
     t.run()
@@ -196,3 +199,54 @@ def test_keys_the_server_orders_its_own_way_snapshot_once_and_reconcile_in_the_e
     spark: SparkSession, tmp_path: Path, sql_type: str
 ) -> None:
     _story(spark, tmp_path, sql_type, "emulator")
+
+
+# Character keys. SQL Server compares them under the column's collation
+# (https://learn.microsoft.com/en-us/sql/relational-databases/collations/collation-and-unicode-support):
+# _CI_ ignores case, _CS_ orders lower case before upper case of one letter, _BIN2 compares code
+# points, and every collation ignores trailing spaces in = and <
+# (https://learn.microsoft.com/en-us/troubleshoot/sql/database-design/sql-server-trailing-spaces).
+# Spark's own order (code points, spaces counted) differs from each, so these keys put rows in
+# other tiles unless the library compares by the collation (decision 1332).
+CASED = ["a", "A", "b", "B", "ab", "aB", "Ab", "AB", "a b", "z", "Z", "0", "9z", "m", "M", "Mm"]
+TEXT_KEYS: dict[str, list[str]] = {
+    "nvarchar(20) COLLATE Latin1_General_CS_AS": CASED,
+    "nvarchar(20) COLLATE Latin1_General_BIN2": [*CASED, "n", "N"],
+}
+
+
+@pytest.mark.parametrize("sql_type", list(TEXT_KEYS))
+def test_text_keys_under_a_case_sensitive_or_binary_collation_snapshot_once_and_reconcile(
+    spark: SparkSession, tmp_path: Path, sql_type: str
+) -> None:
+    _story(spark, tmp_path, sql_type, "emulator", TEXT_KEYS[sql_type])
+
+
+def test_a_case_insensitive_key_keeps_the_servers_latest_spelling_one_row_per_key(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Under the default SQL_Latin1_General_CP1_CI_AS, 'n' and 'N ' are one key: the source
+    cannot hold both. A key whose case or trailing spaces change (a delete and an insert in one
+    transaction, as SQL Server logs a key update) and a delete named by another spelling leave
+    silver with the server's spelling, one row per key; reconcile agrees."""
+    t = Keyed(spark, tmp_path, "nvarchar(20)", "emulator")
+    first = ["n", "a ", "b", "c", "Dd", "e", "F", "g", "h1", "i", "J", "k"]
+    t.commit(*[("insert", k, f"v{i}") for i, k in enumerate(first)])
+    t.run()
+    t.commit(("delete", "n", None), ("insert", "N", "cased"))
+    t.commit(("delete", "a ", None), ("insert", "a", "trimmed"))
+    t.commit(("delete", "B", None), ("update", "DD ", "by another spelling"))
+    t.backfill()
+    t.run()
+    expected = {k: f"v{i}" for i, k in enumerate(first)}
+    del expected["n"], expected["a "], expected["b"]
+    expected |= {"N": "cased", "a": "trimmed", "Dd": "by another spelling"}
+    assert t.source() == expected  # SQL Server keeps the stored spelling, not the predicate's
+    assert t.silver() == expected
+    assert t.reconcile() == (True, [], [])
+
+    p = t.paths
+    spark.sql(f"UPDATE delta.`{p['silver']}` SET v = 'drifted' WHERE k = 'J'")
+    spark.sql(f"DELETE FROM delta.`{p['silver']}` WHERE k = 'N'")
+    equal, missing, different = t.reconcile()
+    assert (equal, missing, different) == (False, ["N"], ["J"])
