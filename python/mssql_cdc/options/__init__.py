@@ -9,6 +9,7 @@ from mssql_cdc.options.declared_columns import (
     METADATA_COLUMNS,
     KeyBound,
     SnapshotChunk,
+    check_chunk_order,
     parse_chunks,
 )
 from mssql_cdc.options.identifiers import change_table, check_collation, quote_name, two_part_name
@@ -24,6 +25,7 @@ __all__ = [
     "SnapshotMode",
     "SourceConfig",
     "change_table",
+    "check_chunk_order",
     "check_collation",
     "given_option",
     "is_uri",

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mssql_cdc.core import sort_part
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.identifiers import check_identifier
 from mssql_cdc.options.key_order import Part, compare_keys, part_kind
@@ -21,6 +23,7 @@ __all__ = [
     "DeclaredColumn",
     "KeyBound",
     "SnapshotChunk",
+    "check_chunk_order",
     "format_chunks",
     "format_columns",
     "format_keys",
@@ -201,8 +204,9 @@ def parse_chunks(text: str) -> tuple[SnapshotChunk, ...]:
     """Parse `snapshotChunks`: a JSON list of `[chunk, lo, hi]` (see docs/source-options.md).
 
     The chunks must be listed in key order and must not overlap; each `lo` is below its `hi`,
-    only the first may be open below and only the last open above. Two different strings are of
-    an order only SQL Server's collation knows, so they are not refused for it.
+    only the first may be open below and only the last open above. Strings equal but for
+    trailing spaces are one key; two other strings are of an order only the key column's
+    collation knows, which `check_chunk_order` applies once the source has it (decision 1332).
     """
     value = _load_json("snapshotChunks", text, "a JSON list of [chunk, lo, hi]", depth=3)
     if not isinstance(value, list) or not value:
@@ -283,6 +287,11 @@ def _parts(bound: KeyBound) -> tuple[Part, ...]:
     return bound if isinstance(bound, tuple) else (bound,)
 
 
+def _padless(bound: KeyBound) -> tuple[Part, ...]:
+    """A bound as one key: trailing spaces never count in SQL Server's = (key_order)."""
+    return tuple(p.rstrip(" ") if isinstance(p, str) else p for p in _parts(bound))
+
+
 def _shown_bound(bound: KeyBound) -> str:
     text = json.dumps(list(bound) if isinstance(bound, tuple) else bound)
     return text if len(text) <= 60 else text[:60] + "..."
@@ -335,7 +344,7 @@ def _check_order(chunks: list[SnapshotChunk]) -> None:
         for bound, seen, name in ((chunk.lo, starts, "lo"), (chunk.hi, ends, "hi")):
             if bound is None:
                 continue
-            earlier = seen.setdefault(_parts(bound), index)
+            earlier = seen.setdefault(_padless(bound), index)
             if earlier != index:
                 raise ConfigError(
                     f"{where} {index} has the {name} {_shown_bound(bound)} of entry {earlier}, "
@@ -385,3 +394,49 @@ def _scalar(where: str, which: str, value: object, *, allow_null: bool) -> Scala
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{where}: {which} must be a finite number (got {value})")
     return value
+
+
+def check_chunk_order(
+    chunks: Sequence[SnapshotChunk], keys: Sequence[str], key_types: Sequence[str | None]
+) -> None:
+    """Refuse `snapshotChunks` whose bounds are out of order under the key columns' SQL types
+    and collations (`core.sort_part`), as far as the library can order them: a comparison
+    involving a character only the server orders is left to it, as in `parse_chunks`.
+
+    Raises:
+        ConfigError: a chunk's lo is not below its hi, or a chunk starts below the hi of the
+            chunk before it, under the key's collation.
+    """
+
+    def order(bound: KeyBound) -> list[tuple[bool, object]]:
+        parts = zip(_parts(bound), key_types, strict=True)
+        return [(p is not None, sort_part(p, t)) for p, t in parts]
+
+    def below(a: KeyBound, b: KeyBound) -> bool | None:
+        try:
+            return bool(order(a) < order(b))
+        except (TypeError, ValueError):  # unknown to the library: the server decides
+            return None
+
+    shown = ", ".join(
+        f"{k} ({t})" for k, t in zip(keys, key_types, strict=True) if " COLLATE " in (t or "")
+    )
+    under = f" under {shown}" if shown else ""
+    for index, chunk in enumerate(chunks):
+        where = f"option snapshotChunks: entry {index}"
+        if chunk.lo is not None and chunk.hi is not None and below(chunk.lo, chunk.hi) is False:
+            raise ConfigError(
+                f"{where}: lo {_shown_bound(chunk.lo)} is not below hi {_shown_bound(chunk.hi)}"
+                f"{under}, as SQL Server compares them; the chunk would read nothing, so give "
+                "bounds in the key column's collation order"
+            )
+        before = chunks[index - 1] if index else None
+        if before is None or before.hi is None or chunk.lo is None:
+            continue
+        if below(chunk.lo, before.hi) is True:
+            raise ConfigError(
+                f"{where} starts at {_shown_bound(chunk.lo)}, below the hi "
+                f"{_shown_bound(before.hi)} of entry {index - 1}{under}, as SQL Server compares "
+                "them: the chunks overlap and would read keys twice; list them in the key "
+                "column's collation order"
+            )

@@ -2,8 +2,11 @@
 
 SQL Server orders keys: strings by the column's collation, and decimals,
 dates and binaries from the text they travel as. Python orders only what it knows exactly:
-numbers, and NULL key parts, which sort first as in SQL Server. Two equal strings are equal in
-every collation; two different ones are of unknown order (decision 0620).
+numbers, and NULL key parts, which sort first as in SQL Server. Two strings equal but for
+trailing spaces are equal in every collation (= and < ignore trailing spaces:
+https://learn.microsoft.com/en-us/troubleshoot/sql/database-design/sql-server-trailing-spaces);
+two others are of unknown order here (decision 0620); `source` checks them once the key's
+collation is known (decision 1332).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def _compare_parts(x: Part, y: Part) -> Order | None:
     if x is None or y is None:
         return 0 if x is y else (-1 if x is None else 1)
     if isinstance(x, str) and isinstance(y, str):
-        return 0 if x == y else None
+        return 0 if x.rstrip(" ") == y.rstrip(" ") else None
     if isinstance(x, str) or isinstance(y, str):
         raise TypeError("a number and a string cannot be ordered")
     return -1 if x < y else (1 if x > y else 0)

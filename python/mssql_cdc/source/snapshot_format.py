@@ -23,9 +23,10 @@ from mssql_cdc.core import (
     format_commit_ts,
     initial_lsn,
     progress_file_name,
+    with_collation,
     write_json_atomic,
 )
-from mssql_cdc.options import KeyBound, SourceConfig
+from mssql_cdc.options import KeyBound, SourceConfig, check_chunk_order
 from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
 from mssql_cdc.sqlserver import Backend, ReadColumn, Reconnecting, call_with_retries, open_backend
 
@@ -125,14 +126,17 @@ class CdcSnapshotReader(DataSourceReader):
     ) -> list[list[tuple[int | None, KeyBound, KeyBound]]]:
         n = self._num_partitions
         chunks = self._config.snapshot_chunks
+        schema, name = table.source_schema, table.source_table
+        columns = backend.snapshots.table_columns(schema, name)
+        types = {c.name: c.sql_type for c in columns}
         if chunks is not None:
+            collated = {c.name: with_collation(c.sql_type, c.collation) for c in columns}
+            check_chunk_order(chunks, keys, [collated.get(k) for k in keys])
             width = max(1, min(n, len(chunks)))
             groups: list[list[tuple[int | None, KeyBound, KeyBound]]] = [[] for _ in range(width)]
             for i, chunk in enumerate(chunks):
                 groups[i % width].append((chunk.chunk, chunk.lo, chunk.hi))
             return groups
-        schema, name = table.source_schema, table.source_table
-        types = {c.name: c.sql_type for c in backend.snapshots.table_columns(schema, name)}
         if not keys or n == 1 or any(types.get(k) in _UNSPLITTABLE for k in keys):
             return [[(None, None, None)]]
         if len(keys) == 1 and types.get(keys[0]) in _INTEGER_TYPES:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, timezone
 
-from mssql_cdc.core import sort_part, typed_part
+import pytest
+
+from mssql_cdc.core import key_collation, sort_part, typed_part
 
 
 def test_guids_sort_by_their_last_group_first_as_sqlguid_documents() -> None:
@@ -45,3 +47,42 @@ def test_dates_before_1970_and_at_9999_12_31_order_as_dates() -> None:
         "0001-01-01", "1969-12-31", "1970-01-01", "9999-12-31",
     ]  # fmt: skip
     assert typed_part("9999-12-31", "date") == date(9999, 12, 31)
+
+
+# Character keys: https://learn.microsoft.com/en-us/sql/relational-databases/collations/collation-and-unicode-support
+# (_CI case-insensitive, _CS case-sensitive with lower case first, _AS accent-sensitive, _BIN2
+# code points) and trailing spaces ignored by = and < under every collation:
+# https://learn.microsoft.com/en-us/troubleshoot/sql/database-design/sql-server-trailing-spaces
+CI = "nvarchar(20) COLLATE SQL_Latin1_General_CP1_CI_AS"
+CS = "nvarchar(20) COLLATE Latin1_General_CS_AS"
+BIN2 = "varchar(20) COLLATE Latin1_General_BIN2"
+
+
+def test_a_case_insensitive_key_is_one_key_whatever_its_case_or_trailing_spaces() -> None:
+    assert sort_part("n", CI) == sort_part("N  ", CI)
+    assert sort_part("a", CI) < sort_part("B", CI) < sort_part("c", CI)
+
+
+def test_a_case_sensitive_key_orders_letters_first_then_lower_case_before_upper() -> None:
+    written = ["B", "b", "A", "aB", "ab", "a", "Ab", "AB"]
+    ordered = ["a", "A", "ab", "aB", "Ab", "AB", "b", "B"]
+    assert sorted(written, key=lambda k: sort_part(k, CS)) == ordered
+    assert sort_part("a ", CS) == sort_part("a", CS) != sort_part("A", CS)
+
+
+def test_a_binary_key_orders_by_code_point_and_ignores_only_trailing_spaces() -> None:
+    assert sorted(["n", "N", "a", "Z"], key=lambda k: sort_part(k, BIN2)) == ["N", "Z", "a", "n"]
+    assert sort_part("N ", BIN2) == sort_part("N", BIN2) != sort_part(" N", BIN2)
+
+
+def test_a_character_only_the_server_orders_under_a_linguistic_collation_is_refused() -> None:
+    with pytest.raises(ValueError, match="Latin1_General_CS_AS"):
+        sort_part("a-b", CS)
+    assert sort_part("a-b", BIN2) == "a-b"
+
+
+def test_a_collation_the_library_cannot_repeat_is_refused_by_name() -> None:
+    assert key_collation("nvarchar(20)") is None
+    assert key_collation("int") is None
+    with pytest.raises(ValueError, match="Latin1_General_CI_AI"):
+        key_collation("nvarchar(20) COLLATE Latin1_General_CI_AI")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.options.declared_columns import SnapshotChunk
+from mssql_cdc.options.declared_columns import SnapshotChunk, check_chunk_order
 
 BASE = {"captureInstance": "dbo_orders", "backend": "pymssql", "connectionString": "Server=h"}
 
@@ -64,6 +64,10 @@ BAD = [
     ('[[0, "a", "c"], [1, "c", "d"], [2, "a", "b"]]', 'entry 2 has the lo "a" of entry 0'),
     ('[[0, "a", "c"], [1, "b", "c"]]', 'entry 1 has the hi "c" of entry 0'),
     ('[[0, [1, "x"], [1, "x"]]]', 'entry 0: lo [1, "x"] is not below hi [1, "x"]'),
+    # = ignores trailing spaces in every collation: "a" and "a  " are one key
+    # (https://learn.microsoft.com/en-us/troubleshoot/sql/database-design/sql-server-trailing-spaces)
+    ('[[0, "a", "a  "]]', 'entry 0: lo "a" is not below hi "a  "'),
+    ('[[0, "a", "c"], [1, "a ", "d"]]', 'entry 1 has the lo "a " of entry 0'),
     ('[[0, [2, "a"], [3, "a"]], [1, [1, "z"], [2, "a"]]]', "overlap or are out of order"),
     ('[[0, null, 5], [1, 5, "x"]]', "key part 0 is a number in entry 0 and a string in entry 1"),
     ('[[0, [1, "a"], [1, 2]]]', "key part 1 is a string in entry 0 and a number in entry 0"),
@@ -105,3 +109,45 @@ def test_ordered_disjoint_chunk_lists_are_accepted(text: str) -> None:
 def test_a_deeply_nested_key_list_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="option snapshotKeys nests lists deeper than 1"):
         SourceConfig.from_options({**BASE, "snapshotKeys": "[" * 100_000})
+
+
+# Under the key column's collation (decision 1332; the documented rules:
+# https://learn.microsoft.com/en-us/sql/relational-databases/collations/collation-and-unicode-support):
+# case-insensitive 'a' = 'A'; case-sensitive 'a' < 'A' < 'b'; BIN2 by code point, 'B' < 'a'.
+CI = "nvarchar COLLATE SQL_Latin1_General_CP1_CI_AS"
+CS = "nvarchar COLLATE Latin1_General_CS_AS"
+BIN2 = "nvarchar COLLATE Latin1_General_BIN2"
+UNDER = [
+    ('[[0, "a", "A"]]', CI, 'entry 0: lo "a" is not below hi "A" under k'),
+    ('[[0, null, "b"], [1, "A", null]]', CI, 'entry 1 starts at "A", below the hi "b"'),
+    ('[[0, null, "b"], [1, "A", null]]', CS, 'entry 1 starts at "A", below the hi "b"'),
+    ('[[0, "A", "a"]]', CS, 'entry 0: lo "A" is not below hi "a"'),
+    ('[[0, "a", "B"]]', BIN2, 'entry 0: lo "a" is not below hi "B"'),
+]
+
+
+@pytest.mark.parametrize(("text", "sql_type", "message"), UNDER)
+def test_chunks_out_of_order_under_the_key_columns_collation_are_refused_by_the_source(
+    text: str, sql_type: str, message: str
+) -> None:
+    parsed = chunks(text)  # Python alone cannot order two different strings
+    assert parsed is not None
+    with pytest.raises(ConfigError) as caught:
+        check_chunk_order(parsed, ["k"], [sql_type])
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "sql_type"),
+    [
+        ('[[0, "a", "B"], [1, "b", "c"]]', CI),
+        ('[[0, null, "a"], [1, "A", "b"], [2, "B", null]]', CS),
+        ('[[0, "B", "a"], [1, "b", null]]', BIN2),
+        ('[[0, "a-", "a_"]]', CI),  # punctuation: only the server orders it, so it decides
+        ("[[0, 5, 6]]", "int"),
+    ],
+)
+def test_chunks_in_the_key_columns_collation_order_are_accepted(text: str, sql_type: str) -> None:
+    parsed = chunks(text)
+    assert parsed is not None
+    check_chunk_order(parsed, ["k"], [sql_type])
