@@ -63,7 +63,7 @@ def _base(sql_type: str | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Collation:
-    """How a character key compares outside the server (decision 1332).
+    """How a character key compares outside the server.
 
     `case_sensitive` and `binary` come from the name's suffix (`_CS_AS`, `_BIN2`);
     `spark` is the Spark collation whose equality is the server's for the key's values

@@ -67,7 +67,7 @@ class RepairDetail(TypedDict):
     kind: Literal["int", "keyset"]
     chunks: list[list[Key]]  # the reconcile's top-level tiles, the snapshot's chunks
     differing: list[int]  # the chunks read from the source; the others are carried
-    key_types: NotRequired[list[str | None]]  # the keys' SQL types, with collations (1332)
+    key_types: NotRequired[list[str | None]]  # the keys' SQL types, with collations
 
 
 class SnapshotOpenDetail(TypedDict):

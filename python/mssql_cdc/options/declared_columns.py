@@ -206,7 +206,7 @@ def parse_chunks(text: str) -> tuple[SnapshotChunk, ...]:
     The chunks must be listed in key order and must not overlap; each `lo` is below its `hi`,
     only the first may be open below and only the last open above. Strings equal but for
     trailing spaces are one key; two other strings are of an order only the key column's
-    collation knows, which `check_chunk_order` applies once the source has it (decision 1332).
+    collation knows, which `check_chunk_order` applies once the source has it.
     """
     value = _load_json("snapshotChunks", text, "a JSON list of [chunk, lo, hi]", depth=3)
     if not isinstance(value, list) or not value:

@@ -310,7 +310,7 @@ def _compare_sides(
 def key_types_of(
     instance: str, keys: Sequence[str], columns: Sequence[TableColumn]
 ) -> tuple[str | None, ...]:
-    """Each key column's SQL type, a character key's with its collation (decision 1332).
+    """Each key column's SQL type, a character key's with its collation.
 
     Raises:
         ConfigError: a character key under a collation the library cannot compare by.

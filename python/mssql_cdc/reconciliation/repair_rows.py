@@ -1,5 +1,7 @@
 """The rows a repair writes itself: its plan, and its carried chunks, the tiles the reconcile
 found equal, written from bronze's latest images as chunk rows at S without reading the source.
+A carried key's chunk is found in SQL Server's order for the key types the repair recorded
+(decisions 1331, 1332).
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ def _carried_rows(
     Rows of this snapshot and rows above S (a rerun's view) are left out, so the images are
     those the reconcile compared. A key's chunk is found in SQL Server's order for the key
     columns' types (`key_types`, recorded by the repair: a GUID by its byte groups, a
-    character key by its collation; decisions 1331, 1332)."""
+    character key by its collation)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 

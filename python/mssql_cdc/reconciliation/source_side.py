@@ -40,7 +40,7 @@ class SourceTable:
     table: str
     columns: tuple[ReadColumn, ...]
     keys: tuple[str, ...]
-    key_types: tuple[str | None, ...] = ()  # with a character key's collation (decision 1332)
+    key_types: tuple[str | None, ...] = ()  # a character key's with its collation
 
 
 class SourceAsOf:

@@ -7,7 +7,10 @@ The keys and digests are cached once; each question after is one Spark job over 
 
 Rows are put in the tile the source put them in: bounds are compared in SQL Server's order for
 the key column's SQL type, a GUID by its byte groups (`_guid_order`), a date or time bound
-given as server text as the value it names (decision 1331).
+given as server text as the value it names (decision 1331), a character key by its collation
+as `core.Collation` models it (decision 1332): trailing spaces dropped, then the lower-cased
+text and, case-sensitive, the text with its case swapped; a key holding a character other than
+a letter, digit or space under a linguistic collation is refused.
 """
 
 from __future__ import annotations
@@ -253,7 +256,7 @@ class TargetRows:
 
     def _refuse_unordered(self, keys: Sequence[str]) -> None:
         """Refuse a character key holding a character whose order under its linguistic
-        collation only the server knows (`core.Collation.sort_key`; decision 1332)."""
+        collation only the server knows (`core.Collation.sort_key`)."""
         from pyspark.sql import functions as F
 
         for name, column, sql_type in zip(keys, self._names, self._types, strict=False):

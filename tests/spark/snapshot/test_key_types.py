@@ -250,3 +250,11 @@ def test_a_case_insensitive_key_keeps_the_servers_latest_spelling_one_row_per_ke
     spark.sql(f"DELETE FROM delta.`{p['silver']}` WHERE k = 'N'")
     equal, missing, different = t.reconcile()
     assert (equal, missing, different) == (False, ["N"], ["J"])
+
+
+def test_guid_keys_over_tds_snapshot_once_and_reconcile(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Over TDS the server compares `k < CAST(? AS uniqueidentifier)` in SqlGuid order too, so
+    the bounds a T-SQL backend sends agree with the keys' order (decision 1325)."""
+    _story(spark, tmp_path, "uniqueidentifier", "pymssql")
