@@ -487,6 +487,20 @@ void bind_emulator(nb::module_& m) {
           "user"_a.none())
       .def(
           "may_read", [](emu::Reader& r, const std::string& ci) { return r.may_read(ci); }, "capture_instance"_a)
+      .def(
+          "set_isolation",
+          [](emu::Reader& r, const std::string& level, std::int64_t lock_timeout_ms) {
+            if (level == "readCommitted") {
+              r.set_isolation(emu::Isolation::ReadCommitted);
+            } else if (level == "snapshot") {
+              r.set_isolation(emu::Isolation::Snapshot);
+            } else {
+              throw Error(ErrorKind::InvalidArgument,
+                          "isolation level '" + level + "' is not valid; use 'readCommitted' or 'snapshot'");
+            }
+            r.set_lock_timeout(lock_timeout_ms < 0 ? -1 : lock_timeout_ms);
+          },
+          "level"_a, "lock_timeout_ms"_a)
       .def("begin_snapshot", &emu::Reader::begin_snapshot)
       .def("end_snapshot", &emu::Reader::end_snapshot)
       .def("in_snapshot", &emu::Reader::in_snapshot)
@@ -566,6 +580,7 @@ void bind_emulator(nb::module_& m) {
             o.batch_rows = batch_rows;
             o.batch_bytes = batch_bytes;
             o.fire_hooks = !inspect;
+            o.inspect = inspect;
             return stream_capsule([&](ArrowArrayStream* s) { r.read_table(table, range, o, s); });
           },
           "table"_a, "lo"_a.none(), "hi"_a.none(), "columns"_a.none(), "key_columns"_a.none(), "batch_rows"_a,

@@ -265,7 +265,7 @@ std::string show_cell(const Cell& c, const SqlType& type) {
 }
 
 void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord& rec, const std::vector<Lsn>* seqvals,
-                   std::set<std::pair<std::int64_t, std::string>>& keys, std::int64_t self_txn) {
+                   LockedKeys& keys, std::int64_t self_txn) {
   if (changes.empty())
     throw Error(ErrorKind::InvalidArgument, "a transaction needs at least one change; pass a non-empty list");
   std::map<std::string, const Table*> tables;
@@ -287,7 +287,16 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
                         "would block); commit or roll that one back first");
       }
     }
-    keys.insert(k);
+    // The primary key cells in key order, which readers compare with their ranges; a heap's
+    // row records none and so holds its whole table.
+    std::vector<Cell> cells;
+    for (const Column* c : t.heap ? std::vector<const Column*>{} : t.key()) {
+      for (const auto& [col, cell] : key) {
+        if (col->column_id == c->column_id) cells.push_back(cell);
+      }
+    }
+    if (cells.size() != t.key().size()) cells.clear();
+    keys.emplace(k, std::move(cells));
   };
   for (std::size_t n = 0; n < changes.size(); ++n) {
     const Change& ch = changes[n];
