@@ -581,7 +581,11 @@ void bind_emulator(nb::module_& m) {
             o.batch_bytes = batch_bytes;
             o.fire_hooks = !inspect;
             o.inspect = inspect;
-            return stream_capsule([&](ArrowArrayStream* s) { r.read_table(table, range, o, s); });
+            return stream_capsule([&](ArrowArrayStream* s) {
+              // A READ COMMITTED read may wait for another thread's transaction (decision 1335).
+              nb::gil_scoped_release released;
+              r.read_table(table, range, o, s);
+            });
           },
           "table"_a, "lo"_a.none(), "hi"_a.none(), "columns"_a.none(), "key_columns"_a.none(), "batch_rows"_a,
           "batch_bytes"_a, "inspect"_a)
@@ -635,7 +639,10 @@ void bind_emulator(nb::module_& m) {
       .def(
           "key_extent",
           [](emu::Reader& r, const std::string& t, std::optional<std::vector<std::string>> kc) -> nb::object {
-            const auto x = r.key_extent(t, kc);
+            const auto x = [&]() {
+              nb::gil_scoped_release released;  // it may wait for row locks
+              return r.key_extent(t, kc);
+            }();
             if (!x) return nb::none();
             nb::dict d;
             d["min"] = from_key(x->min);
@@ -647,13 +654,23 @@ void bind_emulator(nb::module_& m) {
       .def(
           "key_tiles",
           [](emu::Reader& r, const std::string& t, std::int64_t n, std::int64_t per,
-             std::optional<std::vector<std::string>> kc) { return list_of(r.key_tiles(t, n, per, kc), from_key); },
+             std::optional<std::vector<std::string>> kc) {
+            const auto tiles = [&]() {
+              nb::gil_scoped_release released;  // it may wait for row locks
+              return r.key_tiles(t, n, per, kc);
+            }();
+            return list_of(tiles, from_key);
+          },
           "table"_a, "n"_a, "rows_per_tile"_a, "key_columns"_a.none())
       .def(
           "next_key",
           [](emu::Reader& r, const std::string& t, nb::handle after,
              std::optional<std::vector<std::string>> kc) -> nb::object {
-            const auto k = r.next_key(t, *to_key(after), kc);
+            const emu::Key from = *to_key(after);
+            const auto k = [&]() {
+              nb::gil_scoped_release released;  // it may wait for row locks
+              return r.next_key(t, from, kc);
+            }();
             return k ? from_key(*k) : nb::none();
           },
           "table"_a, "after"_a, "key_columns"_a.none())
@@ -685,9 +702,14 @@ void bind_emulator(nb::module_& m) {
               return neg ? "-" + s : s;
             };
             nb::object py_int = nb::module_::import_("builtins").attr("int");
-            return list_of(r.key_buckets(t, n, big(lo), big(hi), kc), [&](const auto& b) {
-              return nb::make_tuple(py_int(text(b.lo)), py_int(text(b.hi)), b.rows);
-            });
+            const auto low = big(lo);
+            const auto high = big(hi);
+            const auto buckets = [&]() {
+              nb::gil_scoped_release released;  // it may wait for row locks
+              return r.key_buckets(t, n, low, high, kc);
+            }();
+            return list_of(
+                buckets, [&](const auto& b) { return nb::make_tuple(py_int(text(b.lo)), py_int(text(b.hi)), b.rows); });
           },
           "table"_a, "n"_a, "lo"_a.none(), "hi"_a.none(), "key_columns"_a.none())
       .def("lsn_time_mapping",

@@ -70,8 +70,9 @@ class EmulatorSnapshotReader:
     def _errors(self, table: str) -> AbstractContextManager[None]:
         """Errors 3952 and 1222 of a read of `table` as ConfigError and LockTimeoutError."""
         database = Path(self._path).stem
+        schema, _, name = table.partition(".")
         return source_read_errors(
-            table=table, lock_timeout_ms=self._lock_timeout_ms, database=database
+            table=f"[{schema}].[{name}]", lock_timeout_ms=self._lock_timeout_ms, database=database
         )
 
     def table_columns(self, source_schema: str, source_table: str) -> Sequence[TableColumn]:
