@@ -8,9 +8,10 @@ and the key planning of chunked snapshots (docs/snapshots.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import closing
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
@@ -87,7 +88,13 @@ class _EmulatorProbe:
 
         assert config.emulator_path is not None  # config guarantees it with the emulator backend
         self._path = config.emulator_path
-        self._reader = EmulatorReader(config.emulator_path)
+        # The key reads run at the source's isolationLevel and lockTimeoutMs, as over TDS.
+        self._reader = EmulatorReader(
+            config.emulator_path,
+            isolation=config.isolation_level,
+            lock_timeout_ms=config.lock_timeout_ms,
+        )
+        self._lock_timeout_ms = config.lock_timeout_ms
         self._configured = config.capture_instance
         self._keys = config.snapshot_keys
         self._resolved: ResolvedSource | None = None
@@ -137,28 +144,44 @@ class _EmulatorProbe:
         info = self._reader.table_info(self.resolved().table)
         return {str(c["name"]): str(c["sql_type"]).lower() for c in info["columns"]}
 
+    def _errors(self) -> AbstractContextManager[None]:
+        """Errors 3952 and 1222 of a key read as ConfigError and LockTimeoutError."""
+        from mssql_cdc.sqlserver import source_read_errors
+
+        r = self.resolved()
+        return source_read_errors(
+            table=f"[{r.source_schema}].[{r.source_table}]",
+            lock_timeout_ms=self._lock_timeout_ms,
+            database=Path(self._path).stem,
+        )
+
     def int_extent(self, key: str) -> tuple[int, int] | None:
-        extent = self._reader.key_extent(self.resolved().table, key_columns=[key])
+        with self._errors():
+            extent = self._reader.key_extent(self.resolved().table, key_columns=[key])
         return None if extent is None else (int(extent["min"]), int(extent["max"]))
 
     def row_count(self) -> int | None:
         return int(self._reader.table_info(self.resolved().table)["row_count"])
 
     def buckets(self, key: str, n: int, lo: int, hi: int) -> Sequence[tuple[int, int, int]]:
-        return self._reader.key_buckets(self.resolved().table, n, lo, hi, key_columns=[key])
+        with self._errors():
+            return self._reader.key_buckets(self.resolved().table, n, lo, hi, key_columns=[key])
 
     def keyset_max(self, keys: Sequence[str]) -> KeyBound:
-        extent = self._reader.key_extent(self.resolved().table, key_columns=list(keys))
+        with self._errors():
+            extent = self._reader.key_extent(self.resolved().table, key_columns=list(keys))
         return None if extent is None else _bound(extent["max"])
 
     def keyset_bounds(self, keys: Sequence[str], every: int, upto: KeyBound) -> list[KeyBound]:
-        tiles = self._reader.key_tiles(
-            self.resolved().table, rows_per_tile=every, key_columns=list(keys)
-        )
+        with self._errors():
+            tiles = self._reader.key_tiles(
+                self.resolved().table, rows_per_tile=every, key_columns=list(keys)
+            )
         return [_bound(t) for t in tiles if _null_first(_bound(t)) <= _null_first(upto)]
 
     def first_key_above(self, keys: Sequence[str], bound: KeyBound) -> KeyBound:
-        found = self._reader.next_key(self.resolved().table, bound, key_columns=list(keys))
+        with self._errors():
+            found = self._reader.next_key(self.resolved().table, bound, key_columns=list(keys))
         return None if found is None else _bound(found)
 
     def close(self) -> None:
