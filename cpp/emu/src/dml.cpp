@@ -298,6 +298,12 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
     if (cells.size() != t.key().size()) cells.clear();
     keys.emplace(k, std::move(cells));
   };
+  // A heap row has no key to hold: it holds its whole table for readers, under a name no other
+  // change takes, so two open transactions may still write one heap.
+  auto hold_heap = [&](const Table& t, std::size_t n) {
+    keys.emplace(std::make_pair(t.object_id, "heap row " + std::to_string(self_txn) + "." + std::to_string(n)),
+                 std::vector<Cell>{});
+  };
   for (std::size_t n = 0; n < changes.size(); ++n) {
     const Change& ch = changes[n];
     auto it = tables.find(ch.table);
@@ -345,6 +351,7 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       fill_rowversion(im);
       compute(t, im);
       check_not_null(t, im, db_->path().stem().string(), "INSERT");
+      if (t.heap) hold_heap(t, n);
       if (!t.heap) {
         const Resolved key = key_of(t, row, context);
         lock(t, key);
@@ -375,7 +382,11 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       if (!f) {
         throw Error(ErrorKind::EmuConstraint, t.full_name() + ": no row with key " + show_key(t, key) + " to delete");
       }
-      if (!t.heap) lock(t, key);
+      if (t.heap) {
+        hold_heap(t, n);
+      } else {
+        lock(t, key);
+      }
       remove_row(*db_, t, *f, key);
       null_computed(t, f->image);
       op.kind = RowOp::Kind::Delete;
