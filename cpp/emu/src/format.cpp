@@ -257,6 +257,13 @@ std::unique_ptr<Db> open_file(const std::filesystem::path& path) {
                                                  ": upgrade mssql-cdc");
   }
   if (version < 1) throw Error(ErrorKind::EmuFileFormat, not_ours);
+  if (version < kFormatVersion) {
+    throw Error(ErrorKind::EmuFormatVersion,
+                path.string() + " has emulator format " + std::to_string(version) +
+                    ", which stores time, datetime2 and datetimeoffset in microseconds; this mssql-cdc reads "
+                    "format " +
+                    std::to_string(kFormatVersion) + " (100-ns ticks): create the file again");
+  }
   set_pragmas(*db);
   return db;
 }

@@ -375,7 +375,8 @@ Value Reader::to_value(const Cell& c, const SqlType& type) {
       v.f = c.d;
       break;
     case Family::Temporal:
-      v.i = c.i;
+      v.i = type.stores_ticks() ? ticks_to_micros(c.i) : c.i;
+      v.sub_ticks = type.stores_ticks() ? ticks_beyond_micros(c.i) : 0;
       v.kind = type.base == Base::Date             ? Value::Kind::Date
                : type.base == Base::Time           ? Value::Kind::Time
                : type.base == Base::DateTimeOffset ? Value::Kind::DateTimeTz
