@@ -488,6 +488,20 @@ void bind_emulator(nb::module_& m) {
           "user"_a.none())
       .def(
           "may_read", [](emu::Reader& r, const std::string& ci) { return r.may_read(ci); }, "capture_instance"_a)
+      .def(
+          "set_isolation",
+          [](emu::Reader& r, const std::string& level, std::int64_t lock_timeout_ms) {
+            if (level == "readCommitted") {
+              r.set_isolation(emu::Isolation::ReadCommitted);
+            } else if (level == "snapshot") {
+              r.set_isolation(emu::Isolation::Snapshot);
+            } else {
+              throw Error(ErrorKind::InvalidArgument,
+                          "isolation level '" + level + "' is not valid; use 'readCommitted' or 'snapshot'");
+            }
+            r.set_lock_timeout(lock_timeout_ms < 0 ? -1 : lock_timeout_ms);
+          },
+          "level"_a, "lock_timeout_ms"_a)
       .def("begin_snapshot", &emu::Reader::begin_snapshot)
       .def("end_snapshot", &emu::Reader::end_snapshot)
       .def("in_snapshot", &emu::Reader::in_snapshot)
@@ -567,7 +581,12 @@ void bind_emulator(nb::module_& m) {
             o.batch_rows = batch_rows;
             o.batch_bytes = batch_bytes;
             o.fire_hooks = !inspect;
-            return stream_capsule([&](ArrowArrayStream* s) { r.read_table(table, range, o, s); });
+            o.inspect = inspect;
+            return stream_capsule([&](ArrowArrayStream* s) {
+              // A READ COMMITTED read may wait for another thread's transaction (decision 1335).
+              nb::gil_scoped_release released;
+              r.read_table(table, range, o, s);
+            });
           },
           "table"_a, "lo"_a.none(), "hi"_a.none(), "columns"_a.none(), "key_columns"_a.none(), "batch_rows"_a,
           "batch_bytes"_a, "inspect"_a)
@@ -621,7 +640,10 @@ void bind_emulator(nb::module_& m) {
       .def(
           "key_extent",
           [](emu::Reader& r, const std::string& t, std::optional<std::vector<std::string>> kc) -> nb::object {
-            const auto x = r.key_extent(t, kc);
+            const auto x = [&]() {
+              nb::gil_scoped_release released;  // it may wait for row locks
+              return r.key_extent(t, kc);
+            }();
             if (!x) return nb::none();
             nb::dict d;
             d["min"] = from_key(x->min);
@@ -633,13 +655,23 @@ void bind_emulator(nb::module_& m) {
       .def(
           "key_tiles",
           [](emu::Reader& r, const std::string& t, std::int64_t n, std::int64_t per,
-             std::optional<std::vector<std::string>> kc) { return list_of(r.key_tiles(t, n, per, kc), from_key); },
+             std::optional<std::vector<std::string>> kc) {
+            const auto tiles = [&]() {
+              nb::gil_scoped_release released;  // it may wait for row locks
+              return r.key_tiles(t, n, per, kc);
+            }();
+            return list_of(tiles, from_key);
+          },
           "table"_a, "n"_a, "rows_per_tile"_a, "key_columns"_a.none())
       .def(
           "next_key",
           [](emu::Reader& r, const std::string& t, nb::handle after,
              std::optional<std::vector<std::string>> kc) -> nb::object {
-            const auto k = r.next_key(t, *to_key(after), kc);
+            const emu::Key from = *to_key(after);
+            const auto k = [&]() {
+              nb::gil_scoped_release released;  // it may wait for row locks
+              return r.next_key(t, from, kc);
+            }();
             return k ? from_key(*k) : nb::none();
           },
           "table"_a, "after"_a, "key_columns"_a.none())
@@ -671,9 +703,14 @@ void bind_emulator(nb::module_& m) {
               return neg ? "-" + s : s;
             };
             nb::object py_int = nb::module_::import_("builtins").attr("int");
-            return list_of(r.key_buckets(t, n, big(lo), big(hi), kc), [&](const auto& b) {
-              return nb::make_tuple(py_int(text(b.lo)), py_int(text(b.hi)), b.rows);
-            });
+            const auto low = big(lo);
+            const auto high = big(hi);
+            const auto buckets = [&]() {
+              nb::gil_scoped_release released;  // it may wait for row locks
+              return r.key_buckets(t, n, low, high, kc);
+            }();
+            return list_of(
+                buckets, [&](const auto& b) { return nb::make_tuple(py_int(text(b.lo)), py_int(text(b.hi)), b.rows); });
           },
           "table"_a, "n"_a, "lo"_a.none(), "hi"_a.none(), "key_columns"_a.none())
       .def("lsn_time_mapping",

@@ -24,6 +24,7 @@ __all__ = [
     "HookError",
     "InternalError",
     "InvalidRangeError",
+    "LockTimeoutError",
     "MssqlCdcError",
     "PermissionDeniedError",
     "SchemaChangedError",
@@ -143,6 +144,18 @@ class ConnectionLostError(MssqlCdcError, ConnectionError):
     read is retried on a new connection."""
 
     sqlstate = "08S01"
+
+
+class LockTimeoutError(MssqlCdcError, TimeoutError):
+    """A source-table read at READ COMMITTED waited longer than `lock_timeout_ms` (the
+    lockTimeoutMs option) for rows an open transaction holds: SQL Server's error 1222, which
+    is the driver or emulator error in `__cause__`. Not retried on a new connection; a rerun
+    of the read waits again."""
+
+    def __init__(self, message: str, table: str = "", lock_timeout_ms: int | None = None) -> None:
+        super().__init__(message, table, lock_timeout_ms)
+        self.table = table
+        self.lock_timeout_ms = lock_timeout_ms
 
 
 class ConnectError(MssqlCdcError, ConnectionError):

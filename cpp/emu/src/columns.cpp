@@ -64,12 +64,17 @@ void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType
       return;
     }
     case Base::BigInt:
-    case Base::Time:
     case Base::DateTime:
-    case Base::SmallDateTime:
+    case Base::SmallDateTime: {
+      const std::int64_t v = sqlite3_column_int64(st, column);
+      b.append_fixed(&v);
+      return;
+    }
+    case Base::Time:
     case Base::DateTime2:
     case Base::DateTimeOffset: {
-      const std::int64_t v = sqlite3_column_int64(st, column);
+      // Stored in 100-ns ticks; Arrow's unit is the microsecond, so the seventh digit is cut.
+      const std::int64_t v = ticks_to_micros(sqlite3_column_int64(st, column));
       b.append_fixed(&v);
       return;
     }

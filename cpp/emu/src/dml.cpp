@@ -269,7 +269,7 @@ std::string show_cell(const Cell& c, const SqlType& type) {
 }
 
 void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord& rec, const std::vector<Lsn>* seqvals,
-                   std::set<std::pair<std::int64_t, std::string>>& keys, std::int64_t self_txn) {
+                   LockedKeys& keys, std::int64_t self_txn) {
   if (changes.empty())
     throw Error(ErrorKind::InvalidArgument, "a transaction needs at least one change; pass a non-empty list");
   std::map<std::string, const Table*> tables;
@@ -291,7 +291,22 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
                         "would block); commit or roll that one back first");
       }
     }
-    keys.insert(k);
+    // The primary key cells in key order, which readers compare with their ranges; a heap's
+    // row records none and so holds its whole table.
+    std::vector<Cell> cells;
+    for (const Column* c : t.heap ? std::vector<const Column*>{} : t.key()) {
+      for (const auto& [col, cell] : key) {
+        if (col->column_id == c->column_id) cells.push_back(cell);
+      }
+    }
+    if (cells.size() != t.key().size()) cells.clear();
+    keys.emplace(k, std::move(cells));
+  };
+  // A heap row has no key to hold: it holds its whole table for readers, under a name no other
+  // change takes, so two open transactions may still write one heap.
+  auto hold_heap = [&](const Table& t, std::size_t n) {
+    keys.emplace(std::make_pair(t.object_id, "heap row " + std::to_string(self_txn) + "." + std::to_string(n)),
+                 std::vector<Cell>{});
   };
   for (std::size_t n = 0; n < changes.size(); ++n) {
     const Change& ch = changes[n];
@@ -340,6 +355,7 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       fill_rowversion(im);
       compute(t, im);
       check_not_null(t, im, db_->path().stem().string(), "INSERT");
+      if (t.heap) hold_heap(t, n);
       if (!t.heap) {
         const Resolved key = key_of(t, row, context);
         lock(t, key);
@@ -370,7 +386,11 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
       if (!f) {
         throw Error(ErrorKind::EmuConstraint, t.full_name() + ": no row with key " + show_key(t, key) + " to delete");
       }
-      if (!t.heap) lock(t, key);
+      if (t.heap) {
+        hold_heap(t, n);
+      } else {
+        lock(t, key);
+      }
       remove_row(*db_, t, *f, key);
       null_computed(t, f->image);
       op.kind = RowOp::Kind::Delete;

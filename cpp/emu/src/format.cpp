@@ -35,6 +35,9 @@ CREATE TABLE "cdc.lsn_time_mapping" (start_lsn BLOB PRIMARY KEY, tran_begin_time
 CREATE INDEX "cdc.lsn_time_mapping_end" ON "cdc.lsn_time_mapping" (tran_end_time, start_lsn);
 CREATE TABLE emu_log (commit_lsn BLOB PRIMARY KEY, kind TEXT NOT NULL, begin_lsn BLOB NOT NULL, tran_id BLOB,
   begin_time INTEGER NOT NULL, end_time INTEGER NOT NULL, payload BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE emu_row_locks (owner INTEGER NOT NULL, table_id INTEGER NOT NULL, key BLOB NOT NULL,
+  cells BLOB NOT NULL, PRIMARY KEY (owner, table_id, key)) WITHOUT ROWID;
+CREATE INDEX emu_row_locks_table ON emu_row_locks (table_id);
 CREATE TABLE emu_hooks (hook_id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, read_kind TEXT NOT NULL,
   payload BLOB NOT NULL, registered_at INTEGER NOT NULL);
 )sql";
@@ -95,6 +98,7 @@ std::string get_setting(Db& db, const std::string& name) {
   const auto v = meta_get(db, "setting." + name);
   if (!v && name == "shuffle_unordered") return "false";  // a file made before the setting
   if (!v && name == "lock_timeout_ms") return "10000";
+  if (!v && name == "allow_snapshot_isolation") return "false";
   if (!v && (name == "polling_interval_seconds" || name == "cleanup_job_time")) return "null";
   if (!v && name == "maxscans") return "10";
   if (!v) throw Error(ErrorKind::InvalidArgument, "unknown emulator setting '" + name + "'");
@@ -132,7 +136,7 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
   } else if (name == "lock_timeout_ms") {
     if (!parse_int(value, -1, 2'147'483'647, n))
       bad_setting(name, value, "-1 (no limit) or milliseconds 0..2147483647");
-  } else if (name == "command_id_column" || name == "shuffle_unordered") {
+  } else if (name == "command_id_column" || name == "shuffle_unordered" || name == "allow_snapshot_isolation") {
     if (value != "true" && value != "false") bad_setting(name, value, "True or False");
   } else if (name == "time_zone") {
     try {
@@ -153,7 +157,7 @@ void set_setting(Db& db, const std::string& name, const std::string& value) {
                     "'; known: capture, maxtrans, maxscans, polling_interval_seconds, idle_interval_seconds, "
                     "cleanup_job_time, retention_minutes, "
                     "cleanup_threshold, cleanup_job_rule, max_text_repl_size, "
-                    "command_id_column, time_zone, shuffle_unordered, lock_timeout_ms");
+                    "command_id_column, time_zone, shuffle_unordered, lock_timeout_ms, allow_snapshot_isolation");
   }
   meta_set(db, "setting." + name, value);
   bump_catalog(db);
@@ -208,7 +212,8 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
         {"command_id_column", "true"},
         {"time_zone", "UTC"},
         {"shuffle_unordered", "false"},
-        {"lock_timeout_ms", "10000"}};
+        {"lock_timeout_ms", "10000"},
+        {"allow_snapshot_isolation", "false"}};
     for (const auto& [k, v] : defaults) meta_set(db, std::string("setting.") + k, v);
     txn.commit();
   } catch (...) {
@@ -252,6 +257,13 @@ std::unique_ptr<Db> open_file(const std::filesystem::path& path) {
                                                  ": upgrade mssql-cdc");
   }
   if (version < 1) throw Error(ErrorKind::EmuFileFormat, not_ours);
+  if (version < kFormatVersion) {
+    throw Error(ErrorKind::EmuFormatVersion,
+                path.string() + " has emulator format " + std::to_string(version) +
+                    ", which stores time, datetime2 and datetimeoffset in microseconds; this mssql-cdc reads "
+                    "format " +
+                    std::to_string(kFormatVersion) + " (100-ns ticks): create the file again");
+  }
   set_pragmas(*db);
   return db;
 }

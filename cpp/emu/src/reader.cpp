@@ -7,7 +7,9 @@
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/error.hpp"
+#include "row_locks.hpp"
 #include "scan.hpp"
+#include "schema_lock.hpp"
 
 namespace mssqlcdc::emu {
 
@@ -55,6 +57,46 @@ void Reader::check_read(std::string_view ci, std::string_view prefix, std::strin
     }
     return 0;
   });
+}
+
+void Reader::guard_read(std::string_view table, const LockRange& range) {
+  if (isolation_ == Isolation::ReadUncommitted) return;
+  std::int64_t id = 0;
+  std::string name;
+  std::int64_t timeout = lock_timeout_ms_;
+  in_read([&]() {
+    const Table t = load_table(*db_, table);
+    id = t.object_id;
+    name = t.full_name();
+    if (timeout < 0) timeout = lock_timeout_ms(*db_);
+    return 0;
+  });
+  before_source_read(*db_, path_, isolation_, id, name, range, timeout,
+                     database_.empty() ? path_.stem().string() : database_, in_snapshot());
+}
+
+void Reader::guard_key_read(std::string_view table, const std::optional<std::vector<std::string>>& key_columns,
+                            const std::optional<Key>& lo, bool lo_inclusive, const std::optional<Key>& hi,
+                            bool hi_inclusive) {
+  if (isolation_ == Isolation::ReadUncommitted) return;
+  LockRange range;
+  in_read([&]() {
+    const Table t = load_table(*db_, table);
+    const auto primary = t.key();
+    if (t.heap || (!lo && !hi)) return 0;  // every row, or a heap whose locks hold the whole table
+    const auto key = key_columns_of(t, key_columns);
+    // Bounds on other columns than the primary key's leading ones say nothing of the locked keys.
+    bool on_primary = key.size() <= primary.size();
+    for (std::size_t i = 0; on_primary && i < key.size(); ++i) on_primary = key[i]->column_id == primary[i]->column_id;
+    if (!on_primary) return 0;
+    range.whole = false;
+    if (lo) range.lo = key_cells(t, key, *lo, "lo");
+    if (hi) range.hi = key_cells(t, key, *hi, "hi");
+    range.lo_inclusive = lo_inclusive;
+    range.hi_inclusive = hi_inclusive;
+    return 0;
+  });
+  guard_read(table, range);
 }
 
 void Reader::begin_snapshot() {
@@ -333,7 +375,8 @@ Value Reader::to_value(const Cell& c, const SqlType& type) {
       v.f = c.d;
       break;
     case Family::Temporal:
-      v.i = c.i;
+      v.i = type.stores_ticks() ? ticks_to_micros(c.i) : c.i;
+      v.sub_ticks = type.stores_ticks() ? ticks_beyond_micros(c.i) : 0;
       v.kind = type.base == Base::Date             ? Value::Kind::Date
                : type.base == Base::Time           ? Value::Kind::Time
                : type.base == Base::DateTimeOffset ? Value::Kind::DateTimeTz
@@ -358,6 +401,7 @@ Value Reader::to_value(const Cell& c, const SqlType& type) {
 
 std::optional<KeyExtent> Reader::key_extent(std::string_view table,
                                             const std::optional<std::vector<std::string>>& key_columns) {
+  guard_key_read(table, key_columns, std::nullopt, true, std::nullopt, false);
   return in_read([&]() -> std::optional<KeyExtent> {
     const Table t = load_table(*db_, table);
     const auto key = key_columns_of(t, key_columns);
@@ -385,6 +429,7 @@ std::vector<Key> Reader::key_tiles(std::string_view table, std::int64_t n, std::
   if ((n > 0) == (rows_per_tile > 0)) {
     throw Error(ErrorKind::InvalidArgument, "key_tiles: give either n tiles or rows_per_tile, a positive number");
   }
+  guard_key_read(table, key_columns, std::nullopt, true, std::nullopt, false);
   return in_read([&]() {
     const Table t = load_table(*db_, table);
     const auto key = key_columns_of(t, key_columns);
@@ -426,6 +471,7 @@ std::vector<Key> Reader::key_tiles(std::string_view table, std::int64_t n, std::
 
 std::optional<Key> Reader::next_key(std::string_view table, const Key& after,
                                     const std::optional<std::vector<std::string>>& key_columns) {
+  guard_key_read(table, key_columns, after, false, std::nullopt, false);
   return in_read([&]() -> std::optional<Key> {
     const Table t = load_table(*db_, table);
     const auto key = key_columns_of(t, key_columns);
@@ -444,6 +490,8 @@ std::vector<Bucket> Reader::key_buckets(std::string_view table, int n, std::opti
                                         std::optional<__int128> hi,
                                         const std::optional<std::vector<std::string>>& key_columns) {
   if (n < 1) throw Error(ErrorKind::InvalidArgument, "key_buckets: n must be 1 or more, got " + std::to_string(n));
+  // Counted as a whole-table read: a bound past the key type's range would not coerce.
+  guard_key_read(table, key_columns, std::nullopt, true, std::nullopt, false);
   return in_read([&]() {
     const Table t = load_table(*db_, table);
     const auto key = key_columns_of(t, key_columns);
@@ -528,6 +576,7 @@ void Reader::read_table(std::string_view table, const KeyRange& range, const Tab
   if (snapshot_) {
     throw Error(ErrorKind::InvalidArgument, "read_table takes its own read transaction; call it outside snapshot()");
   }
+  if (!options.inspect) guard_key_read(table, options.key_columns, range.lo, true, range.hi, false);
   export_stream(open_table_scan(path_, table, range, options), out);
 }
 

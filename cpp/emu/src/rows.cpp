@@ -12,6 +12,7 @@
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
+#include "row_locks.hpp"
 #include "schema_lock.hpp"
 
 namespace mssqlcdc::emu {
@@ -164,6 +165,20 @@ std::int64_t Reader::change_row_count(std::string_view ci) {
 }
 
 std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const CellRange& first_key, bool fire_hooks) {
+  {
+    // The range is on the first primary key column; a heap's reads are never ranged.
+    LockRange range;
+    range.whole = !first_key.lo && !first_key.hi;
+    if (first_key.lo) {
+      range.lo = std::vector<Cell>{first_key.lo->value};
+      range.lo_inclusive = first_key.lo->inclusive;
+    }
+    if (first_key.hi) {
+      range.hi = std::vector<Cell>{first_key.hi->value};
+      range.hi_inclusive = first_key.hi->inclusive;
+    }
+    guard_read(table, range);
+  }
   ReadHooks hooks = fire_hooks ? ReadHooks::claim(path_, "table") : ReadHooks{};
   auto db = open_file(path_);
   auto txn = std::make_unique<ReadTxn>(*db);

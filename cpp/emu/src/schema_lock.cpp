@@ -37,13 +37,26 @@ bool try_lock(int fd, std::int64_t object_id, SchemaLock::Mode mode) {
   throw Error(ErrorKind::Io, std::string("cannot lock a capture instance: ") + std::strerror(errno));
 }
 
+int open_lock_file(const std::filesystem::path& database) {
+  const std::string file = database.string() + "-locks";
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(ErrorKind::Io, file + ": cannot open the schema lock file: " + std::strerror(errno));
+  return fd;
+}
+
 }  // namespace
+
+std::optional<SchemaLock> SchemaLock::try_take(const std::filesystem::path& database, std::int64_t object_id,
+                                               Mode mode) {
+  SchemaLock out;
+  out.fd_ = open_lock_file(database);
+  if (!try_lock(out.fd_, object_id, mode)) return std::nullopt;
+  return out;
+}
 
 SchemaLock::SchemaLock(const std::filesystem::path& database, std::int64_t object_id, Mode mode,
                        std::int64_t timeout_ms) {
-  const std::string file = database.string() + "-locks";
-  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw Error(ErrorKind::Io, file + ": cannot open the schema lock file: " + std::strerror(errno));
+  fd_ = open_lock_file(database);
   const auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::milliseconds(1);
   while (!try_lock(fd_, object_id, mode)) {

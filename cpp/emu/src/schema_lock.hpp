@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 
 namespace mssqlcdc::emu {
 
@@ -22,6 +23,8 @@ class SchemaLock {
   SchemaLock() = default;  // holds nothing
   // Waits up to `timeout_ms` (-1: without end, 0: not at all) for the lock on `object_id`.
   SchemaLock(const std::filesystem::path& database, std::int64_t object_id, Mode mode, std::int64_t timeout_ms);
+  // The lock on byte `object_id` when it is free now, else nothing; it never waits.
+  static std::optional<SchemaLock> try_take(const std::filesystem::path& database, std::int64_t object_id, Mode mode);
   SchemaLock(const SchemaLock&) = delete;
   SchemaLock& operator=(const SchemaLock&) = delete;
   SchemaLock(SchemaLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }

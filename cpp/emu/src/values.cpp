@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::int64_t kMicrosPerSecond = 1'000'000;
 constexpr std::int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
+constexpr std::int64_t kTicksPerDay = 10 * kMicrosPerDay;
 
 [[noreturn]] void constraint(int number, std::string message) {
   throw Error(ErrorKind::EmuConstraint, std::move(message), number);
@@ -155,12 +156,15 @@ std::string guid_from_text(std::string_view text, std::string_view what) {
   return out;
 }
 
-std::int64_t round_fraction(std::int64_t micros, int digits) {
-  if (digits >= 6) return micros;
+// 100-ns ticks rounded (halves up) to `digits` fractional digits, 0..7.
+std::int64_t round_fraction(std::int64_t ticks, int digits) {
+  if (digits >= 7) return ticks;
   std::int64_t unit = 1;
-  for (int i = digits; i < 6; ++i) unit *= 10;
-  return round_to_unit(micros, unit);
+  for (int i = digits; i < 7; ++i) unit *= 10;
+  return round_to_unit(ticks, unit);
 }
+
+std::int64_t ticks_of(const Value& v) { return v.i * 10 + v.sub_ticks; }
 
 }  // namespace
 
@@ -283,8 +287,8 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
       return Cell::integer(v.i);
     case Base::Time: {
       if (v.kind != Value::Kind::Time) wrong_type(what, type, kind_name(v.kind));
-      const std::int64_t r = round_fraction(v.i, t.precision);
-      return Cell::integer(r >= kMicrosPerDay ? kMicrosPerDay - 1 : r);
+      const std::int64_t r = round_fraction(ticks_of(v), t.precision);
+      return Cell::integer(r >= kTicksPerDay ? kTicksPerDay - 1 : r);
     }
     case Base::DateTime:
     case Base::SmallDateTime:
@@ -295,12 +299,12 @@ Cell coerce(const Value& v, const SqlType& t, std::string_view what) {
         // Through datetime's 1/300 s ticks first: 29.998 s rounds down, 29.999 s (tick 30.000) up.
         return Cell::integer(round_to_unit(round_to_tick(v.i), 60 * kMicrosPerSecond));
       }
-      return Cell::integer(round_fraction(v.i, t.precision));
+      return Cell::integer(round_fraction(ticks_of(v), t.precision));
     }
     case Base::DateTimeOffset:
       if (v.kind != Value::Kind::DateTimeTz && v.kind != Value::Kind::DateTime)
         wrong_type(what, type, kind_name(v.kind));
-      return Cell::integer(round_fraction(v.i, t.precision));
+      return Cell::integer(round_fraction(ticks_of(v), t.precision));
     case Base::Char:
     case Base::VarChar:
     case Base::NChar:
@@ -449,6 +453,9 @@ Value across_families(Value v, const SqlType& from, const SqlType& to, std::stri
 
 }  // namespace
 
+std::int64_t ticks_to_micros(std::int64_t ticks) { return floor_div(ticks, 10); }
+int ticks_beyond_micros(std::int64_t ticks) { return static_cast<int>(ticks - 10 * floor_div(ticks, 10)); }
+
 Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::string_view what) {
   if (stored.is_null()) return stored;
   Value v;
@@ -467,12 +474,13 @@ Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::st
       v.f = stored.d;
       break;
     case Family::Temporal:
-      v.i = stored.i;
+      v.i = from.stores_ticks() ? ticks_to_micros(stored.i) : stored.i;
+      v.sub_ticks = from.stores_ticks() ? ticks_beyond_micros(stored.i) : 0;
       v.kind = to.base == Base::Date   ? Value::Kind::Date
                : to.base == Base::Time ? Value::Kind::Time
                                        : Value::Kind::DateTime;
       if (from.base == Base::Date && to.base != Base::Date) v.i = stored.i * kMicrosPerDay;
-      if (from.base != Base::Date && to.base == Base::Date) v.i = floor_div(stored.i, kMicrosPerDay);
+      if (from.base != Base::Date && to.base == Base::Date) v.i = floor_div(v.i, kMicrosPerDay), v.sub_ticks = 0;
       break;
     case Family::Xml:
       v.kind = Value::Kind::Text;

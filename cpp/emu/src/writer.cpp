@@ -6,6 +6,7 @@
 #include "ascii.hpp"
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/error.hpp"
+#include "row_locks.hpp"
 
 namespace mssqlcdc::emu {
 
@@ -13,7 +14,7 @@ void Engine::create(const std::filesystem::path& path, const CreateOptions& opti
 
 Engine::Engine(const std::filesystem::path& path) : db_(open_file(path)) {}
 
-Engine::~Engine() = default;
+Engine::~Engine() { rollback_all(); }
 
 bool Engine::manual() { return cached_setting("capture") == "manual"; }
 
@@ -84,7 +85,7 @@ std::int64_t Engine::next_object_id() {
 
 void Engine::check_no_open_txn(std::int64_t table_id, std::string_view what) {
   for (const auto& [id, t] : open_) {
-    for (const auto& key : t.keys) {
+    for (const auto& [key, cells] : t.keys) {
       if (key.first == table_id) {
         throw Error(ErrorKind::InvalidArgument, std::string(what) +
                                                     " while an open Transaction of this Emulator has "
@@ -135,7 +136,7 @@ Lsn Engine::commit(const std::vector<Change>& changes, std::optional<Micros> at)
   WriteState s = load_state();
   LogRecord rec;
   rec.begin_lsn = s.cursor.take();
-  std::set<std::pair<std::int64_t, std::string>> keys;
+  LockedKeys keys;
   apply(changes, s, rec, nullptr, keys, 0);
   const Lsn lsn = commit_record(rec, s, at);
   store_state(s);
@@ -156,7 +157,7 @@ std::vector<Lsn> Engine::commit_many(const std::vector<std::vector<Change>>& tra
   for (std::size_t i = 0; i < transactions.size(); ++i) {
     LogRecord rec;
     rec.begin_lsn = s.cursor.take();
-    std::set<std::pair<std::int64_t, std::string>> keys;
+    LockedKeys keys;
     apply(transactions[i], s, rec, nullptr, keys, 0);
     std::optional<Micros> when;
     if (at.size() == 1) when = at[0];
@@ -191,8 +192,10 @@ std::int64_t Engine::begin(std::optional<Micros> at) {
   OpenTxn t;
   t.begin_lsn = s.cursor.take();
   t.begin_time = s.last_time = next_event_time(at, s.last_time);
+  const std::int64_t owner = new_lock_owner(*db_, db_->path());
   store_state(s);
   txn.commit();
+  t.holder = std::make_shared<OwnerLock>(db_->path(), owner);
   const std::int64_t id = next_txn_++;
   open_.emplace(id, std::move(t));
   return id;
@@ -210,7 +213,7 @@ void Engine::execute(std::int64_t id, const std::vector<Change>& changes) {
   all.insert(all.end(), changes.begin(), changes.end());
   db_->exec("SAVEPOINT validate");
   LogRecord rec;
-  std::set<std::pair<std::int64_t, std::string>> keys;
+  LockedKeys keys;
   try {
     apply(all, s, rec, &t.seqvals, keys, id);
   } catch (...) {
@@ -221,6 +224,7 @@ void Engine::execute(std::int64_t id, const std::vector<Change>& changes) {
   std::vector<Lsn> seqvals;
   for (const auto& op : rec.ops) seqvals.push_back(op.seqval);
   store_state(s);
+  record_row_locks(*db_, t.holder->owner(), keys);  // other readers now wait for these rows
   txn.commit();
   t.changes = std::move(all);
   t.seqvals = std::move(seqvals);
@@ -242,16 +246,38 @@ Lsn Engine::commit_open(std::int64_t id, std::optional<Micros> at) {
   LogRecord rec;
   rec.begin_lsn = t.begin_lsn;
   rec.begin_time = t.begin_time;
-  std::set<std::pair<std::int64_t, std::string>> keys;
+  LockedKeys keys;
   apply(t.changes, s, rec, &t.seqvals, keys, id);
   const Lsn lsn = commit_record(rec, s, at);
   store_state(s);
+  // The locks go in the commit's own write, then the owner byte with `t`: a reader that sees
+  // the byte free sees the commit.
+  drop_row_locks(*db_, t.holder->owner());
   txn.commit();
   return lsn;
 }
 
-void Engine::rollback(std::int64_t id) { open_.erase(id); }
-void Engine::rollback_all() { open_.clear(); }
+void Engine::end_open(std::map<std::int64_t, OpenTxn>::iterator it) noexcept {
+  try {
+    if (!it->second.keys.empty()) {
+      Txn txn(*this);
+      drop_row_locks(*db_, it->second.holder->owner());
+      txn.commit();
+    }
+  } catch (...) {
+    // Left in the file, the rows block nothing once the owner byte is free; begin() drops them.
+  }
+  open_.erase(it);
+}
+
+void Engine::rollback(std::int64_t id) {
+  auto it = open_.find(id);
+  if (it != open_.end()) end_open(it);
+}
+
+void Engine::rollback_all() {
+  while (!open_.empty()) end_open(open_.begin());
+}
 
 void Engine::add_hook(const std::string& kind, const std::string& read_kind, const std::string& payload) {
   Txn txn(*this);

@@ -49,6 +49,15 @@ std::int64_t datetime2_to_micros(const DateTime2& value) {
   return (static_cast<std::int64_t>(value.days) - kDaysTo1970) * kMicrosPerDay + value.ticks / 10;
 }
 
+DateTime2 ticks_to_datetime2(std::int64_t ticks) {
+  const std::int64_t days = floor_div(ticks, 10 * kMicrosPerDay);
+  return DateTime2{static_cast<std::int32_t>(days + kDaysTo1970), ticks - days * 10 * kMicrosPerDay};
+}
+
+std::int64_t datetime2_to_ticks(const DateTime2& value) {
+  return (static_cast<std::int64_t>(value.days) - kDaysTo1970) * 10 * kMicrosPerDay + value.ticks;
+}
+
 namespace {
 
 ColumnType base_column_type(const emu::SqlType& t) {
@@ -122,12 +131,12 @@ Value cell_value(const emu::Cell& c, const emu::SqlType& t) {
       if (c.type == T::Real) return c.d;
       return integer ? Value{static_cast<double>(c.i)} : bad();  // SQLite may keep a whole double as an integer
     case Base::Date: return integer ? Value{DateTime2{static_cast<std::int32_t>(c.i + kDaysTo1970), 0}} : bad();
-    case Base::Time: return integer ? Value{DateTime2{0, c.i * 10}} : bad();
+    case Base::Time: return integer ? Value{DateTime2{0, c.i}} : bad();  // 100-ns ticks since midnight
     case Base::DateTime:
-    case Base::SmallDateTime:
-    case Base::DateTime2: return integer ? Value{micros_to_datetime2(c.i)} : bad();
+    case Base::SmallDateTime: return integer ? Value{micros_to_datetime2(c.i)} : bad();
+    case Base::DateTime2: return integer ? Value{ticks_to_datetime2(c.i)} : bad();
     case Base::DateTimeOffset:  // stored as the UTC instant; the written offset is not kept
-      return integer ? Value{DateTimeOffset{micros_to_datetime2(c.i), 0}} : bad();
+      return integer ? Value{DateTimeOffset{ticks_to_datetime2(c.i), 0}} : bad();
     case Base::Char:
     case Base::VarChar:
     case Base::NChar:

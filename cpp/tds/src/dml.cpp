@@ -1,5 +1,6 @@
 // dml.cpp: INSERT, UPDATE and DELETE over the wire, as one emulator commit each (procedures.hpp).
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "mssqlcdc/emu/engine.hpp"
@@ -92,12 +93,22 @@ std::string first_chars(const std::string& s, std::size_t n) {
 }
 
 // SQL Server's implicit conversion of a character literal to a date and time: ISO 8601 forms.
-std::optional<emu::Micros> text_time(std::string text) {
+std::optional<std::int64_t> text_ticks(std::string text) {
   if (text.size() == 10) text += "T00:00:00";
   if (text.size() > 10 && text[10] == ' ') text[10] = 'T';
+  // Up to seven fractional digits (100 ns), as datetime2 takes them; the rest is whole seconds.
+  std::int64_t fraction = 0;
+  if (text.size() > 19 && text[19] == '.') {
+    std::size_t end = 20;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    const std::string digits = text.substr(20, end - 20);
+    if (digits.empty() || digits.size() > 7) return std::nullopt;
+    fraction = std::stoll((digits + "000000").substr(0, 7));
+    text.erase(19, end - 19);
+  }
   const auto millis = utc::parse_millis(text, utc::Zone::Forbidden);
   if (!millis) return std::nullopt;
-  return *millis * 1000;
+  return *millis * 10'000 + fraction;
 }
 
 // 16 bytes in SQL Server's wire order (the first three groups little-endian) as GUID text.
@@ -172,15 +183,21 @@ emu::Value to_emu(const Statement& s, const emu::Column& c, const TypedValue& v)
     out.kind = K::Text;
     out.s = *text;
     if (temporal) {
-      const auto t = text_time(*text);
+      const auto t = text_ticks(*text);
       if (!t) sql_error(241, "Conversion failed when converting date and/or time from character string.");
-      as_time(*t);
+      as_time(emu::ticks_to_micros(*t));
+      if (base != B::Date) out.sub_ticks = emu::ticks_beyond_micros(*t);
     }
   } else if (const auto* dt = std::get_if<DateTime2>(&v.value)) {
-    as_time(datetime2_to_micros(*dt));
+    // Whole microseconds, then the 100-ns ticks beyond them for the types that keep them.
+    const std::int64_t ticks = datetime2_to_ticks(*dt);
+    as_time(emu::ticks_to_micros(ticks));
+    if (base != B::Date) out.sub_ticks = emu::ticks_beyond_micros(ticks);
   } else if (const auto* dto = std::get_if<DateTimeOffset>(&v.value)) {
+    const std::int64_t ticks = datetime2_to_ticks(dto->utc);
     out.kind = K::DateTimeTz;
-    out.i = datetime2_to_micros(dto->utc);
+    out.i = emu::ticks_to_micros(ticks);
+    out.sub_ticks = emu::ticks_beyond_micros(ticks);
   }
   const bool sized = c.type.length > 0 && (character || base == B::Binary || base == B::VarBinary);
   if (sized && (out.kind == K::Text || out.kind == K::Bytes)) {

@@ -58,6 +58,42 @@ bool is_keyword(const SqlToken& t) {
   return false;
 }
 
+// SET TRANSACTION ISOLATION LEVEL and SET LOCK_TIMEOUT set the reader's session (its source-table
+// reads wait for row locks by them, decision 1335); other session options change nothing the
+// emulator models.
+void set_option(Cursor& c, emu::Reader& reader) {
+  c.next();  // SET
+  if (c.accept_word("TRANSACTION")) {
+    if (!c.accept_word("ISOLATION") || !c.accept_word("LEVEL")) syntax_error_near(c.peek());
+    emu::Isolation level = emu::Isolation::ReadCommitted;
+    if (c.accept_word("SNAPSHOT")) {
+      level = emu::Isolation::Snapshot;
+    } else if (c.accept_word("READ")) {
+      if (c.accept_word("UNCOMMITTED")) {
+        level = emu::Isolation::ReadUncommitted;
+      } else if (!c.accept_word("COMMITTED")) {
+        syntax_error_near(c.peek());
+      }
+    } else if (c.accept_word("REPEATABLE")) {
+      if (!c.accept_word("READ")) syntax_error_near(c.peek());
+    } else if (!c.accept_word("SERIALIZABLE")) {
+      syntax_error_near(c.peek());
+    }
+    reader.set_isolation(level);
+    return;
+  }
+  if (c.accept_word("LOCK_TIMEOUT")) {
+    const bool negative = c.accept_symbol('-');
+    const SqlToken* n = c.next();
+    if (n == nullptr || n->kind != TokenKind::Number || n->text.size() > 10 ||
+        n->text.find_first_not_of("0123456789") != std::string::npos) {
+      syntax_error_near(n);
+    }
+    const std::int64_t ms = std::stoll(n->text);
+    reader.set_lock_timeout(negative ? -1 : ms);
+  }
+}
+
 }  // namespace
 
 ServerMessage server_error(int number, const std::string& text) {
@@ -113,8 +149,11 @@ std::vector<ResultSet> Database::call(const ProcCall& call) { return run_procedu
 StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, const Params& params, bool first) {
   Cursor c(tokens);
   const SqlToken& head = tokens.front();
-  // Session options change nothing the emulator models; SQL Server answers them with no rows.
-  if (head.is("SET")) return {};
+  // SQL Server answers session options with no rows.
+  if (head.is("SET")) {
+    set_option(c, *reader_);
+    return {};
+  }
   if (head.is("USE")) {
     c.next();
     if (c.peek() == nullptr || !c.peek()->is_name()) syntax_error_near(c.peek());

@@ -28,6 +28,9 @@ namespace mssqlcdc::tds {
 // A naive local time in microseconds since 1970 as a DateTime2, and back (truncating to 100 ns).
 [[nodiscard]] DateTime2 micros_to_datetime2(std::int64_t micros);
 [[nodiscard]] std::int64_t datetime2_to_micros(const DateTime2& value);
+// The same in 100-ns ticks since 1970, the storage of datetime2, time and datetimeoffset.
+[[nodiscard]] DateTime2 ticks_to_datetime2(std::int64_t ticks);
+[[nodiscard]] std::int64_t datetime2_to_ticks(const DateTime2& value);
 
 // One column as sys.columns shows it.
 struct TypeFacts {

@@ -23,7 +23,7 @@ _INT_SETTINGS = (
     "max_text_repl_size",
     "lock_timeout_ms",
 )
-_FLAG_SETTINGS = ("command_id_column", "shuffle_unordered")
+_FLAG_SETTINGS = ("command_id_column", "shuffle_unordered", "allow_snapshot_isolation")
 SETTING_NAMES = (
     "capture",
     "maxtrans",
@@ -39,6 +39,7 @@ SETTING_NAMES = (
     "time_zone",
     "shuffle_unordered",
     "lock_timeout_ms",
+    "allow_snapshot_isolation",
 )  # in the order settings() returns them
 
 

@@ -386,8 +386,8 @@ class Emulator(Permissions, EndsWithBlock):
 
 
 class Transaction:
-    """An open transaction of one Emulator (`Emulator.begin`): execute (validates, takes
-    seqvals) any number of times, then commit or rollback; no public field."""
+    """An open transaction of one Emulator (`Emulator.begin`): execute (validates, takes seqvals,
+    holds the rows against READ COMMITTED readers) any number of times, then commit or rollback."""
 
     def __init__(self, emulator: Emulator, txn_id: int) -> None:
         self._emulator = emulator

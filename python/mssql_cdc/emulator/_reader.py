@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 
@@ -53,6 +53,10 @@ def _scalar_or_tuple(key: Key | None) -> object:
     return key[0] if len(key) == 1 else key
 
 
+Isolation = Literal["readCommitted", "snapshot"]
+"""A reader session's isolation level for source-table reads (SET TRANSACTION ISOLATION LEVEL)."""
+
+
 class EmulatorReader:
     """Reads an emulator file the way the library reads SQL Server's CDC tables.
 
@@ -62,16 +66,36 @@ class EmulatorReader:
             may read every capture instance.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, user: str | None = None) -> None:
-        """`user`: the database user to read as (Emulator.create_user); None reads as dbo."""
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        user: str | None = None,
+        isolation: Isolation = "readCommitted",
+        lock_timeout_ms: int | None = None,
+    ) -> None:
+        """`user`: the database user to read as (Emulator.create_user); None reads as dbo.
+
+        `isolation` and `lock_timeout_ms` are the session's SET TRANSACTION ISOLATION LEVEL and
+        SET LOCK_TIMEOUT for source-table reads (`read_table`, the key planning reads): at
+        "readCommitted" a read waits for rows an open Transaction holds, up to
+        `lock_timeout_ms` (None: the file's lock_timeout_ms setting), then BusyError 1222; at
+        "snapshot" it reads the last committed rows at once, or ArgumentError 3952 when the
+        allow_snapshot_isolation setting is off (docs/emulator.md, 'Locks and isolation').
+        """
         self._path = Path(path)
         self._user = user
+        self._isolation: Isolation = isolation
+        self._lock_timeout_ms = lock_timeout_ms
         self._native: Any = None
         self._pid = -1
         self._closed = False
 
-    def __reduce__(self) -> tuple[Any, tuple[str, str | None]]:
-        return (_open_reader, (str(self._path), self._user))
+    def __reduce__(self) -> tuple[Any, tuple[str, str | None, Isolation, int | None]]:
+        return (
+            _open_reader,
+            (str(self._path), self._user, self._isolation, self._lock_timeout_ms),
+        )
 
     def __repr__(self) -> str:
         user = "" if self._user is None else f", user={self._user!r}"
@@ -99,6 +123,8 @@ class EmulatorReader:
             native = _native.emu.Reader(str(self._path))
             if self._user is not None:
                 native.act_as(self._user)  # UnknownObjectError 15151 for no such user
+            timeout = -1 if self._lock_timeout_ms is None else self._lock_timeout_ms
+            native.set_isolation(self._isolation, timeout)
             self._native = native
             self._pid = os.getpid()
         return self._native
@@ -336,6 +362,11 @@ class EmulatorReader:
         return result
 
 
-def _open_reader(path: str, user: str | None) -> EmulatorReader:
-    """Unpickle an EmulatorReader: its path and user, never a live handle."""
-    return EmulatorReader(path, user=user)
+def _open_reader(
+    path: str,
+    user: str | None,
+    isolation: Isolation = "readCommitted",
+    lock_timeout_ms: int | None = None,
+) -> EmulatorReader:
+    """Unpickle an EmulatorReader: its path, user and session settings, never a live handle."""
+    return EmulatorReader(path, user=user, isolation=isolation, lock_timeout_ms=lock_timeout_ms)

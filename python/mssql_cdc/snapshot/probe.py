@@ -9,9 +9,10 @@ ordered by its engine, never by Python (decision 1331).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import closing
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
@@ -91,7 +92,13 @@ class _EmulatorProbe:
 
         assert config.emulator_path is not None  # config guarantees it with the emulator backend
         self._path = config.emulator_path
-        self._reader = EmulatorReader(config.emulator_path)
+        # The key reads run at the source's isolationLevel and lockTimeoutMs, as over TDS.
+        self._reader = EmulatorReader(
+            config.emulator_path,
+            isolation=config.isolation_level,
+            lock_timeout_ms=config.lock_timeout_ms,
+        )
+        self._lock_timeout_ms = config.lock_timeout_ms
         self._configured = config.capture_instance
         self._keys = config.snapshot_keys
         self._resolved: ResolvedSource | None = None
@@ -141,18 +148,32 @@ class _EmulatorProbe:
         info = self._reader.table_info(self.resolved().table)
         return {str(c["name"]): str(c["sql_type"]).lower() for c in info["columns"]}
 
+    def _errors(self) -> AbstractContextManager[None]:
+        """Errors 3952 and 1222 of a key read as ConfigError and LockTimeoutError."""
+        from mssql_cdc.sqlserver import source_read_errors
+
+        r = self.resolved()
+        return source_read_errors(
+            table=f"[{r.source_schema}].[{r.source_table}]",
+            lock_timeout_ms=self._lock_timeout_ms,
+            database=Path(self._path).stem,
+        )
+
     def int_extent(self, key: str) -> tuple[int, int] | None:
-        extent = self._reader.key_extent(self.resolved().table, key_columns=[key])
+        with self._errors():
+            extent = self._reader.key_extent(self.resolved().table, key_columns=[key])
         return None if extent is None else (int(extent["min"]), int(extent["max"]))
 
     def row_count(self) -> int | None:
         return int(self._reader.table_info(self.resolved().table)["row_count"])
 
     def buckets(self, key: str, n: int, lo: int, hi: int) -> Sequence[tuple[int, int, int]]:
-        return self._reader.key_buckets(self.resolved().table, n, lo, hi, key_columns=[key])
+        with self._errors():
+            return self._reader.key_buckets(self.resolved().table, n, lo, hi, key_columns=[key])
 
     def keyset_max(self, keys: Sequence[str]) -> KeyBound:
-        extent = self._reader.key_extent(self.resolved().table, key_columns=list(keys))
+        with self._errors():
+            extent = self._reader.key_extent(self.resolved().table, key_columns=list(keys))
         return None if extent is None else _bound(extent["max"])
 
     def _typed(self, keys: Sequence[str], bound: KeyBound) -> object:
@@ -169,19 +190,21 @@ class _EmulatorProbe:
         the starts come in key order, and a start is at or below `upto` exactly when a key
         lies in `[start, first key above upto)`; a binary search asks that of the engine."""
         table = self.resolved().table
-        tiles = [
-            _bound(t)
-            for t in self._reader.key_tiles(table, rows_per_tile=every, key_columns=list(keys))
-        ]
-        above = self._reader.next_key(table, self._typed(keys, upto), key_columns=list(keys))
+        with self._errors():
+            tiles = [
+                _bound(t)
+                for t in self._reader.key_tiles(table, rows_per_tile=every, key_columns=list(keys))
+            ]
+            above = self._reader.next_key(table, self._typed(keys, upto), key_columns=list(keys))
         if above is None:
             return tiles
 
         def at_or_below(start: KeyBound) -> bool:
-            batches = self._reader.read_table(
-                table, start, above, columns=list(keys), key_columns=list(keys), batch_rows=1
-            )
-            return any(b.num_rows for b in batches)
+            with self._errors():
+                batches = self._reader.read_table(
+                    table, start, above, columns=list(keys), key_columns=list(keys), batch_rows=1
+                )
+                return any(b.num_rows for b in batches)
 
         low, high = 0, len(tiles)  # tiles[:low] are at or below upto, tiles[high:] above
         while low < high:
@@ -193,9 +216,10 @@ class _EmulatorProbe:
         return tiles[:low]
 
     def first_key_above(self, keys: Sequence[str], bound: KeyBound) -> KeyBound:
-        found = self._reader.next_key(
-            self.resolved().table, self._typed(keys, bound), key_columns=list(keys)
-        )
+        with self._errors():
+            found = self._reader.next_key(
+                self.resolved().table, self._typed(keys, bound), key_columns=list(keys)
+            )
         return None if found is None else _bound(found)
 
     def close(self) -> None:

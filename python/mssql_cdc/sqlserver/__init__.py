@@ -17,6 +17,7 @@ from mssql_cdc.sqlserver.instances import (
     serving_instance,
     table_instances,
 )
+from mssql_cdc.sqlserver.isolation import source_read_errors
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -82,5 +83,6 @@ __all__ = [
     "pieces",
     "resolve_instance",
     "serving_instance",
+    "source_read_errors",
     "table_instances",
 ]

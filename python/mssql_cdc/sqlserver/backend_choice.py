@@ -51,7 +51,11 @@ def open_backend(config: SourceConfig) -> Backend:
         if config.emulator_path is None:  # SourceConfig refuses this; kept for the type checker
             raise ValueError("option emulatorPath is required with backend 'emulator'")
         emulator = EmulatorBackend(config.emulator_path)
-        table = EmulatorSnapshotReader(config.emulator_path)
+        table = EmulatorSnapshotReader(
+            config.emulator_path,
+            isolation=config.isolation_level,
+            lock_timeout_ms=config.lock_timeout_ms,
+        )
 
         def close_emulator() -> None:
             emulator.close()

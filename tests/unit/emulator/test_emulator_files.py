@@ -81,11 +81,26 @@ def test_open_of_a_newer_format_names_both_versions_and_leaves_the_file_unchange
     path = tmp_path / "e.db"
     orders(path).close()
     con = sqlite3.connect(path)
-    con.execute("PRAGMA user_version = 2")
+    con.execute("PRAGMA user_version = 3")
     con.commit()
     con.close()
     before = dump(path)
-    with pytest.raises(FormatVersionError, match="format 2; this mssql-cdc reads up to 1"):
+    with pytest.raises(FormatVersionError, match="format 3; this mssql-cdc reads up to 2"):
+        Emulator.open(path)
+    assert dump(path) == before
+
+
+def test_open_of_a_format_1_file_says_its_times_are_microseconds_and_leaves_it_unchanged(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.db"
+    orders(path).close()
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+    before = dump(path)
+    with pytest.raises(FormatVersionError, match=r"format 1, .*microseconds.*create the file"):
         Emulator.open(path)
     assert dump(path) == before
 

@@ -1,21 +1,26 @@
 """SnapshotReader and ChunkPlanner over an emulator file: a table's columns, keys and rows.
 
-The emulator reads a table as of one snapshot and accepts both isolation levels; it ignores
-`lockTimeoutMs`. Key bounds are the emulator's own values (int, str,
-bytes, ...) or the text a chunk plan stored (JSON holds no dates), turned back into the key
-column's value (`emulator_bound`) and compared by the engine as SQL Server compares them.
+Source-table reads run at the configured isolation level as over TDS (decision 1335): at
+readCommitted they wait for rows an open emulator Transaction holds, up to `lockTimeoutMs`; at
+snapshot they read the last committed rows, refused (error 3952) unless the emulator allows
+snapshot isolation. Key bounds are the emulator's own values (int, str, bytes, ...) or the text
+a chunk plan stored (JSON holds no dates), turned back into the key column's value
+(`emulator_bound`) and compared by the engine as SQL Server compares them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import typed_part
 from mssql_cdc.emulator import EmulatorReader
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.options import KeyBound
+from mssql_cdc.options import IsolationLevel, KeyBound
 from mssql_cdc.sqlserver.emulated.local_time import times_as_text
+from mssql_cdc.sqlserver.isolation import source_read_errors
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql.arrow import MAX_BATCH_BYTES, cast_batches, table_schema
 
@@ -45,21 +50,47 @@ _LOWEST = {"tinyint": 0, "smallint": -(2**15), "int": -(2**31), "bigint": -(2**6
 class EmulatorSnapshotReader:
     """SnapshotReader and ChunkPlanner over one emulator file; pickles as its path."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        isolation: IsolationLevel = "readCommitted",
+        lock_timeout_ms: int | None = None,
+    ) -> None:
         self._path = path
+        self._isolation: IsolationLevel = isolation
+        self._lock_timeout_ms = lock_timeout_ms
         self._reader: EmulatorReader | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self._path}
+        return {
+            "path": self._path,
+            "isolation": self._isolation,
+            "lock_timeout_ms": self._lock_timeout_ms,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"])  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            state["path"],
+            isolation=state.get("isolation", "readCommitted"),
+            lock_timeout_ms=state.get("lock_timeout_ms"),
+        )
 
     @property
     def reader(self) -> EmulatorReader:
         if self._reader is None:
-            self._reader = EmulatorReader(self._path)
+            self._reader = EmulatorReader(
+                self._path, isolation=self._isolation, lock_timeout_ms=self._lock_timeout_ms
+            )
         return self._reader
+
+    def _errors(self, table: str) -> AbstractContextManager[None]:
+        """Errors 3952 and 1222 of a read of `table` as ConfigError and LockTimeoutError."""
+        database = Path(self._path).stem
+        schema, _, name = table.partition(".")
+        return source_read_errors(
+            table=f"[{schema}].[{name}]", lock_timeout_ms=self._lock_timeout_ms, database=database
+        )
 
     def table_columns(self, source_schema: str, source_table: str) -> Sequence[TableColumn]:
         info = self.reader.table_info(f"{source_schema}.{source_table}")
@@ -96,21 +127,23 @@ class EmulatorSnapshotReader:
         if column is None or column.sql_type not in _LOWEST:
             raise ValueError(f"key column {key!r} is not an integer column of the table")
         table = f"{source_schema}.{source_table}"
-        extent = self.reader.key_extent(table, key_columns=[key])
+        with self._errors(table):
+            extent = self.reader.key_extent(table, key_columns=[key])
         if extent is None or extent["max"] is None:
             return None
         low = extent["min"]
         if low is None:  # NULL sorts first and MIN ignores it: the first key at or above
             # the type's lowest value is the smallest non-NULL one (next_key(NULL) gives None)
-            stream = self.reader.read_table(
-                table,
-                _LOWEST[column.sql_type],
-                None,
-                columns=[key],
-                key_columns=[key],
-                batch_rows=1,
-            )
-            low = next((b.column(0)[0].as_py() for b in stream if b.num_rows), None)
+            with self._errors(table):
+                stream = self.reader.read_table(
+                    table,
+                    _LOWEST[column.sql_type],
+                    None,
+                    columns=[key],
+                    key_columns=[key],
+                    batch_rows=1,
+                )
+                low = next((b.column(0)[0].as_py() for b in stream if b.num_rows), None)
         return (int(low), int(extent["max"])) if low is not None else None
 
     def key_tiles(
@@ -118,14 +151,17 @@ class EmulatorSnapshotReader:
     ) -> Sequence[KeyBound]:
         """First keys of tiles 2..n in key order (a tuple for a composite key)."""
         self._key_check(source_schema, source_table, keys)
-        tiles = self.reader.key_tiles(f"{source_schema}.{source_table}", n, key_columns=keys)
+        table = f"{source_schema}.{source_table}"
+        with self._errors(table):
+            tiles = self.reader.key_tiles(table, n, key_columns=keys)
         return [_bound(t) for t in tiles]
 
     def key_buckets(
         self, source_schema: str, source_table: str, key: str, n: int, lo: int, hi: int
     ) -> Sequence[tuple[int, int, int]]:
         table = f"{source_schema}.{source_table}"
-        return self.reader.key_buckets(table, n, lo, hi, key_columns=[key])
+        with self._errors(table):
+            return self.reader.key_buckets(table, n, lo, hi, key_columns=[key])
 
     def key_at(
         self,
@@ -140,7 +176,14 @@ class EmulatorSnapshotReader:
         """The key at 0-based `position` among keys at or after `start` (after it when not
         `inclusive`; a None start is the table's first key); None past the end."""
         table = f"{source_schema}.{source_table}"
-        lo: object = emulator_bound(start, self._key_types(source_schema, source_table, keys))
+        typed = emulator_bound(start, self._key_types(source_schema, source_table, keys))
+        with self._errors(table):
+            return self._key_at(table, keys, typed, inclusive=inclusive, position=position)
+
+    def _key_at(
+        self, table: str, keys: Sequence[str], start: object, *, inclusive: bool, position: int
+    ) -> KeyBound:
+        lo: object = start
         if start is not None and not inclusive:
             lo = self.reader.next_key(table, lo, key_columns=keys)
             if lo is None:
@@ -175,15 +218,16 @@ class EmulatorSnapshotReader:
         table = f"{source_schema}.{source_table}"
         names = [c.name for c in columns if c.name in present]
         types = self._key_types(source_schema, source_table, keys)
-        raw_batches = self.reader.read_table(
-            table,
-            emulator_bound(lo, types) if keys else lo,
-            emulator_bound(hi, types) if keys else hi,
-            columns=names,
-            key_columns=list(keys) or None,
-            batch_rows=batch_rows,
-            batch_bytes=MAX_BATCH_BYTES,
-        )
+        with self._errors(table):
+            raw_batches = self.reader.read_table(
+                table,
+                emulator_bound(lo, types) if keys else lo,
+                emulator_bound(hi, types) if keys else hi,
+                columns=names,
+                key_columns=list(keys) or None,
+                batch_rows=batch_rows,
+                batch_bytes=MAX_BATCH_BYTES,
+            )
         # Declared columns the table no longer has read NULL.
         raw = (times_as_text(batch) for batch in raw_batches)
         yield from cast_batches(raw, table_schema(columns), {})

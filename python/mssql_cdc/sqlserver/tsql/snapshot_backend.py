@@ -7,25 +7,24 @@ emulator's front end, not yet against a live server (docs/sqlserver.md).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import IsolationLevel, KeyBound
+from mssql_cdc.sqlserver.isolation import source_read_errors
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql import chunks as tsql_chunks
 from mssql_cdc.sqlserver.tsql import snapshot as tsql_snapshot
 from mssql_cdc.sqlserver.tsql import statements as tsql
 from mssql_cdc.sqlserver.tsql.arrow import fetch_batches, table_schema
-from mssql_cdc.sqlserver.tsql.drivers import Session, error_number
+from mssql_cdc.sqlserver.tsql.drivers import Session
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["TsqlSnapshotReader"]
-
-_SNAPSHOT_NOT_ALLOWED = 3952
 
 
 class TsqlSnapshotReader:
@@ -93,9 +92,17 @@ class TsqlSnapshotReader:
         if self._lock_timeout_ms is not None:
             self._session.run(tsql.set_lock_timeout(self._lock_timeout_ms))
 
-    def _rows(self, statement: tsql.Statement) -> list[dict[str, Any]]:
+    def _errors(self, source_schema: str, source_table: str) -> AbstractContextManager[None]:
+        """Errors 3952 and 1222 of a read of the table as ConfigError and LockTimeoutError."""
+        return source_read_errors(
+            table=f"[{source_schema}].[{source_table}]", lock_timeout_ms=self._lock_timeout_ms
+        )
+
+    def _rows(
+        self, statement: tsql.Statement, source_schema: str, source_table: str
+    ) -> list[dict[str, Any]]:
         self._prepare()
-        with _isolation_errors():
+        with self._errors(source_schema, source_table):
             return self._session.rows(statement)
 
     def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
@@ -103,7 +110,9 @@ class TsqlSnapshotReader:
         [column] = self.key_columns(source_schema, source_table, [key])
         if column.sql_type not in tsql_snapshot.INTEGER_TYPES:
             raise ValueError(f"key column {key!r} is {column.sql_type}, not an integer type")
-        rows = self._rows(tsql_snapshot.key_extent(source_schema, source_table, key))
+        rows = self._rows(
+            tsql_snapshot.key_extent(source_schema, source_table, key), source_schema, source_table
+        )
         if not rows or rows[0]["lo"] is None:
             return None
         return int(rows[0]["lo"]), int(rows[0]["hi"])
@@ -113,7 +122,11 @@ class TsqlSnapshotReader:
     ) -> Sequence[KeyBound]:
         """First keys of tiles 2..n, as server-made text (a tuple for a composite key)."""
         columns = self.key_columns(source_schema, source_table, keys)
-        rows = self._rows(tsql_snapshot.key_tiles(source_schema, source_table, columns, n))
+        rows = self._rows(
+            tsql_snapshot.key_tiles(source_schema, source_table, columns, n),
+            source_schema,
+            source_table,
+        )
         return [_key_of([row], len(keys)) for row in rows]
 
     def key_buckets(
@@ -127,7 +140,10 @@ class TsqlSnapshotReader:
         if hi <= lo:
             return [(a, b, 0) for a, b in edges]
         statement = tsql_chunks.key_buckets(source_schema, source_table, column, buckets)
-        counts = {int(r["bucket"]): int(r["row_count"]) for r in self._rows(statement)}
+        counts = {
+            int(r["bucket"]): int(r["row_count"])
+            for r in self._rows(statement, source_schema, source_table)
+        }
         return [(a, b, counts.get(j, 0)) for j, (a, b) in enumerate(edges)]
 
     def key_at(
@@ -154,13 +170,18 @@ class TsqlSnapshotReader:
             position=position,
             upto=upto,
         )
-        return _key_of(self._rows(statement), len(keys))
+        return _key_of(self._rows(statement, source_schema, source_table), len(keys))
 
     def key_max(self, source_schema: str, source_table: str, keys: Sequence[str]) -> KeyBound:
         """The highest key in key order as server-made text; None for an empty table."""
         columns = self.key_columns(source_schema, source_table, keys)
         return _key_of(
-            self._rows(tsql_chunks.key_max(source_schema, source_table, columns)), len(keys)
+            self._rows(
+                tsql_chunks.key_max(source_schema, source_table, columns),
+                source_schema,
+                source_table,
+            ),
+            len(keys),
         )
 
     def keyset_bounds(
@@ -215,10 +236,10 @@ class TsqlSnapshotReader:
         )
         schema = table_schema(columns)
         self._prepare()
-        with _isolation_errors():
+        with self._errors(source_schema, source_table):
             cursor = self._session.execute(statement)
         try:
-            with _isolation_errors():
+            with self._errors(source_schema, source_table):
                 yield from fetch_batches(
                     cursor,
                     arrow=self._session.arrow,
@@ -240,18 +261,3 @@ def _key_of(rows: Sequence[dict[str, Any]], width: int) -> KeyBound:
         return None
     parts = tuple(None if rows[0][f"k{i}"] is None else str(rows[0][f"k{i}"]) for i in range(width))
     return parts[0] if width == 1 else parts
-
-
-@contextlib.contextmanager
-def _isolation_errors() -> Iterator[None]:
-    """Turn error 3952 (SNAPSHOT isolation not allowed on the database) into a ConfigError."""
-    try:
-        yield
-    except Exception as exc:  # re-raised, error 3952 as a ConfigError saying what to do
-        if error_number(exc) == _SNAPSHOT_NOT_ALLOWED:
-            raise ConfigError(
-                "option isolationLevel=snapshot needs snapshot isolation on the database: run "
-                "ALTER DATABASE [<db>] SET ALLOW_SNAPSHOT_ISOLATION ON, or use "
-                "isolationLevel=readCommitted"
-            ) from exc
-        raise

@@ -41,6 +41,12 @@ struct Change {
   std::optional<Row> old_key;  // update of a key (or a heap's filter)
 };
 
+// The rows an open transaction holds: (table object id, encoded key) -> the row's primary key
+// cells in key order (empty for a heap's row, which then holds the whole table).
+using LockedKeys = std::map<std::pair<std::int64_t, std::string>, std::vector<Cell>>;
+
+class OwnerLock;  // row_locks.hpp: an open transaction's hold on its row locks
+
 // Capture looks instances up through this, so an Engine can serve them from its cache.
 class InstanceSource {
  public:
@@ -193,8 +199,9 @@ class Engine : private InstanceSource {
     Lsn begin_lsn;
     Micros begin_time = 0;
     std::vector<Change> changes;
-    std::vector<Lsn> seqvals;                             // one per row operation, taken by execute
-    std::set<std::pair<std::int64_t, std::string>> keys;  // (table, encoded key) this one touched
+    std::vector<Lsn> seqvals;           // one per row operation, taken by execute
+    LockedKeys keys;                    // the rows this one touched, recorded in emu_row_locks
+    std::shared_ptr<OwnerLock> holder;  // its owner byte, held until it ends
   };
 
   WriteState load_state() { return WriteState::load(*db_); }
@@ -202,11 +209,13 @@ class Engine : private InstanceSource {
   // Applies `changes` to the source tables, filling rec.ops; seqvals come from `seqvals` when
   // given (an open Transaction's), else from the cursor. `keys` collects the keys touched.
   void apply(const std::vector<Change>& changes, WriteState& s, LogRecord& rec, const std::vector<Lsn>* seqvals,
-             std::set<std::pair<std::int64_t, std::string>>& keys, std::int64_t self_txn);
+             LockedKeys& keys, std::int64_t self_txn);
   Lsn commit_record(LogRecord& rec, WriteState& s, std::optional<Micros> at);
   void ddl(std::string_view table, const std::string& kind, std::string_view column, std::string_view sql_type,
            std::optional<Micros> at, Lsn& out);
   void check_no_open_txn(std::int64_t table_id, std::string_view what);
+  // Ends open transaction `it`: deletes its row locks (best effort) and forgets it.
+  void end_open(std::map<std::int64_t, OpenTxn>::iterator it) noexcept;
   bool manual();
   // One capture pass over at most `limit` pending transactions; returns how many it captured.
   std::int64_t capture_pending(std::int64_t limit);

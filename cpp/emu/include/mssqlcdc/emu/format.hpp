@@ -13,9 +13,10 @@
 namespace mssqlcdc::emu {
 
 // SQLite's application_id and user_version of an emulator file: open_file() refuses other ids
-// (EmuFileFormat) and higher versions (EmuFormatVersion).
+// (EmuFileFormat) and other versions (EmuFormatVersion). Version 2 stores time, datetime2 and
+// datetimeoffset in 100-ns ticks where version 1 stored microseconds (decision 1326).
 inline constexpr std::int32_t kApplicationId = 0x4D534345;  // "MSCE"
-inline constexpr int kFormatVersion = 1;
+inline constexpr int kFormatVersion = 2;
 
 // The settings a new file starts with.
 struct CreateOptions {

@@ -25,6 +25,14 @@ namespace mssqlcdc::emu {
 // relational operators do.
 enum class Relation { LargestLessThan, LargestLessOrEqual, SmallestGreaterThan, SmallestGreaterOrEqual };
 
+struct LockRange;  // row_locks.hpp: the keys a read touches
+
+// SET TRANSACTION ISOLATION LEVEL of a reader's session, for its source-table reads (decision
+// 1335): READ COMMITTED (the default; REPEATABLE READ and SERIALIZABLE read as it) waits for
+// rows an open transaction holds, SNAPSHOT reads the last committed rows without waiting and
+// needs the allow_snapshot_isolation setting (else error 3952), READ UNCOMMITTED does not wait.
+enum class Isolation : std::uint8_t { ReadCommitted, Snapshot, ReadUncommitted };
+
 // sys.fn_cdc_get_min_lsn's answer: a low water mark, or why there is none.
 struct MinLsn {
   // Value: `lsn` holds it. Unknown: no such instance, or the user may not read it (SQL Server
@@ -70,6 +78,7 @@ struct TableReadOptions {
   std::int64_t batch_rows = 65536;                      // 1..1000000 rows per batch
   std::int64_t batch_bytes = 64LL << 20;
   bool fire_hooks = true;
+  bool inspect = false;  // the emulator's own look (Emulator.rows): waits for no row lock, checks no isolation
 };
 
 // One row of cdc.ddl_history. Times are server-local, as SQL Server stores them; the _utc
@@ -204,6 +213,16 @@ class Reader {
   // read instance `ci`; an unknown `ci` passes, so the read that follows reports it (208).
   void check_read(std::string_view ci, std::string_view prefix, std::string_view suffix = "");
 
+  // The session's isolation level for source-table reads (read_table, table_rows, key_extent,
+  // key_tiles, next_key, key_buckets); READ COMMITTED until set.
+  void set_isolation(Isolation level) { isolation_ = level; }
+  [[nodiscard]] Isolation isolation() const { return isolation_; }
+  // SET LOCK_TIMEOUT: how long a READ COMMITTED read waits for rows an open transaction holds
+  // before EmuBusy 1222; 0 does not wait, -1 (the default) means the file's lock_timeout_ms
+  // setting (a safety cap, -1 there to wait without end as SQL Server does).
+  void set_lock_timeout(std::int64_t ms) { lock_timeout_ms_ = ms; }
+  [[nodiscard]] std::int64_t lock_timeout() const { return lock_timeout_ms_; }
+
   // Groups metadata calls in one read transaction until end_snapshot(): they all see the file
   // as it was at begin_snapshot(). A second begin_snapshot() throws InvalidArgument;
   // end_snapshot() without one does nothing. read_changes() and read_table() refuse to run
@@ -315,12 +334,20 @@ class Reader {
   template <typename Fn>
   auto in_read(Fn fn);
   Db& db() { return *db_; }
+  // Waits for (or refuses) a source-table read of `table` at the session's isolation level
+  // (row_locks.hpp); `key_columns` name the columns the read ranges over, `lo`/`hi` its bounds.
+  void guard_key_read(std::string_view table, const std::optional<std::vector<std::string>>& key_columns,
+                      const std::optional<Key>& lo, bool lo_inclusive, const std::optional<Key>& hi, bool hi_inclusive);
+  // The same for a read of `table`'s rows in `range` of its primary key.
+  void guard_read(std::string_view table, const LockRange& range);
 
   std::filesystem::path path_;
   std::unique_ptr<Db> db_;
   std::unique_ptr<ReadTxn> snapshot_;
   std::optional<std::string> user_;  // nothing: dbo
   std::string database_;
+  Isolation isolation_ = Isolation::ReadCommitted;
+  std::int64_t lock_timeout_ms_ = -1;
 };
 
 }  // namespace mssqlcdc::emu

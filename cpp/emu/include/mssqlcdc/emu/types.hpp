@@ -91,8 +91,13 @@ struct SqlType {
   [[nodiscard]] bool is_old_lob() const;  // text, ntext, image
   [[nodiscard]] bool is_max() const { return length == -1; }
   [[nodiscard]] bool is_opaque() const { return family() == Family::Opaque; }  // held as bytes
-  [[nodiscard]] std::string arrow_format() const;                              // Arrow C Data Interface format string
-  [[nodiscard]] std::string arrow_name() const;                                // pyarrow's name of that type
+  // time, datetime2 and datetimeoffset store 100-ns ticks, SQL Server's seven digits (decision
+  // 1326); date stores days and datetime/smalldatetime microseconds.
+  [[nodiscard]] bool stores_ticks() const {
+    return base == Base::Time || base == Base::DateTime2 || base == Base::DateTimeOffset;
+  }
+  [[nodiscard]] std::string arrow_format() const;  // Arrow C Data Interface format string
+  [[nodiscard]] std::string arrow_name() const;    // pyarrow's name of that type
   bool operator==(const SqlType&) const = default;
 };
 
@@ -101,6 +106,7 @@ struct Value {
   enum class Kind : std::uint8_t { Null, Bool, Int, Float, Text, Bytes, Decimal, Date, Time, DateTime, DateTimeTz };
   Kind kind = Kind::Null;
   std::int64_t i = 0;  // Bool, Int; Date days; Time/DateTime/DateTimeTz microseconds
+  int sub_ticks = 0;   // Time/DateTime/DateTimeTz: 100-ns ticks beyond `i`, 0..9 (TDS values only)
   double f = 0;
   std::string s;  // Text, Bytes, Decimal as plain "[-]digits[.digits]"
 };
@@ -121,6 +127,10 @@ std::string decimal_text(std::string_view stored, int scale);  // "-12.50"
 
 // uniqueidentifier: 36-character text <-> the 16 stored bytes in SQL Server's sort order.
 std::string guid_to_text(std::string_view stored);
+
+// A stored tick count (stores_ticks()) as whole microseconds, rounded down, and the ticks left.
+std::int64_t ticks_to_micros(std::int64_t ticks);
+int ticks_beyond_micros(std::int64_t ticks);
 
 // Datetime rounding of microsecond values: to SQL Server's 1/300 s ticks (halves up), or up to
 // the next tick at or above the value.

@@ -1,0 +1,27 @@
+// time, datetime2 and datetimeoffset keep 100-ns ticks (decision 1326).
+#include <gtest/gtest.h>
+
+#include "mssqlcdc/emu/types.hpp"
+
+namespace mssqlcdc::emu::test {
+namespace {
+
+// datetime2(n): "fractional seconds precision 0 to 7 digits, accuracy 100 nanoseconds"
+// (https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetime2-transact-sql); decision 1326.
+TEST(EmuSevenDigits, Datetime2And7TimeStoreTicksAndRoundToTheirPrecision) {
+  Value v;
+  v.kind = Value::Kind::DateTime;
+  v.i = 1'234'567;  // 1.234567 s after 1970
+  v.sub_ticks = 8;  // and 800 ns: 1.2345678 s
+  EXPECT_EQ(coerce(v, SqlType::parse("datetime2(7)"), "c").i, 12'345'678);
+  EXPECT_EQ(coerce(v, SqlType::parse("datetime2(6)"), "c").i, 12'345'680);  // halves up
+  EXPECT_EQ(coerce(v, SqlType::parse("datetime2(0)"), "c").i, 10'000'000);
+  EXPECT_EQ(coerce(v, SqlType::parse("datetime"), "c").i, 1'233'000);  // datetime keeps microseconds
+  v.kind = Value::Kind::Time;
+  EXPECT_EQ(coerce(v, SqlType::parse("time(7)"), "c").i, 12'345'678);
+  EXPECT_EQ(ticks_to_micros(-1), -1);  // before 1970 the cut goes toward the past
+  EXPECT_EQ(ticks_beyond_micros(-1), 9);
+}
+
+}  // namespace
+}  // namespace mssqlcdc::emu::test

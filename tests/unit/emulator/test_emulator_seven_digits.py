@@ -1,0 +1,109 @@
+"""time(7), datetime2(7) and datetimeoffset(7) keep 100 ns in the emulator (decision 1326).
+
+Oracles: Microsoft's documentation of the types' accuracy, 100 nanoseconds, with seven
+fractional digits (https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetime2-transact-sql,
+https://learn.microsoft.com/en-us/sql/t-sql/data-types/time-transact-sql,
+https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetimeoffset-transact-sql), and spec 10
+§6.4 for the Arrow side: 100 ns are cut to microseconds. Values with a seventh digit can only come
+in over TDS (a Python datetime stops at microseconds), so they are written as text literals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, time
+from pathlib import Path
+from typing import Any
+
+import pymssql
+import pytest
+
+from mssql_cdc.emulator import Emulator, TdsServer
+
+AT = "2026-09-28T14:00:00"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[Emulator, TdsServer]]:
+    emu = Emulator.create(tmp_path / "s.db", start="2026-09-28T13:50:00")
+    emu.create_table(
+        "dbo.t",
+        {"k": "datetime2(7)", "t": "time(7)", "o": "datetimeoffset(7)", "d3": "datetime2(3)"},
+        primary_key="k",
+    )
+    with emu.serve() as srv:
+        yield emu, srv
+    emu.close()
+
+
+def run(srv: TdsServer, *statements: str) -> list[tuple[Any, ...]]:
+    conn = pymssql.connect(**srv.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
+    try:
+        cursor = conn.cursor()
+        rows: list[tuple[Any, ...]] = []
+        for sql in statements:
+            cursor.execute(sql)
+            if cursor.description is not None:
+                rows = list(cursor.fetchall())
+        conn.commit()
+        return rows
+    finally:
+        conn.close()
+
+
+def insert(srv: TdsServer, stamp: str) -> None:
+    run(
+        srv,
+        f"INSERT INTO dbo.t (k, t, o, d3) VALUES ('2026-01-01 {stamp}', '1970-01-01 {stamp}', "
+        f"'2026-01-01 {stamp}', '2026-01-01 {stamp}')",
+    )
+
+
+def test_the_seventh_fractional_digit_survives_a_round_trip_over_tds(
+    server: tuple[Emulator, TdsServer],
+) -> None:
+    _, srv = server
+    insert(srv, "12:00:00.1234567")
+    got = run(
+        srv,
+        "SELECT CONVERT(varchar(40), k, 121), CONVERT(varchar(40), t, 114), "
+        "CONVERT(varchar(40), o, 127), CONVERT(varchar(40), d3, 121) FROM dbo.t",
+    )
+    assert got == [
+        (
+            "2026-01-01 12:00:00.1234567",
+            "12:00:00.1234567",
+            "2026-01-01 12:00:00.1234567 +00:00",
+            "2026-01-01 12:00:00.123",  # datetime2(3) keeps three digits
+        )
+    ]
+
+
+def test_two_datetime2_7_keys_100_ns_apart_are_two_keys(server: tuple[Emulator, TdsServer]) -> None:
+    emu, srv = server
+    insert(srv, "12:00:00.1234567")
+    insert(srv, "12:00:00.1234568")
+    assert len(emu.rows("dbo.t")) == 2
+    sql = "SELECT COUNT(*) FROM dbo.t WHERE k = CAST('2026-01-01 12:00:00.1234568' AS datetime2(7))"
+    assert run(srv, sql) == [(1,)]
+
+
+def test_arrow_and_python_values_cut_the_seventh_digit_toward_the_past(
+    server: tuple[Emulator, TdsServer],
+) -> None:
+    emu, srv = server
+    insert(srv, "12:00:00.1234569")
+    (row,) = emu.rows("dbo.t")
+    assert row["k"] == datetime(2026, 1, 1, 12, 0, 0, 123456)  # not rounded up to ...457
+    assert row["t"] == time(12, 0, 0, 123456)
+    assert row["o"] == datetime(2026, 1, 1, 12, 0, 0, 123456, tzinfo=UTC)
+
+
+def test_values_from_python_read_back_over_tds_with_a_zero_seventh_digit(
+    server: tuple[Emulator, TdsServer],
+) -> None:
+    emu, srv = server
+    stamp = datetime(2026, 1, 1, 12, 0, 0, 654321)
+    emu.commit([("insert", "dbo.t", {"k": stamp, "t": stamp.time(), "o": stamp})], at=AT)
+    got = run(srv, "SELECT CONVERT(varchar(40), k, 121), CONVERT(varchar(40), t, 114) FROM dbo.t")
+    assert got == [("2026-01-01 12:00:00.6543210", "12:00:00.6543210")]
