@@ -33,6 +33,7 @@ from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
 from mssql_cdc.core.key_values import (
     CHARACTER_TYPES,
     GUID_ORDER,
+    SEVEN_DIGIT_TIMES,
     Collation,
     guid_order,
     key_collation,
@@ -118,6 +119,7 @@ __all__ = [
     "MODULUS",
     "NULL_FIELD",
     "SEPARATOR",
+    "SEVEN_DIGIT_TIMES",
     "STATE_FILE_NAME",
     "VALUE_MARK",
     "BatchFiles",

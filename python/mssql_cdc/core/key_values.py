@@ -29,6 +29,7 @@ from decimal import Decimal
 __all__ = [
     "CHARACTER_TYPES",
     "GUID_ORDER",
+    "SEVEN_DIGIT_TIMES",
     "Collation",
     "guid_order",
     "key_collation",
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 _INSTANT = frozenset({"datetimeoffset"})
+SEVEN_DIGIT_TIMES = frozenset({"time", "datetime2", "datetimeoffset"})
+"""The types that keep 100 ns: at scale 7 two keys less than 1 us apart are one in Spark."""
 _TIMES = frozenset({"datetime", "datetime2", "smalldatetime"})
 _EXACT = frozenset({"decimal", "numeric", "money", "smallmoney"})
 _BINARY = frozenset({"binary", "varbinary", "timestamp", "rowversion"})

@@ -1,6 +1,8 @@
 """`reconcile()`: is the copy right? Silver, or bronze's latest images, against the source.
 
-docs/reconcile.md is the guide; decisions 1100 and 1101 say why it works this way."""
+docs/reconcile.md is the guide; decisions 1100 and 1101 say why it works this way. Keys are
+ordered by their SQL types and collations (decisions 1331, 1332); a time key of seven
+fractional digits held as a Spark time is refused (decision 1333)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import digestible, key_collation, with_collation
+from mssql_cdc.core import SEVEN_DIGIT_TIMES, digestible, key_collation, with_collation
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import FactsRow, append_facts, family_condition, json_key, now_naive, sink_id
 from mssql_cdc.finalization import control_rows
@@ -256,7 +258,7 @@ def reconcile(
         )
         table = SourceTable(
             instance.name, instance.source_schema, instance.source_table, read,
-            tuple(key_columns), key_types_of(instance.name, key_columns, table_columns),
+            tuple(key_columns), key_types_of(instance.name, key_columns, table_columns, rows),
         )  # fmt: skip
         narrowed, ranges = _compare_sides(spark, backend, table, at, rows, compared, tiles, sample)
     result = _verdict_of(
@@ -308,24 +310,42 @@ def _compare_sides(
 
 
 def key_types_of(
-    instance: str, keys: Sequence[str], columns: Sequence[TableColumn]
+    instance: str, keys: Sequence[str], columns: Sequence[TableColumn], rows: DataFrame
 ) -> tuple[str | None, ...]:
     """Each key column's SQL type, a character key's with its collation.
 
     Raises:
-        ConfigError: a character key under a collation the library cannot compare by.
+        ConfigError: a character key under a collation the library cannot compare by, or a
+            time key of seven fractional digits the target holds as a Spark time (two source
+            keys 100 ns apart would be one key in Spark).
     """
-    types = {c.name: with_collation(c.sql_type, c.collation) for c in columns}
-    out = tuple(types.get(k) for k in keys)
-    for name, sql_type in zip(keys, out, strict=True):
+    by_name = {c.name: c for c in columns}
+    spark_types = {f.name: f.dataType.typeName() for f in rows.schema.fields}
+    out: list[str | None] = []
+    for name in keys:
+        column = by_name.get(name)
+        sql_type = None if column is None else with_collation(column.sql_type, column.collation)
+        out.append(sql_type)
         try:
             key_collation(sql_type)
         except ValueError as e:
             raise ConfigError(
-                f"reconcile {instance}: key column {name}: {e}; reconcile "
-                "cannot place target rows in the server's tiles, so it refuses the table"
+                f"reconcile {instance}: key column {name}: {e}; reconcile cannot place target "
+                "rows in the server's tiles, so it refuses the table"
             ) from e
-    return out
+        if (
+            column is not None
+            and column.sql_type in SEVEN_DIGIT_TIMES
+            and column.scale > 6
+            and spark_types.get(name) != "string"
+        ):
+            raise ConfigError(
+                f"reconcile {instance}: key column {name} is {column.sql_type}({column.scale}), "
+                "whose keys 100 ns apart are two keys on the server but one in Spark, which "
+                f"keeps microseconds; declare {name} as a STRING with the columns option (its "
+                f"text orders and compares as the value), or make it {column.sql_type}(6)"
+            )
+    return tuple(out)
 
 
 def _verdict_of(

@@ -27,6 +27,7 @@ from pyspark.sql import SparkSession
 
 from mssql_cdc import apply_changes, reconcile, stream
 from mssql_cdc.emulator import Emulator
+from mssql_cdc.errors import ConfigError
 from tests.spark.support.backends import Backend, backend_options
 
 START = datetime(2026, 9, 28, 13, 50)
@@ -64,7 +65,7 @@ DATES = [
 ]
 KEYS: dict[str, list[Any]] = {
     "uniqueidentifier": GUIDS,
-    "datetimeoffset(7)": OFFSETS,
+    "datetimeoffset(6)": OFFSETS,
     "date": DATES,
 }
 
@@ -258,3 +259,23 @@ def test_guid_keys_over_tds_snapshot_once_and_reconcile(
     """Over TDS the server compares `k < CAST(? AS uniqueidentifier)` in SqlGuid order too, so
     the bounds a T-SQL backend sends agree with the keys' order (decision 1325)."""
     _story(spark, tmp_path, "uniqueidentifier", "pymssql")
+
+
+def test_reconcile_refuses_a_datetime2_7_key_naming_the_column_and_the_remedies(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """datetime2(7) keeps 100 ns (https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetime2-transact-sql)
+    and Spark microseconds (spec 10 section 6.4): two keys 100 ns apart are two rows on the
+    server and one key in Spark, so reconcile refuses rather than compare them (decision 1333)."""
+    t = Keyed(spark, tmp_path, "datetime2(7)", "emulator")
+    t.commit(*[("insert", datetime(2026, 1, 1, 10, i), f"v{i}") for i in range(12)])
+    t.run()
+    t.backfill()
+    t.run()
+    assert len(t.silver()) == 12
+    with pytest.raises(ConfigError) as caught:
+        t.reconcile()
+    message = str(caught.value)
+    assert "key column k is datetime2(7)" in message
+    assert "columns option" in message
+    assert "datetime2(6)" in message

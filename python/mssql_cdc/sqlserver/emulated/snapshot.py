@@ -47,6 +47,15 @@ def emulator_bound(bound: KeyBound, sql_types: Sequence[str | None]) -> KeyBound
 _LOWEST = {"tinyint": 0, "smallint": -(2**15), "int": -(2**31), "bigint": -(2**63)}
 
 
+def _time_scale(sql_type: str) -> int:
+    """The fractional digits of a time, datetime2 or datetimeoffset type as sys.columns.scale
+    gives them (`datetime2(7)`: 7); 0 for other types, as the emulator states no scale."""
+    base, _, rest = sql_type.partition("(")
+    if base.strip().lower() not in ("time", "datetime2", "datetimeoffset"):
+        return 0
+    return int(rest.rstrip(")")) if rest else 7
+
+
 class EmulatorSnapshotReader:
     """SnapshotReader and ChunkPlanner over one emulator file; pickles as its path."""
 
@@ -101,6 +110,7 @@ class EmulatorSnapshotReader:
                 sql_type=str(c["sql_type"]).split("(", 1)[0].lower(),
                 is_computed=bool(c.get("is_computed", False)),
                 collation=None if c.get("collation") is None else str(c["collation"]),
+                scale=_time_scale(str(c["sql_type"])),
             )
             for c in info["columns"]
         ]
