@@ -279,3 +279,28 @@ def test_reconcile_refuses_a_datetime2_7_key_naming_the_column_and_the_remedies(
     assert "key column k is datetime2(7)" in message
     assert "columns option" in message
     assert "datetime2(6)" in message
+
+
+def test_a_repair_of_a_case_sensitive_key_reads_or_carries_each_key_once(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A repair carries the equal tiles from bronze: each carried key's chunk is found in the
+    collation's order (lower case first under _CS_AS), so no key is both carried and read, and
+    none is left out (decisions 1330, 1332)."""
+    t = Keyed(spark, tmp_path, "nvarchar(20) COLLATE Latin1_General_CS_AS", "emulator")
+    t.commit(*[("insert", k, f"v{i}") for i, k in enumerate(CASED)])
+    t.run()
+    t.backfill()
+    t.run()
+    p = t.paths
+    spark.sql(f"UPDATE delta.`{p['bronze']}` SET v = 'wrong' WHERE k = 'B' AND _operation = 0")
+    found = reconcile(
+        spark, t.options, p["bronze"], against="bronze", tiles=4, repair=True,
+        app_id="keys", checkpoint=p["ckpt"], facts_table=p["facts"],
+    )  # fmt: skip
+    assert list(found.different) == ["B"]
+    assert 0 < (found.repaired_tiles or 0) < 4  # some tiles carried, some read
+    t.run()
+    _, repaired = t.snapshot_reads()
+    assert repaired == Counter(dict.fromkeys(CASED, 1))
+    assert t.silver() == {k: f"v{i}" for i, k in enumerate(CASED)}
