@@ -304,3 +304,23 @@ def test_a_repair_of_a_case_sensitive_key_reads_or_carries_each_key_once(
     _, repaired = t.snapshot_reads()
     assert repaired == Counter(dict.fromkeys(CASED, 1))
     assert t.silver() == {k: f"v{i}" for i, k in enumerate(CASED)}
+
+
+def test_reconcile_refuses_a_case_insensitive_key_holding_punctuation_naming_the_column(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Windows collations order punctuation their own way (`a-b` is not placed by code point),
+    so a linguistic key holding `-` cannot be put in the server's tiles in Spark (decision
+    1332): reconcile refuses, naming the column, the value and the collation."""
+    t = Keyed(spark, tmp_path, "nvarchar(20)", "emulator")
+    keys = ["a", "a-b", *"bcdefghijk"]
+    t.commit(*[("insert", k, f"v{i}") for i, k in enumerate(keys)])
+    t.run()
+    t.backfill()
+    t.run()
+    assert len(t.silver()) == len(keys)
+    with pytest.raises(ConfigError) as caught:
+        t.reconcile()
+    message = str(caught.value)
+    assert "key column k holds 'a-b'" in message
+    assert "SQL_Latin1_General_CP1_CI_AS" in message
