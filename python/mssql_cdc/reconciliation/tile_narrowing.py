@@ -9,7 +9,8 @@ each side and its keys are compared one by one. Narrowing stops once `sample` ke
 
 Keys are compared in SQL Server's order for their SQL types (`key_types`, one per key column;
 `core.sort_part`): a GUID by its byte groups, a datetimeoffset as its UTC instant, a date or
-time bound given as server text as the date or time it names (decision 1331).
+time bound given as server text as the date or time it names (decision 1331), a character key
+by its collation, so that spellings one key under it are one key here too (decision 1332).
 """
 
 from __future__ import annotations
@@ -144,17 +145,13 @@ def compare_tiles(
             halves = _split(key_range, middle, key_types)
         if halves is None:  # small enough, or no key splits it: compare its keys
             leaves.append(key_range)
-            ours = {typed_key(k, key_types): d for k, d in source.keyed(key_range).items()}
-            others = {typed_key(k, key_types): d for k, d in target.keyed(key_range).items()}
-
-            def order(k: Key) -> tuple[tuple[bool, object], ...]:
-                return key_order(k, key_types)
-
-            missing += sorted((k for k in ours if k not in others), key=order)
-            extra += sorted((k for k in others if k not in ours), key=order)
-            different += sorted(
-                (k for k in ours if k in others and ours[k] != others[k]), key=order
-            )
+            ours = _by_order(source.keyed(key_range), key_types)
+            others = _by_order(target.keyed(key_range), key_types)
+            missing += [ours[o][0] for o in sorted(ours) if o not in others]
+            extra += [others[o][0] for o in sorted(others) if o not in ours]
+            different += [
+                ours[o][0] for o in sorted(ours) if o in others and ours[o][1] != others[o][1]
+            ]
             continue
         for half, x, y in zip(halves, *_both(source, target, halves), strict=True):
             if x != y:
@@ -171,6 +168,19 @@ def compare_tiles(
         complete=complete,
         leaf_ranges=tuple(leaves),
     )
+
+
+def _by_order(
+    keyed: dict[Key, int], key_types: KeyTypes
+) -> dict[tuple[tuple[bool, object], ...], tuple[Key, int]]:
+    """Each key and its digest by its place in key order: two spellings one key under the
+    collation (`'n'` and `'N '` case-insensitive) meet there, so a key whose spelling alone
+    differs between the sides is one `different` key, named as the source spells it."""
+    out: dict[tuple[tuple[bool, object], ...], tuple[Key, int]] = {}
+    for k, digest in keyed.items():
+        typed = typed_key(k, key_types)
+        out[key_order(typed, key_types)] = (typed, digest)
+    return out
 
 
 def _both(

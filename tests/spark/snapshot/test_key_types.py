@@ -249,8 +249,9 @@ def test_a_case_insensitive_key_keeps_the_servers_latest_spelling_one_row_per_ke
     p = t.paths
     spark.sql(f"UPDATE delta.`{p['silver']}` SET v = 'drifted' WHERE k = 'J'")
     spark.sql(f"DELETE FROM delta.`{p['silver']}` WHERE k = 'N'")
+    spark.sql(f"UPDATE delta.`{p['silver']}` SET k = 'K ' WHERE k = 'k'")  # one key, respelled
     equal, missing, different = t.reconcile()
-    assert (equal, missing, different) == (False, ["N"], ["J"])
+    assert (equal, missing, different) == (False, ["N"], ["J", "k"])
 
 
 def test_guid_keys_over_tds_snapshot_once_and_reconcile(
