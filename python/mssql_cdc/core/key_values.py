@@ -68,18 +68,14 @@ def _base(sql_type: str | None) -> str:
 class Collation:
     """How a character key compares outside the server.
 
-    `case_sensitive` and `binary` come from the name's suffix (`_CS_AS`, `_BIN2`);
-    `spark` is the Spark collation whose equality is the server's for the key's values
-    (trailing spaces ignored: https://learn.microsoft.com/en-us/troubleshoot/sql/database-design/sql-server-trailing-spaces).
+    `case_sensitive` and `binary` come from the name's suffix (`_CS_AS`, `_BIN2`); trailing
+    spaces never count under any of them:
+    https://learn.microsoft.com/en-us/troubleshoot/sql/database-design/sql-server-trailing-spaces
     """
 
     name: str
     case_sensitive: bool
     binary: bool
-
-    @property
-    def spark(self) -> str:
-        return "UTF8_LCASE_RTRIM" if not self.case_sensitive else "UTF8_BINARY_RTRIM"
 
     def sort_key(self, text: str) -> object:
         """`text` as a value whose Python order and equality are the collation's.
