@@ -31,6 +31,7 @@ __all__ = [
     "GUID_ORDER",
     "SEVEN_DIGIT_TIMES",
     "Collation",
+    "UnorderedKeyError",
     "guid_order",
     "key_collation",
     "sort_part",
@@ -64,6 +65,10 @@ def _base(sql_type: str | None) -> str:
     return words[0].lower() if words else ""
 
 
+class UnorderedKeyError(ValueError):
+    """A character key whose order under its linguistic collation only SQL Server knows."""
+
+
 @dataclass(frozen=True, slots=True)
 class Collation:
     """How a character key compares outside the server.
@@ -81,15 +86,15 @@ class Collation:
         """`text` as a value whose Python order and equality are the collation's.
 
         Raises:
-            ValueError: under a linguistic collation, a character other than an ASCII letter,
-                digit or space, whose order only the server knows.
+            UnorderedKeyError: under a linguistic collation, a character other than an ASCII
+                letter, digit or space, whose order only the server knows.
         """
         trimmed = text.rstrip(" ")
         if self.binary:
             return trimmed
         odd = sorted(set(trimmed) - _PLAIN)
         if odd:
-            raise ValueError(
+            raise UnorderedKeyError(
                 f"key {text!r} holds {''.join(odd)!r}, whose order under collation {self.name} "
                 f"only SQL Server knows"
             )

@@ -14,7 +14,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import SEVEN_DIGIT_TIMES, digestible, key_collation, with_collation
+from mssql_cdc.core import (
+    SEVEN_DIGIT_TIMES,
+    UnorderedKeyError,
+    digestible,
+    key_collation,
+    with_collation,
+)
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import FactsRow, append_facts, family_condition, json_key, now_naive, sink_id
 from mssql_cdc.finalization import control_rows
@@ -300,7 +306,7 @@ def _compare_sides(
             source, target, ranges, sample=sample, leaf_rows=LEAF_ROWS, key_types=key_types
         )
         return found, ranges
-    except ValueError as e:  # a server bound holding a character only the server orders
+    except UnorderedKeyError as e:  # a source key holding a character only the server orders
         raise ConfigError(
             f"reconcile {table.schema}.{table.table}: {e}; reconcile a table whose character "
             "keys hold only letters, digits and spaces, or give the key a _BIN2 collation"
