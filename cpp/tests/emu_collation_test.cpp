@@ -123,5 +123,17 @@ TEST(EmuCollation, TypeStringsTakeACollateSuffixForCharacterTypesOnly) {
   }
 }
 
+TEST(EmuCollation, ACollateWithoutANameSaysSoRatherThanCallingTheTypeUnreadable) {
+  for (const char* bad : {"nvarchar(10) COLLATE", "nvarchar(10) collate   "}) {
+    try {
+      (void)SqlType::parse(bad);
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::EmuSchema) << bad;
+      EXPECT_NE(std::string(e.what()).find("without a collation name"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mssqlcdc::emu::test

@@ -75,12 +75,21 @@ std::string_view base_name(Base b) {
 namespace {
 
 // Splits "type COLLATE name" into its type text and the collation's name ("" without one).
+// A COLLATE with nothing after it is an error of its own, not an unreadable type.
 std::pair<std::string_view, std::string> split_collate(std::string_view text) {
   const std::string low = ascii_lower(text);
   for (std::size_t p = low.find("collate"); p != std::string::npos; p = low.find("collate", p + 1)) {
     const bool before = p == 0 || std::isspace(static_cast<unsigned char>(low[p - 1])) || low[p - 1] == ')';
-    const bool after = p + 7 < low.size() && std::isspace(static_cast<unsigned char>(low[p + 7]));
-    if (before && after) return {text.substr(0, p), ascii_trim(text.substr(p + 7))};
+    const bool at_end = p + 7 == low.size();
+    const bool after = at_end || std::isspace(static_cast<unsigned char>(low[p + 7]));
+    if (!before || !after) continue;
+    std::string name = ascii_trim(text.substr(p + 7));
+    if (name.empty()) {
+      throw Error(ErrorKind::EmuSchema, "type '" + std::string(text) +
+                                            "' ends in COLLATE without a collation name; name one, such as "
+                                            "COLLATE Latin1_General_CS_AS, or leave COLLATE out");
+    }
+    return {text.substr(0, p), std::move(name)};
   }
   return {text, std::string()};
 }
