@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
-from zoneinfo import ZoneInfo
 
 from mssql_cdc.core import (
     Instance,
@@ -102,8 +101,7 @@ class _EmulatorProbe:
         self._configured = config.capture_instance
         self._keys = config.snapshot_keys
         self._resolved: ResolvedSource | None = None
-        zone = self._reader.server_time_zone()
-        self._zone = None if zone.upper() == "UTC" else ZoneInfo(zone)
+        self._zone = self._reader.server_time_zone()
 
     def resolved(self) -> ResolvedSource:
         if self._resolved is None:
@@ -137,12 +135,14 @@ class _EmulatorProbe:
             return Observation(self._reader.max_lsn(), tuple(instances))
 
     def commit_ts(self, at: str) -> str | None:
-        local = self._reader.lsn_to_time(at)
-        if local is None:
+        """The commit time of exactly that entry, as the stream gives it: a local time that a
+        fall-back repeats takes the instant LSN order gives it."""
+        if self._reader.lsn_to_time(at) is None:
             return None
-        if self._zone is not None:
-            local = local.replace(tzinfo=self._zone).astimezone(UTC).replace(tzinfo=None)
-        return format_commit_ts(local) or None
+        from mssql_cdc.sqlserver import EmulatorBackend
+
+        with closing(EmulatorBackend(self._path)) as backend:
+            return format_commit_ts(backend.commit_time(lsn.Lsn(at), self._zone)) or None
 
     def column_types(self) -> dict[str, str]:
         info = self._reader.table_info(self.resolved().table)

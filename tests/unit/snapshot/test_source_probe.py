@@ -61,3 +61,32 @@ def test_a_text_key_is_cut_by_keyset_bounds_up_to_its_maximum(tmp_path: Path) ->
     assert extent == {"kind": "keyset", "max": "e"}
     assert keyset_chunks(probe, names, "c", 2) == [[None, "c"], ["c", "d"]]
     assert keyset_chunks(probe, names, "e", 2) == [[None, "c"], ["c", "e"], ["e", None]]
+
+
+def test_the_stamp_of_a_commit_in_the_repeated_hour_of_a_fall_back_is_its_true_instant(
+    tmp_path: Path,
+) -> None:
+    """A New York server stores local times; 01:20 EST (06:20 UTC) after 01:50 EDT (05:50 UTC)
+    must stamp as 06:20, not AT TIME ZONE's earlier 05:20. Oracle: the UTC
+    instants the test commits at (the emulator's clock runs in UTC and stores local times)."""
+    from datetime import datetime
+
+    from tests.support.new_york_time import ZONE
+
+    path = tmp_path / "e.db"
+    emu = Emulator.create(path)
+    emu.configure(time_zone=ZONE)
+    emu.create_table("dbo.t", {"k": "int", "v": "int"}, primary_key="k")
+    emu.enable_cdc("dbo.t")
+    config = SourceConfig.from_options(
+        {"captureInstance": "dbo_t", "backend": "emulator", "emulatorPath": str(path)}
+    )
+    commits = [datetime(2026, 11, 1, 5, 50), datetime(2026, 11, 1, 6, 20)]
+    for i, t in enumerate(commits):
+        last = emu.commit(
+            [("insert", "dbo.t", {"k": i, "v": i})], at=t
+        )  # the clock is UTC; the server stores local
+    probe = open_probe(config)
+    at = stamp(probe)
+    assert at.lsn == last
+    assert at.commit_ts == "2026-11-01T06:20:00.000"
