@@ -1,4 +1,4 @@
-"""Decision records cite only what ships with the project.
+"""Decision records and guides cite only what ships with the project.
 
 The design specification, its ADRs and the issue tracker's numbers are not in the repository,
 so "spec 30 section 6.1", "ADR 0018" or "issue 14" sends a reader nowhere. A record may cite
@@ -33,3 +33,15 @@ def test_a_record_cites_no_document_that_does_not_ship(record: Path) -> None:
     assert missing_pages == []
     numbers = {p.name[:4] for p in RECORDS}
     assert [n for n in DECISION.findall(text) if n not in numbers] == []
+
+
+GUIDES = [
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+]
+
+
+@pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.name)
+def test_a_guide_cites_no_spec_adr_or_issue_number(guide: Path) -> None:
+    assert UNSHIPPED.findall(guide.read_text()) == []
