@@ -126,6 +126,25 @@ def _callables() -> list[tuple[str, Callable[..., Any]]]:
     return found
 
 
+def _argument_docs(func: Callable[..., Any]) -> dict[str, str]:
+    """The docstring's `Args:` section: argument name -> its text, lines joined."""
+    docs: dict[str, str] = {}
+    lines = (inspect.getdoc(func) or "").splitlines()
+    if "Args:" not in lines:
+        return docs
+    name = ""
+    for line in lines[lines.index("Args:") + 1 :]:
+        if line and not line.startswith(" "):
+            break  # the next section (Returns:, Raises:, ...)
+        if line.startswith("    ") and not line.startswith("     ") and ":" in line:
+            name, _, text = line.strip().partition(":")
+            name = name.strip("*")
+            docs[name] = text.strip()
+        elif name:
+            docs[name] += " " + line.strip()
+    return docs
+
+
 def _annotation(param: inspect.Parameter) -> str:
     if param.annotation is inspect.Parameter.empty:
         return ""
@@ -136,8 +155,8 @@ def _annotation(param: inspect.Parameter) -> str:
 def arguments_section() -> Iterator[str]:
     yield "## Functions and their arguments"
     yield ""
-    yield "Every public function and method, with each argument's type and default. The API"
-    yield "reference pages (generated from the docstrings) say what each one does in full."
+    yield "Every public function and method, with each argument's type, default and docstring. The"
+    yield "API reference pages say what each one returns and raises."
     yield ""
     for qualname, func in _callables():
         yield f"### `{qualname}`"
@@ -151,14 +170,16 @@ def arguments_section() -> Iterator[str]:
             yield "No arguments."
             yield ""
             continue
-        yield "| Argument | Type | Default |"
-        yield "|---|---|---|"
+        about = _argument_docs(func)
+        yield "| Argument | Type | Default | What it is |"
+        yield "|---|---|---|---|"
         for param in params:
             star = {param.VAR_POSITIONAL: "*", param.VAR_KEYWORD: "**"}.get(param.kind, "")
             default = "required" if param.default is param.empty else f"`{param.default!r}`"
             if star:
                 default = ""
-            yield f"| `{star}{param.name}` | {_annotation(param)} | {default} |"
+            text = _cell(about.get(param.name, ""))
+            yield f"| `{star}{param.name}` | {_annotation(param)} | {default} | {text} |"
         yield ""
 
 
