@@ -262,6 +262,12 @@ Fn Binder::compile_node(const Expr& e) {
 
 Fn Binder::variable(const Expr& e) {
   const std::string name = lower(e.name[0]);
+  // The session's @@ values (@@TRANCOUNT) come with the parameters; the others are the server's.
+  const auto session = name.starts_with("@@") ? env_.params->find(name) : env_.params->end();
+  if (session != env_.params->end()) {
+    TypedValue v = session->second;
+    return [v](const Row&) { return v; };
+  }
   if (auto g = global_variable(name)) {
     TypedValue v = *g;
     return [v](const Row&) { return v; };

@@ -1,5 +1,6 @@
 #include "statements.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -94,6 +95,74 @@ void set_option(Cursor& c, emu::Reader& reader) {
   }
 }
 
+// BEGIN TRAN[SACTION], SAVE TRAN[SACTION], COMMIT and ROLLBACK: statements of their own even
+// without a semicolon before or after them ("BEGIN TRAN INSERT ... COMMIT").
+bool starts_transaction_statement(const std::vector<SqlToken>& t, std::size_t i) {
+  if (t[i].kind != TokenKind::Word) return false;
+  if (t[i].is("COMMIT") || t[i].is("ROLLBACK")) return true;
+  const bool tran = i + 1 < t.size() && (t[i + 1].is("TRAN") || t[i + 1].is("TRANSACTION"));
+  return (t[i].is("BEGIN") || t[i].is("SAVE")) && tran;
+}
+
+// How many tokens the transaction statement at `i` takes: its word, TRAN/TRANSACTION/WORK,
+// then a name or @variable when one follows.
+std::size_t transaction_statement_length(const std::vector<SqlToken>& t, std::size_t i) {
+  std::size_t n = 1;
+  if (i + n < t.size() && (t[i + n].is("TRAN") || t[i + n].is("TRANSACTION") || t[i + n].is("WORK"))) ++n;
+  if (i + n < t.size() && !t[i + 1].is("WORK")) {
+    const SqlToken& name = t[i + n];
+    if (name.kind == TokenKind::Variable || name.kind == TokenKind::QuotedName ||
+        (name.kind == TokenKind::Word && !is_keyword(name))) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+std::vector<std::vector<SqlToken>> split_transaction_statements(const std::vector<SqlToken>& t) {
+  std::vector<std::vector<SqlToken>> out;
+  int depth = 0;
+  std::size_t start = 0;
+  const auto cut = [&](std::size_t at) {
+    if (at > start)
+      out.emplace_back(t.begin() + static_cast<std::ptrdiff_t>(start), t.begin() + static_cast<std::ptrdiff_t>(at));
+    start = at;
+  };
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].is_symbol('(')) ++depth;
+    if (t[i].is_symbol(')')) --depth;
+    if (depth != 0 || !starts_transaction_statement(t, i)) continue;
+    cut(i);
+    i += transaction_statement_length(t, i) - 1;
+    cut(i + 1);
+  }
+  cut(t.size());
+  return out;
+}
+
+// The statements SET IMPLICIT_TRANSACTIONS ON begins a transaction before (the SET
+// IMPLICIT_TRANSACTIONS page): writes, and a SELECT that reads a table.
+bool begins_implicit_transaction(const std::vector<SqlToken>& t) {
+  const SqlToken& head = t.front();
+  if (head.is("INSERT") || head.is("UPDATE") || head.is("DELETE") || head.is("TRUNCATE")) return true;
+  if (!head.is("SELECT")) return false;
+  return std::any_of(t.begin(), t.end(), [](const SqlToken& x) { return x.kind == TokenKind::Word && x.is("FROM"); });
+}
+
+// The transaction or savepoint name a statement gives: a name, or a character @variable's value.
+std::string transaction_name(const std::vector<SqlToken>& tokens, const Params& params) {
+  const std::size_t at = tokens.size() > 1 && (tokens[1].is("TRAN") || tokens[1].is("TRANSACTION")) ? 2 : 1;
+  if (at >= tokens.size()) return "";
+  const SqlToken& t = tokens[at];
+  if (t.kind == TokenKind::Variable) {
+    const auto it = params.find(lower(t.text));
+    if (it == params.end()) sql_error(137, "Must declare the scalar variable \"" + t.text + "\".");
+    if (const auto* s = std::get_if<std::string>(&it->second.value)) return *s;
+    return "";
+  }
+  return t.text;
+}
+
 }  // namespace
 
 ServerMessage server_error(int number, const std::string& text) {
@@ -140,17 +209,85 @@ Database::Database(const std::filesystem::path& file, std::string name, const st
 Database::~Database() = default;
 
 void Database::run(std::string_view sql, const Params& params, std::vector<StatementResult>& done) {
-  const auto statements = split_statements(lex(sql));
-  for (std::size_t i = 0; i < statements.size(); ++i) done.push_back(run_statement(statements[i], params, i == 0));
+  std::vector<std::vector<SqlToken>> statements;
+  for (const auto& statement : split_statements(lex(sql))) {
+    for (auto& part : split_transaction_statements(statement)) statements.push_back(std::move(part));
+  }
+  for (std::size_t i = 0; i < statements.size(); ++i) {
+    const auto& tokens = statements[i];
+    const int before = storage_->trancount();
+    const std::uint64_t descriptor = storage_->descriptor();
+    bool implicit = false;
+    if (implicit_transactions_ && before == 0 && begins_implicit_transaction(tokens)) {
+      storage_->begin_transaction();
+      implicit = true;
+    }
+    StatementResult r;
+    try {
+      r = run_statement(tokens, params, i == 0);
+    } catch (...) {
+      if (implicit && storage_->trancount() == 1) storage_->rollback_transaction();  // it wrote nothing
+      throw;
+    }
+    const int after = storage_->trancount();
+    if (before == 0 && after > 0) {
+      r.transaction = TransactionChange{EnvChange::BeginTransaction, storage_->descriptor()};
+    } else if (before > 0 && after == 0) {
+      const bool rolled_back = tokens.front().is("ROLLBACK");
+      r.transaction =
+          TransactionChange{rolled_back ? EnvChange::RollbackTransaction : EnvChange::CommitTransaction, descriptor};
+    }
+    done.push_back(std::move(r));
+  }
 }
 
 std::vector<ResultSet> Database::call(const ProcCall& call) { return run_procedure(*storage_, call); }
 
+int Database::trancount() const { return storage_->trancount(); }
+
+std::optional<TransactionChange> Database::transact(TransactionRequest request, const std::string& name) {
+  const int before = storage_->trancount();
+  const std::uint64_t descriptor = storage_->descriptor();
+  switch (request) {
+    case TransactionRequest::Begin: storage_->begin_transaction(name); break;
+    case TransactionRequest::Commit: storage_->commit_transaction(); break;
+    case TransactionRequest::Rollback: storage_->rollback_transaction(name); break;
+    case TransactionRequest::Save: storage_->save_transaction(name); break;
+  }
+  const int after = storage_->trancount();
+  if (before == 0 && after > 0) return TransactionChange{EnvChange::BeginTransaction, storage_->descriptor()};
+  if (before > 0 && after == 0) {
+    return TransactionChange{
+        request == TransactionRequest::Rollback ? EnvChange::RollbackTransaction : EnvChange::CommitTransaction,
+        descriptor};
+  }
+  return std::nullopt;
+}
+
+StatementResult Database::run_transaction_statement(const std::vector<SqlToken>& tokens, const Params& params) {
+  const SqlToken& head = tokens.front();
+  if (tokens.size() > 1 && tokens[1].is("WORK") && tokens.size() > 2) syntax_error_near(&tokens[2]);
+  const std::size_t length = transaction_statement_length(tokens, 0);
+  if (length < tokens.size()) syntax_error_near(&tokens[length]);
+  const std::string name = tokens.size() > 1 && tokens[1].is("WORK") ? "" : transaction_name(tokens, params);
+  if (head.is("SAVE") && name.empty()) syntax_error_near(nullptr);
+  const TransactionRequest request = head.is("BEGIN")    ? TransactionRequest::Begin
+                                     : head.is("COMMIT") ? TransactionRequest::Commit
+                                     : head.is("SAVE")   ? TransactionRequest::Save
+                                                         : TransactionRequest::Rollback;
+  (void)transact(request, name);  // Database::run sends the ENVCHANGE
+  return {};
+}
+
 StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, const Params& params, bool first) {
   Cursor c(tokens);
   const SqlToken& head = tokens.front();
+  if (starts_transaction_statement(tokens, 0)) return run_transaction_statement(tokens, params);
   // SQL Server answers session options with no rows.
   if (head.is("SET")) {
+    for (std::size_t i = 1; i + 1 < tokens.size(); ++i) {
+      if (tokens[i].is("IMPLICIT_TRANSACTIONS")) implicit_transactions_ = tokens[i + 1].is("ON");
+    }
     set_option(c, *reader_);
     return {};
   }
@@ -173,7 +310,9 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
     return StatementResult{std::nullopt, std::nullopt, std::nullopt, run_write(*storage_, tokens, params, name_)};
   }
   // SELECT: the query engine (select.hpp) over this connection's catalog; rows stream to the writer.
-  RowSource rows = run_select(parse_select(tokens), *catalog_, params);
+  Params with_session = params;  // the session's @@ values the query may read
+  with_session["@@trancount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{storage_->trancount()}};
+  RowSource rows = run_select(parse_select(tokens), *catalog_, std::move(with_session));
   return StatementResult{ResultSet{std::move(rows.columns), {}, std::move(rows.next)}, std::nullopt};
 }
 
