@@ -284,6 +284,7 @@ Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const
   for (std::size_t i = 0; i < results.size(); ++i) {
     const StatementResult& r = results[i];
     if (r.transaction) write_transaction_change(w, *r.transaction);
+    if (r.print) write_message(w, Token::Info, ServerMessage{0, 1, 0, *r.print, kServerName, "", 1});
     if (r.database) {
       write_envchange(w, EnvChange::Database, *r.database, database_name_);
       write_message(

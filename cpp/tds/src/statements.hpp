@@ -1,6 +1,7 @@
 // statements.hpp: what the front end answers, over one emulator file. A Database runs one
 // connection's batches: SET options are accepted, USE names this database, and SELECT runs in
-// the query engine (select.hpp) over the emulator's catalog (catalog.hpp). BEGIN, COMMIT,
+// the query engine (select.hpp) over the emulator's catalog (catalog.hpp). DECLARE, SET @v,
+// SELECT @v = and PRINT keep a batch's variables, usable where parameters are. BEGIN, COMMIT,
 // ROLLBACK and SAVE TRANSACTION and SET IMPLICIT_TRANSACTIONS drive the connection's
 // transaction (procedures.hpp's Storage), which INSERT, UPDATE and DELETE write in.
 // Anything else raises SQL Server's own error: 2812 for an unknown procedure, 208 for an
@@ -62,6 +63,7 @@ struct StatementResult {
   std::optional<std::vector<ResultSet>> procedure = std::nullopt;
   std::optional<WriteCount> count = std::nullopt;               // INSERT, UPDATE, DELETE: DONE with the rows affected
   std::optional<TransactionChange> transaction = std::nullopt;  // sent before the statement's DONE
+  std::optional<std::string> print = std::nullopt;              // PRINT: an INFO message, no DONE
 };
 
 // A transaction manager request (MS-TDS 2.2.6.9) or its T-SQL statement.
@@ -95,6 +97,15 @@ class Database {
  private:
   StatementResult run_statement(const std::vector<SqlToken>& tokens, const Params& params, bool first);
   StatementResult run_transaction_statement(const std::vector<SqlToken>& tokens, const Params& params);
+  // The batch's declared variables: name (lower case, with '@') -> the type's tokens.
+  using Declared = std::map<std::string, std::vector<SqlToken>>;
+  // DECLARE, SET @v = e, SELECT @v = e [FROM ...] and PRINT e; false for any other statement.
+  bool run_variables(const std::vector<SqlToken>& tokens, Params& vars, Declared& declared, StatementResult& out);
+  // IF condition statement [ELSE statement]: the tokens of the branch the condition takes
+  // (empty when it is false and there is no ELSE). Throws 102, or 50000 for a BEGIN ... END block.
+  std::vector<SqlToken> if_branch(const std::vector<SqlToken>& tokens, const Params& vars);
+  // Runs a SELECT and returns its last row's values with their column types; nullopt for none.
+  std::optional<std::vector<TypedValue>> evaluate(const std::vector<SqlToken>& select, const Params& params);
   std::string name_;
   bool implicit_transactions_ = false;  // SET IMPLICIT_TRANSACTIONS ON
   std::unique_ptr<emu::Reader> reader_;
