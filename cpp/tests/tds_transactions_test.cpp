@@ -105,6 +105,24 @@ TEST_F(TdsTransactions, TransactionManagerBeginAndCommitCommitTheInsert) {
   EXPECT_EQ(rows(), 2U);
 }
 
+TEST_F(TdsTransactions, ACommitWithBeginXactCommitsAndBeginsTheNextTransaction) {
+  Session s(file_.path(), "shop", 51);
+  ASSERT_FALSE(login(s, "sa", "pw").close);
+  (void)s.handle(Message{PacketType::TransactionManager, transaction_request(5, {0, 0}), false});
+  EXPECT_EQ(error_number(batch(s, "INSERT INTO dbo.orders (order_id, status) VALUES (2, N'x')")), 0);
+  // TM_COMMIT_XACT: an empty name, fBeginXact 1, then the new transaction's isolation and name.
+  const Bytes reply =
+      s.handle(Message{PacketType::TransactionManager, transaction_request(7, {0, 1, 0, 0}), false}).payload;
+  EXPECT_TRUE(has_envchange(reply, EnvChange::CommitTransaction));
+  EXPECT_TRUE(has_envchange(reply, EnvChange::BeginTransaction));
+  EXPECT_EQ(rows(), 2U);
+  EXPECT_EQ(error_number(batch(s, "INSERT INTO dbo.orders (order_id, status) VALUES (3, N'y')")), 0);
+  EXPECT_EQ(rows(), 2U);  // the next transaction holds it
+  const Bytes rollback = batch(s, "ROLLBACK");
+  EXPECT_EQ(error_number(rollback), 0);
+  EXPECT_EQ(rows(), 2U);
+}
+
 TEST_F(TdsTransactions, ATransactionManagerRollbackWithoutATransactionIs3903) {
   Session s(file_.path(), "shop", 51);
   ASSERT_FALSE(login(s, "sa", "pw").close);
