@@ -1,4 +1,5 @@
-// dml.cpp: INSERT, UPDATE and DELETE over the wire, as one emulator commit each (procedures.hpp).
+// dml.cpp: INSERT, UPDATE and DELETE over the wire, each one emulator commit, or a write of the
+// connection's open transaction (procedures.hpp, transactions.cpp).
 #include <algorithm>
 #include <cctype>
 #include <utility>
@@ -287,11 +288,11 @@ std::string duplicate_key(const std::string& emulator_message) {
   return out;
 }
 
-// Commits the changes as one transaction; false when the row they name is not there (the
-// statement then changes nothing, and SQL Server reports 0 rows).
+// Commits the changes as one transaction, or writes them in the open one; false when the row
+// they name is not there (the statement then changes nothing, and SQL Server reports 0 rows).
 bool commit(Storage& storage, const Statement& s, const std::vector<emu::Change>& changes) {
   try {
-    (void)storage.writer().commit(changes, std::nullopt);
+    storage.write(changes);
     return true;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::EmuConstraint && e.number() == 0) return false;  // no row with that key
