@@ -60,6 +60,8 @@ ENV_SUMMARIES: dict[str, str] = {
     "Connect session to that server instead of starting a local Spark",
     "JAVA_HOME": "the Java runtime Spark starts with (else `java` on `PATH`)",
     "MSSQL_CDC_FAILPOINTS": "arms failpoints for crash tests, `name=action,...` (testing only)",
+    "MSSQL_CDC_EMULATOR_PASSWORD": "the password `mssql-cdc emulator serve` accepts for its "
+    "login (else it makes a random one and prints it once); never passed on the command line",
     "MSSQL_CDC_NATIVE_CHECKED": "set by `local_session()` so Spark's Python workers skip an "
     "editable install's rebuild check (internal)",
 }
