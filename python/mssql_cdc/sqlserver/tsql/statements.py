@@ -218,8 +218,11 @@ def column_expression(column: ReadColumn, alias: str) -> str:
     """The SELECT expression of a captured column for its declared Spark type."""
     ref = f"{alias}.{quote_name(column.name, 'column name')}"
     sql_type = (column.sql_type or "").lower()
+    if column.spark_type == "STRING" and sql_type == "time":
+        # HH:MM:SS.fffffff whatever the scale: time(n) prints n digits (decision 1347)
+        return f"CONVERT(nvarchar(max), CAST({ref} AS time(7)))"
     if column.spark_type == "STRING" and sql_type not in _NATIVE_TEXT:
-        # time as HH:MM:SS.fffffff, uniqueidentifier upper case, xml and CLR types as text
+        # uniqueidentifier upper case, xml and CLR types as text
         return f"CONVERT(nvarchar(max), {ref})"
     if column.spark_type == "BINARY" and sql_type not in _NATIVE_BINARY:
         return f"CONVERT(varbinary(max), {ref})"
