@@ -5,6 +5,7 @@ offset "+HH:MM". As SQL Server's AT TIME ZONE does, a local time that a fall-bac
 its first instant, and one in a spring-forward gap is taken back by the offset before the change
 (learn.microsoft.com/sql/t-sql/queries/at-time-zone-transact-sql). `local_candidates` also gives
 the second instant of a repeated time, which `commit_instants` chooses between (decision 1320).
+`time` columns read as seven-digit text from the emulator's nanoseconds (decision 1347).
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def local_candidates_array(
 def times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
     """`time` columns (Arrow time64[ns] from the emulator, which keeps 100 ns) as SQL
     Server's text form `HH:MM:SS.fffffff`, seven digits whatever the column's scale, as the
-    T-SQL backends read them (decision 1347)."""
+    T-SQL backends read them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

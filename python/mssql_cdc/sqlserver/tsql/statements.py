@@ -6,6 +6,7 @@ must be inlined (NTILE, OFFSET, LOCK_TIMEOUT) are checked Python ints. The reade
 to the source: only SELECT, the CDC help procedures and connection-level SET statements.
 
 Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
+A `time(n)` column reads as `time(7)` text, seven digits whatever its scale (decision 1347).
 """
 
 from __future__ import annotations
@@ -219,7 +220,7 @@ def column_expression(column: ReadColumn, alias: str) -> str:
     ref = f"{alias}.{quote_name(column.name, 'column name')}"
     sql_type = (column.sql_type or "").lower()
     if column.spark_type == "STRING" and sql_type == "time":
-        # HH:MM:SS.fffffff whatever the scale: time(n) prints n digits (decision 1347)
+        # HH:MM:SS.fffffff whatever the scale: time(n) alone prints n digits
         return f"CONVERT(nvarchar(max), CAST({ref} AS time(7)))"
     if column.spark_type == "STRING" and sql_type not in _NATIVE_TEXT:
         # uniqueidentifier upper case, xml and CLR types as text
