@@ -95,6 +95,8 @@ std::string first_chars(const std::string& s, std::size_t n) {
 
 // SQL Server's implicit conversion of a character literal to a date and time: ISO 8601 forms.
 std::optional<std::int64_t> text_ticks(std::string text) {
+  // hh:mm[:ss[.fffffff]] alone is a time on 1900-01-01, the types' default date.
+  if (text.size() >= 5 && text[2] == ':') text = "1900-01-01T" + text + (text.size() == 5 ? ":00" : "");
   if (text.size() == 10) text += "T00:00:00";
   if (text.size() > 10 && text[10] == ' ') text[10] = 'T';
   // Up to seven fractional digits (100 ns), as datetime2 takes them; the rest is whole seconds.
