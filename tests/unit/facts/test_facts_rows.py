@@ -294,7 +294,7 @@ def test_a_batch_commit_names_its_batch_without_its_counts() -> None:
     # the bronze commit is written before the one read of the batch ends (decision 1350)
     metadata = facts.batch_commit_metadata(app_id="orders", generation=1, batch_id=9)
     assert payloads.to_json(metadata) == '{"batch_id":9,"app_id":"orders.g1","generation":1}'
-    assert facts.read_batch_commit(payloads.to_json(metadata) or "") == metadata
+    assert payloads.read_batch_commit(payloads.to_json(metadata) or "") == metadata
 
 
 @pytest.mark.parametrize(
@@ -327,4 +327,4 @@ def test_a_batch_commit_names_its_batch_without_its_counts() -> None:
 def test_a_bronze_commit_of_either_shape_reads_as_its_batch(
     text: str, expected: dict[str, object] | None
 ) -> None:
-    assert facts.read_batch_commit(text) == expected
+    assert payloads.read_batch_commit(text) == expected
