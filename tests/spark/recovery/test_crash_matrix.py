@@ -278,8 +278,9 @@ def aggregates_row(facts_row: dict[str, Any]) -> tuple[Any, ...]:
 
 def aggregates_of_rows(changes: list[dict[str, Any]], batch_id: int) -> tuple[Any, ...]:
     """The facts row's aggregates from the batch's bronze rows, in plain Python: operation
-    codes 1 delete, 2 insert, 4 update after-image (learn.microsoft.com/en-us/sql/relational-
-    databases/system-functions/cdc-fn-cdc-get-all-changes-capture-instance-transact-sql)."""
+    codes 1 delete, 2 insert, 4 update after-image, per
+    https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/cdc-fn-cdc-get-all-changes-capture-instance-transact-sql
+    """
     mine = [r for r in changes if r["_batch_id"] == batch_id]
     lsns = [r["_start_lsn"] for r in mine]
     times = [r["_commit_ts"] for r in mine]

@@ -61,7 +61,7 @@ def test_a_stream_its_loss_and_its_recovery_run_where_caching_is_refused(
     orders.run()
     stream_rows = [f for f in orders.facts_rows() if f["event"] is None]
     # an insert, and an update's before and after images (operations 2, 3 and 4,
-    # learn.microsoft.com/en-us/sql/relational-databases/system-functions/cdc-fn-cdc-get-all-changes-capture-instance-transact-sql)
+    # https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/cdc-fn-cdc-get-all-changes-capture-instance-transact-sql)
     assert sum(f["rows"] for f in stream_rows) == 3
     assert sum(f["inserts"] for f in stream_rows) == 1
     assert sum(f["updates"] for f in stream_rows) == 1
