@@ -262,9 +262,7 @@ def test_a_crash_in_an_ordinary_micro_batch_is_replayed_without_a_second_write(
     for f in orders.facts_rows():
         if f["event"] is None:
             assert aggregates_row(f) == aggregates_of_rows(changes, f["batch_id"])
-    assert Counter(bronze_batch_commits(orders).values()) == Counter(
-        dict.fromkeys(batches, 1)
-    )  # one bronze commit per batch
+    assert bronze_batch_commits(orders) == Counter(dict.fromkeys(batches, 1))  # one each
     assert orders.rebuilt() == orders.source()
 
 
