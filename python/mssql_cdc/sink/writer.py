@@ -233,8 +233,9 @@ class DeltaSink:
     def _write(
         self, spark: SparkSession, df: DataFrame, batch_id: int, started_at: datetime
     ) -> None:
+        held = self._bronze_holds(spark, batch_id)
         phases.debug("%d bronze", batch_id)
-        agg = self._append(spark, df, batch_id)
+        agg = self._append(spark, df, batch_id, held=held)
         failpoint("sink.after_target_write")
         phases.debug("%d files", batch_id)
         scan = sink_files.scan(self.metrics_path) if self.metrics_path is not None else None
@@ -262,13 +263,15 @@ class DeltaSink:
         if scan is not None:
             sink_files.remove_files(scan.paths)
 
-    def _append(self, spark: SparkSession, df: DataFrame, batch_id: int) -> BatchAggregates:
+    def _append(
+        self, spark: SparkSession, df: DataFrame, batch_id: int, *, held: bool
+    ) -> BatchAggregates:
         """Steps 4 to 6 of the sink's batch: the append observes the aggregates (one read).
-        A batch bronze already holds (a replay after a crash past step 6) is not appended:
-        it is read once more for its aggregates instead."""
+        A batch bronze already holds (`held`: a replay after a crash past step 6) is not
+        appended: it is read once more for its aggregates instead."""
         from pyspark.sql import functions as F
 
-        if self._bronze_holds(spark, batch_id):
+        if held:
             phases.debug("%d replay", batch_id)
             return self._reread(df)
         observed = observe(df)
