@@ -6,7 +6,8 @@ default options (no `maxCommitsPerBatch`, `numPartitions` auto: 2 on local[2]) t
 micro-batch of 1,000,000 rows. Side by side, alternating, the plain read and append
 (`b1_plain`): the same range read through the source's partition reader in plain batch form
 and appended with a plain Delta append. A batch this big shows the costs that grow with the
-rows (a second pass over them), where B1-steady shows the fixed costs per batch.
+rows (a second pass over them, before decision 1350), where B1-steady shows the fixed costs
+per batch.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from report import Figure  # noqa: E402
 
 ROWS = 1_000_000
 ROUNDS = 2
+TARGET = 0.85  # issue 37: one pass, catch-up
 
 
 def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
@@ -67,7 +69,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
         spark.stop()
     ours = statistics.median(ours_s)
     plain = statistics.median(plain_s)
-    short = b1_stream.shortfall(plain, ours)
+    short = b1_stream.shortfall(plain, ours, TARGET)
     return Figure(
         key="B1-catch-up",
         title=f"catch-up: {rows:,} emulator change rows in one micro-batch through to_delta "
@@ -76,7 +78,7 @@ def run(rows: int = ROWS, rounds: int = ROUNDS) -> Figure:
         ours=rows / ours,
         baseline=rows / plain,
         baseline_name="plain read and append of the same range (b1_plain)",
-        target="ratio >= 0.8 (higher is better)",
+        target=f"ratio >= {TARGET} (higher is better)",
         notes=[
             f"default options (one micro-batch, numPartitions auto = 2, availableNow), bronze "
             f"and facts on local disk; median of {rounds} alternating rounds on the shared "

@@ -25,12 +25,12 @@ PHASE_LOGGER = "mssql_cdc.sink.phases"
 
 # The sink's steps in order, with what each holds (see sink/writer.py).
 STEPS = {
-    "enter": "open tables (first batch), rewind check, cache request",
-    "counts": "read the batch into the cache (reader counts)",
-    "bronze": "bronze: schema check and keyed append (with its txn lookup)",
+    "enter": "open tables (first batch), rewind check, bronze's txn version (first batch)",
+    "bronze": "bronze: schema check and keyed append, the one read, observed (with its txn lookup)",
+    "replay": "a replay's second read for its aggregates (a skipped append only)",
     "files": "scan the reader's metrics and event files",
     "facts": "facts: event replay check and keyed append (with its txn lookup)",
-    "cleanup": "remove the files, unpersist",
+    "cleanup": "remove the files",
 }
 
 

@@ -43,28 +43,15 @@ def facts_through_spark() -> Iterator[None]:
 
 
 @contextmanager
-def serialized_cache() -> Iterator[None]:
-    """Before decision 1001: the batch cached serialized (MEMORY_AND_DISK)."""
-    from mssql_cdc.sink import micro_batch
-
-    saved = micro_batch.STORAGE_LEVEL
-    micro_batch.STORAGE_LEVEL = "MEMORY_AND_DISK"  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        micro_batch.STORAGE_LEVEL = saved  # type: ignore[assignment]
-
-
-@contextmanager
 def all_off() -> Iterator[None]:
-    """Before every lever taken: the code as it was before issue 18."""
-    with facts_through_spark(), serialized_cache():
+    """Before every lever still in the code: facts through Spark (the batch's cache, decision
+    1001, is gone with decision 1350)."""
+    with facts_through_spark():
         yield
 
 
 LEVERS: dict[str, Callable[[], Any]] = {
     "facts_in_process": facts_through_spark,
-    "deserialized_cache": serialized_cache,
     "all": all_off,
 }
 

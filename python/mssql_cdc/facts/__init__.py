@@ -15,6 +15,7 @@ from mssql_cdc.facts.detail_payloads import (
     format_time,
     json_key,
     parse_time,
+    read_batch_commit,
 )
 from mssql_cdc.facts.family_cache import preflight_facts
 from mssql_cdc.facts.health import check_health_table, read_health
@@ -111,6 +112,7 @@ __all__ = [
     "parse_time",
     "plan_fact",
     "preflight_facts",
+    "read_batch_commit",
     "read_health",
     "sink_has_batches",
     "sink_id",

@@ -38,6 +38,7 @@ __all__ = [
     "format_time",
     "json_key",
     "parse_time",
+    "read_batch_commit",
     "read_data_skipped",
     "read_open",
     "to_json",
@@ -147,18 +148,16 @@ DataSkippedDetail = TypedDict(
 
 
 class BatchCommitMetadata(TypedDict):
-    """`userMetadata` of a micro-batch's bronze commit (docs/sink.md step 6)."""
+    """`userMetadata` of a micro-batch's bronze commit (docs/sink.md step 6).
+
+    Written before the batch is read, so it names the batch only. Commits written by earlier
+    versions carry the batch's counts too (`rows`, `min_lsn`, ..., `deletes`) and no
+    `generation`; `read_batch_commit` reads both shapes.
+    """
 
     batch_id: int
-    app_id: str
-    rows: int
-    min_lsn: str | None
-    max_lsn: str | None
-    min_commit_ts: str | None
-    max_commit_ts: str | None
-    inserts: int
-    updates: int
-    deletes: int
+    app_id: str  # the sink id
+    generation: int
 
 
 class FactsCommitMetadata(TypedDict):
@@ -285,6 +284,29 @@ def read_open(detail: str | Mapping[str, Any]) -> SnapshotOpenDetail:
     if "repair" in raw:
         result["repair"] = raw["repair"]
     return result
+
+
+def read_batch_commit(metadata: str | Mapping[str, Any]) -> BatchCommitMetadata | None:
+    """Read a micro-batch bronze commit's `userMetadata`, of either shape; None for another
+    commit's (a snapshot's, a wave's, another writer's text).
+
+    The older shape's counts are ignored (the batch's facts row holds them); its missing
+    `generation` is the sink id's (`A.g<n>` is generation n, `A` generation 0).
+    """
+    try:
+        raw = json.loads(metadata) if isinstance(metadata, str) else metadata
+    except ValueError:
+        return None
+    if not isinstance(raw, Mapping):
+        return None
+    batch_id, app_id = raw.get("batch_id"), raw.get("app_id")
+    if type(batch_id) is not int or not isinstance(app_id, str) or "facts" in raw:
+        return None
+    generation = raw.get("generation")
+    if type(generation) is not int:
+        stem, dot, tail = app_id.rpartition(".g")
+        generation = int(tail) if dot and stem and tail.isdigit() else 0
+    return {"batch_id": batch_id, "app_id": app_id, "generation": generation}
 
 
 def read_data_skipped(detail: str | Mapping[str, Any]) -> DataSkippedDetail:

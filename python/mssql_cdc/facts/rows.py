@@ -20,7 +20,6 @@ from mssql_cdc.errors import ConfigError, InternalError
 from mssql_cdc.facts.detail_payloads import (
     BatchCommitMetadata,
     FactsCommitMetadata,
-    format_time,
     parse_time,
     to_json,
 )
@@ -112,7 +111,7 @@ class FactsRow:
 
 @dataclass(frozen=True, slots=True)
 class BatchAggregates:
-    """Step 5 of the sink: one job's aggregates over a persisted micro-batch."""
+    """Step 5 of the sink: the micro-batch's aggregates, observed on its append."""
 
     rows: int
     min_lsn: str | None
@@ -124,22 +123,10 @@ class BatchAggregates:
     updates: int
 
 
-def batch_commit_metadata(
-    aggregates: BatchAggregates, *, app_id: str, generation: int, batch_id: int
-) -> BatchCommitMetadata:
-    """The `userMetadata` of a micro-batch's bronze commit (docs/sink.md step 6)."""
-    return {
-        "batch_id": batch_id,
-        "app_id": sink_id(app_id, generation),
-        "rows": aggregates.rows,
-        "min_lsn": aggregates.min_lsn,
-        "max_lsn": aggregates.max_lsn,
-        "min_commit_ts": format_time(aggregates.min_commit_ts),
-        "max_commit_ts": format_time(aggregates.max_commit_ts),
-        "inserts": aggregates.inserts,
-        "updates": aggregates.updates,
-        "deletes": aggregates.deletes,
-    }
+def batch_commit_metadata(*, app_id: str, generation: int, batch_id: int) -> BatchCommitMetadata:
+    """The `userMetadata` of a micro-batch's bronze commit (docs/sink.md step 6): it names the
+    batch; its counts are in its facts row, known only after the append."""
+    return {"batch_id": batch_id, "app_id": sink_id(app_id, generation), "generation": generation}
 
 
 def batch_facts_metadata(*, app_id: str, generation: int, batch_id: int) -> FactsCommitMetadata:

@@ -1,13 +1,17 @@
-"""The micro-batch as the sink receives it: its columns checked, cached once, counted by one
-Spark job when the reader's counts do not cover it (docs/sink.md, decision 0380).
+"""The micro-batch as the sink receives it: its columns checked, its step-5 aggregates as
+Spark columns (observed on the append, decision 1350), and the replay's reads of it.
+
+Nothing here caches the batch: a replay whose append Delta skips reads it once more, with the
+aggregate job or, when the reader's counts cover it, a plain read (decision 0380).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import Operation
-from mssql_cdc.errors import ConfigError, MssqlCdcError
+from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import BatchAggregates
 from mssql_cdc.tables import TableRef
 
@@ -15,25 +19,21 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
-__all__ = ["aggregate", "check_columns", "persist", "read_into_cache"]
-
-# The cached batch is Spark's compressed column batches already; kept deserialized, the block
-# manager does not copy them through a serializer on the way in and out.
-STORAGE_LEVEL = "MEMORY_AND_DISK_DESER"
+__all__ = ["aggregate", "aggregate_columns", "aggregates_of", "check_columns", "read_partitions"]
 
 _REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
 _ADDED = ("_batch_id", "_snapshot")
 
 
-def aggregate(df: DataFrame) -> BatchAggregates:
-    """Step 5 of the sink's batch, the aggregate: rows, LSN and commit-time ranges and
-    operation counts, in one Spark job."""
+def aggregate_columns() -> list[Column]:
+    """The step-5 aggregates as named Spark aggregate columns: rows, LSN and commit-time
+    ranges, and the counts of deletes (1), inserts (2) and update after-images (4)."""
     from pyspark.sql import functions as F
 
     op = F.col("_operation")
-    row = df.agg(
+    return [
         F.count(F.lit(1)).alias("rows"),
         F.min("_start_lsn").alias("min_lsn"),
         F.max("_start_lsn").alias("max_lsn"),
@@ -42,17 +42,26 @@ def aggregate(df: DataFrame) -> BatchAggregates:
         F.count(F.when(op == Operation.DELETE, 1)).alias("deletes"),
         F.count(F.when(op == Operation.INSERT, 1)).alias("inserts"),
         F.count(F.when(op == Operation.UPDATE_AFTER, 1)).alias("updates"),
-    ).collect()[0]
+    ]
+
+
+def aggregates_of(values: Mapping[str, Any]) -> BatchAggregates:
+    """The aggregates from the values of `aggregate_columns` (a row or an observation)."""
     return BatchAggregates(
-        rows=int(row["rows"]),
-        min_lsn=row["min_lsn"],
-        max_lsn=row["max_lsn"],
-        min_commit_ts=row["min_commit_ts"],
-        max_commit_ts=row["max_commit_ts"],
-        deletes=int(row["deletes"]),
-        inserts=int(row["inserts"]),
-        updates=int(row["updates"]),
+        rows=int(values["rows"]),
+        min_lsn=values["min_lsn"],
+        max_lsn=values["max_lsn"],
+        min_commit_ts=values["min_commit_ts"],
+        max_commit_ts=values["max_commit_ts"],
+        deletes=int(values["deletes"]),
+        inserts=int(values["inserts"]),
+        updates=int(values["updates"]),
     )
+
+
+def aggregate(df: DataFrame) -> BatchAggregates:
+    """The step-5 aggregates in one Spark job of their own (a replay's read)."""
+    return aggregates_of(df.agg(*aggregate_columns()).collect()[0].asDict())
 
 
 def check_columns(df: DataFrame, target: TableRef) -> None:
@@ -77,24 +86,9 @@ def check_columns(df: DataFrame, target: TableRef) -> None:
         )
 
 
-def persist(df: DataFrame, target: TableRef) -> DataFrame:
-    """Step 4 of the sink's batch: cache it once, so the aggregate job and the append read it
-    once."""
-    from pyspark.storagelevel import StorageLevel
-
-    try:
-        return df.persist(getattr(StorageLevel, STORAGE_LEVEL))
-    except Exception as exc:  # any refusal means the same thing; re-raised with the remedy
-        raise MssqlCdcError(
-            f"{target}: this platform refuses to cache the micro-batch (persist failed: {exc}); "
-            "the sink reads each batch from its cache and cannot run here. Run the stream on "
-            "a cluster that allows caching"
-        ) from exc
-
-
-def read_into_cache(df: DataFrame) -> int:
-    """The sink's step 5 as one job without a shuffle: read the cached batch to its end (its
-    reader tasks write their metrics files, the cache fills) and return its partition count.
+def read_partitions(df: DataFrame) -> int:
+    """A replay's read as one job without a shuffle: read the batch to its end (its reader
+    tasks write their metrics files) and return its partition count.
 
     Each partition answers one row, empty ones too, so the count holds on classic and Spark
     Connect sessions alike (Connect has no RDDs to ask); only a literal column reaches Python.

@@ -3,7 +3,9 @@
 The per-batch protocol of docs/sink.md, 'What one micro-batch does, in order'. Both writes carry a
 Delta transaction key whose version is the batch id, so a batch Spark replays after a crash at
 any point writes nothing twice; the checks before them catch a checkpoint rewound under the
-same app_id, which the keys would otherwise turn into silently skipped batches.
+same app_id, which the keys would otherwise turn into silently skipped batches. The batch is
+read once, by its append, which observes its aggregates; only a replay whose append Delta
+skips reads it again, and nothing is cached (decision 1350).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from mssql_cdc.options import is_uri
 from mssql_cdc.sink import metrics_dir as sink_files
 from mssql_cdc.sink.bronze import append_batch
 from mssql_cdc.sink.counts import aggregates_from_counts
-from mssql_cdc.sink.micro_batch import aggregate, check_columns, persist, read_into_cache
+from mssql_cdc.sink.micro_batch import aggregate, check_columns, read_partitions
+from mssql_cdc.sink.observed import observe
 from mssql_cdc.sink.state import LastBatch, already_recorded, rewound_error
 from mssql_cdc.sink.state_warmer import StateWarmer
 from mssql_cdc.tables import (
@@ -48,6 +51,7 @@ from mssql_cdc.tables import (
     open_for_write,
     require_distinct,
     table_ref,
+    txn_version,
     writes_in_process,
 )
 from mssql_cdc.testing import failpoint
@@ -86,9 +90,10 @@ def delta_sink(
         generation: the checkpoint generation (recovery builds the sink of generation n);
             a hand-wired sink keeps 0.
         counted_by_reader: each batch is the `mssql_cdc` source's output unchanged (no filter,
-            no projection), so its aggregates may come from the counts the reader's tasks
-            write to `metrics_path` instead of an aggregate job; `to_delta`
-            sets it. Where a task left no counts, the sink counts the batch itself.
+            no projection), so a replay whose append Delta skips may take its aggregates from
+            the counts the reader's tasks write to `metrics_path` after a plain read, instead
+            of an aggregate job; `to_delta` sets it. Where a task left no counts, the sink
+            counts the batch itself. (A batch that is appended is counted by its append.)
     Returns:
         A callable `(df, batch_id) -> None` for `writeStream.foreachBatch`. Building it calls
         nothing in Spark.
@@ -161,6 +166,9 @@ class DeltaSink:
         self.counted_by_reader = counted_by_reader
         self._entered = False
         self._bronze_exists = False
+        # the highest txnVersion bronze holds for the sink id; known after the first call
+        self._appended: int | None = None
+        self._appended_known = False
         self._last: LastBatch | None = None
         self._committed_any = False
         self._warned: set[str] = set()
@@ -180,11 +188,9 @@ class DeltaSink:
         self._check_rewind(batch_id)
         if self.metrics_path is not None:
             sink_files.clear_dead_attempts(self.metrics_path)
-        cached = persist(df, self.target)
         try:
-            self._write(spark, cached, batch_id, started_at)
+            self._write(spark, df, batch_id, started_at)
         finally:
-            cached.unpersist()
             phases.debug("%d end", batch_id)
 
     def _enter(self, spark: SparkSession) -> None:
@@ -225,22 +231,11 @@ class DeltaSink:
             raise rewound_error(self.sink_id, batch_id, self._last.batch_id, self.facts_table)
 
     def _write(
-        self, spark: SparkSession, cached: DataFrame, batch_id: int, started_at: datetime
+        self, spark: SparkSession, df: DataFrame, batch_id: int, started_at: datetime
     ) -> None:
-        from pyspark.sql import functions as F
-
-        phases.debug("%d counts", batch_id)
-        agg = self._aggregates(cached)
+        held = self._bronze_holds(spark, batch_id)
         phases.debug("%d bronze", batch_id)
-        if agg.rows > 0:
-            rows = cached.withColumn("_batch_id", F.lit(batch_id).cast("bigint"))
-            key = batch_key(self.app_id, self.generation, batch_id)
-            metadata = batch_commit_metadata(
-                agg, app_id=self.app_id, generation=self.generation, batch_id=batch_id
-            )
-            append_batch(spark, rows, self.target, key, metadata, exists=self._bronze_exists)
-            self._bronze_exists = True
-            self._warm(self.target)
+        agg = self._append(spark, df, batch_id, held=held)
         failpoint("sink.after_target_write")
         phases.debug("%d files", batch_id)
         scan = sink_files.scan(self.metrics_path) if self.metrics_path is not None else None
@@ -268,13 +263,55 @@ class DeltaSink:
         if scan is not None:
             sink_files.remove_files(scan.paths)
 
-    def _aggregates(self, cached: DataFrame) -> BatchAggregates:
-        """Step 5 of the sink's batch. With reader counts: one job without a shuffle reads the
-        batch into the cache (its tasks write their files), and the files' counts are folded;
-        else, or when they do not cover the batch, the aggregate job over the cache."""
+    def _append(
+        self, spark: SparkSession, df: DataFrame, batch_id: int, *, held: bool
+    ) -> BatchAggregates:
+        """Steps 4 to 6 of the sink's batch: the append observes the aggregates (one read).
+        A batch bronze already holds (`held`: a replay after a crash past step 6) is not
+        appended: it is read once more for its aggregates instead."""
+        from pyspark.sql import functions as F
+
+        if held:
+            phases.debug("%d replay", batch_id)
+            return self._reread(df)
+        observed = observe(df)
+        rows = observed.frame.withColumn("_batch_id", F.lit(batch_id).cast("bigint"))
+        key = batch_key(self.app_id, self.generation, batch_id)
+        metadata = batch_commit_metadata(
+            app_id=self.app_id, generation=self.generation, batch_id=batch_id
+        )
+        append_batch(spark, rows, self.target, key, metadata, exists=self._bronze_exists)
+        self._bronze_exists = True
+        self._appended = batch_id if self._appended is None else max(self._appended, batch_id)
+        self._warm(self.target)
+        agg = observed.aggregates()
+        if agg is None:  # Delta skipped the append after all: nothing ran, nothing observed
+            log.warning(
+                "%r: batch %d was already in %s; its aggregates are read from the batch again",
+                self,
+                batch_id,
+                self.target,
+            )
+            return self._reread(df)
+        return agg
+
+    def _bronze_holds(self, spark: SparkSession, batch_id: int) -> bool:
+        """Bronze already recorded this batch's transaction version: Delta would skip its
+        append. Asked of the Delta log once per sink object (a replay follows a restart);
+        after that the object knows what it appended."""
+        if not self._appended_known:
+            self._appended_known = True
+            if self._bronze_exists:
+                self._appended = txn_version(spark, self.target, self.sink_id)
+        return self._appended is not None and batch_id <= self._appended
+
+    def _reread(self, df: DataFrame) -> BatchAggregates:
+        """A replay's aggregates from one more read of the batch. With reader counts: a plain
+        read (its tasks rewrite their files) and the files' counts folded; else, or when they
+        do not cover the batch, the aggregate job."""
         if not self.counted_by_reader or self.metrics_path is None:
-            return aggregate(cached)
-        partitions = read_into_cache(cached)
+            return aggregate(df)
+        partitions = read_partitions(df)
         counted = aggregates_from_counts(sink_files.scan(self.metrics_path).ranges, partitions)
         if counted is None:
             self._warn_once(
@@ -282,7 +319,7 @@ class DeltaSink:
                 f"{self!r}: the reader's metrics files in {self.metrics_path} do not hold the "
                 "counts of every partition; the sink counts the batches itself",
             )
-            return aggregate(cached)
+            return aggregate(df)
         return counted
 
     def _commit_facts(

@@ -34,6 +34,7 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
 from mssql_cdc import stream
+from mssql_cdc.facts import read_batch_commit
 from mssql_cdc.testing import InjectedFault, failpoints
 from tests.spark.support.backends import Backend
 from tests.spark.support.recovery_support import Orders, restore, stash
@@ -255,7 +256,55 @@ def test_a_crash_in_an_ordinary_micro_batch_is_replayed_without_a_second_write(
         assert len(batches) == len(batches_before) + 1
     rows = {f["batch_id"]: f["rows"] for f in orders.facts_rows() if f["event"] is None}
     assert sum(rows.values()) == len(changes)
+    # The replay after sink.after_target_write finds its bronze commit made: Delta skips the
+    # append, nothing is observed, and the sink reads the batch again (decision 1350). Every
+    # batch row, the replayed one included, holds the aggregates of its bronze rows.
+    for f in orders.facts_rows():
+        if f["event"] is None:
+            assert aggregates_row(f) == aggregates_of_rows(changes, f["batch_id"])
+    assert bronze_batch_commits(orders) == Counter(dict.fromkeys(batches, 1))  # one each
     assert orders.rebuilt() == orders.source()
+
+
+AGGREGATES = ("rows", "min_lsn", "max_lsn", "min_commit_ts", "max_commit_ts")
+COUNTS = ("inserts", "updates", "deletes")
+
+
+def aggregates_row(facts_row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(facts_row[c] for c in (*AGGREGATES, *COUNTS))
+
+
+def aggregates_of_rows(changes: list[dict[str, Any]], batch_id: int) -> tuple[Any, ...]:
+    """The facts row's aggregates from the batch's bronze rows, in plain Python: operation
+    codes 1 delete, 2 insert, 4 update after-image, per
+    https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/cdc-fn-cdc-get-all-changes-capture-instance-transact-sql
+    """
+    mine = [r for r in changes if r["_batch_id"] == batch_id]
+    lsns = [r["_start_lsn"] for r in mine]
+    times = [r["_commit_ts"] for r in mine]
+    ops = Counter(r["_operation"] for r in mine)
+    return (
+        len(mine),
+        min(lsns, default=None),
+        max(lsns, default=None),
+        min(times, default=None),
+        max(times, default=None),
+        ops[2],
+        ops[4],
+        ops[1],
+    )
+
+
+def bronze_batch_commits(orders: Orders) -> Counter[int]:
+    """How many bronze commits name each micro-batch of the live sink, from the Delta log."""
+    found: Counter[int] = Counter()
+    for path in sorted(Path(orders.target, "_delta_log").glob("*.json")):
+        for line in path.read_text().splitlines():
+            info = json.loads(line).get("commitInfo") if line else None
+            marker = read_batch_commit(info.get("userMetadata") or "") if info else None
+            if marker is not None and marker["generation"] == 0:
+                found[marker["batch_id"]] += 1
+    return found
 
 
 def batch_ids(orders: Orders) -> Counter[int]:

@@ -27,6 +27,7 @@ from tests.spark.support.sink_batches import (
     at,
     bronze_rows,
     change,
+    commit_metadata,
     event_record,
     facts_rows,
     latest_version,
@@ -67,9 +68,10 @@ def test_a_later_generation_writes_under_its_own_sink_id(
     assert owners == [("orders", 0, 0), ("orders.g2", 2, 0)]
 
 
-def test_zero_row_batch_writes_facts_only(
+def test_a_zero_row_batch_leaves_an_empty_bronze_commit_and_a_facts_row(
     spark: SparkSession, paths: tuple[str, str, Path], tmp_path: Path
 ) -> None:
+    # one pass: the rows are known only after the append, so the append is made (decision 1350)
     bronze, facts, metrics = paths
     sink = delta_sink(bronze, "idle", facts, metrics_path=str(metrics))
     sink(
@@ -78,22 +80,62 @@ def test_zero_row_batch_writes_facts_only(
         ),
         0,
     )
-    history = DeltaTable.forPath(spark, bronze).history().count()
+    before = latest_version(spark, bronze)
 
     # commits 2 to 5 touched only other tables: the range reads no rows
     sink(reading(spark, [], metrics_dir=metrics, ranges=[range_metrics(2, 5, rows=0)]), 1)
 
-    assert DeltaTable.forPath(spark, bronze).history().count() == history
+    assert latest_version(spark, bronze) == before + 1
+    assert commit_metadata(spark, bronze, before + 1) == {
+        "batch_id": 1,
+        "app_id": "idle",
+        "generation": 0,
+    }
+    assert bronze_rows(spark, bronze) == sorted(with_batch([change(1, 2, 1, "a")], 0))
     idle = batch_rows(facts_rows(spark, facts))[1]
     assert (idle["batch_id"], idle["rows"], idle["inserts"], idle["updates"]) == (1, 0, 0, 0)
     assert (idle["deletes"], idle["min_lsn"], idle["max_lsn"]) == (0, None, None)
     assert (idle["end_lsn"], idle["end_commit_ts"]) == (lsn(5), at(5))
     assert list(metrics.iterdir()) == []
 
-    never = str(tmp_path / "never")  # a missing bronze stays missing through an empty batch
-    delta_sink(never, "idle2", facts)(reading(spark, []), 0)
-    assert not DeltaTable.isDeltaTable(spark, never)
+    first = str(tmp_path / "first")  # a 0-row first batch creates bronze from its schema
+    delta_sink(first, "idle2", facts)(reading(spark, []), 0)
+    assert DeltaTable.isDeltaTable(spark, first)
+    assert spark.read.format("delta").load(first).count() == 0
     assert [r["rows"] for r in facts_rows(spark, facts) if r["app_id"] == "idle2"] == [0]
+
+
+def test_an_append_delta_skips_unforeseen_still_gives_exact_counts(
+    spark: SparkSession, paths: tuple[str, str, Path]
+) -> None:
+    # Two sink objects of one sink id: the second learnt what bronze held at its first call,
+    # so it does not foresee that the first already appended batch 1. Delta skips that append,
+    # the observation reports nothing, and the sink reads the batch again (decision 1350).
+    bronze, facts, _ = paths
+    first_batch = [change(1, 2, 1, "a")]
+    second_batch = [change(2, 2, 2, "b"), change(3, 1, 1, None), change(3, 4, 2, "b2", 1)]
+    late = delta_sink(bronze, "twice", facts)
+    late(reading(spark, first_batch), 0)
+    early = delta_sink(bronze, "twice", facts)
+    with failpoints({"sink.after_target_write": "raise"}), pytest.raises(InjectedFault):
+        early(reading(spark, second_batch), 1)
+    appended = latest_version(spark, bronze)
+
+    late(reading(spark, second_batch), 1)
+
+    assert latest_version(spark, bronze) == appended
+    assert bronze_rows(spark, bronze) == sorted(
+        with_batch(first_batch, 0) + with_batch(second_batch, 1)
+    )
+    row = batch_rows(facts_rows(spark, facts))[1]
+    assert (row["batch_id"], row["rows"], row["inserts"], row["updates"], row["deletes"]) == (
+        1,
+        3,
+        1,
+        1,
+        1,
+    )
+    assert (row["min_lsn"], row["max_lsn"]) == (lsn(2), lsn(3))
 
 
 def test_rewound_checkpoint_raises(spark: SparkSession, paths: tuple[str, str, Path]) -> None:

@@ -290,11 +290,41 @@ def test_a_plan_row_sits_at_its_snapshot_lsn_and_times_the_planning() -> None:
     )
 
 
-def test_a_batch_commit_carries_its_aggregates_as_user_metadata() -> None:
-    metadata = facts.batch_commit_metadata(aggregates(), app_id="orders", generation=1, batch_id=9)
-    assert payloads.to_json(metadata) == (
-        '{"batch_id":9,"app_id":"orders.g1","rows":3,'
-        f'"min_lsn":"{S}","max_lsn":"{M}",'
-        '"min_commit_ts":"2026-10-01T11:55:00.000","max_commit_ts":"2026-10-01T11:59:00.000",'
-        '"inserts":1,"updates":0,"deletes":1}'
-    )
+def test_a_batch_commit_names_its_batch_without_its_counts() -> None:
+    # the bronze commit is written before the one read of the batch ends (decision 1350)
+    metadata = facts.batch_commit_metadata(app_id="orders", generation=1, batch_id=9)
+    assert payloads.to_json(metadata) == '{"batch_id":9,"app_id":"orders.g1","generation":1}'
+    assert payloads.read_batch_commit(payloads.to_json(metadata) or "") == metadata
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            '{"batch_id":9,"app_id":"orders.g1","rows":3,"min_lsn":"0x01","max_lsn":"0x02",'
+            '"min_commit_ts":"2026-10-01T11:55:00.000","max_commit_ts":"2026-10-01T11:59:00.000",'
+            '"inserts":1,"updates":0,"deletes":1}',
+            {"batch_id": 9, "app_id": "orders.g1", "generation": 1},
+            id="an earlier version's commit with its counts, generation from the sink id",
+        ),
+        pytest.param(
+            '{"batch_id":0,"app_id":"orders","rows":0,"min_lsn":null,"max_lsn":null,'
+            '"min_commit_ts":null,"max_commit_ts":null,"inserts":0,"updates":0,"deletes":0}',
+            {"batch_id": 0, "app_id": "orders", "generation": 0},
+            id="an earlier generation-0 commit",
+        ),
+        pytest.param(
+            '{"batch_id":4,"app_id":"a.gold","generation":0}',
+            {"batch_id": 4, "app_id": "a.gold", "generation": 0},
+            id="an app id with .g in its name",
+        ),
+        pytest.param('{"snapshot":"0x01","lsn":"0x01","commit_ts":null}', None, id="a snapshot"),
+        pytest.param('{"facts":"batch","app_id":"a","batch_id":5}', None, id="a facts commit"),
+        pytest.param("free text", None, id="another writer's text"),
+        pytest.param('{"batch_id":"9","app_id":"a"}', None, id="a batch id that is text"),
+    ],
+)
+def test_a_bronze_commit_of_either_shape_reads_as_its_batch(
+    text: str, expected: dict[str, object] | None
+) -> None:
+    assert payloads.read_batch_commit(text) == expected
