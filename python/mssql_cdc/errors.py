@@ -2,6 +2,7 @@
 
 Errors keep their facts as fields and pickle, because Spark executors raise them and the driver
 re-raises them.
+`is_data_loss` and `is_schema_changed` walk an error's chain by the same rules (decision 1370).
 """
 
 from __future__ import annotations

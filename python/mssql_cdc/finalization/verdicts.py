@@ -1,5 +1,6 @@
 """The verdicts themselves: `advance`, `finalized_until`, `is_final`, and the control rows
-silver reads and writes through the same MERGE."""
+silver reads and writes through the same MERGE. `candidate` is `advance` without its write
+(decision 1371)."""
 
 from __future__ import annotations
 
