@@ -74,6 +74,7 @@ PUBLIC_MODULES = (
     "mssql_cdc.spark",
     "mssql_cdc.testing",
     "mssql_cdc.testing.failpoints",
+    "mssql_cdc.types",
 )
 
 

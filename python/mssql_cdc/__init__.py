@@ -16,6 +16,7 @@ from mssql_cdc.errors import (
     MssqlCdcError,
     SchemaChangedError,
     is_data_loss,
+    is_schema_changed,
 )
 from mssql_cdc.spark import skip_native_rebuild_check
 
@@ -85,6 +86,7 @@ __all__ = [
     "delta_sink",
     "fan_out",
     "is_data_loss",
+    "is_schema_changed",
     "reconcile",
     "register",
     "stream",

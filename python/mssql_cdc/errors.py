@@ -2,6 +2,7 @@
 
 Errors keep their facts as fields and pickle, because Spark executors raise them and the driver
 re-raises them.
+`is_data_loss` and `is_schema_changed` walk an error's chain by the same rules (decision 1370).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "UnknownObjectError",
     "from_native",
     "is_data_loss",
+    "is_schema_changed",
     "quoted",
 ]
 
@@ -254,7 +256,25 @@ _EMULATOR_ERRORS: dict[str, type[EmulatorError]] = {
 }
 
 
-_DATA_LOSS_MARKER = "DataLossError"
+# The Spark exceptions that carry a Python worker's error back as text naming its class.
+_SPARK_WRAPPERS = ("StreamingQueryException", "PythonException")
+
+
+def _in_chain(exc: BaseException, kind: type[MssqlCdcError]) -> bool:
+    """Tell whether `exc` or an error of its `__cause__`/`__context__` chain is a `kind`, or a
+    Spark wrapper whose text names `kind`'s class. Not an exception at all: False."""
+    if not isinstance(exc, BaseException):
+        return False
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, kind):
+            return True
+        if type(current).__name__ in _SPARK_WRAPPERS and kind.__name__ in str(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def is_data_loss(exc: BaseException) -> bool:
@@ -264,20 +284,17 @@ def is_data_loss(exc: BaseException) -> bool:
     the original class name; the cause chain is followed too. Anything that is not an
     exception (None, a message string) is no data loss: False.
     """
-    if not isinstance(exc, BaseException):
-        return False
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, DataLossError):
-            return True
-        if type(current).__name__ in ("StreamingQueryException", "PythonException") and (
-            _DATA_LOSS_MARKER in str(current)
-        ):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
+    return _in_chain(exc, DataLossError)
+
+
+def is_schema_changed(exc: BaseException) -> bool:
+    """Tell whether `exc` is a SchemaChangedError, also one wrapped by Spark on its way back.
+
+    The same rules as `is_data_loss`: the error itself, its `__cause__`/`__context__` chain,
+    and Spark's StreamingQueryException or PythonException whose text names the class.
+    Anything that is not an exception (None, a message string) is no schema change: False.
+    """
+    return _in_chain(exc, SchemaChangedError)
 
 
 def from_native(kind: str, message: str, number: int = 0) -> BaseException:

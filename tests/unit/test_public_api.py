@@ -32,6 +32,7 @@ def test_the_documentation_lists_the_public_import_paths() -> None:
         "mssql_cdc.emulator",
         "mssql_cdc.spark",
         "mssql_cdc.testing",
+        "mssql_cdc.types",
         "mssql_cdc.testing.failpoints",
     }
 

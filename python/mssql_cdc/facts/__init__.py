@@ -4,11 +4,16 @@ snapshot family of a stream with its cache."""
 from __future__ import annotations
 
 from mssql_cdc.facts.detail_payloads import (
+    BatchDetail,
+    CaptureInstanceSwitchedDetail,
+    DataSkippedDetail,
     IntExtent,
     KeysetExtent,
     RepairDetail,
     RequestedDetail,
+    SchemaChangeDetail,
     SeededDetail,
+    SnapshotChunkDetail,
     SnapshotCompletionDetail,
     SnapshotOpenDetail,
     SnapshotPlanDetail,
@@ -70,8 +75,11 @@ from mssql_cdc.facts.snapshot_rows import (
 
 __all__ = [
     "BatchAggregates",
+    "BatchDetail",
     "BatchSample",
+    "CaptureInstanceSwitchedDetail",
     "ChunkFact",
+    "DataSkippedDetail",
     "FactsRow",
     "FoldedMetrics",
     "IntExtent",
@@ -80,7 +88,9 @@ __all__ = [
     "PlanFact",
     "RepairDetail",
     "RequestedDetail",
+    "SchemaChangeDetail",
     "SeededDetail",
+    "SnapshotChunkDetail",
     "SnapshotCompletionDetail",
     "SnapshotFacts",
     "SnapshotOpenDetail",

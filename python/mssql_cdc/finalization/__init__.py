@@ -7,6 +7,8 @@ time to the granularity (the period holding the end is not complete yet) and kee
 of that and the stored verdict. The verdict is keyed by table, not app_id, so it stays monotonic
 across checkpoint generations.
 
+`candidate` returns the verdict `advance` would leave stored, and writes nothing.
+
 `track` (tracker.py) advances the verdicts of running streams as their batches commit.
 """
 
@@ -18,6 +20,7 @@ from mssql_cdc.finalization.verdicts import (
     Granularity,
     Offset,
     advance,
+    candidate,
     control_rows,
     end_offset_from_progress,
     finalized_until,
@@ -32,6 +35,7 @@ __all__ = [
     "Offset",
     "Tracker",
     "advance",
+    "candidate",
     "control_rows",
     "end_offset_from_progress",
     "finalized_until",

@@ -1,5 +1,6 @@
 """The verdicts themselves: `advance`, `finalized_until`, `is_final`, and the control rows
-silver reads and writes through the same MERGE."""
+silver reads and writes through the same MERGE. `candidate` is `advance` without its write
+(decision 1371)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ __all__ = [
     "Granularity",
     "Offset",
     "advance",
+    "candidate",
     "control_rows",
     "end_offset_from_progress",
     "finalized_until",
@@ -103,30 +105,74 @@ def advance(
 
     Creates or migrates the control table when it writes. Nothing is written when the offset
     is None or has no `commit_ts`; an older offset never moves the verdict back. Retried on
-    Delta concurrent-commit conflicts for up to 60 seconds.
+    Delta concurrent-commit conflicts for up to 60 seconds. `candidate` tells what this would
+    return without writing.
 
     Returns:
         The verdict stored after the call (naive UTC), None when there is none.
     Raises:
         ConfigError: a bad control table, table name, offset or granularity.
     """
-    truncate(datetime(2000, 1, 1), granularity)  # validates before anything is read
+    ref, name, moved = _proposal(control_table, table_name, end_offset, granularity)
+    if moved is None:
+        return finalized_until(spark, control_table, name)
+    ensure_table(spark, ref, "control")
+    stored = finalized_until(spark, control_table, name)
+    if stored is not None and moved.finalized_until is not None and stored >= moved.finalized_until:
+        return stored  # nothing to move: no MERGE, no commit
+    retry_on_conflict(lambda: _merge(spark, ref, name, moved, None), what=f"{ref}: advance {name}")
+    return finalized_until(spark, control_table, name)
+
+
+def candidate(
+    spark: SparkSession,
+    control_table: str,
+    table_name: str,
+    end_offset: Offset | Mapping[str, Any] | str | None,
+    *,
+    granularity: Granularity = "hour",
+) -> datetime | None:
+    """Return the verdict `advance` with these arguments would leave stored, writing nothing.
+
+    The later of the stored verdict and the period before `end_offset`'s commit time (the
+    stored one alone when the offset is None or has no `commit_ts`). Reads the control table
+    only; a missing table is not created, and reads as no verdict.
+
+    Returns:
+        The verdict (naive UTC) a stream at `end_offset` could advance to now; None when there
+        would be none.
+    Raises:
+        ConfigError: a bad control table, table name, offset or granularity.
+    """
+    _, name, moved = _proposal(control_table, table_name, end_offset, granularity)
+    stored = finalized_until(spark, control_table, name)
+    proposed = moved.finalized_until if moved is not None else None
+    if proposed is None or (stored is not None and stored >= proposed):
+        return stored
+    return proposed
+
+
+def _proposal(
+    control_table: str,
+    table_name: str,
+    end_offset: Offset | Mapping[str, Any] | str | None,
+    granularity: Granularity,
+) -> tuple[TableRef, str, ControlRow | None]:
+    """Check the arguments of `advance` and `candidate` before anything is read, and return
+    the verdict `end_offset` proposes: None when it has no commit time."""
+    truncate(datetime(2000, 1, 1), granularity)
     ref = table_ref(control_table, argument="control_table")
     name = _table_name(table_name)
     offset = _parse_offset(end_offset)
     commit_ts = parse_time(offset["commit_ts"]) if offset is not None else None
     if offset is None or commit_ts is None:
-        return finalized_until(spark, control_table, name)
-    candidate, end_lsn = truncate(commit_ts, granularity), offset["lsn"]
-    ensure_table(spark, ref, "control")
-    stored = finalized_until(spark, control_table, name)
-    if stored is not None and stored >= candidate:
-        return stored  # nothing to move: no MERGE, no commit
-    verdict = ControlRow(finalized_until=candidate, end_lsn=end_lsn, end_commit_ts=commit_ts)
-    retry_on_conflict(
-        lambda: _merge(spark, ref, name, verdict, None), what=f"{ref}: advance {name}"
+        return ref, name, None
+    verdict = ControlRow(
+        finalized_until=truncate(commit_ts, granularity),
+        end_lsn=offset["lsn"],
+        end_commit_ts=commit_ts,
     )
-    return finalized_until(spark, control_table, name)
+    return ref, name, verdict
 
 
 def finalized_until(spark: SparkSession, control_table: str, table_name: str) -> datetime | None:

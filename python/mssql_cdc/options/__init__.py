@@ -3,7 +3,16 @@ declared columns and SQL Server identifiers."""
 
 from __future__ import annotations
 
-from mssql_cdc.options.config import IsolationLevel, OnDataLoss, SnapshotMode, SourceConfig
+from mssql_cdc.options.config import (
+    KNOWN_OPTIONS,
+    Backend,
+    DurationGuard,
+    IsolationLevel,
+    OnDataLoss,
+    SchemaChangePolicy,
+    SnapshotMode,
+    SourceConfig,
+)
 from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.options.declared_columns import (
     METADATA_COLUMNS,
@@ -16,11 +25,15 @@ from mssql_cdc.options.identifiers import change_table, check_collation, quote_n
 from mssql_cdc.options.reader import given_option, is_uri
 
 __all__ = [
+    "KNOWN_OPTIONS",
     "METADATA_COLUMNS",
+    "Backend",
     "ConnectionString",
+    "DurationGuard",
     "IsolationLevel",
     "KeyBound",
     "OnDataLoss",
+    "SchemaChangePolicy",
     "SnapshotChunk",
     "SnapshotMode",
     "SourceConfig",

@@ -56,6 +56,43 @@ def test_advance_is_monotonic_and_a_repeat_is_a_no_op(spark: SparkSession, table
     assert later == datetime(2026, 10, 2)
 
 
+def test_candidate_writes_nothing_and_the_next_advance_records_exactly_it(
+    spark: SparkSession, table_dir: Path
+) -> None:
+    control = str(table_dir / "control")
+    first = offset("2026-10-01T15:37:05.000")
+    assert finalization.candidate(spark, control, "bronze.orders", first) == datetime(
+        2026, 10, 1, 15
+    )
+    assert not (table_dir / "control").exists()  # a missing control table is not created
+
+    assert finalization.advance(spark, control, "bronze.orders", first) == datetime(2026, 10, 1, 15)
+    before = commits(spark, control)
+    later = offset("2026-10-01T18:05:00.000", lsn="0x0000002B000000100001")
+    older = offset("2026-10-01T09:00:00.000", lsn="0x00000029000000010001")
+    expected = datetime(2026, 10, 1, 18)
+    assert finalization.candidate(spark, control, "bronze.orders", later) == expected
+    assert finalization.candidate(spark, control, "bronze.orders", older) == datetime(
+        2026, 10, 1, 15
+    )
+    assert finalization.candidate(spark, control, "bronze.orders", None) == datetime(
+        2026, 10, 1, 15
+    )
+    assert commits(spark, control) == before  # the control table's Delta version is unchanged
+    assert finalization.finalized_until(spark, control, "bronze.orders") == datetime(
+        2026, 10, 1, 15
+    )
+
+    assert finalization.advance(spark, control, "bronze.orders", later) == expected
+    assert commits(spark, control) == before + 1
+    [row] = finalization.control_rows(spark, control, ["bronze.orders"])
+    assert (row.finalized_until, row.end_lsn, row.end_commit_ts) == (
+        expected,
+        "0x0000002B000000100001",
+        datetime(2026, 10, 1, 18, 5),
+    )
+
+
 def test_two_threads_advancing_two_names_both_land(spark: SparkSession, table_dir: Path) -> None:
     control = str(table_dir / "control")
     finalization.advance(spark, control, "seed", offset("2026-10-01T00:00:00.000"))
