@@ -1,4 +1,5 @@
-"""Argument checks of `apply_changes`: each names what is wrong."""
+"""Argument checks of `apply_changes`: each names what is wrong. A time key of seven fractional
+digits held as a Spark time is refused (decision 1343)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def check_keys(
 ) -> None:
     """Every key must be a captured column of bronze, of a type Spark keeps apart: a time key
     of seven fractional digits held as a Spark time is refused (`core.check_time_keys`, from
-    the SQL types bronze records, `sql_types`, or its schema's field metadata; decision 1343).
+    the SQL types bronze records, `sql_types`, or its schema's field metadata).
 
     Raises:
         ConfigError: names the first key bronze lacks, and the columns it has; or a

@@ -4,7 +4,8 @@ Tables are created only by writers, in the newest shape, stamped with `mssql_cdc
 `mssql_cdc.schema_version`; opening one for write runs the migrations it lacks, in order,
 stamping the version after each. The table references themselves (`TableRef`, `table_ref`,
 `require_distinct`) are defined in `tables.reference` and offered here too, with
-`table_properties`, for the callers that open tables.
+`table_properties`, for the callers that open tables. A new bronze records its captured
+columns' SQL types in `mssql_cdc.sql_types` (decision 1343).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ MIN_VERSION_PROPERTY = "mssql_cdc.min_version"
 SQL_TYPES_PROPERTY = "mssql_cdc.sql_types"
 """A bronze table's captured columns' SQL types, a JSON object `{"k": "datetime2(7)"}`: Delta
 keeps field metadata only on a table's first write, and bronze is created by CREATE TABLE,
-which cannot state it (decision 1343)."""
+which cannot state it."""
 _TXN_RETENTION = "delta.setTransactionRetentionDuration"
 
 _MIGRATIONS: dict[TableKind, list[Migration]] = {
