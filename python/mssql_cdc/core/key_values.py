@@ -22,10 +22,11 @@ A `time`, `datetime2` or `datetimeoffset` key of scale 7 keeps 100 ns, Spark's t
 microseconds: held as a Spark time, two source keys 100 ns apart are one key, so every place
 that keys rows outside the server refuses it (`check_time_key`, decision 1343). Declared
 STRING, a `datetime2(7)` or `time(7)` key is its fixed-width text, which orders and compares as
-the value (`sort_part` keeps the text, `typed_part` is told by `text_key`); a
+the value (`text_key` names it `datetime2(7) AS TEXT`, which `typed_part` keeps as text); a
 `datetimeoffset(7)` text carries its offset, so its order is not the instant's, and it is
-refused as a STRING key too (decision 1344). Bronze records each captured column's SQL type in
-its field metadata under `SQL_TYPE_KEY` (decision 1343).
+refused as a STRING key too (decision 1344). The source records each captured column's SQL
+type in its field metadata under `SQL_TYPE_KEY`, and bronze in a table property (decision
+1343).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
 
@@ -60,6 +61,7 @@ __all__ = [
 _INSTANT = frozenset({"datetimeoffset"})
 SEVEN_DIGIT_TIMES = frozenset({"time", "datetime2", "datetimeoffset"})
 """The types that keep 100 ns: at scale 7 two keys less than 1 us apart are one in Spark."""
+_AS_TEXT = " AS TEXT"
 SQL_TYPE_KEY = "mssql_cdc.sql_type"
 """The StructField metadata key under which the source records a column's SQL type, e.g.
 `datetime2(7)` (bronze's Delta schema keeps it)."""
@@ -182,6 +184,8 @@ def typed_part(value: object, sql_type: str | None) -> object:
     base = _base(sql_type)
     if value is None:
         return None
+    if (sql_type or "").endswith(_AS_TEXT):
+        return _seven_digit_text(value)
     if base in _INSTANT:
         moment = _time(value) if isinstance(value, str) else value
         if isinstance(moment, datetime):
@@ -233,11 +237,22 @@ def time_scale(sql_type: str | None) -> int | None:
 
 def text_key(sql_type: str | None, spark_type: str | None) -> str | None:
     """The type a key part compares by: a `time`/`datetime2` key of scale 7 held as a Spark
-    STRING compares as its text (`nvarchar`), not parsed to microseconds; others keep
-    `sql_type`."""
+    STRING compares as its text (`datetime2(7) AS TEXT`; `typed_part` keeps text and writes a
+    Python time as that text), not parsed to microseconds; others keep `sql_type`."""
     if (spark_type or "").lower() == "string" and time_scale(sql_type) == 7:
-        return "nvarchar COLLATE Latin1_General_BIN2"
+        return f"{sql_type}{_AS_TEXT}"
     return sql_type
+
+
+def _seven_digit_text(value: object) -> str:
+    """A key part of a seven-digit time held as text: text as it is, a Python value (an
+    in-process emulator's bound, microseconds) as CONVERT writes it, the seventh digit 0."""
+    if isinstance(value, datetime):
+        naive = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+        return naive.isoformat(sep=" ", timespec="microseconds") + "0"
+    if isinstance(value, time):
+        return value.isoformat(timespec="microseconds") + "0"
+    return str(value)
 
 
 def check_time_key(caller: str, column: str, sql_type: str | None, spark_type: str) -> None:

@@ -12,6 +12,8 @@ expected orders below are written by hand.
 
 from __future__ import annotations
 
+from datetime import datetime, time
+
 import pytest
 
 from mssql_cdc.core import check_time_key, sort_part, text_key, time_scale, typed_part
@@ -101,3 +103,15 @@ def test_a_datetime2_7_key_held_as_text_keeps_keys_100_ns_apart_apart_and_in_ord
 def test_a_time_key_held_as_a_spark_time_keeps_its_own_type() -> None:
     assert text_key("datetime2(7)", "timestamp_ntz") == "datetime2(7)"
     assert text_key("datetime2(6)", "string") == "datetime2(6)"
+
+
+def test_a_python_time_bound_meets_seven_digit_text_keys_as_convert_writes_it() -> None:
+    """An in-process emulator's bound is a Python datetime (microseconds): as a text key part
+    it is CONVERT's text with a seventh digit 0, so it orders among the texts."""
+    as_text = text_key("datetime2(7)", "string")
+    bound = sort_part(datetime(2026, 1, 1, 12, 0, 0, 123456), as_text)
+    assert bound == "2026-01-01 12:00:00.1234560"
+    assert sort_part(datetime(1, 1, 1), as_text) == "0001-01-01 00:00:00.0000000"
+    assert sort_part(time(9, 5, 7, 120), text_key("time(7)", "string")) == "09:05:07.0001200"
+    texts = [sort_part(t, as_text) for t in SEVEN_DIGITS]
+    assert sum(1 for t in texts if t < bound) == 5  # type: ignore[operator]  # the 5 before 2026
