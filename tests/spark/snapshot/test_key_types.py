@@ -362,7 +362,8 @@ SEVEN_DIGIT_KEYS = [
 
 
 def _over_tds(t: Keyed, *statements: str) -> None:
-    """Run T-SQL through the emulator's TDS server, each statement its own transaction: a
+    """Run T-SQL through the emulator's TDS server (with pymssql, whichever driver the test
+    reads with), each statement its own transaction: a
     Python value stops at microseconds, a text literal keeps the seventh digit."""
     server = server_of(t.root / "e.db")
     conn = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
@@ -375,15 +376,16 @@ def _over_tds(t: Keyed, *statements: str) -> None:
         conn.close()
 
 
+@pytest.mark.parametrize("backend", ["pymssql", "mssql-python"])
 def test_a_datetime2_7_key_declared_string_keeps_keys_100_ns_apart_through_every_step(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, backend: Backend
 ) -> None:
     """The remedy silver and reconcile name (decision 1344): declared STRING, a datetime2(7) key
     reads as its seven-digit text over TDS (`CONVERT(nvarchar(max), k)`), so keys 100 ns apart
     stay apart: a chunked bootstrap and re-snapshot read each key once, silver holds each, and
     reconcile finds the copy equal, then exactly the one row changed and the one removed."""
     keys = SEVEN_DIGIT_KEYS
-    t = Keyed(spark, tmp_path, "datetime2(7)", "pymssql")
+    t = Keyed(spark, tmp_path, "datetime2(7)", backend)
     t.options["columns"] = "k STRING, v STRING"
     values = ", ".join(f"('{k}', 'v{i}')" for i, k in enumerate(keys))
     _over_tds(t, f"INSERT INTO dbo.t (k, v) VALUES {values}")
