@@ -420,3 +420,24 @@ def test_a_datetime2_7_key_declared_string_keeps_keys_100_ns_apart_through_every
     spark.sql(f"UPDATE delta.`{p['silver']}` SET v = 'drifted' WHERE k = '{keys[9]}'")
     spark.sql(f"DELETE FROM delta.`{p['silver']}` WHERE k = '{keys[1]}'")
     assert t.reconcile() == (False, [keys[1]], [keys[9]])
+
+
+def test_a_bronze_created_before_types_were_recorded_takes_new_batches_and_keeps_its_behaviour(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A bronze without `mssql_cdc.sql_types` (as one made before decision 1343) takes batches
+    whose fields carry SQL types without a schema error, and silver keys its datetime2(7) rows
+    by their microsecond value as before, unrefused (the values here differ by minutes)."""
+    t = Keyed(spark, tmp_path, "datetime2(7)", "emulator")
+    t.commit(*[("insert", datetime(2026, 1, 1, 10, i), f"v{i}") for i in range(12)])
+    t.run()
+    t.backfill()
+    t.run()
+    p = t.paths
+    spark.sql(f"ALTER TABLE delta.`{p['bronze']}` UNSET TBLPROPERTIES ('mssql_cdc.sql_types')")
+    assert "mssql_cdc.sql_types" not in DeltaTable(p["bronze"]).metadata().configuration
+    t.commit(("insert", datetime(2026, 1, 1, 11), "later"))
+    t.run()
+    expected = {datetime(2026, 1, 1, 10, i): f"v{i}" for i in range(12)}
+    expected[datetime(2026, 1, 1, 11)] = "later"
+    assert t.silver() == {_comparable(k): v for k, v in expected.items()}
