@@ -2,11 +2,13 @@
 // threads never call Python; stop() waits for them with the GIL released.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -53,14 +55,20 @@ void bind_tds(nb::module_& m) {
       .def(
           "__init__",
           [](tds::Server* self, const std::string& path, const std::string& host, std::uint16_t port,
-             const std::string& database, std::size_t max_connections, const std::vector<FaultTuple>& faults,
-             bool tls) {
+             const std::string& database, std::size_t max_connections, const std::vector<FaultTuple>& faults, bool tls,
+             const std::optional<std::tuple<std::string, nb::bytes, nb::bytes, std::uint32_t>>& login) {
+            std::optional<tds::SqlLogin> sql_login;
+            if (login) {
+              const auto& [name, salt, hash, iterations] = *login;
+              sql_login = tds::SqlLogin{name, std::string(salt.c_str(), salt.size()),
+                                        std::string(hash.c_str(), hash.size()), iterations};
+            }
             // nanobind constructs in place into the storage it allocated: its custom __init__ form.
-            new (self)
-                tds::Server(tds::ServerOptions{path, host, port, database, max_connections, to_faults(faults), tls});
+            new (self) tds::Server(tds::ServerOptions{path, host, port, database, max_connections, to_faults(faults),
+                                                      tls, std::move(sql_login)});
           },
           "path"_a, "host"_a, "port"_a, "database"_a, "max_connections"_a, "faults"_a = std::vector<FaultTuple>{},
-          "tls"_a = false)
+          "tls"_a = false, "login"_a = nb::none())
       .def_prop_ro("host", &tds::Server::host)
       .def_prop_ro("port", &tds::Server::port)
       .def_prop_ro("database", &tds::Server::database)

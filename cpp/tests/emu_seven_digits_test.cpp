@@ -23,5 +23,17 @@ TEST(EmuSevenDigits, Datetime2And7TimeStoreTicksAndRoundToTheirPrecision) {
   EXPECT_EQ(ticks_beyond_micros(-1), 9);
 }
 
+// time: "accuracy 100 nanoseconds" (https://learn.microsoft.com/en-us/sql/t-sql/data-types/time-transact-sql):
+// Arrow carries it in nanoseconds, whole, so its text keeps seven digits (decision 1347);
+// datetime2 and datetimeoffset stay in microseconds, the source's own timestamp unit.
+TEST(EmuSevenDigits, ArrowCarriesTimeInNanosecondsAndTimestampsInMicroseconds) {
+  for (const char* t : {"time(7)", "time(3)", "time(0)"}) {
+    EXPECT_EQ(SqlType::parse(t).arrow_format(), "ttn") << t;
+    EXPECT_EQ(SqlType::parse(t).arrow_name(), "time64[ns]") << t;
+  }
+  EXPECT_EQ(SqlType::parse("datetime2(7)").arrow_name(), "timestamp[us]");
+  EXPECT_EQ(SqlType::parse("datetimeoffset(7)").arrow_name(), "timestamp[us, tz=UTC]");
+}
+
 }  // namespace
 }  // namespace mssqlcdc::emu::test

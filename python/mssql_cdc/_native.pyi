@@ -384,6 +384,7 @@ class _TdsServer:
         max_connections: int,
         faults: list[tuple[str, str, str, int, int, int, int, int]] = ...,
         tls: bool = False,
+        login: tuple[str, bytes, bytes, int] | None = None,
     ) -> None: ...
     @property
     def host(self) -> str: ...

@@ -26,6 +26,7 @@ __all__ = [
     "InvalidRangeError",
     "LockTimeoutError",
     "MssqlCdcError",
+    "NativeStateError",
     "PermissionDeniedError",
     "SchemaChangedError",
     "SchemaError",
@@ -135,7 +136,8 @@ class StreamFailedError(MssqlCdcError):
 
 
 class NativeStateError(MssqlCdcError):
-    """The native core refused an operation that is not allowed in the current state."""
+    """The native core refused an operation that is not allowed in the current state; raised to
+    users when two jobs recover the same stream at once (docs/operations.md)."""
 
 
 class ConnectionLostError(MssqlCdcError, ConnectionError):

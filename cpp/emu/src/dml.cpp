@@ -97,6 +97,17 @@ Resolved key_of(const Table& t, const Resolved& row, std::string_view context) {
   return key;
 }
 
+// The key cells of a stored row's image, in key order, spelled as stored.
+Resolved stored_key(const Table& t, const Image& im) {
+  Resolved key;
+  for (const Column* k : t.key()) {
+    for (const auto& [id, cell] : im) {
+      if (id == k->column_id) key.emplace_back(k, cell);
+    }
+  }
+  return key;
+}
+
 // The stored row with this key (or the one heap row matching the filter), as an image.
 struct Found {
   std::int64_t rowid = 0;
@@ -467,14 +478,17 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
         }
       } else {
         const Resolved new_key = key_of(t, row, context + " new key");
-        if (encode_key(new_key) == encode_key(old_key)) {
+        // A new key the collation calls equal to the old one respells the stored key ('n' to
+        // 'N', 'a ' to 'a' under _CI_AS): the same row, so no other row can hold it (decision 1346).
+        const bool respelled = encode_key(new_key) == encode_key(old_key);
+        if (respelled && stored_key(t, f->image) == new_key) {
           throw Error(ErrorKind::InvalidArgument, t.full_name() + ": " + context + " keeps the key " +
                                                       show_key(t, old_key) +
                                                       "; use (\"update\", table, row) to change other columns");
         }
         lock(t, old_key);
-        lock(t, new_key);
-        if (fetch(*db_, t, new_key, false)) {
+        if (!respelled) lock(t, new_key);
+        if (!respelled && fetch(*db_, t, new_key, false)) {
           throw Error(ErrorKind::EmuConstraint,
                       t.full_name() + ": a row with key " + show_key(t, new_key) +
                           " already exists (error 2627, primary key violation)",

@@ -72,7 +72,7 @@ void Reader::guard_read(std::string_view table, const LockRange& range) {
     return 0;
   });
   before_source_read(*db_, path_, isolation_, id, name, range, timeout,
-                     database_.empty() ? path_.stem().string() : database_, in_snapshot());
+                     database_.empty() ? path_.stem().string() : database_, in_snapshot(), own_lock_owner_);
 }
 
 void Reader::guard_key_read(std::string_view table, const std::optional<std::vector<std::string>>& key_columns,

@@ -203,7 +203,7 @@ void drop_row_locks(Db& db, std::int64_t owner) {
 
 void before_source_read(Db& db, const std::filesystem::path& path, Isolation level, std::int64_t table_id,
                         const std::string& table, const LockRange& range, std::int64_t timeout_ms,
-                        const std::string& database, bool in_txn) {
+                        const std::string& database, bool in_txn, std::optional<std::int64_t> own_owner) {
   if (level == Isolation::ReadUncommitted) return;
   if (level == Isolation::Snapshot) {
     const bool allowed = [&]() {
@@ -235,7 +235,7 @@ void before_source_read(Db& db, const std::filesystem::path& path, Isolation lev
     }
     std::int64_t blocker = 0;
     for (const std::int64_t owner : owners) {
-      if (owner_alive(path, owner)) {
+      if (owner != own_owner && owner_alive(path, owner)) {
         blocker = owner;
         break;
       }

@@ -66,9 +66,9 @@ struct LockRange {
 // `range`, up to `timeout_ms` (-1: without end), then throws EmuBusy with error 1222; SNAPSHOT
 // throws EmuArgument 3952 naming `database` unless the allow_snapshot_isolation setting is on;
 // READ UNCOMMITTED passes. Runs its own read transactions on `db`, or inside the one open when
-// `in_txn`.
+// `in_txn`. The rows of `own_owner` (the reading session's own transaction) block nothing.
 void before_source_read(Db& db, const std::filesystem::path& path, Isolation level, std::int64_t table_id,
                         const std::string& table, const LockRange& range, std::int64_t timeout_ms,
-                        const std::string& database, bool in_txn);
+                        const std::string& database, bool in_txn, std::optional<std::int64_t> own_owner = std::nullopt);
 
 }  // namespace mssqlcdc::emu

@@ -274,7 +274,7 @@ std::string SqlType::arrow_format() const {
     case Base::Real: return "f";
     case Base::Float: return "g";
     case Base::Date: return "tdD";
-    case Base::Time: return "ttu";
+    case Base::Time: return "ttn";  // 100-ns ticks fit nanoseconds whole (decision 1347)
     case Base::DateTime:
     case Base::SmallDateTime:
     case Base::DateTime2: return "tsu:";
@@ -305,7 +305,7 @@ std::string SqlType::arrow_name() const {
     case Base::Real: return "float";
     case Base::Float: return "double";
     case Base::Date: return "date32[day]";
-    case Base::Time: return "time64[us]";
+    case Base::Time: return "time64[ns]";
     case Base::DateTime:
     case Base::SmallDateTime:
     case Base::DateTime2: return "timestamp[us]";

@@ -275,6 +275,12 @@ void Engine::rollback(std::int64_t id) {
   if (it != open_.end()) end_open(it);
 }
 
+std::int64_t Engine::lock_owner(std::int64_t id) const {
+  const auto it = open_.find(id);
+  if (it == open_.end()) throw Error(ErrorKind::InvalidArgument, "this Transaction is no longer open; begin a new one");
+  return it->second.holder->owner();
+}
+
 void Engine::rollback_all() {
   while (!open_.empty()) end_open(open_.begin());
 }

@@ -1,4 +1,5 @@
-// dml.cpp: INSERT, UPDATE and DELETE over the wire, as one emulator commit each (procedures.hpp).
+// dml.cpp: INSERT, UPDATE and DELETE over the wire, each one emulator commit, or a write of the
+// connection's open transaction (procedures.hpp, transactions.cpp).
 #include <algorithm>
 #include <cctype>
 #include <utility>
@@ -94,6 +95,8 @@ std::string first_chars(const std::string& s, std::size_t n) {
 
 // SQL Server's implicit conversion of a character literal to a date and time: ISO 8601 forms.
 std::optional<std::int64_t> text_ticks(std::string text) {
+  // hh:mm[:ss[.fffffff]] alone is a time on 1900-01-01, the types' default date.
+  if (text.size() >= 5 && text[2] == ':') text = "1900-01-01T" + text + (text.size() == 5 ? ":00" : "");
   if (text.size() == 10) text += "T00:00:00";
   if (text.size() > 10 && text[10] == ' ') text[10] = 'T';
   // Up to seven fractional digits (100 ns), as datetime2 takes them; the rest is whole seconds.
@@ -287,11 +290,11 @@ std::string duplicate_key(const std::string& emulator_message) {
   return out;
 }
 
-// Commits the changes as one transaction; false when the row they name is not there (the
-// statement then changes nothing, and SQL Server reports 0 rows).
+// Commits the changes as one transaction, or writes them in the open one; false when the row
+// they name is not there (the statement then changes nothing, and SQL Server reports 0 rows).
 bool commit(Storage& storage, const Statement& s, const std::vector<emu::Change>& changes) {
   try {
-    (void)storage.writer().commit(changes, std::nullopt);
+    storage.write(changes);
     return true;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::EmuConstraint && e.number() == 0) return false;  // no row with that key

@@ -1,5 +1,8 @@
 #include "login.hpp"
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
 #include <string>
 
 #include "mssqlcdc/error.hpp"
@@ -126,6 +129,17 @@ Login7 parse_login7(std::span<const std::uint8_t> payload) {
   r.skip(6);  // ClientID
   out.sspi = !field("SSPI", true).empty() || (out.option_flags2 & 0x80) != 0;
   return out;
+}
+
+bool password_matches(const SqlLogin& login, const Secret& password) {
+  if (login.hash.empty() || login.iterations == 0) return false;
+  std::string derived(login.hash.size(), '\0');
+  const std::string& clear = password.reveal();
+  const int ok = PKCS5_PBKDF2_HMAC(
+      clear.data(), static_cast<int>(clear.size()), reinterpret_cast<const unsigned char*>(login.salt.data()),
+      static_cast<int>(login.salt.size()), static_cast<int>(login.iterations), EVP_sha256(),
+      static_cast<int>(derived.size()), reinterpret_cast<unsigned char*>(derived.data()));
+  return ok == 1 && CRYPTO_memcmp(derived.data(), login.hash.data(), derived.size()) == 0;
 }
 
 }  // namespace mssqlcdc::tds

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "mssqlcdc/tds/server.hpp"
 #include "mssqlcdc/tds/wire.hpp"
 
 namespace mssqlcdc::tds {
@@ -80,5 +81,9 @@ struct Login7 {
 // The LOGIN7 password transform and its inverse, byte by byte over the UTF-16LE text.
 [[nodiscard]] Bytes obfuscate_password(std::string_view utf8);
 [[nodiscard]] Secret deobfuscate_password(std::span<const std::uint8_t> bytes);
+
+// Whether `password` is `login`'s: its PBKDF2-HMAC-SHA256 with the login's salt and iterations,
+// compared in constant time.
+[[nodiscard]] bool password_matches(const SqlLogin& login, const Secret& password);
 
 }  // namespace mssqlcdc::tds

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "statements.hpp"
@@ -18,6 +20,7 @@
 namespace mssqlcdc::emu {
 class Engine;
 class Reader;
+struct Change;
 }  // namespace mssqlcdc::emu
 
 namespace mssqlcdc::tds {
@@ -47,10 +50,40 @@ class Storage {
   emu::Reader& reader() { return reader_; }
   emu::Engine& writer();
 
+  // The connection's transaction (transactions.cpp). write() commits `changes`
+  // at once outside a transaction; inside one it executes them in the engine's open
+  // transaction (begun at the first write), so they stay invisible to other connections, hold
+  // their rows' locks, and are captured at the commit LSN or never.
+  void write(const std::vector<emu::Change>& changes);
+  // @@TRANCOUNT, and the 8-byte descriptor of the open transaction (0 when none).
+  [[nodiscard]] int trancount() const { return trancount_; }
+  [[nodiscard]] std::uint64_t descriptor() const { return descriptor_; }
+  // BEGIN TRANSACTION [name]: @@TRANCOUNT + 1; the first one starts the transaction, and its
+  // name is the one ROLLBACK TRANSACTION may name.
+  void begin_transaction(const std::string& name = "");
+  // COMMIT TRANSACTION: @@TRANCOUNT - 1; the outermost one commits. Throws 3902 without one.
+  void commit_transaction();
+  // ROLLBACK TRANSACTION: undoes every write of the transaction and ends it, or with
+  // `savepoint` (case-sensitive, as SQL Server compares these names) undoes the writes since
+  // SAVE TRANSACTION `savepoint` and keeps it open; the outermost BEGIN's name rolls back all.
+  // Throws 3903 without a transaction, 6401 for an unknown name.
+  void rollback_transaction(const std::string& savepoint = "");
+  // SAVE TRANSACTION: marks a savepoint. Throws 628 outside a transaction.
+  void save_transaction(const std::string& name);
+
  private:
+  void execute_open(const std::vector<emu::Change>& changes);
+  void end_transaction();
+
   std::filesystem::path file_;
   emu::Reader& reader_;
   std::unique_ptr<emu::Engine> writer_;
+  int trancount_ = 0;
+  std::uint64_t descriptor_ = 0;
+  std::string name_;                                             // the outermost BEGIN TRANSACTION's
+  std::optional<std::int64_t> txn_;                              // the engine's open transaction
+  std::vector<std::vector<emu::Change>> written_;                // its writes, in order
+  std::vector<std::pair<std::string, std::size_t>> savepoints_;  // name, writes before it
 };
 
 // One operand of an EXEC argument or a write: a literal (number, 0x bytes, '..', N'..', NULL,

@@ -262,6 +262,12 @@ Fn Binder::compile_node(const Expr& e) {
 
 Fn Binder::variable(const Expr& e) {
   const std::string name = lower(e.name[0]);
+  // The session's @@ values (@@TRANCOUNT) come with the parameters; the others are the server's.
+  const auto session = name.starts_with("@@") ? env_.params->find(name) : env_.params->end();
+  if (session != env_.params->end()) {
+    TypedValue v = session->second;
+    return [v](const Row&) { return v; };
+  }
   if (auto g = global_variable(name)) {
     TypedValue v = *g;
     return [v](const Row&) { return v; };
@@ -398,6 +404,12 @@ Fn Binder::call(const Expr& e) {
               "clause or a select list, and the column being aggregated is an outer reference.");
   }
   if (e.over) sql_error(4108, "Windowed functions can only appear in the SELECT or ORDER BY clauses.");
+  // ISNULL(NULL, x): "If a literal NULL is provided as check_expression, returns the datatype of
+  // the replacement_value" (the ISNULL page), so x is neither converted nor refused.
+  const bool null_literal_first = !e.args.empty() && e.args[0]->kind == ExprKind::Literal && e.args[0]->text == "'null";
+  if (e.name.size() == 1 && lower(e.name[0]) == "isnull" && e.args.size() == 2 && null_literal_first) {
+    return compile(*e.args[1]);
+  }
   std::vector<Fn> args;
   for (const auto& a : e.args) args.push_back(compile(*a));
   Catalog* catalog = &env_.catalog;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "login.hpp"
+#include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "procedures.hpp"
@@ -36,6 +37,18 @@ void write_error(Writer& w, ServerMessage m, const std::string& procedure = "") 
 // Pulls one row at a time; false at the end. The seam to the engine's row producers: a result
 // whose rows come from a RowStream is written without ever holding more than a packet.
 using RowSource = std::function<bool(std::vector<Value>&)>;
+
+// ENVCHANGE 8 carries the new transaction's descriptor as its new value; 9 and 10 the ended
+// one's as the old value (MS-TDS 2.2.7.9).
+void write_transaction_change(Writer& w, const TransactionChange& change) {
+  Bytes descriptor(8, 0);
+  for (std::size_t k = 0; k < 8; ++k) descriptor[k] = static_cast<std::uint8_t>(change.descriptor >> (8 * k));
+  if (change.type == EnvChange::BeginTransaction) {
+    write_envchange_bytes(w, change.type, descriptor, {});
+  } else {
+    write_envchange_bytes(w, change.type, {}, descriptor);
+  }
+}
 
 RowSource rows_of(const ResultSet& set) {
   return [&set, i = std::size_t{0}](std::vector<Value>& row) mutable {
@@ -126,8 +139,13 @@ std::string text_param(const RpcParam& p, const char* what) {
 }  // namespace
 
 Session::Session(std::filesystem::path file, std::string database, std::uint16_t spid,
-                 std::shared_ptr<FaultScript> faults, bool tls)
-    : file_(std::move(file)), database_name_(std::move(database)), spid_(spid), tls_(tls), faults_(std::move(faults)) {}
+                 std::shared_ptr<FaultScript> faults, bool tls, std::optional<SqlLogin> sql_login)
+    : file_(std::move(file)),
+      database_name_(std::move(database)),
+      spid_(spid),
+      tls_(tls),
+      faults_(std::move(faults)),
+      sql_login_(std::move(sql_login)) {}
 
 namespace {
 
@@ -200,6 +218,22 @@ bool Session::login(const Message& message, ReplySink& sink) {
     return true;
   }
   if (req.sspi) return refuse(server_error(18452, "Login failed. The login is from an untrusted domain."));
+  // The server's login, or a database user of the file (create_user) logging in with the
+  // server's password. An unknown login and a wrong password get the same
+  // error, as SQL Server's client sees.
+  if (sql_login_) {
+    bool known = lower(req.user_name) == lower(sql_login_->name);
+    if (!known) {
+      try {
+        emu::Reader users(file_);
+        users.act_as(req.user_name, database_name_, true);
+        known = true;
+      } catch (const Error&) {
+        known = false;
+      }
+    }
+    if (!known || !password_matches(*sql_login_, req.password)) return refuse(server_error(18456, ""));
+  }
   if (!req.database.empty() && lower(req.database) != lower(database_name_)) {
     return refuse(server_error(4060, "Cannot open database \"" + req.database + "\" requested by the login."));
   }
@@ -249,6 +283,8 @@ Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const
   }
   for (std::size_t i = 0; i < results.size(); ++i) {
     const StatementResult& r = results[i];
+    if (r.transaction) write_transaction_change(w, *r.transaction);
+    if (r.print) write_message(w, Token::Info, ServerMessage{0, 1, 0, *r.print, kServerName, "", 1});
     if (r.database) {
       write_envchange(w, EnvChange::Database, *r.database, database_name_);
       write_message(
@@ -406,22 +442,40 @@ Session::Outcome Session::rpc_call(ReplySink& sink, const RpcCall& call, bool la
 }
 
 void Session::transaction(const Message& message, Writer& w) {
-  Reader r(message.payload);
-  const std::uint32_t headers = r.u32le();
-  r.skip(headers - 4);
-  const std::uint16_t request = r.u16le();
-  Bytes descriptor(8, 0);
-  // TM_BEGIN_XACT 5, TM_COMMIT_XACT 7, TM_ROLLBACK_XACT 8 (MS-TDS 2.2.6.9). The emulator reads only,
-  // so a transaction is bookkeeping the client can see, nothing more.
-  if (request == 5) {
-    transaction_ = (static_cast<std::uint64_t>(spid_) << 32) | static_cast<std::uint64_t>(next_handle_++);
-    for (std::size_t k = 0; k < 8; ++k) descriptor[k] = static_cast<std::uint8_t>(transaction_ >> (8 * k));
-    write_envchange_bytes(w, EnvChange::BeginTransaction, descriptor, {});
-  } else if (request == 7 || request == 8) {
-    for (std::size_t k = 0; k < 8; ++k) descriptor[k] = static_cast<std::uint8_t>(transaction_ >> (8 * k));
-    write_envchange_bytes(w, request == 7 ? EnvChange::CommitTransaction : EnvChange::RollbackTransaction, {},
-                          descriptor);
-    transaction_ = 0;
+  // TM_BEGIN_XACT 5, TM_COMMIT_XACT 7, TM_ROLLBACK_XACT 8, TM_SAVE_XACT 9 (MS-TDS 2.2.6.9): the
+  // same transaction as the T-SQL statements. A commit or rollback with
+  // fBeginXact begins the next transaction in the same request. The DTC requests are refused.
+  try {
+    Reader r(message.payload);
+    const std::uint32_t headers = r.u32le();
+    r.skip(headers - 4);
+    const std::uint16_t request = r.u16le();
+    const auto send = [&](const std::optional<TransactionChange>& change) {
+      if (change) write_transaction_change(w, *change);
+    };
+    if (request == 5) {
+      (void)r.u8();  // the isolation level: the session's own SET TRANSACTION ISOLATION LEVEL rules
+      send(database_->transact(TransactionRequest::Begin, r.b_varchar()));
+    } else if (request == 7 || request == 8) {
+      const std::string name = r.b_varchar();
+      const bool begin_next = !r.at_end() && (r.u8() & 1) != 0;
+      send(database_->transact(request == 7 ? TransactionRequest::Commit : TransactionRequest::Rollback, name));
+      if (begin_next) {
+        if (!r.at_end()) (void)r.u8();
+        send(database_->transact(TransactionRequest::Begin, r.at_end() ? std::string() : r.b_varchar()));
+      }
+    } else if (request == 9) {
+      send(database_->transact(TransactionRequest::Save, r.b_varchar()));
+    } else {
+      throw Error(ErrorKind::Sql,
+                  "The emulator's TDS front end has no distributed transactions (transaction manager request " +
+                      std::to_string(request) + "); use BEGIN, COMMIT and ROLLBACK TRANSACTION.",
+                  50000);
+    }
+  } catch (const std::exception& e) {
+    write_error(w, as_message(e));
+    write_done(w, Token::Done, kDoneError, 0, 0);
+    return;
   }
   write_done(w, Token::Done, kDoneFinal, 0, 0);
 }

@@ -52,9 +52,11 @@ class ReplySink {
 class Session {
  public:
   // `faults`: a test-only script (faults.hpp); nullptr in production. `tls`: the server can
-  // encrypt, so PRELOGIN grants what the client asks (login.hpp).
+  // encrypt, so PRELOGIN grants what the client asks (login.hpp). `sql_login`: the one login
+  // accepted (ServerOptions::login); nullopt accepts any.
   Session(std::filesystem::path file, std::string database, std::uint16_t spid,
-          std::shared_ptr<FaultScript> faults = nullptr, bool tls = false);
+          std::shared_ptr<FaultScript> faults = nullptr, bool tls = false,
+          std::optional<SqlLogin> sql_login = std::nullopt);
 
   // Writes the answer to `message` into `sink` and ends it; returns true when the connection
   // must close after it (a failed login, a fatal error, a cut).
@@ -89,8 +91,8 @@ class Session {
   std::unique_ptr<Database> database_;
   std::map<std::int32_t, std::pair<std::string, std::string>> prepared_;  // handle: (params decl, stmt)
   std::int32_t next_handle_ = 1;
-  std::uint64_t transaction_ = 0;  // the open transaction's descriptor; 0: none
   std::shared_ptr<FaultScript> faults_;
+  std::optional<SqlLogin> sql_login_;
 };
 
 }  // namespace mssqlcdc::tds

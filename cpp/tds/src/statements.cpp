@@ -1,5 +1,7 @@
 #include "statements.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <utility>
 
@@ -94,6 +96,111 @@ void set_option(Cursor& c, emu::Reader& reader) {
   }
 }
 
+// BEGIN TRAN[SACTION], SAVE TRAN[SACTION], COMMIT and ROLLBACK: statements of their own even
+// without a semicolon before or after them ("BEGIN TRAN INSERT ... COMMIT").
+bool starts_transaction_statement(const std::vector<SqlToken>& t, std::size_t i) {
+  if (t[i].kind != TokenKind::Word) return false;
+  if (t[i].is("COMMIT") || t[i].is("ROLLBACK")) return true;
+  const bool tran = i + 1 < t.size() && (t[i + 1].is("TRAN") || t[i + 1].is("TRANSACTION"));
+  return (t[i].is("BEGIN") || t[i].is("SAVE")) && tran;
+}
+
+// How many tokens the transaction statement at `i` takes: its word, TRAN/TRANSACTION/WORK,
+// then a name or @variable when one follows.
+std::size_t transaction_statement_length(const std::vector<SqlToken>& t, std::size_t i) {
+  std::size_t n = 1;
+  if (i + n < t.size() && (t[i + n].is("TRAN") || t[i + n].is("TRANSACTION") || t[i + n].is("WORK"))) ++n;
+  if (i + n < t.size() && !t[i + 1].is("WORK")) {
+    const SqlToken& name = t[i + n];
+    if (name.kind == TokenKind::Variable || name.kind == TokenKind::QuotedName ||
+        (name.kind == TokenKind::Word && !is_keyword(name))) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+std::vector<std::vector<SqlToken>> split_transaction_statements(const std::vector<SqlToken>& t) {
+  std::vector<std::vector<SqlToken>> out;
+  int depth = 0;
+  std::size_t start = 0;
+  const auto cut = [&](std::size_t at) {
+    if (at > start)
+      out.emplace_back(t.begin() + static_cast<std::ptrdiff_t>(start), t.begin() + static_cast<std::ptrdiff_t>(at));
+    start = at;
+  };
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].is_symbol('(')) ++depth;
+    if (t[i].is_symbol(')')) --depth;
+    if (depth != 0 || !starts_transaction_statement(t, i)) continue;
+    cut(i);
+    i += transaction_statement_length(t, i) - 1;
+    cut(i + 1);
+  }
+  cut(t.size());
+  return out;
+}
+
+// The statements SET IMPLICIT_TRANSACTIONS ON begins a transaction before (the SET
+// IMPLICIT_TRANSACTIONS page): writes, and a SELECT that reads a table.
+bool begins_implicit_transaction(const std::vector<SqlToken>& t) {
+  const SqlToken& head = t.front();
+  if (head.is("INSERT") || head.is("UPDATE") || head.is("DELETE") || head.is("TRUNCATE")) return true;
+  if (!head.is("SELECT")) return false;
+  return std::any_of(t.begin(), t.end(), [](const SqlToken& x) { return x.kind == TokenKind::Word && x.is("FROM"); });
+}
+
+// The transaction or savepoint name a statement gives: a name, or a character @variable's value.
+std::string transaction_name(const std::vector<SqlToken>& tokens, const Params& params) {
+  const std::size_t at = tokens.size() > 1 && (tokens[1].is("TRAN") || tokens[1].is("TRANSACTION")) ? 2 : 1;
+  if (at >= tokens.size()) return "";
+  const SqlToken& t = tokens[at];
+  if (t.kind == TokenKind::Variable) {
+    const auto it = params.find(lower(t.text));
+    if (it == params.end()) sql_error(137, "Must declare the scalar variable \"" + t.text + "\".");
+    if (const auto* s = std::get_if<std::string>(&it->second.value)) return *s;
+    return "";
+  }
+  return t.text;
+}
+
+// Batch variables (DECLARE, SET @v, SELECT @v =): each value is computed by the query engine as
+// SELECT CAST((expr) AS type), so conversions and errors are those of CAST.
+SqlToken symbol_token(char c) { return SqlToken{TokenKind::Symbol, std::string(1, c)}; }
+SqlToken word_token(const std::string& w) { return SqlToken{TokenKind::Word, w}; }
+
+void append_cast(std::vector<SqlToken>& out, const std::vector<SqlToken>& expr, const std::vector<SqlToken>& type) {
+  out.push_back(word_token("CAST"));
+  out.push_back(symbol_token('('));
+  out.push_back(symbol_token('('));
+  if (expr.empty()) {
+    out.push_back(word_token("NULL"));
+  } else {
+    out.insert(out.end(), expr.begin(), expr.end());
+  }
+  out.push_back(symbol_token(')'));
+  out.push_back(word_token("AS"));
+  out.insert(out.end(), type.begin(), type.end());
+  out.push_back(symbol_token(')'));
+}
+
+// The tokens from `at` to the next top-level `stop` symbol (or the end); advances `at` there.
+std::vector<SqlToken> until_symbol(const std::vector<SqlToken>& t, std::size_t& at, const std::string& stops,
+                                   bool stop_at_from = false) {
+  std::vector<SqlToken> out;
+  int depth = 0;
+  for (; at < t.size(); ++at) {
+    const SqlToken& x = t[at];
+    if (depth == 0 && x.kind == TokenKind::Symbol && x.text.size() == 1 && stops.find(x.text[0]) != std::string::npos)
+      break;
+    if (depth == 0 && stop_at_from && x.kind == TokenKind::Word && x.is("FROM")) break;
+    if (x.is_symbol('(')) ++depth;
+    if (x.is_symbol(')')) --depth;
+    out.push_back(x);
+  }
+  return out;
+}
+
 }  // namespace
 
 ServerMessage server_error(int number, const std::string& text) {
@@ -105,6 +212,8 @@ ServerMessage server_error(int number, const std::string& text) {
   switch (number) {
     case 102:
     case 105:
+    case 134:
+    case 141:
     case 156:
     case 191:
     case 195:
@@ -139,18 +248,246 @@ Database::Database(const std::filesystem::path& file, std::string name, const st
 
 Database::~Database() = default;
 
+std::optional<std::vector<TypedValue>> Database::evaluate(const std::vector<SqlToken>& select, const Params& params) {
+  Params with_session = params;
+  with_session["@@trancount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{storage_->trancount()}};
+  RowSource rows = run_select(parse_select(select), *catalog_, std::move(with_session));
+  std::optional<std::vector<TypedValue>> last;
+  std::vector<Value> row;
+  while (rows.next(row)) {
+    last.emplace();
+    for (std::size_t k = 0; k < row.size(); ++k) last->push_back(TypedValue{rows.columns[k].type, row[k]});
+  }
+  return last;
+}
+
+bool Database::run_variables(const std::vector<SqlToken>& t, Params& vars, Declared& declared, StatementResult& out) {
+  const SqlToken& head = t.front();
+  const auto type_of = [&](const SqlToken& v) -> const std::vector<SqlToken>& {
+    const auto it = declared.find(lower(v.text));
+    if (it == declared.end()) sql_error(137, "Must declare the scalar variable \"" + v.text + "\".");
+    return it->second;
+  };
+  if (head.is("DECLARE")) {
+    std::size_t at = 1;
+    while (true) {
+      if (at >= t.size() || t[at].kind != TokenKind::Variable) syntax_error_near(at < t.size() ? &t[at] : nullptr);
+      const SqlToken& v = t[at++];
+      if (at < t.size() && t[at].is("AS")) ++at;
+      std::vector<SqlToken> type = until_symbol(t, at, ",=");
+      if (type.empty() || type.front().is("TABLE") || type.front().is("CURSOR")) {
+        sql_error(50000, "The emulator's TDS front end declares scalar variables only; " + v.text +
+                             " cannot be a table or a cursor.");
+      }
+      std::vector<SqlToken> expr;
+      if (at < t.size() && t[at].is_symbol('=')) {
+        ++at;
+        expr = until_symbol(t, at, ",");
+      }
+      if (declared.count(lower(v.text)) != 0) {
+        sql_error(134, "The variable name '" + v.text +
+                           "' has already been declared. Variable names must be unique "
+                           "within a query batch or stored procedure.");
+      }
+      std::vector<SqlToken> select{word_token("SELECT")};
+      append_cast(select, expr, type);
+      vars[lower(v.text)] = evaluate(select, vars)->front();
+      declared[lower(v.text)] = std::move(type);
+      if (at >= t.size()) break;
+      ++at;  // ','
+    }
+    return true;
+  }
+  if (head.is("SET") && t.size() > 1 && t[1].kind == TokenKind::Variable) {
+    const std::vector<SqlToken>& type = type_of(t[1]);
+    if (t.size() < 4 || !t[2].is_symbol('=')) syntax_error_near(t.size() > 2 ? &t[2] : nullptr);
+    std::vector<SqlToken> select{word_token("SELECT")};
+    append_cast(select, std::vector<SqlToken>(t.begin() + 3, t.end()), type);
+    vars[lower(t[1].text)] = evaluate(select, vars)->front();
+    return true;
+  }
+  if (head.is("SELECT") && t.size() > 2 && t[1].kind == TokenKind::Variable && t[2].is_symbol('=')) {
+    // SELECT @a = e1, @b = e2 [FROM ...]: the last row's values; none leaves the variables as they were.
+    std::vector<std::string> names;
+    std::vector<SqlToken> select{word_token("SELECT")};
+    std::size_t at = 1;
+    while (true) {
+      if (at + 1 >= t.size() || t[at].kind != TokenKind::Variable || !t[at + 1].is_symbol('=')) {
+        sql_error(141,
+                  "A SELECT statement that assigns a value to a variable must not be combined with "
+                  "data-retrieval operations.");
+      }
+      const SqlToken& v = t[at];
+      at += 2;
+      if (names.size() > 0) select.push_back(symbol_token(','));
+      append_cast(select, until_symbol(t, at, ",", true), type_of(v));
+      names.push_back(lower(v.text));
+      if (at >= t.size() || !t[at].is_symbol(',')) break;
+      ++at;
+    }
+    select.insert(select.end(), t.begin() + static_cast<std::ptrdiff_t>(at), t.end());
+    if (const auto row = evaluate(select, vars)) {
+      for (std::size_t k = 0; k < names.size(); ++k) vars[names[k]] = (*row)[k];
+    }
+    return true;
+  }
+  if (head.is("PRINT")) {
+    std::vector<SqlToken> select{word_token("SELECT")};
+    append_cast(select, std::vector<SqlToken>(t.begin() + 1, t.end()),
+                {word_token("nvarchar"), symbol_token('('), SqlToken{TokenKind::Number, "4000"}, symbol_token(')')});
+    const TypedValue v = evaluate(select, vars)->front();
+    const auto* text = std::get_if<std::string>(&v.value);
+    out.print = text == nullptr ? std::string() : *text;
+    return true;
+  }
+  return false;
+}
+
+std::vector<SqlToken> Database::if_branch(const std::vector<SqlToken>& t, const Params& vars) {
+  // The condition ends at the first top-level word that starts a statement; the first branch at
+  // a top-level ELSE outside a CASE.
+  std::size_t at = 1;
+  int depth = 0;
+  for (; at < t.size(); ++at) {
+    if (t[at].is_symbol('(')) ++depth;
+    if (t[at].is_symbol(')')) --depth;
+    if (depth == 0 && t[at].kind == TokenKind::Word && is_keyword(t[at]) && at > 1) break;
+  }
+  if (at >= t.size() || at == 1) syntax_error_near(at < t.size() ? &t[at] : nullptr);
+  std::size_t else_at = at;
+  int cases = 0;
+  depth = 0;
+  for (; else_at < t.size(); ++else_at) {
+    const SqlToken& x = t[else_at];
+    if (x.is_symbol('(')) ++depth;
+    if (x.is_symbol(')')) --depth;
+    if (x.kind == TokenKind::Word && x.is("CASE")) ++cases;
+    if (x.kind == TokenKind::Word && x.is("END") && cases > 0) --cases;
+    if (depth == 0 && cases == 0 && x.kind == TokenKind::Word && x.is("ELSE")) break;
+  }
+  if (t[at].is("BEGIN") && !(at + 1 < t.size() && (t[at + 1].is("TRAN") || t[at + 1].is("TRANSACTION")))) {
+    sql_error(50000,
+              "The emulator's TDS front end runs IF with one statement per branch; BEGIN ... END blocks are "
+              "not read. Write the branch as one statement, or send the blocks as separate batches.");
+  }
+  std::vector<SqlToken> select{word_token("SELECT"), word_token("CASE"), word_token("WHEN")};
+  select.insert(select.end(), t.begin() + 1, t.begin() + static_cast<std::ptrdiff_t>(at));
+  for (const char* w : {"THEN", "1", "ELSE", "0", "END"}) {
+    select.push_back(std::isdigit(static_cast<unsigned char>(w[0])) ? SqlToken{TokenKind::Number, w} : word_token(w));
+  }
+  const auto row = evaluate(select, vars);
+  const auto* taken = row ? std::get_if<std::int64_t>(&row->front().value) : nullptr;
+  if (taken != nullptr && *taken == 1) {
+    return {t.begin() + static_cast<std::ptrdiff_t>(at), t.begin() + static_cast<std::ptrdiff_t>(else_at)};
+  }
+  if (else_at + 1 < t.size()) return {t.begin() + static_cast<std::ptrdiff_t>(else_at) + 1, t.end()};
+  return {};
+}
+
 void Database::run(std::string_view sql, const Params& params, std::vector<StatementResult>& done) {
-  const auto statements = split_statements(lex(sql));
-  for (std::size_t i = 0; i < statements.size(); ++i) done.push_back(run_statement(statements[i], params, i == 0));
+  std::vector<std::vector<SqlToken>> statements;
+  for (const auto& statement : split_statements(lex(sql))) {
+    if (statement.front().is("IF")) {
+      statements.push_back(statement);  // its branches are split when it runs
+      continue;
+    }
+    for (auto& part : split_transaction_statements(statement)) statements.push_back(std::move(part));
+  }
+  Params vars = params;  // the batch's variables join its parameters
+  vars["@@rowcount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{0}};
+  Declared declared;
+  for (std::size_t i = 0; i < statements.size(); ++i) {
+    if (statements[i].front().is("IF")) {
+      // IF condition statement [ELSE statement]: the branch taken runs next, as its statements.
+      auto branch = if_branch(statements[i], vars);
+      const auto at = statements.begin() + static_cast<std::ptrdiff_t>(i) + 1;
+      auto parts = branch.empty() ? std::vector<std::vector<SqlToken>>{} : split_transaction_statements(branch);
+      statements.insert(at, parts.begin(), parts.end());
+      continue;
+    }
+    const auto tokens = statements[i];
+    StatementResult assigned;
+    if (run_variables(tokens, vars, declared, assigned)) {
+      vars["@@rowcount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{tokens.front().is("SELECT") ? 1 : 0}};
+      done.push_back(std::move(assigned));
+      continue;
+    }
+    const int before = storage_->trancount();
+    const std::uint64_t descriptor = storage_->descriptor();
+    bool implicit = false;
+    if (implicit_transactions_ && before == 0 && begins_implicit_transaction(tokens)) {
+      storage_->begin_transaction();
+      implicit = true;
+    }
+    StatementResult r;
+    try {
+      r = run_statement(tokens, vars, i == 0);
+    } catch (...) {
+      if (implicit && storage_->trancount() == 1) storage_->rollback_transaction();  // it wrote nothing
+      throw;
+    }
+    const int after = storage_->trancount();
+    if (before == 0 && after > 0) {
+      r.transaction = TransactionChange{EnvChange::BeginTransaction, storage_->descriptor()};
+    } else if (before > 0 && after == 0) {
+      const bool rolled_back = tokens.front().is("ROLLBACK");
+      r.transaction =
+          TransactionChange{rolled_back ? EnvChange::RollbackTransaction : EnvChange::CommitTransaction, descriptor};
+    }
+    // @@ROWCOUNT after a write; a SELECT's rows are counted as they are sent, after the batch ran.
+    const std::int64_t count = r.count ? static_cast<std::int64_t>(r.count->rows) : 0;
+    vars["@@rowcount"] = TypedValue{ColumnType{SqlKind::Int}, count};
+    done.push_back(std::move(r));
+  }
 }
 
 std::vector<ResultSet> Database::call(const ProcCall& call) { return run_procedure(*storage_, call); }
 
+int Database::trancount() const { return storage_->trancount(); }
+
+std::optional<TransactionChange> Database::transact(TransactionRequest request, const std::string& name) {
+  const int before = storage_->trancount();
+  const std::uint64_t descriptor = storage_->descriptor();
+  switch (request) {
+    case TransactionRequest::Begin: storage_->begin_transaction(name); break;
+    case TransactionRequest::Commit: storage_->commit_transaction(); break;
+    case TransactionRequest::Rollback: storage_->rollback_transaction(name); break;
+    case TransactionRequest::Save: storage_->save_transaction(name); break;
+  }
+  const int after = storage_->trancount();
+  if (before == 0 && after > 0) return TransactionChange{EnvChange::BeginTransaction, storage_->descriptor()};
+  if (before > 0 && after == 0) {
+    return TransactionChange{
+        request == TransactionRequest::Rollback ? EnvChange::RollbackTransaction : EnvChange::CommitTransaction,
+        descriptor};
+  }
+  return std::nullopt;
+}
+
+StatementResult Database::run_transaction_statement(const std::vector<SqlToken>& tokens, const Params& params) {
+  const SqlToken& head = tokens.front();
+  if (tokens.size() > 1 && tokens[1].is("WORK") && tokens.size() > 2) syntax_error_near(&tokens[2]);
+  const std::size_t length = transaction_statement_length(tokens, 0);
+  if (length < tokens.size()) syntax_error_near(&tokens[length]);
+  const std::string name = tokens.size() > 1 && tokens[1].is("WORK") ? "" : transaction_name(tokens, params);
+  if (head.is("SAVE") && name.empty()) syntax_error_near(nullptr);
+  const TransactionRequest request = head.is("BEGIN")    ? TransactionRequest::Begin
+                                     : head.is("COMMIT") ? TransactionRequest::Commit
+                                     : head.is("SAVE")   ? TransactionRequest::Save
+                                                         : TransactionRequest::Rollback;
+  (void)transact(request, name);  // Database::run sends the ENVCHANGE
+  return {};
+}
+
 StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, const Params& params, bool first) {
   Cursor c(tokens);
   const SqlToken& head = tokens.front();
+  if (starts_transaction_statement(tokens, 0)) return run_transaction_statement(tokens, params);
   // SQL Server answers session options with no rows.
   if (head.is("SET")) {
+    for (std::size_t i = 1; i + 1 < tokens.size(); ++i) {
+      if (tokens[i].is("IMPLICIT_TRANSACTIONS")) implicit_transactions_ = tokens[i + 1].is("ON");
+    }
     set_option(c, *reader_);
     return {};
   }
@@ -173,7 +510,9 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
     return StatementResult{std::nullopt, std::nullopt, std::nullopt, run_write(*storage_, tokens, params, name_)};
   }
   // SELECT: the query engine (select.hpp) over this connection's catalog; rows stream to the writer.
-  RowSource rows = run_select(parse_select(tokens), *catalog_, params);
+  Params with_session = params;  // the session's @@ values the query may read
+  with_session["@@trancount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{storage_->trancount()}};
+  RowSource rows = run_select(parse_select(tokens), *catalog_, std::move(with_session));
   return StatementResult{ResultSet{std::move(rows.columns), {}, std::move(rows.next)}, std::nullopt};
 }
 

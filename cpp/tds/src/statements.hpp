@@ -1,6 +1,9 @@
 // statements.hpp: what the front end answers, over one emulator file. A Database runs one
 // connection's batches: SET options are accepted, USE names this database, and SELECT runs in
-// the query engine (select.hpp) over the emulator's catalog (catalog.hpp).
+// the query engine (select.hpp) over the emulator's catalog (catalog.hpp). DECLARE, SET @v,
+// SELECT @v = and PRINT keep a batch's variables, usable where parameters are. BEGIN, COMMIT,
+// ROLLBACK and SAVE TRANSACTION and SET IMPLICIT_TRANSACTIONS drive the connection's
+// transaction (procedures.hpp's Storage), which INSERT, UPDATE and DELETE write in.
 // Anything else raises SQL Server's own error: 2812 for an unknown procedure, 208 for an
 // unknown object, 102 for a statement this server cannot read, 195/4121 for unknown functions.
 #pragma once
@@ -45,14 +48,26 @@ struct WriteCount {
   std::uint16_t cur_cmd = 0;  // INSERT 0xC3, DELETE 0xC4, UPDATE 0xC5 (MS-TDS 2.2.7.6)
 };
 
+// A statement that began or ended the connection's transaction: sent as ENVCHANGE (MS-TDS
+// 2.2.7.9) with the transaction's 8-byte descriptor, which drivers send back in ALL_HEADERS.
+struct TransactionChange {
+  EnvChange type = EnvChange::BeginTransaction;
+  std::uint64_t descriptor = 0;
+};
+
 // One statement's effect: rows, or a changed database, or nothing (a SET).
 struct StatementResult {
   std::optional<ResultSet> rows;
   std::optional<std::string> database;
   // EXEC: the procedure's result sets, each ended by DONEINPROC, then RETURNSTATUS and DONEPROC.
   std::optional<std::vector<ResultSet>> procedure = std::nullopt;
-  std::optional<WriteCount> count = std::nullopt;  // INSERT, UPDATE, DELETE: DONE with the rows affected
+  std::optional<WriteCount> count = std::nullopt;               // INSERT, UPDATE, DELETE: DONE with the rows affected
+  std::optional<TransactionChange> transaction = std::nullopt;  // sent before the statement's DONE
+  std::optional<std::string> print = std::nullopt;              // PRINT: an INFO message, no DONE
 };
+
+// A transaction manager request (MS-TDS 2.2.6.9) or its T-SQL statement.
+enum class TransactionRequest { Begin, Commit, Rollback, Save };
 
 // SQL Server's severity and state for the error numbers this server raises.
 [[nodiscard]] ServerMessage server_error(int number, const std::string& text);
@@ -73,10 +88,26 @@ class Database {
   void run(std::string_view sql, const Params& params, std::vector<StatementResult>& done);
   // Runs a stored procedure called by name (an RPC); its result sets. Throws as run() does.
   std::vector<ResultSet> call(const ProcCall& call);
+  // BEGIN, COMMIT, ROLLBACK or SAVE TRANSACTION [name] (transactions.cpp's rules); the
+  // ENVCHANGE to send when the transaction began or ended. Throws 3902, 3903, 628, 6401.
+  std::optional<TransactionChange> transact(TransactionRequest request, const std::string& name);
+  // @@TRANCOUNT.
+  [[nodiscard]] int trancount() const;
 
  private:
   StatementResult run_statement(const std::vector<SqlToken>& tokens, const Params& params, bool first);
+  StatementResult run_transaction_statement(const std::vector<SqlToken>& tokens, const Params& params);
+  // The batch's declared variables: name (lower case, with '@') -> the type's tokens.
+  using Declared = std::map<std::string, std::vector<SqlToken>>;
+  // DECLARE, SET @v = e, SELECT @v = e [FROM ...] and PRINT e; false for any other statement.
+  bool run_variables(const std::vector<SqlToken>& tokens, Params& vars, Declared& declared, StatementResult& out);
+  // IF condition statement [ELSE statement]: the tokens of the branch the condition takes
+  // (empty when it is false and there is no ELSE). Throws 102, or 50000 for a BEGIN ... END block.
+  std::vector<SqlToken> if_branch(const std::vector<SqlToken>& tokens, const Params& vars);
+  // Runs a SELECT and returns its last row's values with their column types; nullopt for none.
+  std::optional<std::vector<TypedValue>> evaluate(const std::vector<SqlToken>& select, const Params& params);
   std::string name_;
+  bool implicit_transactions_ = false;  // SET IMPLICIT_TRANSACTIONS ON
   std::unique_ptr<emu::Reader> reader_;
   std::unique_ptr<Catalog> catalog_;  // over reader_
   std::unique_ptr<Storage> storage_;  // procedures and writes (procedures.hpp)

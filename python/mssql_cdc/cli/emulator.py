@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import signal
 import sys
@@ -38,6 +39,7 @@ MAX_ROWS_PER_COMMIT = 1000
 MAX_ROWS = 50_000_000  # commits times the upper bound of --rows-per-commit
 MAX_WEIGHT = 1_000_000
 MAX_SEED = 2**64 - 1
+PASSWORD_VARIABLE = "MSSQL_CDC_EMULATOR_PASSWORD"  # `serve`: the login's password, kept out of argv
 
 
 def duration(text: str) -> float:
@@ -205,8 +207,18 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
     p.add_argument("--json", action="store_true")
 
     p = _verb(sub, "serve", help="answer SQL Server drivers over TDS until interrupted", run=_serve)
-    p.add_argument("--host", default="127.0.0.1", help="IPv4 address to listen on")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="IPv4 address to listen on (default loopback; another address is warned about)",
+    )
     p.add_argument("--port", type=int, default=0, help="TCP port; 0 (default) picks a free one")
+    p.add_argument(
+        "--login",
+        default="sa",
+        help="the SQL login clients connect as (default sa); its password is read from "
+        f"${PASSWORD_VARIABLE}, else made at random and printed once",
+    )
     p.add_argument(
         "--tls",
         action="store_true",
@@ -460,7 +472,15 @@ def _serve(args: argparse.Namespace) -> int:
         with Emulator.open(args.path) as emu:
             mode, settings = profile_settings(args.profile, None)
             emu.configure(capture=mode, **settings)
-    server = serve(args.path, host=args.host, port=args.port, tls=args.tls)
+    password = os.environ.get(PASSWORD_VARIABLE) or None
+    server = serve(
+        args.path,
+        host=args.host,
+        port=args.port,
+        tls=args.tls,
+        login=args.login,
+        password=password,
+    )
     jobs = JobClock(args.path)
     try:
         if args.certificate and server.certificate_pem:
@@ -470,9 +490,16 @@ def _serve(args: argparse.Namespace) -> int:
             f"serving {args.path} as database {server.database!r} on "
             f"{server.host}:{server.port}{tls}"
         )
-        print(f"  pymssql:      {server.connection_string('pymssql')}")
-        print(f"  mssql-python: {server.connection_string('mssql-python')}")
-        print(f"  JDBC:         {server.connection_string('jdbc')}", flush=True)
+
+        # A password the user chose stays out of the output; a made one is shown this once.
+        def shown(text: str) -> str:
+            return text.replace(password, f"${PASSWORD_VARIABLE}") if password else text
+
+        print(f"  pymssql:      {shown(server.connection_string('pymssql'))}")
+        print(f"  mssql-python: {shown(server.connection_string('mssql-python'))}")
+        print(f"  JDBC:         {shown(server.connection_string('jdbc'))}")
+        chosen = f"from ${PASSWORD_VARIABLE}" if password else "made now, shown only above"
+        print(f"  login {server.login!r}, password {chosen}", flush=True)
         signal.pause()
     except KeyboardInterrupt:
         pass

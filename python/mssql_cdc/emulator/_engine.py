@@ -377,11 +377,20 @@ class Emulator(Permissions, EndsWithBlock):
         database: str | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         tls: bool = False,
+        login: str = "sa",
+        password: str | None = None,
     ) -> TdsServer:
         """Return a running TDS server over this file: `mssql_cdc.emulator.serve.serve`."""
         limit = max_connections  # a short name keeps this module under its 420-line bound
         return serve(
-            self._path, host=host, port=port, database=database, max_connections=limit, tls=tls
+            self._path,
+            host=host,
+            port=port,
+            database=database,
+            max_connections=limit,
+            tls=tls,
+            login=login,
+            password=password,
         )
 
 

@@ -2,11 +2,17 @@
 
 `Emulator.serve()` and `mssql-cdc emulator serve` start one. The protocol and the statements it
 answers live in C++ (`cpp/tds`, decision 0700); this module holds the handle a caller gets.
+The server checks a SQL login's password against a salted PBKDF2 hash made here; the clear
+password stays in the caller's handle, never in the file or the server (decision 1361).
 """
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import os
+import secrets
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -15,16 +21,18 @@ from mssql_cdc import _native
 from mssql_cdc.core import EndsWithBlock
 from mssql_cdc.emulator.wire_faults import WireFault, wire_faults
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "ClientDriver", "TdsServer", "serve"]
+__all__ = ["DEFAULT_LOGIN", "DEFAULT_MAX_CONNECTIONS", "ClientDriver", "TdsServer", "serve"]
 
 ClientDriver = Literal["mssql-python", "pymssql", "python-tds", "jdbc"]
 
 DEFAULT_MAX_CONNECTIONS = 64
 """Live connections one server accepts; one past it gets error 17809 at login and is closed."""
 
-# The server accepts any login: these are what the handle's connection strings carry.
-_USER = "sa"
-_PASSWORD = "emulator"
+DEFAULT_LOGIN = "sa"
+"""The SQL login a server accepts when `serve` is given none."""
+
+# PBKDF2-HMAC-SHA256 of the password's UTF-8 bytes; each login pays this many rounds.
+_HASH_ITERATIONS = 20_000
 
 
 class TdsServer(EndsWithBlock):
@@ -39,9 +47,11 @@ class TdsServer(EndsWithBlock):
             leaves the server), for a client that verifies it; None without TLS.
     """
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Any, login: str, password: str) -> None:
         """Use `serve()` or `Emulator.serve()`."""
         self._server: Any = server
+        self.login: str = login
+        self._password = password
         self.host: str = server.host
         self.port: int = server.port
         self.database: str = server.database
@@ -61,11 +71,12 @@ class TdsServer(EndsWithBlock):
         if driver == "jdbc":
             return (
                 f"jdbc:sqlserver://{self.host}:{self.port};databaseName={self.database};"
-                f"user={_USER};password={_PASSWORD};encrypt={str(self.tls).lower()};"
+                f"user={self.login};password={self._password};encrypt={str(self.tls).lower()};"
                 "trustServerCertificate=true"
             )
         odbc = (
-            f"Server={self.host},{self.port};Database={self.database};UID={_USER};PWD={_PASSWORD}"
+            f"Server={self.host},{self.port};Database={self.database};"
+            f"UID={self.login};PWD={self._password}"
         )
         if self.tls:
             return f"{odbc};Encrypt=yes;TrustServerCertificate=yes"
@@ -81,19 +92,24 @@ class TdsServer(EndsWithBlock):
             return {
                 "server": self.host,
                 "port": str(self.port),
-                "user": _USER,
-                "password": _PASSWORD,
+                "user": self.login,
+                "password": self._password,
                 "database": self.database,
                 "autocommit": True,
             } | ({"encryption": "require"} if self.tls else {})
         return {
             "dsn": self.host,
             "port": self.port,
-            "user": _USER,
-            "password": _PASSWORD,
+            "user": self.login,
+            "password": self._password,
             "database": self.database,
             "autocommit": True,
         }
+
+    @property
+    def password(self) -> str:
+        """The login's password, for a client to connect with; never printed by `repr`."""
+        return self._password
 
     def live_connections(self) -> int:
         """Connections open right now."""
@@ -121,6 +137,8 @@ def serve(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     tls: bool = False,
     faults: Iterable[WireFault | Mapping[str, Any]] = (),
+    login: str = DEFAULT_LOGIN,
+    password: str | None = None,
 ) -> TdsServer:
     """Start a TDS server over the emulator file at `path` and return its handle.
 
@@ -139,6 +157,11 @@ def serve(
             TrustServerCertificate=yes` (or trust `certificate_pem`).
         faults: for tests only: errors, stalls, dropped connections and synthesized rows the
             server injects (`mssql_cdc.emulator.wire_faults`), as `WireFault`s or dicts.
+        login: the SQL login clients name; the file's database users (`create_user`) may log
+            in too, with the same password.
+        password: the login's password; default a new random one, which the handle's
+            connection strings carry (`TdsServer.password`). A wrong password or an unknown
+            login gets SQL Server's error 18456.
 
     Raises:
         FileNotFoundError: `path` does not exist.
@@ -150,8 +173,30 @@ def serve(
         raise ValueError(f"port {port} is out of range; give 0 to 65535 (0 picks a free port)")
     if max_connections < 1:
         raise ValueError(f"max_connections {max_connections} must be at least 1")
+    if not login:
+        raise ValueError("login is empty; give the SQL login name clients connect as")
+    if password is not None and not password:
+        raise ValueError("password is empty; give one, or leave it out for a random one")
     script = [fault.as_native() for fault in wire_faults(faults)]
     p = Path(path)
     name = database or p.stem
-    server = _native.tds.Server(str(p), host, port, name, max_connections, script, tls)
-    return TdsServer(server)
+    secret = password if password is not None else secrets.token_urlsafe(18)
+    salt = os.urandom(16)
+    digest = hashlib.pbkdf2_hmac("sha256", secret.encode("utf-8"), salt, _HASH_ITERATIONS)
+    check = (login, salt, digest, _HASH_ITERATIONS)
+    server = _native.tds.Server(str(p), host, port, name, max_connections, script, tls, check)
+    if not _loopback(host):
+        warnings.warn(
+            f"the emulator's TDS server listens on {host}, reachable from other machines; "
+            "give host='127.0.0.1' unless they must connect",
+            UserWarning,
+            stacklevel=2,
+        )
+    return TdsServer(server, login, secret)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -96,11 +96,13 @@ class Keyed:
         self.options = {**backend_options(self.emu.path, backend), "captureInstance": "dbo_t"}
         self.paths = {n: str(root / n) for n in ("bronze", "ckpt", "facts", "silver", "control")}
 
-    def commit(self, *changes: tuple[str, Any, str | None]) -> None:
+    def commit(self, *changes: tuple[Any, ...]) -> None:
+        """Each change is (op, k, v), or ("update", new_k, v, old_k): an UPDATE of the key."""
         self.minute += 1
-        rows = [
-            (op, "dbo.t", {"k": k} if op == "delete" else {"k": k, "v": v}) for op, k, v in changes
-        ]
+        rows: list[tuple[Any, ...]] = []
+        for op, k, v, *old in changes:
+            row = {"k": k} if op == "delete" else {"k": k, "v": v}
+            rows.append((op, "dbo.t", row, {"k": old[0]}) if old else (op, "dbo.t", row))
         self.emu.commit(rows, at=START + timedelta(minutes=self.minute))
 
     def source(self) -> dict[Any, str]:
@@ -230,15 +232,15 @@ def test_a_case_insensitive_key_keeps_the_servers_latest_spelling_one_row_per_ke
     spark: SparkSession, tmp_path: Path
 ) -> None:
     """Under the default SQL_Latin1_General_CP1_CI_AS, 'n' and 'N ' are one key: the source
-    cannot hold both. A key whose case or trailing spaces change (a delete and an insert in one
-    transaction, as SQL Server logs a key update) and a delete named by another spelling leave
-    silver with the server's spelling, one row per key; reconcile agrees."""
+    cannot hold both. An UPDATE that respells a key's case or trailing spaces (which the
+    emulator captures as a delete and an insert, decision 1346) and a delete named by another
+    spelling leave silver with the server's spelling, one row per key; reconcile agrees."""
     t = Keyed(spark, tmp_path, "nvarchar(20)", "emulator")
     first = ["n", "a ", "b", "c", "Dd", "e", "F", "g", "h1", "i", "J", "k"]
     t.commit(*[("insert", k, f"v{i}") for i, k in enumerate(first)])
     t.run()
-    t.commit(("delete", "n", None), ("insert", "N", "cased"))
-    t.commit(("delete", "a ", None), ("insert", "a", "trimmed"))
+    t.commit(("update", "N", "cased", "n"))  # UPDATE t SET k = N'N', v = ... WHERE k = N'n'
+    t.commit(("update", "a", "trimmed", "a "))
     t.commit(("delete", "B", None), ("update", "DD ", "by another spelling"))
     t.backfill()
     t.run()

@@ -48,14 +48,19 @@ def orders(path: Path) -> Emulator:
 def run(
     spark: SparkSession, path: Path, checkpoint: Path, *, on_batch: Any = None, **options: str
 ) -> list[list[dict[str, Any]]]:
-    """One availableNow run; returns the rows of each batch in order."""
+    """One availableNow run; returns the rows of each batch in order.
+
+    Py4J keeps the foreachBatch function for as long as the JVM's sink holds it, past the
+    query and the session, so `on_batch` (which may hold an Emulator) is dropped from it when
+    the run ends: a native handle left reachable at exit is a nanobind leak warning."""
     register(spark)
     batches: list[list[dict[str, Any]]] = []
+    hooks = [on_batch] if on_batch is not None else []
 
     def collect(df: DataFrame, batch_id: int) -> None:
         batches.append([r.asDict() for r in df.collect()])
-        if on_batch is not None:
-            on_batch(batch_id)
+        for hook in hooks:
+            hook(batch_id)
 
     query = (
         spark.readStream.format("mssql_cdc")
@@ -67,7 +72,10 @@ def run(
         .trigger(availableNow=True)
         .start()
     )
-    assert query.awaitTermination(300)
+    try:
+        assert query.awaitTermination(300)
+    finally:
+        hooks.clear()
     return batches
 
 

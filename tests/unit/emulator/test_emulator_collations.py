@@ -14,6 +14,10 @@ Oracles are Microsoft's documentation and plain Python written here, never the e
   (byte groups 10-15, 8-9, 6-7, 4-5, 0-3 of the binary form)
 - datetimeoffset, https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetimeoffset-transact-sql
   (values are compared, sorted and indexed as UTC)
+- UPDATE statements replicated as DELETE/INSERT pairs, https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/replication/update-statements-replicated-as-delete-insert
+  (an update of a column in a unique constraint is a DELETE/INSERT pair in the log; a key
+  respelled under its collation is captured so, decision 1346), and the change table's
+  operations 1 delete and 2 insert, https://learn.microsoft.com/en-us/sql/relational-databases/system-tables/cdc-capture-instance-ct-transact-sql
 """
 
 from __future__ import annotations
@@ -104,6 +108,47 @@ def test_an_open_transaction_holds_the_row_of_every_spelling_its_collation_equat
         second.execute([("update", "dbo.t", {"k": "A ", "v": 20})])
     first.rollback()
     second.rollback()
+
+
+def change_ops(emu: Emulator) -> list[tuple[object, ...]]:
+    """(commit LSN, operation, k, v) of each change row."""
+    return [
+        (r["__$start_lsn"], r["__$operation"], r["k"], r["v"]) for r in emu.change_rows("dbo_t")
+    ]
+
+
+def test_an_update_respelling_a_case_insensitive_key_stores_it_as_a_delete_and_an_insert(
+    emu: Emulator,
+) -> None:
+    keyed(emu, "nvarchar(10)", ["n", "a "])
+    emu.enable_cdc("dbo.t")
+    emu.commit([("update", "dbo.t", {"k": "N", "v": 7}, {"k": "n"})], at=AT)
+    emu.commit([("update", "dbo.t", {"k": "a"}, {"k": "a "})], at=AT)
+    assert sorted(stored_keys(emu)) == ["N", "a"]  # type: ignore[type-var]
+    ops = change_ops(emu)
+    assert [r[1:] for r in ops] == [(1, "n", 0), (2, "N", 7), (1, "a ", 1), (2, "a", 1)]
+    assert ops[0][0] == ops[1][0]  # one __$start_lsn per UPDATE
+    assert ops[2][0] == ops[3][0]
+
+
+def test_over_tds_an_update_respelling_a_key_changes_one_row_captured_as_a_delete_and_an_insert(
+    emu: Emulator,
+) -> None:
+    keyed(emu, "nvarchar(10)", ["n", "a "])
+    emu.enable_cdc("dbo.t")
+    with emu.serve() as srv:
+        conn = pymssql.connect(**srv.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
+        try:
+            cursor = conn.cursor()
+            cursor.execute("UPDATE dbo.t SET k = N'N' WHERE k = N'n'")
+            assert cursor.rowcount == 1
+            cursor.execute("UPDATE dbo.t SET k = N'a', v = 5 WHERE k = N'A'")
+            assert cursor.rowcount == 1
+            conn.commit()
+        finally:
+            conn.close()
+    assert sorted(stored_keys(emu)) == ["N", "a"]  # type: ignore[type-var]
+    assert [r[1:] for r in change_ops(emu)] == [(1, "n", 0), (2, "N", 0), (1, "a ", 1), (2, "a", 5)]
 
 
 def test_a_case_sensitive_key_keeps_case_apart_and_sorts_lower_case_first(emu: Emulator) -> None:

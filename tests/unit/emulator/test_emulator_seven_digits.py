@@ -107,3 +107,18 @@ def test_values_from_python_read_back_over_tds_with_a_zero_seventh_digit(
     emu.commit([("insert", "dbo.t", {"k": stamp, "t": stamp.time(), "o": stamp})], at=AT)
     got = run(srv, "SELECT CONVERT(varchar(40), k, 121), CONVERT(varchar(40), t, 114) FROM dbo.t")
     assert got == [("2026-01-01 12:00:00.6543210", "12:00:00.6543210")]
+
+
+def test_a_time_literal_without_a_date_goes_into_a_time_column_with_its_seven_digits(
+    server: tuple[Emulator, TdsServer],
+) -> None:
+    """hh:mm:ss[.nnnnnnn] is time's own string literal format (the time page above); hh:mm
+    alone is one too, with zero seconds."""
+    _, srv = server
+    run(
+        srv,
+        "INSERT INTO dbo.t (k, t) VALUES ('2026-01-01 00:00:01', '12:34:56.1234567')",
+        "INSERT INTO dbo.t (k, t) VALUES ('2026-01-01 00:00:02', '08:15')",
+    )
+    got = run(srv, "SELECT CAST(t AS varchar(40)) FROM dbo.t ORDER BY k")
+    assert got == [("12:34:56.1234567",), ("08:15:00.0000000",)]

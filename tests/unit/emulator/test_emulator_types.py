@@ -47,7 +47,7 @@ ARROW = {
     "r": pa.float32(),
     "f": pa.float64(),
     "d": pa.date32(),
-    "t": pa.time64("us"),
+    "t": pa.time64("ns"),  # 100 ns kept whole (decision 1347)
     "dt": pa.timestamp("us"),
     "sdt": pa.timestamp("us"),
     "dt2": pa.timestamp("us"),

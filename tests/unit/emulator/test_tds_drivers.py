@@ -290,6 +290,7 @@ def test_the_cli_serves_until_terminated(emulator: Emulator) -> None:
         [sys.executable, "-m", "mssql_cdc.cli", "emulator", "serve", str(emulator.path)],
         stdout=subprocess.PIPE,
         text=True,
+        env=os.environ | {"MSSQL_CDC_EMULATOR_PASSWORD": "x"},
     )
     try:
         assert proc.stdout is not None

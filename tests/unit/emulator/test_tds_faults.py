@@ -90,7 +90,7 @@ import pymssql
 from mssql_cdc.sqlserver.tsql import retry
 from mssql_cdc.sqlserver.tsql.drivers import error_number
 try:
-    pymssql.connect(server="127.0.0.1", port=sys.argv[1], user="sa", password="x",
+    pymssql.connect(server="127.0.0.1", port=sys.argv[1], user="sa", password=sys.argv[2],
                     database="shop", login_timeout=10, tds_version="7.4", autocommit=True)
 except pymssql.Error as exc:
     print(json.dumps([error_number(exc), retry.is_transient(exc), str(exc)]))
@@ -105,7 +105,7 @@ def refused_connect(server: TdsServer, driver: str) -> tuple[int | None, bool, s
     every later connect error of the test process would carry this one's number.
     """
     if driver == "pymssql":
-        child = [sys.executable, "-c", _PYMSSQL_CONNECT, str(server.port)]
+        child = [sys.executable, "-c", _PYMSSQL_CONNECT, str(server.port), server.password]
         out = subprocess.run(child, capture_output=True, text=True, timeout=60, check=True)
         number, transient, text = json.loads(out.stdout)
         return number, transient, text
@@ -319,7 +319,7 @@ _SERVE_IN_CHILD = """
 import sys
 from mssql_cdc.emulator.serve import serve
 from mssql_cdc.emulator.wire_faults import WireFault
-server = serve(sys.argv[1], faults=[WireFault("rows", match="big", rows=1_000_000)])
+server = serve(sys.argv[1], password="x", faults=[WireFault("rows", match="big", rows=1_000_000)])
 print(server.port, flush=True)
 sys.stdin.read()
 server.stop()

@@ -9,6 +9,7 @@ and the statements in clear, or not. Connections stay on 127.0.0.1.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from mssql_cdc.sqlserver.tsql import statements
 from mssql_cdc.sqlserver.tsql.drivers import open_session
 from tests.unit.support.tds_emulator import one_order
 
-PASSWORD = "Tls-Pa55word!"  # any password logs in; this one is easy to look for
+PASSWORD = "Tls-Pa55word!"  # the servers' login password; easy to look for on the wire
 QUERY = "SELECT sys.fn_cdc_get_max_lsn()"
 
 
@@ -86,7 +87,7 @@ def emulator(tmp_path: Path) -> Iterator[Emulator]:
 
 @pytest.fixture
 def tls_server(emulator: Emulator) -> Iterator[TdsServer]:
-    with emulator.serve(tls=True) as srv:
+    with emulator.serve(tls=True, password=PASSWORD) as srv:
         yield srv
 
 
@@ -204,9 +205,11 @@ def test_a_client_that_requires_encryption_is_refused_by_a_server_without_tls(
     driver: str, refusal: str, emulator: Emulator, tmp_path: Path
 ) -> None:
     cafile = tmp_path / "server.pem"
-    with emulator.serve(tls=True) as other:  # python-tds reads a cafile before it connects
+    with emulator.serve(
+        tls=True, password=PASSWORD
+    ) as other:  # python-tds reads a cafile before it connects
         cafile.write_text(other.certificate_pem or "")
-    with emulator.serve() as plain:
+    with emulator.serve(password=PASSWORD) as plain:
         assert plain.certificate_pem is None
         with pytest.raises((pymssql.Error, pytds.Error, mssql_python.Error)) as caught:
             FULL[driver](plain.port, cafile).close()
@@ -246,6 +249,7 @@ def test_the_cli_serves_tls_and_never_logs_the_password(emulator: Emulator, tmp_
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=os.environ | {"MSSQL_CDC_EMULATOR_PASSWORD": PASSWORD},
     )  # fmt: skip
     try:
         assert proc.stdout is not None

@@ -5,6 +5,7 @@ offset "+HH:MM". As SQL Server's AT TIME ZONE does, a local time that a fall-bac
 its first instant, and one in a spring-forward gap is taken back by the offset before the change
 (learn.microsoft.com/sql/t-sql/queries/at-time-zone-transact-sql). `local_candidates` also gives
 the second instant of a repeated time, which `commit_instants` chooses between (decision 1320).
+`time` columns read as seven-digit text from the emulator's nanoseconds (decision 1347);
 `datetime2` and `datetimeoffset` columns declared STRING read as the text SQL Server's CONVERT
 writes, as over TDS (decision 1344).
 """
@@ -122,17 +123,16 @@ def local_candidates_array(
 
 
 def times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """`time` columns (Arrow time64[us] from the emulator) as SQL Server's text form
-    `HH:MM:SS.fffffff`; the emulator keeps microseconds, so the seventh
-    digit is 0."""
+    """`time` columns (Arrow time64[ns] from the emulator, which keeps 100 ns) as SQL
+    Server's text form `HH:MM:SS.fffffff`, seven digits whatever the column's scale, as the
+    T-SQL backends read them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     for i, field in enumerate(batch.schema):
         if pa.types.is_time(field.type):
-            text = pc.binary_join_element_wise(
-                batch.column(i).cast(pa.time64("us")).cast(pa.string()), "0", ""
-            )
+            nanos = batch.column(i).cast(pa.time64("ns")).cast(pa.string())  # 9 digits
+            text = pc.utf8_slice_codeunits(nanos, 0, len("HH:MM:SS.fffffff"))
             batch = batch.set_column(i, pa.field(field.name, pa.string()), text)
     return batch
 

@@ -6,6 +6,7 @@ must be inlined (NTILE, OFFSET, LOCK_TIMEOUT) are checked Python ints. The reade
 to the source: only SELECT, the CDC help procedures and connection-level SET statements.
 
 Commit times in a repeated local hour take the instant LSN order gives them (decision 1320).
+A `time(n)` column reads as `time(7)` text, seven digits whatever its scale (decision 1347).
 """
 
 from __future__ import annotations
@@ -218,8 +219,11 @@ def column_expression(column: ReadColumn, alias: str) -> str:
     """The SELECT expression of a captured column for its declared Spark type."""
     ref = f"{alias}.{quote_name(column.name, 'column name')}"
     sql_type = (column.sql_type or "").lower()
+    if column.spark_type == "STRING" and sql_type == "time":
+        # HH:MM:SS.fffffff whatever the scale: time(n) alone prints n digits
+        return f"CONVERT(nvarchar(max), CAST({ref} AS time(7)))"
     if column.spark_type == "STRING" and sql_type not in _NATIVE_TEXT:
-        # time as HH:MM:SS.fffffff, uniqueidentifier upper case, xml and CLR types as text
+        # uniqueidentifier upper case, xml and CLR types as text
         return f"CONVERT(nvarchar(max), {ref})"
     if column.spark_type == "BINARY" and sql_type not in _NATIVE_BINARY:
         return f"CONVERT(varbinary(max), {ref})"

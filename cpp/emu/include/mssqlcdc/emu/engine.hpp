@@ -157,6 +157,10 @@ class Engine : private InstanceSource {
   Lsn commit_open(std::int64_t txn, std::optional<Micros> at);
   void rollback(std::int64_t txn);
   void rollback_all();
+  // The lock owner number of open transaction `txn`, which its rows of emu_row_locks carry (a
+  // Reader of the same session skips them, Reader::set_own_lock_owner). Throws
+  // InvalidArgument for an id that is not open.
+  [[nodiscard]] std::int64_t lock_owner(std::int64_t txn) const;
 
   // A setting's value as text (the names set_setting() in format.hpp knows); configure()
   // validates and stores one.

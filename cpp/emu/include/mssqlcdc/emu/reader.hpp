@@ -222,6 +222,10 @@ class Reader {
   // setting (a safety cap, -1 there to wait without end as SQL Server does).
   void set_lock_timeout(std::int64_t ms) { lock_timeout_ms_ = ms; }
   [[nodiscard]] std::int64_t lock_timeout() const { return lock_timeout_ms_; }
+  // The lock owner of the session's own open transaction (Engine::lock_owner), whose row locks
+  // its reads do not wait for, as SQL Server's session never waits for its own locks; nullopt
+  // when the session has none.
+  void set_own_lock_owner(std::optional<std::int64_t> owner) { own_lock_owner_ = owner; }
 
   // Groups metadata calls in one read transaction until end_snapshot(): they all see the file
   // as it was at begin_snapshot(). A second begin_snapshot() throws InvalidArgument;
@@ -348,6 +352,7 @@ class Reader {
   std::string database_;
   Isolation isolation_ = Isolation::ReadCommitted;
   std::int64_t lock_timeout_ms_ = -1;
+  std::optional<std::int64_t> own_lock_owner_;
 };
 
 }  // namespace mssqlcdc::emu

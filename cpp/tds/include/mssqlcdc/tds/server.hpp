@@ -15,6 +15,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,15 @@ namespace mssqlcdc::tds {
 class TlsContext;
 
 // What a Server listens on and serves.
+// The SQL login a server accepts: its name, matched without case, and a salted
+// PBKDF2-HMAC-SHA256 hash of its password's UTF-8 bytes; the clear password is never held.
+struct SqlLogin {
+  std::string name;
+  std::string salt;  // raw bytes
+  std::string hash;  // raw bytes: PBKDF2-HMAC-SHA256(password, salt, iterations), 32 bytes
+  std::uint32_t iterations = 0;
+};
+
 struct ServerOptions {
   std::filesystem::path file;  // the emulator file every connection reads
   std::string host = "127.0.0.1";
@@ -34,6 +44,9 @@ struct ServerOptions {
   std::size_t max_connections = 64;
   std::vector<Fault> faults;  // for tests only (faults.hpp); empty in production
   bool tls = false;           // offer TLS with a self-signed certificate made at start (tds/src/tls.hpp)
+  // The one login accepted; others and a wrong password get error 18456. nullopt: any login
+  // and password (for tests that drive sessions without one).
+  std::optional<SqlLogin> login = std::nullopt;
 };
 
 // One listener and its connections. Thread-safe: its methods may be called from any thread

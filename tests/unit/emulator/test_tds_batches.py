@@ -1,0 +1,100 @@
+"""T-SQL batches with variables over the emulator's TDS front end, through pymssql.
+
+The oracle is Microsoft's documented example for cdc.fn_cdc_get_all_changes_<capture_instance>
+(https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/cdc-fn-cdc-get-all-changes-capture-instance-transact-sql),
+sent as sqlcmd sends it (each batch up to a GO line), and plain Python over the rows committed
+here: every change in the range, one row each, in commit order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pymssql
+import pytest
+
+from mssql_cdc.emulator import Emulator, TdsServer
+
+# Microsoft's example, as the page shows it.
+EXAMPLE = """USE AdventureWorks2022;
+GO
+DECLARE @from_lsn binary(10), @to_lsn binary(10);
+SET @from_lsn = sys.fn_cdc_get_min_lsn('HR_Department');
+SET @to_lsn   = sys.fn_cdc_get_max_lsn();
+SELECT * FROM cdc.fn_cdc_get_all_changes_HR_Department
+  (@from_lsn, @to_lsn, N'all');
+GO
+"""
+
+
+@pytest.fixture
+def emulator(tmp_path: Path) -> Iterator[Emulator]:
+    emu = Emulator.create(tmp_path / "AdventureWorks2022.db", start="2026-09-28T13:50:00")
+    emu.create_table(
+        "HumanResources.Department",
+        {"DepartmentID": "smallint", "Name": "nvarchar(50)"},
+        primary_key="DepartmentID",
+    )
+    emu.enable_cdc("HumanResources.Department", capture_instance="HR_Department")
+    table = "HumanResources.Department"
+    emu.commit([("insert", table, {"DepartmentID": 1, "Name": "Engineering"})])
+    emu.commit([("insert", table, {"DepartmentID": 2, "Name": "Tool Design"})])
+    emu.commit([("update", table, {"DepartmentID": 1, "Name": "Research"})])
+    yield emu
+    emu.close()
+
+
+@pytest.fixture
+def server(emulator: Emulator) -> Iterator[TdsServer]:
+    with emulator.serve() as srv:
+        yield srv
+
+
+def batches(script: str) -> list[str]:
+    """The batches sqlcmd sends: the text between lines that hold only GO."""
+    out: list[str] = []
+    current: list[str] = []
+    for line in script.splitlines():
+        if line.strip().upper() == "GO":
+            out.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    return [b for b in out if b.strip()]
+
+
+def test_microsofts_all_changes_example_runs_unmodified_through_pymssql(
+    server: TdsServer,
+) -> None:
+    conn: Any = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10)
+    try:
+        cursor = conn.cursor(as_dict=True)
+        rows: list[dict[str, Any]] = []
+        for batch in batches(EXAMPLE):
+            cursor.execute(batch)
+            if cursor.description is not None:
+                rows = cursor.fetchall()
+    finally:
+        conn.close()
+    # 'all': each change once, an update as its new values (operation 4), in commit order.
+    assert [(r["__$operation"], r["DepartmentID"], r["Name"]) for r in rows] == [
+        (2, 1, "Engineering"),
+        (2, 2, "Tool Design"),
+        (4, 1, "Research"),
+    ]
+
+
+def test_select_assignment_and_isnull_of_a_null_literal(server: TdsServer) -> None:
+    conn: Any = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10)
+    try:
+        cursor = conn.cursor()
+        cursor.execute(
+            "DECLARE @name nvarchar(50); "
+            "SELECT @name = Name FROM HumanResources.Department WHERE DepartmentID = 2; "
+            "SELECT ISNULL(NULL, 'x') AS a, @name AS b, ISNULL(@name, N'none') AS c"
+        )
+        assert cursor.fetchall() == [("x", "Tool Design", "Tool Design")]
+    finally:
+        conn.close()
