@@ -17,24 +17,43 @@ Spark type. Before Python compares the two they become one typed value per SQL t
   case and then by case, lower case first (decision 1332). Only letters, digits and spaces
   have that order in every modelled collation; a key with other characters (or an unknown
   collation) is refused with a ValueError, its order being the server's alone.
+
+A `time`, `datetime2` or `datetimeoffset` key of scale 7 keeps 100 ns, Spark's times keep
+microseconds: held as a Spark time, two source keys 100 ns apart are one key, so every place
+that keys rows outside the server refuses it (`check_time_key`, decision 1343). Declared
+STRING, a `datetime2(7)` or `time(7)` key is its fixed-width text, which orders and compares as
+the value (`text_key` names it `datetime2(7) AS TEXT`, which `typed_part` keeps as text); a
+`datetimeoffset(7)` text carries its offset, so its order is not the instant's, and it is
+refused as a STRING key too (decision 1344). The source records each captured column's SQL
+type in its field metadata under `SQL_TYPE_KEY`, and bronze in a table property (decision
+1343).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
+from typing import Any
+
+from mssql_cdc.errors import ConfigError
 
 __all__ = [
     "CHARACTER_TYPES",
     "GUID_ORDER",
     "SEVEN_DIGIT_TIMES",
+    "SQL_TYPE_KEY",
     "Collation",
     "UnorderedKeyError",
+    "check_time_key",
+    "check_time_keys",
     "guid_order",
     "key_collation",
     "sort_part",
+    "text_key",
+    "time_scale",
     "typed_part",
     "with_collation",
 ]
@@ -42,6 +61,10 @@ __all__ = [
 _INSTANT = frozenset({"datetimeoffset"})
 SEVEN_DIGIT_TIMES = frozenset({"time", "datetime2", "datetimeoffset"})
 """The types that keep 100 ns: at scale 7 two keys less than 1 us apart are one in Spark."""
+_AS_TEXT = " AS TEXT"
+SQL_TYPE_KEY = "mssql_cdc.sql_type"
+"""The StructField metadata key under which the source records a column's SQL type, e.g.
+`datetime2(7)` (bronze's Delta schema keeps it)."""
 _TIMES = frozenset({"datetime", "datetime2", "smalldatetime"})
 _EXACT = frozenset({"decimal", "numeric", "money", "smallmoney"})
 _BINARY = frozenset({"binary", "varbinary", "timestamp", "rowversion"})
@@ -161,6 +184,8 @@ def typed_part(value: object, sql_type: str | None) -> object:
     base = _base(sql_type)
     if value is None:
         return None
+    if (sql_type or "").endswith(_AS_TEXT):
+        return _seven_digit_text(value)
     if base in _INSTANT:
         moment = _time(value) if isinstance(value, str) else value
         if isinstance(moment, datetime):
@@ -197,3 +222,90 @@ def sort_part(value: object, sql_type: str | None) -> object:
     if collation is not None and isinstance(typed, str):
         return collation.sort_key(typed)
     return typed
+
+
+def time_scale(sql_type: str | None) -> int | None:
+    """The fractional digits of a `time`, `datetime2` or `datetimeoffset` type (`datetime2(3)`:
+    3; no scale written: 7, SQL Server's default); None for other types.
+    https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetime2-transact-sql"""
+    if _base(sql_type) not in SEVEN_DIGIT_TIMES:
+        return None
+    _, _, rest = (sql_type or "").partition("(")
+    digits = rest.split(")", 1)[0].strip()
+    return int(digits) if digits.isdigit() else 7
+
+
+def text_key(sql_type: str | None, spark_type: str | None) -> str | None:
+    """The type a key part compares by: a `time`/`datetime2` key of scale 7 held as a Spark
+    STRING compares as its text (`datetime2(7) AS TEXT`; `typed_part` keeps text and writes a
+    Python time as that text), not parsed to microseconds; others keep `sql_type`."""
+    if (spark_type or "").lower() == "string" and time_scale(sql_type) == 7:
+        return f"{sql_type}{_AS_TEXT}"
+    return sql_type
+
+
+def _seven_digit_text(value: object) -> str:
+    """A key part of a seven-digit time held as text: text as it is, a Python value (an
+    in-process emulator's bound, microseconds) as CONVERT writes it, the seventh digit 0."""
+    if isinstance(value, datetime):
+        naive = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+        return naive.isoformat(sep=" ", timespec="microseconds") + "0"
+    if isinstance(value, time):
+        return value.isoformat(timespec="microseconds") + "0"
+    return str(value)
+
+
+def check_time_key(caller: str, column: str, sql_type: str | None, spark_type: str) -> None:
+    """Refuse a key column whose values Spark cannot keep apart or order (module docstring).
+
+    `spark_type` is the Spark type's name as `DataType.typeName()` gives it (`timestamp_ntz`,
+    `string`).
+
+    Raises:
+        ConfigError: a time key of scale 7 held as a Spark time, or a `datetimeoffset(7)` key
+            held as a STRING; names the column, its SQL type and the remedies.
+    """
+    scale = time_scale(sql_type)
+    if scale is None or scale < 7:
+        return
+    base = _base(sql_type)
+    held = spark_type.lower()
+    if held == "string" and base != "datetimeoffset":
+        return
+    if held == "string":
+        raise ConfigError(
+            f"{caller}: key column {column} is {base}({scale}) declared as a STRING, whose text "
+            "carries its offset, so text order is not the order of the instants SQL Server "
+            f"compares; make it {base}(6) and keep it a TIMESTAMP, or key the table by "
+            "another column"
+        )
+    raise ConfigError(
+        f"{caller}: key column {column} is {base}({scale}), whose keys 100 ns apart are two "
+        "keys on the server but one in Spark, which keeps microseconds; declare "
+        f"{column} as a STRING with the columns option (its text orders and compares as the "
+        f"value), or make it {base}(6)"
+    )
+
+
+def check_time_keys(
+    caller: str,
+    keys: Sequence[str],
+    fields: Iterable[Any],
+    recorded: Mapping[str, str] | None = None,
+) -> None:
+    """`check_time_key` for each key column of a Spark schema's `fields` whose SQL type is
+    known: from the field's metadata (`SQL_TYPE_KEY`), else from `recorded` (a bronze table's
+    record of its columns' types). A column of unknown type (a bronze written before the source
+    recorded types) is not checked. Reads no rows.
+
+    Raises:
+        ConfigError: as `check_time_key`, for the first key column it refuses.
+    """
+    by_name = {f.name: f for f in fields}
+    for key in keys:
+        field = by_name.get(key)
+        sql_type = None if field is None else (field.metadata or {}).get(SQL_TYPE_KEY)
+        if not isinstance(sql_type, str):
+            sql_type = (recorded or {}).get(key)
+        if field is not None and isinstance(sql_type, str):
+            check_time_key(caller, key, sql_type, field.dataType.typeName())

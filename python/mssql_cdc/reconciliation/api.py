@@ -2,7 +2,8 @@
 
 docs/reconcile.md is the guide; decisions 1100 and 1101 say why it works this way. Keys are
 ordered by their SQL types and collations (decisions 1331, 1332); a time key of seven
-fractional digits held as a Spark time is refused (decision 1333)."""
+fractional digits held as a Spark time is refused (decisions 1333, 1343); declared STRING it
+compares as its text (decision 1344)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc.core import (
     SEVEN_DIGIT_TIMES,
     UnorderedKeyError,
+    check_time_key,
     digestible,
     key_collation,
+    text_key,
     with_collation,
 )
 from mssql_cdc.errors import ConfigError
@@ -322,8 +325,8 @@ def key_types_of(
 
     Raises:
         ConfigError: a character key under a collation the library cannot compare by, or a
-            time key of seven fractional digits the target holds as a Spark time (two source
-            keys 100 ns apart would be one key in Spark).
+            time key of seven fractional digits Spark cannot keep apart or order
+            (`core.check_time_key`).
     """
     by_name = {c.name: c for c in columns}
     spark_types = {f.name: f.dataType.typeName() for f in rows.schema.fields}
@@ -339,18 +342,10 @@ def key_types_of(
                 f"reconcile {instance}: key column {name}: {e}; reconcile cannot place target "
                 "rows in the server's tiles, so it refuses the table"
             ) from e
-        if (
-            column is not None
-            and column.sql_type in SEVEN_DIGIT_TIMES
-            and column.scale > 6
-            and spark_types.get(name) != "string"
-        ):
-            raise ConfigError(
-                f"reconcile {instance}: key column {name} is {column.sql_type}({column.scale}), "
-                "whose keys 100 ns apart are two keys on the server but one in Spark, which "
-                f"keeps microseconds; declare {name} as a STRING with the columns option (its "
-                f"text orders and compares as the value), or make it {column.sql_type}(6)"
-            )
+        if column is not None and column.sql_type in SEVEN_DIGIT_TIMES:
+            scaled = f"{column.sql_type}({column.scale})"
+            check_time_key(f"reconcile {instance}", name, scaled, spark_types.get(name, ""))
+            out[-1] = text_key(scaled, spark_types.get(name))
     return tuple(out)
 
 

@@ -24,7 +24,13 @@ from mssql_cdc.silver.images import BronzeShape, bronze_shape, col, snapshot_of
 from mssql_cdc.silver.merge import ensure_silver
 from mssql_cdc.silver.silver_writer import Position, SilverWriter
 from mssql_cdc.silver.table_state import table_state
-from mssql_cdc.tables import TableRef, check_session, open_for_read, table_ref
+from mssql_cdc.tables import (
+    TableRef,
+    check_session,
+    open_for_read,
+    recorded_sql_types,
+    table_ref,
+)
 from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
@@ -120,7 +126,7 @@ def apply_changes(
     )
     rows = _pinned(spark, bronze_ref)
     shape = bronze_shape(rows, bronze)
-    check_keys(key_list, shape, bronze)
+    check_keys(key_list, shape, bronze, recorded_sql_types(spark, bronze_ref))
     rows = _with_optional_columns(rows, shape)
     if capture_instance is not None:
         check_capture_instance(rows, facts, capture_instance, bronze)

@@ -1,10 +1,12 @@
-"""Argument checks of `apply_changes`: each names what is wrong."""
+"""Argument checks of `apply_changes`: each names what is wrong. A time key of seven fractional
+digits held as a Spark time is refused (decision 1343)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from mssql_cdc.core import check_time_keys
 from mssql_cdc.errors import ConfigError, quoted
 from mssql_cdc.silver.facts_view import BronzeSnapshotFacts
 from mssql_cdc.silver.images import LIBRARY_COLUMNS, BronzeShape, col
@@ -75,11 +77,19 @@ def key_list(keys: object, *, caller: str) -> list[str]:
     return found
 
 
-def check_keys(keys: Sequence[str], shape: BronzeShape, bronze: str) -> None:
-    """Every key must be a captured column of bronze.
+def check_keys(
+    keys: Sequence[str],
+    shape: BronzeShape,
+    bronze: str,
+    sql_types: Mapping[str, str] | None = None,
+) -> None:
+    """Every key must be a captured column of bronze, of a type Spark keeps apart: a time key
+    of seven fractional digits held as a Spark time is refused (`core.check_time_keys`, from
+    the SQL types bronze records, `sql_types`, or its schema's field metadata).
 
     Raises:
-        ConfigError: names the first key bronze lacks, and the columns it has.
+        ConfigError: names the first key bronze lacks, and the columns it has; or a
+            seven-digit time key, naming the column, its SQL type and the remedies.
     """
     captured = shape.captured_names
     for key in keys:
@@ -93,6 +103,7 @@ def check_keys(keys: Sequence[str], shape: BronzeShape, bronze: str) -> None:
                 f"apply_changes: key column {key!r} is not in bronze {bronze} (its captured "
                 f"columns: {', '.join(captured)}); pass keys that bronze holds"
             )
+    check_time_keys(f"apply_changes: bronze {bronze}", keys, shape.captured, sql_types)
 
 
 def check_capture_instance(

@@ -7,17 +7,25 @@ delete change row at S for every key that bronze's latest image before S holds, 
 snapshot lacks and whose first change after S (if any) is an insert, so bronze read as a change
 feed stays right. The rows are marked as derived by `_snapshot = S` (a change read from CDC has
 NULL there) and appended under `A#gapdel.<S>`, version 0: a rerun after a crash writes them once.
+A time key of seven fractional digits held as a Spark time is refused before anything is
+written: two keys 100 ns apart would be one key here (decision 1343).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import Operation, StreamOffset
+from mssql_cdc.core import Operation, StreamOffset, check_time_keys
 from mssql_cdc.facts import gap_deletes_key, snapshot_facts
-from mssql_cdc.tables import append_idempotent, open_for_read, table_ref, txn_version
+from mssql_cdc.tables import (
+    append_idempotent,
+    open_for_read,
+    recorded_sql_types,
+    table_ref,
+    txn_version,
+)
 from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
@@ -96,12 +104,22 @@ def _wholes_below(bronze: DataFrame, s: str) -> list[str]:
 
 
 def derived_deletes(
-    bronze: DataFrame, keys: Sequence[str], snapshot: StreamOffset, point: str | None
+    bronze: DataFrame,
+    keys: Sequence[str],
+    snapshot: StreamOffset,
+    point: str | None,
+    sql_types: Mapping[str, str] | None = None,
 ) -> DataFrame:
     """The derived delete rows of snapshot `snapshot`, in bronze's columns.
 
     `point`: the rebuild point before S (`previous_point`); None rebuilds from changes only.
+    `sql_types`: the SQL types bronze records of its columns (`tables.recorded_sql_types`).
+
+    Raises:
+        ConfigError: a key column of seven fractional digits held as a Spark time, named with
+            its SQL type (`core.check_time_keys`, from the types bronze's schema records).
     """
+    check_time_keys("to_delta gap_deletes=True", keys, bronze.schema.fields, sql_types)
     from pyspark.sql import functions as F
 
     s = snapshot.lsn
@@ -172,7 +190,8 @@ def write_gap_deletes(
     bronze = spark.table(handle.ref.sql)
     completions = [c.lsn.lsn for c in snapshot_facts(spark, facts_table, app_id).completions()]
     point = previous_point(snapshot.lsn, _wholes_below(bronze, snapshot.lsn), completions)
-    rows = derived_deletes(bronze, keys, snapshot, point).persist()
+    recorded = recorded_sql_types(spark, handle.ref)
+    rows = derived_deletes(bronze, keys, snapshot, point, recorded).persist()
     try:
         count = rows.count()
         if count:

@@ -9,15 +9,23 @@ connection factory, is an attribute a test may replace (in a subclass) to inject
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.source.parallelism import default_parallelism
-from mssql_cdc.source.table_schema import declared_columns, read_columns, resolve_table, spark_ddl
+from mssql_cdc.source.table_schema import (
+    declared_columns,
+    read_columns,
+    resolve_table,
+    spark_schema,
+)
 from mssql_cdc.sqlserver import Backend, Reconnecting, call_with_retries, open_backend
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
 __all__ = ["CdcDataSource", "CdcSnapshotDataSource", "Connect", "register"]
 
@@ -26,12 +34,12 @@ Connect = Callable[[SourceConfig], Backend]
 _NEEDED = ("ReadMaxRows", "ReadAllAvailable", "SupportsTriggerAvailableNow")
 
 
-def _infer_schema(config: SourceConfig, *, chunk: bool, connect: Connect) -> str:
-    def work(backend: Backend) -> str:
+def _infer_schema(config: SourceConfig, *, chunk: bool, connect: Connect) -> StructType:
+    def work(backend: Backend) -> StructType:
         backend.catalog.resolve_time_zone(config.source_time_zone)  # a bad zone fails at load
         table = resolve_table(backend.catalog, config.capture_instance)
         columns = declared_columns(backend.catalog, config, table)
-        return spark_ddl(columns, include_command_id=config.include_command_id, chunk=chunk)
+        return spark_schema(columns, include_command_id=config.include_command_id, chunk=chunk)
 
     slot = Reconnecting(lambda: connect(config), lambda b: b.close())
     try:
@@ -62,7 +70,7 @@ class CdcDataSource(_ConfiguredSource):
     def name(cls) -> str:
         return "mssql_cdc"
 
-    def schema(self) -> str:
+    def schema(self) -> StructType:
         return _infer_schema(self.config, chunk=False, connect=self.connect)
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
@@ -79,7 +87,7 @@ class CdcSnapshotDataSource(_ConfiguredSource):
     def name(cls) -> str:
         return "mssql_cdc_snapshot"
 
-    def schema(self) -> str:
+    def schema(self) -> StructType:
         chunk = self.config.snapshot_chunks is not None
         return _infer_schema(self.config, chunk=chunk, connect=self.connect)
 

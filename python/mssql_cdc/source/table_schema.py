@@ -1,9 +1,11 @@
 """The stream's table and schema, resolved on the driver (docs/source.md, 'Rows').
 
 `resolve_table` finds the configured capture instance and its table's instances;
-`declared_columns` infers or checks the captured columns; `spark_ddl` writes the output
-schema as Spark DDL; `read_columns` reads the declared columns back from a Spark schema, so
-the stream reader and the executors need no catalog query to know them.
+`declared_columns` infers or checks the captured columns; `spark_schema` builds the output
+schema, each captured column's SQL type (`datetime2(7)`) in its field metadata under
+`core.SQL_TYPE_KEY`, so bronze can record it (decision 1343); `read_columns` reads the declared
+columns back from a Spark schema, so the stream reader and the executors need no catalog query
+to know them.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core import SQL_TYPE_KEY
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import METADATA_COLUMNS, SourceConfig
 from mssql_cdc.source.type_rules import spark_type_of, union_columns
@@ -24,6 +27,9 @@ from mssql_cdc.sqlserver import (
     table_instances,
 )
 
+if TYPE_CHECKING:
+    from pyspark.sql.types import DataType, StructType
+
 __all__ = [
     "CHANGE_METADATA",
     "ResolvedTable",
@@ -31,7 +37,7 @@ __all__ = [
     "null_columns",
     "read_columns",
     "resolve_table",
-    "spark_ddl",
+    "spark_schema",
 ]
 
 _log = logging.getLogger("mssql_cdc.source.formats")
@@ -96,6 +102,7 @@ def declared_columns(
     """
     per_instance: list[list[tuple[str, str]]] = []
     sql_types: dict[str, str] = {}
+    type_texts: dict[str, str] = {}  # the newest instance's, as instances are older first
     computed: set[str] = set()
     for instance in table.instances:
         if (
@@ -115,6 +122,7 @@ def declared_columns(
                     "the table without it or rename the column"
                 )
             sql_types[column.name.lower()] = column.sql_type
+            type_texts[column.name.lower()] = column.type_text
             if column.is_computed:
                 computed.add(column.name.lower())
                 continue
@@ -123,7 +131,9 @@ def declared_columns(
         per_instance.append(columns)
     if config.columns is None:
         merged = union_columns(table.instance.name, per_instance)
-        return tuple(ReadColumn(n, t, sql_types.get(n.lower())) for n, t in merged)
+        return tuple(
+            ReadColumn(n, t, sql_types.get(n.lower()), type_texts.get(n.lower())) for n, t in merged
+        )
     out = []
     for declared in config.columns:
         key = declared.name.lower()
@@ -135,7 +145,9 @@ def declared_columns(
             )
         if key in computed:
             _log.warning("column %r is computed; CDC captures it as NULL", declared.name)
-        out.append(ReadColumn(declared.name, declared.spark_type, sql_types[key]))
+        out.append(
+            ReadColumn(declared.name, declared.spark_type, sql_types[key], type_texts.get(key))
+        )
     return tuple(out)
 
 
@@ -145,23 +157,50 @@ def null_columns(columns: Sequence[ReadColumn], instance: CaptureInstance) -> tu
     return tuple(c.name for c in columns if c.name.lower() not in captured)
 
 
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+def _spark_type(text: str) -> DataType:
+    """The DataType of a canonical Spark type (`DECIMAL(12,2)`, `TIMESTAMP_NTZ`), built without
+    a JVM: `schema()` runs in a Python worker with no session to parse DDL."""
+    from pyspark.sql import types as T
+
+    simple: dict[str, DataType] = {
+        "BOOLEAN": T.BooleanType(),
+        "SMALLINT": T.ShortType(),
+        "INT": T.IntegerType(),
+        "BIGINT": T.LongType(),
+        "FLOAT": T.FloatType(),
+        "DOUBLE": T.DoubleType(),
+        "DATE": T.DateType(),
+        "TIMESTAMP_NTZ": T.TimestampNTZType(),
+        "TIMESTAMP": T.TimestampType(),
+        "STRING": T.StringType(),
+        "BINARY": T.BinaryType(),
+    }
+    if text in simple:
+        return simple[text]
+    if text.startswith("DECIMAL(") and text.endswith(")"):
+        precision, _, scale = text[len("DECIMAL(") : -1].partition(",")
+        return T.DecimalType(int(precision), int(scale or 0))
+    raise ConfigError(f"the Spark type {text!r} is not one the source produces")
 
 
-def spark_ddl(
+def spark_schema(
     columns: Sequence[ReadColumn], *, include_command_id: bool, chunk: bool = False
-) -> str:
-    """The output schema as Spark DDL: metadata columns first, then the declared columns."""
+) -> StructType:
+    """The output schema: metadata columns first, then the declared columns, each with its SQL
+    type (when known) in its field metadata under `SQL_TYPE_KEY`."""
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
     fields = [
-        f"{name} {kind}"
+        StructField(name, _spark_type(kind), True)
         for name, kind in CHANGE_METADATA
         if include_command_id or name != "_command_id"
     ]
-    fields += [f"{_quoted(c.name)} {c.spark_type}" for c in columns]
+    for c in columns:
+        metadata = {SQL_TYPE_KEY: c.type_text} if c.type_text else {}
+        fields.append(StructField(c.name, _spark_type(c.spark_type), True, metadata))
     if chunk:
-        fields.append("_chunk INT")
-    return ", ".join(fields)
+        fields.append(StructField("_chunk", IntegerType(), True))
+    return StructType(fields)
 
 
 def read_columns(schema: Any) -> tuple[ReadColumn, ...]:

@@ -68,6 +68,7 @@ class ReadColumn:
     name: str
     spark_type: str  # canonical, as in SourceConfig.columns ("INT", "DECIMAL(12,2)", ...)
     sql_type: str | None = None  # base type name; None lets the backend pick by Spark type
+    type_text: str | None = None  # full type as the server reports it ("datetime2(7)"), if known
 
 
 @dataclass(frozen=True, slots=True)

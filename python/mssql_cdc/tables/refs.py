@@ -4,11 +4,13 @@ Tables are created only by writers, in the newest shape, stamped with `mssql_cdc
 `mssql_cdc.schema_version`; opening one for write runs the migrations it lacks, in order,
 stamping the version after each. The table references themselves (`TableRef`, `table_ref`,
 `require_distinct`) are defined in `tables.reference` and offered here too, with
-`table_properties`, for the callers that open tables.
+`table_properties`, for the callers that open tables. A new bronze records its captured
+columns' SQL types in `mssql_cdc.sql_types` (decision 1343).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KIND_PROPERTY",
     "MIN_VERSION_PROPERTY",
+    "SQL_TYPES_PROPERTY",
     "VERSION_PROPERTY",
     "TableHandle",
     "TableRef",
@@ -47,6 +50,7 @@ __all__ = [
     "migrations_for",
     "open_for_read",
     "open_for_write",
+    "recorded_sql_types",
     "require_distinct",
     "table_properties",
     "table_ref",
@@ -57,6 +61,10 @@ log = logging.getLogger(__name__)
 KIND_PROPERTY = "mssql_cdc.kind"
 VERSION_PROPERTY = "mssql_cdc.schema_version"
 MIN_VERSION_PROPERTY = "mssql_cdc.min_version"
+SQL_TYPES_PROPERTY = "mssql_cdc.sql_types"
+"""A bronze table's captured columns' SQL types, a JSON object `{"k": "datetime2(7)"}`: Delta
+keeps field metadata only on a table's first write, and bronze is created by CREATE TABLE,
+which cannot state it."""
 _TXN_RETENTION = "delta.setTransactionRetentionDuration"
 
 _MIGRATIONS: dict[TableKind, list[Migration]] = {
@@ -162,8 +170,12 @@ def open_for_read(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> 
 def create_table_sql(ref: TableRef, kind: TableKind, columns: Sequence[ShapeColumn]) -> str:
     """Return the CREATE TABLE statement of a new `kind` table: its columns with
     their comments, the kind's table comment, the kind and newest schema version stamped, and
-    Delta column mapping for a bronze or silver column name that needs it."""
+    Delta column mapping for a bronze or silver column name that needs it; a bronze's captured
+    columns' SQL types, where the source schema records them, in `SQL_TYPES_PROPERTY`."""
     properties = {KIND_PROPERTY: kind, VERSION_PROPERTY: str(len(migrations_for(kind)))}
+    sql_types = {c.name: c.sql_type for c in columns if c.sql_type}
+    if kind == "bronze" and sql_types:
+        properties[SQL_TYPES_PROPERTY] = json.dumps(sql_types, separators=(",", ":"))
     if kind in ("bronze", "silver") and needs_column_mapping(c.name for c in columns):
         properties["delta.columnMapping.mode"] = "name"
     return create_statement(ref.sql, columns, comment=_TABLE_COMMENTS[kind], properties=properties)
@@ -295,3 +307,16 @@ def _warn_once(ref: TableRef, topic: str, message: str) -> None:
             return
         _warned.add((ref.name, topic))
     log.warning(message)
+
+
+def recorded_sql_types(spark: SparkSession, ref: TableRef | str) -> dict[str, str]:
+    """The captured columns' SQL types a bronze records (`SQL_TYPES_PROPERTY`), read without a
+    Spark job; empty for a bronze created before the source recorded them."""
+    raw = table_properties(spark, ref).get(SQL_TYPES_PROPERTY)
+    try:
+        found = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): str(v) for k, v in found.items() if isinstance(v, str)}

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mssql_cdc.core import SQL_TYPE_KEY
 from mssql_cdc.errors import ConfigError, InternalError, SchemaChangedError
 from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables.definitions import Column, TableKind
@@ -31,11 +32,13 @@ _MAPPING_CHARACTERS = frozenset(" ,;{}()=\t\n")
 @dataclass(frozen=True, slots=True)
 class ShapeColumn:
     """A column to create: name, type (Spark SQL text or a DataType) and comment (None for a
-    captured column)."""
+    captured column); a captured column's SQL type (`datetime2(7)`) when the source schema's
+    field metadata records it (`core.SQL_TYPE_KEY`)."""
 
     name: str
     type: str | DataType
     comment: str | None
+    sql_type: str | None = None
 
 
 def spark_type_name(value: str | DataType) -> str:
@@ -74,7 +77,9 @@ def shape_of(kind: TableKind, source_schema: StructType | None) -> list[ShapeCol
         known = library.get(field.name)
         if known is None:
             _refuse_case_collision(field.name, library)
-            captured.append(ShapeColumn(field.name, field.dataType, None))
+            recorded = (field.metadata or {}).get(SQL_TYPE_KEY)
+            sql_type = recorded if isinstance(recorded, str) else None
+            captured.append(ShapeColumn(field.name, field.dataType, None, sql_type))
             continue
         if spark_type_name(field.dataType) != spark_type_name(known.type):
             raise ConfigError(

@@ -16,19 +16,22 @@ The expected tables are the rows the test inserted, in plain Python.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pymssql
 import pytest
+from deltalake import DeltaTable
 from pyspark.sql import SparkSession
 
 from mssql_cdc import apply_changes, reconcile, stream
 from mssql_cdc.emulator import Emulator
 from mssql_cdc.errors import ConfigError
-from tests.spark.support.backends import Backend, backend_options
+from tests.spark.support.backends import Backend, backend_options, server_of
 
 START = datetime(2026, 9, 28, 13, 50)
 
@@ -264,24 +267,32 @@ def test_guid_keys_over_tds_snapshot_once_and_reconcile(
     _story(spark, tmp_path, "uniqueidentifier", "pymssql")
 
 
-def test_reconcile_refuses_a_datetime2_7_key_naming_the_column_and_the_remedies(
+def test_silver_and_reconcile_refuse_a_datetime2_7_key_held_as_a_timestamp_naming_it(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     """datetime2(7) keeps 100 ns (https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetime2-transact-sql)
     and Spark microseconds (spec 10 section 6.4): two keys 100 ns apart are two rows on the
-    server and one key in Spark, so reconcile refuses rather than compare them (decision 1333)."""
+    server and one key in Spark, so silver and reconcile refuse rather than key rows by it
+    (decisions 1333, 1343); bronze records the column's SQL type, and silver writes nothing."""
     t = Keyed(spark, tmp_path, "datetime2(7)", "emulator")
     t.commit(*[("insert", datetime(2026, 1, 1, 10, i), f"v{i}") for i in range(12)])
     t.run()
     t.backfill()
     t.run()
-    assert len(t.silver()) == 12
-    with pytest.raises(ConfigError) as caught:
-        t.reconcile()
-    message = str(caught.value)
-    assert "key column k is datetime2(7)" in message
-    assert "columns option" in message
-    assert "datetime2(6)" in message
+    bronze = DeltaTable(t.paths["bronze"]).metadata().configuration
+    assert json.loads(bronze["mssql_cdc.sql_types"])["k"] == "datetime2(7)"
+    p = t.paths
+    for refused in (
+        t.silver,
+        lambda: reconcile(spark, t.options, p["bronze"], against="bronze", tiles=4),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            refused()
+        message = str(caught.value)
+        assert "key column k is datetime2(7)" in message
+        assert "columns option" in message
+        assert "datetime2(6)" in message
+    assert not Path(p["silver"]).exists()
 
 
 def test_a_repair_of_a_case_sensitive_key_reads_or_carries_each_key_once(
@@ -327,3 +338,108 @@ def test_reconcile_refuses_a_case_insensitive_key_holding_punctuation_naming_the
     message = str(caught.value)
     assert "key column k holds 'a-b'" in message
     assert "SQL_Latin1_General_CP1_CI_AS" in message
+
+
+# datetime2(7) text as CONVERT writes it, `yyyy-mm-dd hh:mi:ss.nnnnnnn`
+# (https://learn.microsoft.com/en-us/sql/t-sql/functions/cast-and-convert-transact-sql): fixed
+# width, so its order is the value's. Pairs 100 ns apart, before 1970 and at the very end
+# (https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetime2-transact-sql); in the order
+# SQL Server keeps them.
+SEVEN_DIGIT_KEYS = [
+    "0001-01-01 00:00:00.0000000",
+    "0001-01-01 00:00:00.0000001",
+    "1899-12-31 23:59:59.9999999",
+    "1969-12-31 23:59:59.9999998",
+    "1969-12-31 23:59:59.9999999",
+    "1970-01-01 00:00:00.0000000",
+    "1970-01-01 00:00:00.0000001",
+    "2026-01-01 12:00:00.1234567",
+    "2026-01-01 12:00:00.1234568",
+    "2026-01-01 12:00:00.1234569",
+    "2026-01-01 12:00:00.1234570",
+    "9999-12-31 23:59:59.9999997",
+    "9999-12-31 23:59:59.9999998",
+    "9999-12-31 23:59:59.9999999",
+]
+
+
+def _over_tds(t: Keyed, *statements: str) -> None:
+    """Run T-SQL through the emulator's TDS server (with pymssql, whichever driver the test
+    reads with), each statement its own transaction: a
+    Python value stops at microseconds, a text literal keeps the seventh digit."""
+    server = server_of(t.root / "e.db")
+    conn = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
+    try:
+        cursor = conn.cursor()
+        for sql in statements:
+            cursor.execute(sql)
+            conn.commit()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("backend", ["pymssql", "mssql-python"])
+def test_a_datetime2_7_key_declared_string_keeps_keys_100_ns_apart_through_every_step(
+    spark: SparkSession, tmp_path: Path, backend: Backend
+) -> None:
+    """The remedy silver and reconcile name (decision 1344): declared STRING, a datetime2(7) key
+    reads as its seven-digit text over TDS (`CONVERT(nvarchar(max), k)`), so keys 100 ns apart
+    stay apart: a chunked bootstrap and re-snapshot read each key once, silver holds each, and
+    reconcile finds the copy equal, then exactly the one row changed and the one removed."""
+    keys = SEVEN_DIGIT_KEYS
+    t = Keyed(spark, tmp_path, "datetime2(7)", backend)
+    t.options["columns"] = "k STRING, v STRING"
+    values = ", ".join(f"('{k}', 'v{i}')" for i, k in enumerate(keys))
+    _over_tds(t, f"INSERT INTO dbo.t (k, v) VALUES {values}")
+    t.run()
+    _over_tds(
+        t,
+        f"UPDATE dbo.t SET v = 'changed' WHERE k = '{keys[8]}'",
+        f"DELETE FROM dbo.t WHERE k = '{keys[12]}'",
+    )
+    t.backfill()
+    t.run()
+    expected = {k: f"v{i}" for i, k in enumerate(keys)}
+    expected[keys[8]] = "changed"
+    del expected[keys[12]]
+    [bootstrap] = t.snapshot_reads()
+    assert bootstrap == Counter(dict.fromkeys(expected, 1))
+    assert t.silver() == expected
+    assert t.reconcile() == (True, [], [])
+
+    p = t.paths
+    stream(spark, t.options).resnapshot(
+        p["bronze"], "keys", p["ckpt"], p["facts"], resnapshot_interval_days=0, snapshot="chunked"
+    )
+    t.run()
+    t.backfill()
+    t.run()
+    _, again = t.snapshot_reads()
+    assert again == Counter(dict.fromkeys(expected, 1))
+    assert t.silver() == expected
+
+    # one key of each 100-ns pair: the other must stay equal
+    spark.sql(f"UPDATE delta.`{p['silver']}` SET v = 'drifted' WHERE k = '{keys[9]}'")
+    spark.sql(f"DELETE FROM delta.`{p['silver']}` WHERE k = '{keys[1]}'")
+    assert t.reconcile() == (False, [keys[1]], [keys[9]])
+
+
+def test_a_bronze_created_before_types_were_recorded_takes_new_batches_and_keeps_its_behaviour(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A bronze without `mssql_cdc.sql_types` (as one made before decision 1343) takes batches
+    whose fields carry SQL types without a schema error, and silver keys its datetime2(7) rows
+    by their microsecond value as before, unrefused (the values here differ by minutes)."""
+    t = Keyed(spark, tmp_path, "datetime2(7)", "emulator")
+    t.commit(*[("insert", datetime(2026, 1, 1, 10, i), f"v{i}") for i in range(12)])
+    t.run()
+    t.backfill()
+    t.run()
+    p = t.paths
+    spark.sql(f"ALTER TABLE delta.`{p['bronze']}` UNSET TBLPROPERTIES ('mssql_cdc.sql_types')")
+    assert "mssql_cdc.sql_types" not in DeltaTable(p["bronze"]).metadata().configuration
+    t.commit(("insert", datetime(2026, 1, 1, 11), "later"))
+    t.run()
+    expected = {datetime(2026, 1, 1, 10, i): f"v{i}" for i in range(12)}
+    expected[datetime(2026, 1, 1, 11)] = "later"
+    assert t.silver() == {_comparable(k): v for k, v in expected.items()}

@@ -31,6 +31,12 @@ def backend_options(path: Path, backend: Backend) -> dict[str, str]:
     return {"backend": backend, "connectionString": server.connection_string(backend)}
 
 
+def server_of(path: Path) -> TdsServer:
+    """The server `backend_options` started for the file at `path` (a T-SQL backend's), for a
+    test that writes through it."""
+    return _servers[path.resolve()]
+
+
 def stop_servers() -> None:
     """Stop every server this test started."""
     while _servers:

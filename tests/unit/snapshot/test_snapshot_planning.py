@@ -117,15 +117,19 @@ def test_schema_is_inferred_at_load_and_a_bad_zone_fails_there(tmp_path: Path) -
     items(tmp_path / "e.db")
     path = str(tmp_path / "e.db")
     options = {"captureInstance": "DBO_ITEMS", "backend": "emulator", "emulatorPath": path}
-    assert CdcDataSource(options).schema() == (
-        "_capture_instance STRING, _start_lsn STRING, _seqval STRING, _operation INT, "
-        "_command_id INT, _commit_ts TIMESTAMP_NTZ, `id` INT, `k` INT"
+    stream = CdcDataSource(options).schema()
+    assert stream.simpleString() == (
+        "struct<_capture_instance:string,_start_lsn:string,_seqval:string,_operation:int,"
+        "_command_id:int,_commit_ts:timestamp_ntz,id:int,k:int>"
     )
-    assert CdcSnapshotDataSource(
+    # each captured column carries its SQL type; the library's columns carry none
+    assert [f.metadata for f in stream.fields] == [{}] * 6 + [{"mssql_cdc.sql_type": "int"}] * 2
+    snapshot = CdcSnapshotDataSource(
         options | {"includeCommandId": "false", "snapshotChunks": "[[0, null, null]]"}
-    ).schema() == (
-        "_capture_instance STRING, _start_lsn STRING, _seqval STRING, _operation INT, "
-        "_commit_ts TIMESTAMP_NTZ, `id` INT, `k` INT, _chunk INT"
+    ).schema()
+    assert snapshot.simpleString() == (
+        "struct<_capture_instance:string,_start_lsn:string,_seqval:string,_operation:int,"
+        "_commit_ts:timestamp_ntz,id:int,k:int,_chunk:int>"
     )
     with pytest.raises(ConfigError, match="sourceTimeZone"):
         CdcDataSource(options | {"sourceTimeZone": "Mars/Olympus"}).schema()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
-from datetime import datetime, time
+from datetime import UTC, datetime, time
 from pathlib import Path
 
 import pyarrow as pa
@@ -246,3 +246,35 @@ def test_time_values_read_as_sql_server_text_with_seven_digits(tmp_path: Path) -
         "dbo", "t", columns=columns, keys=["id"], lo=None, hi=None, batch_rows=10
     )
     assert rows.column("at").to_pylist() == ["09:05:07.0001200", None]
+
+
+def test_datetime2_and_datetimeoffset_declared_string_read_as_convert_writes_them(
+    tmp_path: Path,
+) -> None:
+    """CONVERT(nvarchar(max), x) writes a datetime2(n) as `yyyy-mm-dd hh:mi:ss` and n digits, a
+    datetimeoffset with its offset
+    (https://learn.microsoft.com/en-us/sql/t-sql/functions/cast-and-convert-transact-sql), which
+    is what a T-SQL backend reads for a column declared STRING; the in-process backend writes
+    the same (decision 1344). Its values hold microseconds, so a seventh digit is 0."""
+    emu = Emulator.create(tmp_path / "e.db")
+    types = {"id": "int", "k": "datetime2(7)", "d3": "datetime2(3)", "o": "datetimeoffset(7)"}
+    emu.create_table("dbo.t", types, primary_key="id")
+    emu.enable_cdc("dbo.t")
+    stamp = datetime(1, 1, 1, 9, 5, 7, 120)
+    first = {"id": 1, "k": stamp, "d3": stamp, "o": stamp.replace(tzinfo=UTC)}
+    last = emu.commit([("insert", "dbo.t", first), ("insert", "dbo.t", {"id": 2})])
+    columns = [ReadColumn("id", "INT")] + [ReadColumn(n, "STRING") for n in ("k", "d3", "o")]
+    expected = {
+        "k": ["0001-01-01 09:05:07.0001200", None],
+        "d3": ["0001-01-01 09:05:07.000", None],
+        "o": ["0001-01-01 09:05:07.0001200 +00:00", None],
+    }
+    [batch] = EmulatorBackend(str(tmp_path / "e.db")).read_changes(
+        "dbo_t", lsn.Lsn(last), lsn.Lsn(last), columns=columns, include_command_id=False,
+        time_zone="UTC", batch_rows=10,
+    )  # fmt: skip
+    assert {n: batch.column(n).to_pylist() for n in expected} == expected
+    [rows] = EmulatorSnapshotReader(str(tmp_path / "e.db")).read_table(
+        "dbo", "t", columns=columns, keys=["id"], lo=None, hi=None, batch_rows=10
+    )
+    assert {n: rows.column(n).to_pylist() for n in expected} == expected

@@ -17,8 +17,10 @@ from mssql_cdc.core import Tile, lsn
 from mssql_cdc.emulator import EmulatorReader, PermissionDeniedError
 from mssql_cdc.sqlserver.commit_instants import Candidates, chain
 from mssql_cdc.sqlserver.emulated.local_time import (
+    declared_times_as_text,
     local_candidates,
     local_candidates_array,
+    text_scales,
     times_as_text,
     zone_of,
 )
@@ -225,6 +227,12 @@ class EmulatorBackend:
                 batch_rows=batch_rows,
                 batch_bytes=MAX_BATCH_BYTES,
             )
+            declared = [c for c in shape.read if c.spark_type == "STRING"]
+            types = (
+                {c.name: c.type_text for c in self.captured_columns(capture_instance)}
+                if declared
+                else {}
+            )
         except PermissionDeniedError as exc:  # 229, said as the T-SQL backends say it
             raise permission_error(capture_instance, self._user or "<user>") from exc
 
@@ -245,7 +253,7 @@ class EmulatorBackend:
                         type=pa.timestamp("us"),
                     )
                 raw = raw.set_column(position, pa.field("_commit_ts", utc.type), utc)
-            return times_as_text(raw)
+            return declared_times_as_text(times_as_text(raw), text_scales(declared, types))
 
         yield from cast_batches((as_read(raw) for raw in stream), shape.schema, shape.constants)
 

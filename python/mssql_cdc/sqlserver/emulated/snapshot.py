@@ -19,7 +19,11 @@ from mssql_cdc.core import typed_part
 from mssql_cdc.emulator import EmulatorReader
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import IsolationLevel, KeyBound
-from mssql_cdc.sqlserver.emulated.local_time import times_as_text
+from mssql_cdc.sqlserver.emulated.local_time import (
+    declared_times_as_text,
+    text_scales,
+    times_as_text,
+)
 from mssql_cdc.sqlserver.isolation import source_read_errors
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql.arrow import MAX_BATCH_BYTES, cast_batches, table_schema
@@ -224,7 +228,9 @@ class EmulatorSnapshotReader:
         batch_rows: int,
     ) -> Iterator[pa.RecordBatch]:
         """Yield the rows with `lo <= key < hi` (open ends None) as batches of `columns`."""
-        present = {c.name for c in self.table_columns(source_schema, source_table)}
+        found = self.table_columns(source_schema, source_table)
+        present = {c.name for c in found}
+        scales = text_scales(columns, {c.name: f"{c.sql_type}({c.scale})" for c in found})
         table = f"{source_schema}.{source_table}"
         names = [c.name for c in columns if c.name in present]
         types = self._key_types(source_schema, source_table, keys)
@@ -239,7 +245,7 @@ class EmulatorSnapshotReader:
                 batch_bytes=MAX_BATCH_BYTES,
             )
         # Declared columns the table no longer has read NULL.
-        raw = (times_as_text(batch) for batch in raw_batches)
+        raw = (declared_times_as_text(times_as_text(b), scales) for b in raw_batches)
         yield from cast_batches(raw, table_schema(columns), {})
 
     def close(self) -> None:
