@@ -1,8 +1,8 @@
 """The library reaches Spark and Delta only through what Spark Connect carries.
 
 No module of `mssql_cdc` touches py4j or a session's JVM handles (`_jvm`, `_jsparkSession`,
-`_jsc`, `_jdf`, `_jdt`, `_jwrite`, `_sc`, `sparkContext._...`; as attributes or through
-`getattr`/`hasattr`), or imports delta-spark's Python
+`_jsc`, `_jdf`, `_jdt`, `_jwrite`, `_sc`, an Observation's `_jo`, `sparkContext._...`; as
+attributes or through `getattr`/`hasattr`), or imports delta-spark's Python
 API (`delta`, `delta.tables`), whose Connect path needs a server plugin Delta does not publish
 for Spark 4.2 (issue 16). An `ast` walk finds them, imports inside functions and under
 `TYPE_CHECKING` too.
@@ -17,7 +17,10 @@ import mssql_cdc
 
 PACKAGE = Path(mssql_cdc.__file__).parent
 
-PRIVATE_ATTRIBUTES = frozenset({"_jvm", "_jsparkSession", "_jsc", "_jdf", "_jdt", "_jwrite", "_sc"})
+# `_jo`: an Observation's JVM object, as private as a DataFrame's `_jdf`.
+PRIVATE_ATTRIBUTES = frozenset(
+    {"_jvm", "_jsparkSession", "_jsc", "_jdf", "_jdt", "_jwrite", "_sc", "_jo"}
+)
 FORBIDDEN_MODULES = ("py4j", "delta")
 
 # Modules that must keep a forbidden use, each with why (docs/architecture.md names them too).

@@ -1,6 +1,6 @@
 """The micro-batch's aggregates observed on its bronze append: one read (decision 1350).
 
-The append is the read; Spark's `Observation` folds the step-5 aggregates in the same tasks,
+The append is the read; Spark's `Observation` folds the batch's aggregates in the same tasks,
 without a job of its own, on classic Spark and Spark Connect alike. An append Delta skips (its
 transaction version is already recorded) runs nothing, so its observation reports nothing:
 `ObservedBatch.aggregates` then answers None instead of waiting, and the sink reads the batch
@@ -9,7 +9,7 @@ once more for the exact values.
 
 from __future__ import annotations
 
-import time
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -45,7 +45,7 @@ class ObservedBatch:
 
 
 def observe(df: DataFrame) -> ObservedBatch:
-    """Attach the sink's step-5 aggregates to `df` as an observation of its next action."""
+    """Attach the sink's batch aggregates to `df` as an observation of its next action."""
     from pyspark.sql import Observation
 
     observation = Observation(f"mssql_cdc_batch_{uuid.uuid4().hex}")
@@ -55,17 +55,19 @@ def observe(df: DataFrame) -> ObservedBatch:
 def _settled(observation: Observation) -> dict[str, Any] | None:
     """The observation's values without blocking on an action that never ran.
 
-    Spark Connect fills the values from the action's response (empty when none ran); a
-    classic observation's `get` waits for its action forever, so its JVM future is asked
-    whether it completed first.
+    Spark Connect fills the values from the action's response (empty when none ran). A classic
+    observation's `get` waits for its action, forever when none ran, and Spark offers no public
+    way to ask whether it completed: so `get` runs on a daemon thread, waited for a moment. A
+    `get` that never returns (an append Delta skipped although this sink expected to write it,
+    so another writer recorded the batch) leaves one idle thread behind, and the batch is read
+    again.
     """
-    handle = getattr(observation, "_jo", None)
-    if handle is None:
-        return dict(observation.get)
-    future = handle.future()
-    deadline = time.monotonic() + _SETTLE_SECONDS
-    while not future.isCompleted():
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.02)
-    return dict(observation.get)
+    found: list[dict[str, Any]] = []
+
+    def wait() -> None:
+        found.append(dict(observation.get))
+
+    waiter = threading.Thread(target=wait, name="mssql-cdc-observation", daemon=True)
+    waiter.start()
+    waiter.join(_SETTLE_SECONDS)
+    return found[0] if found else None

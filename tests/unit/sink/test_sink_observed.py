@@ -4,6 +4,7 @@ a bounded wait on classic Spark, where the observation's own `get` would wait fo
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import datetime
 from typing import Any, cast
@@ -32,33 +33,17 @@ class ConnectObservation:
         self.get = values
 
 
-class Future:
-    def __init__(self, done: bool) -> None:
-        self.done = done
-
-    def isCompleted(self) -> bool:  # the JVM method's name
-        return self.done
-
-
-class ClassicHandle:
-    def __init__(self, done: bool) -> None:
-        self._future = Future(done)
-
-    def future(self) -> Future:
-        return self._future
-
-
 class ClassicObservation:
-    """Classic Spark's shape: `get` blocks until an action ran, so it must not be asked first."""
+    """Classic Spark's shape: `get` blocks until an action ran, forever when none did."""
 
     def __init__(self, done: bool) -> None:
-        self._jo = ClassicHandle(done)
-        self.done = done
+        self.ran = threading.Event()
+        if done:
+            self.ran.set()
 
     @property
     def get(self) -> dict[str, Any]:
-        if not self.done:
-            raise AssertionError("get would wait forever for an action that never ran")
+        self.ran.wait()
         return VALUES
 
 
@@ -94,3 +79,12 @@ def test_a_skipped_append_answers_none_on_classic_after_a_bounded_wait(
     started = time.monotonic()
     assert batch(ClassicObservation(done=False)).aggregates() is None
     assert time.monotonic() - started < 5
+
+
+def test_a_classic_observation_completed_late_within_the_wait_still_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(observed, "_SETTLE_SECONDS", 5.0)
+    late = ClassicObservation(done=False)
+    threading.Timer(0.2, late.ran.set).start()
+    assert batch(late).aggregates() == EXPECTED
