@@ -114,15 +114,13 @@ def test_a_retention_set_over_tds_is_the_emulators_retention(
 def test_the_cleanup_job_started_over_tds_keeps_the_retention_set_over_tds(
     emulator: Emulator, server: TdsServer
 ) -> None:
-    emulator.commit(
-        [("insert", "dbo.orders", {"order_id": 1, "status": "old"})], at="2026-09-28T14:00"
-    )
-    emulator.commit(
-        [("insert", "dbo.orders", {"order_id": 2, "status": "new"})], at="2026-09-28T16:00"
-    )
+    # sys.sp_cdc_start_job starts the cleanup job, which keeps `retention` minutes back from
+    # the newest entry (the cleanup job reads its retention from the job's configuration).
+    for order_id, at in ((1, "2026-09-28T14:00"), (2, "2026-09-28T14:30"), (3, "2026-09-28T16:00")):
+        emulator.commit([("insert", "dbo.orders", {"order_id": order_id, "status": "x"})], at=at)
     execute(server, "EXEC sys.sp_cdc_change_job @job_type = N'cleanup', @retention = 60")
     execute(server, "EXEC sys.sp_cdc_start_job @job_type = N'cleanup'")
-    assert [row["order_id"] for row in emulator.change_rows("dbo_orders")] == [2]
+    assert [row["order_id"] for row in emulator.change_rows("dbo_orders")] == [2, 3]
 
 
 @pytest.mark.parametrize("retention", [0, -5, 52494801])
