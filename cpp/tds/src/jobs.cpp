@@ -152,10 +152,6 @@ void change_job(emu::Engine& engine, const JobCall& call) {
   if (poll && (*poll < 0 || *poll > 86'400)) {
     sql_error(22999, "The value specified for the parameter @pollinginterval must be between 0 and 86400 seconds.");
   }
-  if (const auto v = value(call, "@maxtrans")) engine.configure("maxtrans", std::to_string(*v));
-  if (const auto v = value(call, "@maxscans")) engine.configure("maxscans", std::to_string(*v));
-  if (const auto r = value(call, "@retention")) engine.configure("retention_minutes", std::to_string(*r));
-  if (const auto t = value(call, "@threshold")) engine.configure("cleanup_threshold", std::to_string(*t));
   // @continuous 0 sets the interval to 0 whatever @pollinginterval says; an interval above 0
   // with @continuous NULL makes the job continuous; @continuous 1 alone keeps the interval.
   const auto cont = value(call, "@continuous");
@@ -169,10 +165,24 @@ void change_job(emu::Engine& engine, const JobCall& call) {
                   "@pollinginterval = 0 (no wait between scans) is not modeled: the emulator's capture job waits at "
                   "least 1 second between cycles");
     }
+    if (*poll > 86'399) {
+      throw Error(ErrorKind::InvalidArgument,
+                  "@pollinginterval = 86400 is over what the emulator's capture job models (1..86399 seconds)");
+    }
     next = std::to_string(*poll);
   } else if (cont && !was_continuous) {
     next = std::to_string(kDefaultPolling);
   }
+  for (const char* name : {"@maxtrans", "@maxscans"}) {
+    if (const auto v = value(call, name); v && *v > 1'000'000) {
+      throw Error(ErrorKind::InvalidArgument,
+                  std::string(name) + " = " + std::to_string(*v) + " is over what the emulator models (1..1000000)");
+    }
+  }
+  if (const auto v = value(call, "@maxtrans")) engine.configure("maxtrans", std::to_string(*v));
+  if (const auto v = value(call, "@maxscans")) engine.configure("maxscans", std::to_string(*v));
+  if (const auto r = value(call, "@retention")) engine.configure("retention_minutes", std::to_string(*r));
+  if (const auto t = value(call, "@threshold")) engine.configure("cleanup_threshold", std::to_string(*t));
   if (next) set_polling(engine, *next);
 }
 

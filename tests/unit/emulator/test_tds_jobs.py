@@ -248,3 +248,15 @@ def test_a_scan_captures_what_the_log_holds(tmp_path: Path) -> None:
         assert [row["order_id"] for row in emu.change_rows("dbo_orders")] == [1]
     finally:
         emu.close()
+
+
+def test_a_value_the_emulator_cannot_hold_is_refused_before_anything_is_stored(
+    emulator: Emulator, server: TdsServer
+) -> None:
+    # CHANGE_JOB takes @pollinginterval 0 (no wait between scans); the emulator's capture job
+    # waits at least 1 s, so it refuses the call, and the @maxtrans sent with it stays unset.
+    number, _ = refusal(
+        server, "EXEC sys.sp_cdc_change_job @maxtrans = 42, @continuous = 1, @pollinginterval = 0"
+    )
+    assert number == 50000
+    assert emulator.settings()["maxtrans"] == 500
