@@ -260,3 +260,22 @@ def test_a_value_the_emulator_cannot_hold_is_refused_before_anything_is_stored(
     )
     assert number == 50000
     assert emulator.settings()["maxtrans"] == 500
+
+
+def test_an_rpc_call_of_change_job_binds_its_arguments_by_position(
+    emulator: Emulator, server: TdsServer
+) -> None:
+    # CHANGE_JOB's syntax: @job_type, @maxtrans, @maxscans, @continuous, @pollinginterval,
+    # @retention, @threshold, in that order.
+    conn = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
+    try:
+        conn.cursor().callproc(
+            "sys.sp_cdc_change_job", ("cleanup", None, None, None, None, 2880, 900)
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    assert (emulator.settings()["retention_minutes"], emulator.settings()["cleanup_threshold"]) == (
+        2880,
+        900,
+    )
