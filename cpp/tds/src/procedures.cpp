@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "jobs.hpp"
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
@@ -69,6 +70,21 @@ class Args {
     if (const auto* s = std::get_if<std::string>(&v->value)) return *s;
     if (const auto* i = std::get_if<std::int64_t>(&v->value)) return std::to_string(*i);
     sql_error(206, "Operand type clash: " + type_name(v->type) + " is incompatible with nvarchar");
+  }
+  // int, bigint and bit arguments; SQL Server converts digits passed as text implicitly.
+  [[nodiscard]] std::optional<std::int64_t> integer(const std::string& name) const {
+    const TypedValue* v = find(name);
+    if (v == nullptr || is_null(v->value)) return std::nullopt;
+    if (const auto* i = std::get_if<std::int64_t>(&v->value)) return *i;
+    if (const auto* b = std::get_if<bool>(&v->value)) return *b ? 1 : 0;
+    if (const auto* s = std::get_if<std::string>(&v->value)) {
+      try {
+        std::size_t used = 0;
+        const long long n = std::stoll(*s, &used);
+        if (used == s->size()) return n;
+      } catch (const std::logic_error&) {}
+    }
+    sql_error(8114, "Error converting data type " + type_name(v->type) + " to bigint.");
   }
 
  private:
@@ -422,6 +438,42 @@ std::vector<ResultSet> cleanup_change_table(Storage& storage, const Args& args) 
 // SQL Server's own sp_cdc_enable_db does on an enabled database.
 std::vector<ResultSet> enable_db(Storage& /*storage*/, const Args& /*args*/) { return {}; }
 
+// The job procedures (jobs.cpp): @job_type and the numeric arguments present and not NULL.
+JobCall job_call(const Args& args, std::initializer_list<const char*> numbers) {
+  JobCall call{args.text("@job_type"), {}};
+  for (const char* name : numbers) {
+    if (const auto v = args.integer(name)) call.values[name] = *v;
+  }
+  return call;
+}
+
+std::vector<ResultSet> help_jobs_proc(Storage& storage, const Args& /*args*/) {
+  return help_jobs(storage.writer(), storage.database());
+}
+
+std::vector<ResultSet> change_job_proc(Storage& storage, const Args& args) {
+  const JobCall call =
+      job_call(args, {"@maxtrans", "@maxscans", "@continuous", "@pollinginterval", "@retention", "@threshold"});
+  write([&] { change_job(storage.writer(), call); });
+  return {};
+}
+
+std::vector<ResultSet> start_job_proc(Storage& storage, const Args& args) {
+  write([&] { start_job(storage.writer(), job_call(args, {})); });
+  return {};
+}
+
+std::vector<ResultSet> stop_job_proc(Storage& storage, const Args& args) {
+  write([&] { stop_job(storage.writer(), job_call(args, {})); });
+  return {};
+}
+
+std::vector<ResultSet> scan_proc(Storage& storage, const Args& args) {
+  const JobCall call = job_call(args, {"@maxtrans", "@maxscans", "@continuous", "@pollinginterval"});
+  write([&] { scan(storage.writer(), call); });
+  return {};
+}
+
 struct Param {
   const char* name;
   bool required;
@@ -459,6 +511,21 @@ const std::vector<Procedure>& procedures() {
        cleanup_change_table},
       {"sp_cdc_enable_db", {}, enable_db},
       {"sp_rename", {{"@objname", true}, {"@newname", true}, {"@objtype", false}}, rename},
+      {"sp_cdc_help_jobs", {}, help_jobs_proc},
+      {"sp_cdc_change_job",
+       {{"@job_type", false},
+        {"@maxtrans", false},
+        {"@maxscans", false},
+        {"@continuous", false},
+        {"@pollinginterval", false},
+        {"@retention", false},
+        {"@threshold", false}},
+       change_job_proc},
+      {"sp_cdc_start_job", {{"@job_type", false}}, start_job_proc},
+      {"sp_cdc_stop_job", {{"@job_type", false}}, stop_job_proc},
+      {"sp_cdc_scan",
+       {{"@maxtrans", false}, {"@maxscans", false}, {"@continuous", false}, {"@pollinginterval", false}},
+       scan_proc},
   };
   return all;
 }
@@ -566,7 +633,8 @@ TypedValue number_literal(const std::vector<SqlToken>& tokens, std::size_t at, b
 
 }  // namespace
 
-Storage::Storage(std::filesystem::path file, emu::Reader& reader) : file_(std::move(file)), reader_(reader) {}
+Storage::Storage(std::filesystem::path file, emu::Reader& reader, std::string database)
+    : file_(std::move(file)), database_(std::move(database)), reader_(reader) {}
 
 Storage::~Storage() = default;
 

@@ -42,12 +42,14 @@ struct ProcCall {
 // call that needs one (most connections only read).
 class Storage {
  public:
-  Storage(std::filesystem::path file, emu::Reader& reader);
+  // `database`: the name clients see, which the CDC jobs' names carry.
+  Storage(std::filesystem::path file, emu::Reader& reader, std::string database = "");
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
   emu::Reader& reader() { return reader_; }
+  [[nodiscard]] const std::string& database() const { return database_; }
   emu::Engine& writer();
 
   // The connection's transaction (transactions.cpp). write() commits `changes`
@@ -76,6 +78,7 @@ class Storage {
   void end_transaction();
 
   std::filesystem::path file_;
+  std::string database_;
   emu::Reader& reader_;
   std::unique_ptr<emu::Engine> writer_;
   int trancount_ = 0;

@@ -242,7 +242,7 @@ Database::Database(const std::filesystem::path& file, std::string name, const st
     : name_(std::move(name)),
       reader_(std::make_unique<emu::Reader>(file)),
       catalog_(emulator_catalog(*reader_, name_)),
-      storage_(std::make_unique<Storage>(file, *reader_)) {
+      storage_(std::make_unique<Storage>(file, *reader_, name_)) {
   reader_->act_as(login.empty() ? std::nullopt : std::optional<std::string>(login), name_, false);
 }
 

@@ -23,10 +23,6 @@ SQL_BLOCK = re.compile(r"```sql\n(.*?)```", re.DOTALL)
 
 # statement -> (error number, the start of the message) the emulator answers with today
 REFUSED_TODAY: dict[str, tuple[int, str]] = {
-    "EXEC sys.sp_cdc_change_job @job_type = N'cleanup', @retention = 10080": (
-        2812,
-        "Could not find stored procedure 'sys.sp_cdc_change_job'.",
-    ),
     "CREATE LOGIN mssql_cdc_reader WITH PASSWORD = 'choose-a-strong-password'": (
         102,
         "Incorrect syntax near 'CREATE'.",
