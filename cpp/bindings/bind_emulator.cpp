@@ -550,9 +550,10 @@ void bind_emulator(nb::module_& m) {
           [](emu::Reader& r, const std::string& ci, std::optional<std::string> from, std::optional<std::string> to,
              std::optional<std::vector<std::string>> columns, bool include_command_id, bool include_update_mask,
              const std::string& row_filter, std::int64_t batch_rows, std::int64_t batch_bytes,
-             const std::string& lsn_format, bool inspect) {
+             const std::string& lsn_format, bool inspect, std::vector<std::string> text_columns) {
             emu::ChangeReadOptions o;
             o.columns = std::move(columns);
+            o.text_columns = std::move(text_columns);
             o.include_command_id = include_command_id;
             o.include_update_mask = include_update_mask;
             o.row_filter = row_filter;
@@ -568,15 +569,17 @@ void bind_emulator(nb::module_& m) {
             return stream_capsule([&](ArrowArrayStream* s) { r.read_changes(ci, f, t, o, s); });
           },
           "capture_instance"_a, "from_lsn"_a.none(), "to_lsn"_a.none(), "columns"_a.none(), "include_command_id"_a,
-          "include_update_mask"_a, "row_filter"_a, "batch_rows"_a, "batch_bytes"_a, "lsn_format"_a, "inspect"_a)
+          "include_update_mask"_a, "row_filter"_a, "batch_rows"_a, "batch_bytes"_a, "lsn_format"_a, "inspect"_a,
+          "text_columns"_a = std::vector<std::string>{})
       .def(
           "read_table",
           [](emu::Reader& r, const std::string& table, nb::handle lo, nb::handle hi,
              std::optional<std::vector<std::string>> columns, std::optional<std::vector<std::string>> key_columns,
-             std::int64_t batch_rows, std::int64_t batch_bytes, bool inspect) {
+             std::int64_t batch_rows, std::int64_t batch_bytes, bool inspect, std::vector<std::string> text_columns) {
             emu::KeyRange range{to_key(lo), to_key(hi)};
             emu::TableReadOptions o;
             o.columns = std::move(columns);
+            o.text_columns = std::move(text_columns);
             o.key_columns = std::move(key_columns);
             o.batch_rows = batch_rows;
             o.batch_bytes = batch_bytes;
@@ -589,7 +592,7 @@ void bind_emulator(nb::module_& m) {
             });
           },
           "table"_a, "lo"_a.none(), "hi"_a.none(), "columns"_a.none(), "key_columns"_a.none(), "batch_rows"_a,
-          "batch_bytes"_a, "inspect"_a)
+          "batch_bytes"_a, "inspect"_a, "text_columns"_a = std::vector<std::string>{})
       .def(
           "captured_columns",
           [](emu::Reader& r, const std::string& ci) {

@@ -35,5 +35,22 @@ TEST(EmuSevenDigits, ArrowCarriesTimeInNanosecondsAndTimestampsInMicroseconds) {
   EXPECT_EQ(SqlType::parse("datetimeoffset(7)").arrow_name(), "timestamp[us, tz=UTC]");
 }
 
+// CONVERT writes datetime2 as yyyy-mm-dd hh:mi:ss.nnnnnnn, 0001-01-01 through 9999-12-31
+// 23:59:59.9999999 (https://learn.microsoft.com/en-us/sql/t-sql/functions/cast-and-convert-transact-sql,
+// https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetime2-transact-sql); the text the
+// reader writes for a column declared STRING (decision 1345). 0001-01-01 is 719162 days before
+// 1970-01-01 and 9999-12-31 2932896 days after it.
+TEST(EmuSevenDigits, TicksTextWritesEverySeventhDigitAcrossTheWholeRange) {
+  constexpr std::int64_t kTicksPerDay = 864'000'000'000;
+  EXPECT_EQ(ticks_text(-719'162 * kTicksPerDay + 1, 7), "0001-01-01 00:00:00.0000001");
+  EXPECT_EQ(ticks_text(-719'162 * kTicksPerDay, 7), "0001-01-01 00:00:00.0000000");
+  EXPECT_EQ(ticks_text(2'932'897 * kTicksPerDay - 1, 7), "9999-12-31 23:59:59.9999999");
+  EXPECT_EQ(ticks_text(12'345'678, 7), "1970-01-01 00:00:01.2345678");
+  EXPECT_EQ(ticks_text(12'345'679, 7), "1970-01-01 00:00:01.2345679");  // 100 ns apart, two texts
+  EXPECT_EQ(ticks_text(-1, 7), "1969-12-31 23:59:59.9999999");
+  EXPECT_EQ(ticks_text(12'340'000, 3), "1970-01-01 00:00:01.234");  // datetime2(3): three digits
+  EXPECT_EQ(ticks_text(10'000'000, 0), "1970-01-01 00:00:01");      // datetime2(0): no point
+}
+
 }  // namespace
 }  // namespace mssqlcdc::emu::test

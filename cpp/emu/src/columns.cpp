@@ -9,8 +9,21 @@
 
 namespace mssqlcdc::emu {
 
-ColumnBuilder make_builder(const std::string& name, const SqlType& type) {
+void check_text_column(const std::string& name, const std::optional<SqlType>& type, std::string_view what) {
+  if (!type) {
+    throw Error(ErrorKind::InvalidArgument,
+                std::string(what) + ": text_columns names " + name + ", which is not a column the read returns");
+  }
+  if (type->base != Base::DateTime2 && type->base != Base::DateTimeOffset) {
+    throw Error(ErrorKind::InvalidArgument, std::string(what) + ": text_columns names " + name + ", a " +
+                                                type->declared() +
+                                                "; only datetime2 and datetimeoffset columns read as text");
+  }
+}
+
+ColumnBuilder make_builder(const std::string& name, const SqlType& type, bool as_text) {
   using L = ColumnBuilder::Layout;
+  if (as_text) return {name, "u", L::Variable, 0};
   const std::string f = type.arrow_format();
   switch (type.base) {
     case Base::Bit: return {name, f, L::Bool, 0};
@@ -34,9 +47,16 @@ ColumnBuilder make_builder(const std::string& name, const SqlType& type) {
   }
 }
 
-void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType& type) {
+void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType& type, bool as_text) {
   if (sqlite3_column_type(st, column) == SQLITE_NULL) {
     b.append_null();
+    return;
+  }
+  if (as_text) {
+    // All seven digits the ticks hold, as CONVERT(nvarchar, ...) writes them (decision 1345).
+    std::string text = ticks_text(sqlite3_column_int64(st, column), type.precision);
+    if (type.base == Base::DateTimeOffset) text += " +00:00";  // the file keeps the UTC instant
+    b.append_bytes(text.data(), text.size());
     return;
   }
   switch (type.base) {

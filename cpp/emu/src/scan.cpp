@@ -144,7 +144,9 @@ class ChangeScan final : public BatchSource {
       if (with_cmd) builders_.emplace_back("_command_id", "i", ColumnBuilder::Layout::Fixed, 4);
       builders_.emplace_back("_commit_ts", "tsu:", ColumnBuilder::Layout::Fixed, 8);
     }
-    for (const auto& c : cols_) builders_.push_back(make_builder(c.name, c.type));
+    as_text_ = text_flags(cols_, options.text_columns, "capture instance '" + in_.name + "'");
+    for (std::size_t c = 0; c < cols_.size(); ++c)
+      builders_.push_back(make_builder(cols_[c].name, cols_[c].type, as_text_[c]));
     if (options.raw_names && with_cmd) builders_.emplace_back("__$command_id", "i", ColumnBuilder::Layout::Fixed, 4);
     with_cmd_ = with_cmd;
   }
@@ -278,7 +280,7 @@ class ChangeScan final : public BatchSource {
       else builders_[i++].append_null();
     }
     for (std::size_t c = 0; c < cols_.size(); ++c)
-      append_stored(builders_[i++], st, static_cast<int>(5 + c), cols_[c].type);
+      append_stored(builders_[i++], st, static_cast<int>(5 + c), cols_[c].type, as_text_[c]);
     if (options_.raw_names && with_cmd_) {
       const auto cmd = static_cast<std::int32_t>(sqlite3_column_int(st, 4));
       builders_[i++].append_fixed(&cmd);
@@ -309,6 +311,7 @@ class ChangeScan final : public BatchSource {
   std::int64_t last_command_id_ = 0;
   Instance in_;
   std::vector<CapturedColumn> cols_;
+  std::vector<bool> as_text_;  // per column of cols_: read as text (decision 1345)
   std::vector<ColumnBuilder> builders_;
   bool with_cmd_ = false;
   bool finished_ = false;
@@ -372,7 +375,9 @@ class TableScan final : public BatchSource {
     }
     stmt_.emplace(db_->prepare(sql));
     for (std::size_t i = 0; i < binds.size(); ++i) stmt_->bind(static_cast<int>(i + 1), binds[i]);
-    for (const auto& c : cols_) builders_.push_back(make_builder(c.name, c.type));
+    as_text_ = text_flags(cols_, options.text_columns, t.full_name());
+    for (std::size_t c = 0; c < cols_.size(); ++c)
+      builders_.push_back(make_builder(cols_[c].name, cols_[c].type, as_text_[c]));
   }
 
   std::vector<ColumnBuilder>& columns() override { return builders_; }
@@ -394,7 +399,7 @@ class TableScan final : public BatchSource {
         return rows > 0;
       }
       for (std::size_t c = 0; c < cols_.size(); ++c)
-        append_stored(builders_[c], stmt_->raw(), static_cast<int>(c), cols_[c].type);
+        append_stored(builders_[c], stmt_->raw(), static_cast<int>(c), cols_[c].type, as_text_[c]);
       ++rows;
     }
     return true;
@@ -408,6 +413,7 @@ class TableScan final : public BatchSource {
   std::unique_ptr<ReadTxn> txn_;
   std::optional<Stmt> stmt_;
   std::vector<Column> cols_;
+  std::vector<bool> as_text_;  // per column of cols_: read as text (decision 1345)
   std::vector<ColumnBuilder> builders_;
   bool finished_ = false;
 };

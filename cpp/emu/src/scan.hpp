@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mssqlcdc/emu/arrow.hpp"
@@ -33,9 +34,31 @@ std::string key_compare(const std::vector<const Column*>& key, const std::string
 std::vector<Cell> key_cells(const Table& t, const std::vector<const Column*>& key, const Key& key_values,
                             std::string_view what);
 
-// A column builder for a SQL Server type, and the append of one stored SQLite value to it.
-ColumnBuilder make_builder(const std::string& name, const SqlType& type);
-void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType& type);
+// A column builder for a SQL Server type, and the append of one stored SQLite value to it;
+// `as_text` builds a datetime2/datetimeoffset column as its text (ticks_text, with " +00:00"
+// for a datetimeoffset, which keeps the UTC instant only).
+ColumnBuilder make_builder(const std::string& name, const SqlType& type, bool as_text = false);
+void append_stored(ColumnBuilder& b, sqlite3_stmt* st, int column, const SqlType& type, bool as_text = false);
+// Which of `cols` `names` asks to read as text (case-insensitive); throws InvalidArgument for a
+// name not among them or not of a datetime2/datetimeoffset column. `what` names the read.
+// `Col` is Column or CapturedColumn. check_text_column throws that InvalidArgument for `name`
+// of `type` (nullopt: the read returns no such column) and returns for a valid one.
+void check_text_column(const std::string& name, const std::optional<SqlType>& type, std::string_view what);
+template <class Col>
+std::vector<bool> text_flags(const std::vector<Col>& cols, const std::vector<std::string>& names,
+                             std::string_view what) {
+  std::vector<bool> flags(cols.size(), false);
+  for (const auto& name : names) {
+    bool found = false;
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      if (!iequals(cols[i].name, name)) continue;
+      check_text_column(cols[i].name, cols[i].type, what);
+      flags[i] = found = true;
+    }
+    if (!found) check_text_column(name, std::nullopt, what);
+  }
+  return flags;
+}
 
 std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path, std::string_view ci,
                                               std::optional<Lsn> from, std::optional<Lsn> to,

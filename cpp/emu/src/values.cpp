@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <utility>
 
@@ -455,6 +457,22 @@ Value across_families(Value v, const SqlType& from, const SqlType& to, std::stri
 
 std::int64_t ticks_to_micros(std::int64_t ticks) { return floor_div(ticks, 10); }
 int ticks_beyond_micros(std::int64_t ticks) { return static_cast<int>(ticks - 10 * floor_div(ticks, 10)); }
+
+std::string ticks_text(std::int64_t ticks, int digits) {
+  using namespace std::chrono;
+  const std::int64_t day = floor_div(ticks, kTicksPerDay);
+  std::int64_t within = ticks - day * kTicksPerDay;  // 0 .. one day of ticks
+  const year_month_day ymd{sys_days{days{day}}};
+  const std::int64_t fraction = within % 10'000'000;
+  within /= 10'000'000;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02lld:%02lld:%02lld.%07lld", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<long long>(within / 3600), static_cast<long long>(within / 60 % 60),
+                static_cast<long long>(within % 60), static_cast<long long>(fraction));
+  const int kept = std::clamp(digits, 0, 7);
+  return std::string(buf, static_cast<std::size_t>(19 + (kept == 0 ? 0 : 1 + kept)));
+}
 
 Cell convert(const Cell& stored, const SqlType& from, const SqlType& to, std::string_view what) {
   if (stored.is_null()) return stored;

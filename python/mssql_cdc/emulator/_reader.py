@@ -220,9 +220,15 @@ class EmulatorReader:
         batch_rows: int = DEFAULT_BATCH_ROWS,
         batch_bytes: int = DEFAULT_BATCH_BYTES,
         lsn_format: str = "string",
+        text_columns: Sequence[str] = (),
     ) -> pa.RecordBatchReader:
         """The change rows with from_lsn <= __$start_lsn <= to_lsn, sorted by (start_lsn,
-        command_id, seqval, operation), streamed in batches of at most batch_rows rows."""
+        command_id, seqval, operation), streamed in batches of at most batch_rows rows.
+
+        `text_columns`: `datetime2`/`datetimeoffset` columns to read as Arrow strings, the
+        text CONVERT(nvarchar(max), ...) writes from all seven stored digits (`yyyy-mm-dd
+        hh:mm:ss.nnnnnnn`, the column's scale of digits; ` +00:00` after a datetimeoffset's UTC
+        instant); ConfigError for another column or one the read does not return."""
         native = self._reader()
         return record_batch_reader(
             lambda: native.read_changes(
@@ -237,6 +243,7 @@ class EmulatorReader:
                 batch_bytes,
                 lsn_format,
                 False,
+                list(text_columns),
             )
         )
 
@@ -250,8 +257,10 @@ class EmulatorReader:
         key_columns: Sequence[str] | None = None,
         batch_rows: int = DEFAULT_BATCH_ROWS,
         batch_bytes: int = DEFAULT_BATCH_BYTES,
+        text_columns: Sequence[str] = (),
     ) -> pa.RecordBatchReader:
-        """Committed rows with lo <= key < hi (open where None) in key order, as of one snapshot."""
+        """Committed rows with lo <= key < hi (open where None) in key order, as of one snapshot;
+        `text_columns` as `read_changes` takes it."""
         native = self._reader()
         return record_batch_reader(
             lambda: native.read_table(
@@ -263,6 +272,7 @@ class EmulatorReader:
                 batch_rows,
                 batch_bytes,
                 False,
+                list(text_columns),
             )
         )
 

@@ -18,7 +18,8 @@ from typing import Any
 import pymssql
 import pytest
 
-from mssql_cdc.emulator import Emulator, TdsServer
+from mssql_cdc.emulator import Emulator, EmulatorReader, TdsServer
+from mssql_cdc.errors import ConfigError
 
 AT = "2026-09-28T14:00:00"
 
@@ -122,3 +123,32 @@ def test_a_time_literal_without_a_date_goes_into_a_time_column_with_its_seven_di
     )
     got = run(srv, "SELECT CAST(t AS varchar(40)) FROM dbo.t ORDER BY k")
     assert got == [("12:34:56.1234567",), ("08:15:00.0000000",)]
+
+
+def test_a_reader_asked_for_text_columns_writes_datetime2_and_datetimeoffset_with_their_digits(
+    server: tuple[Emulator, TdsServer],
+) -> None:
+    """The CONVERT text (https://learn.microsoft.com/en-us/sql/t-sql/functions/cast-and-convert-transact-sql):
+    seven digits for datetime2(7), three for datetime2(3), ` +00:00` after the instant the
+    emulator keeps of a datetimeoffset; other columns keep their Arrow types."""
+    emu, srv = server
+    insert(srv, "12:00:00.1234567")
+    reader = EmulatorReader(emu.path)
+    table = reader.read_table("dbo.t", text_columns=["k", "o", "d3"]).read_all()
+    assert table.column("k").to_pylist() == ["2026-01-01 12:00:00.1234567"]
+    assert table.column("o").to_pylist() == ["2026-01-01 12:00:00.1234567 +00:00"]
+    assert table.column("d3").to_pylist() == ["2026-01-01 12:00:00.123"]
+    assert str(table.schema.field("t").type) == "time64[ns]"
+    assert reader.read_table("dbo.t").read_all().column("k").to_pylist() == [
+        datetime(2026, 1, 1, 12, 0, 0, 123456)
+    ]
+
+
+def test_a_reader_refuses_text_columns_naming_a_column_of_another_type(
+    server: tuple[Emulator, TdsServer],
+) -> None:
+    emu, _ = server
+    with pytest.raises(ConfigError, match="only datetime2 and datetimeoffset"):
+        EmulatorReader(emu.path).read_table("dbo.t", text_columns=["t"]).read_all()
+    with pytest.raises(ConfigError, match="not a column the read returns"):
+        EmulatorReader(emu.path).read_table("dbo.t", columns=["k"], text_columns=["o"]).read_all()

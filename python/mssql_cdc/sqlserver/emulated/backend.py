@@ -17,7 +17,6 @@ from mssql_cdc.core import Tile, lsn
 from mssql_cdc.emulator import EmulatorReader, PermissionDeniedError
 from mssql_cdc.sqlserver.commit_instants import Candidates, chain
 from mssql_cdc.sqlserver.emulated.local_time import (
-    declared_times_as_text,
     local_candidates,
     local_candidates_array,
     text_scales,
@@ -218,6 +217,12 @@ class EmulatorBackend:
             null_columns=null_columns,
         )
         try:
+            declared = [c for c in shape.read if c.spark_type == "STRING"]
+            types = (
+                {c.name: c.type_text for c in self.captured_columns(capture_instance)}
+                if declared
+                else {}
+            )
             stream = self.reader.read_changes(
                 capture_instance,
                 from_lsn,
@@ -226,12 +231,7 @@ class EmulatorBackend:
                 include_command_id=include_command_id,
                 batch_rows=batch_rows,
                 batch_bytes=MAX_BATCH_BYTES,
-            )
-            declared = [c for c in shape.read if c.spark_type == "STRING"]
-            types = (
-                {c.name: c.type_text for c in self.captured_columns(capture_instance)}
-                if declared
-                else {}
+                text_columns=list(text_scales(declared, types)),
             )
         except PermissionDeniedError as exc:  # 229, said as the T-SQL backends say it
             raise permission_error(capture_instance, self._user or "<user>") from exc
@@ -253,7 +253,7 @@ class EmulatorBackend:
                         type=pa.timestamp("us"),
                     )
                 raw = raw.set_column(position, pa.field("_commit_ts", utc.type), utc)
-            return declared_times_as_text(times_as_text(raw), text_scales(declared, types))
+            return times_as_text(raw)
 
         yield from cast_batches((as_read(raw) for raw in stream), shape.schema, shape.constants)
 

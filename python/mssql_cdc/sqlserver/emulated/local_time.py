@@ -6,8 +6,9 @@ its first instant, and one in a spring-forward gap is taken back by the offset b
 (learn.microsoft.com/sql/t-sql/queries/at-time-zone-transact-sql). `local_candidates` also gives
 the second instant of a repeated time, which `commit_instants` chooses between (decision 1320).
 `time` columns read as seven-digit text from the emulator's nanoseconds (decision 1347);
-`datetime2` and `datetimeoffset` columns declared STRING read as the text SQL Server's CONVERT
-writes, as over TDS (decision 1344).
+`datetime2` and `datetimeoffset` columns declared STRING (`text_scales` names them) the native
+reader writes as the text SQL Server's CONVERT writes, from all seven stored digits, as over TDS
+(decisions 1344 and 1345).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "declared_times_as_text",
     "local_candidates",
     "local_candidates_array",
     "local_to_utc",
@@ -137,32 +137,9 @@ def times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
     return batch
 
 
-def declared_times_as_text(batch: pa.RecordBatch, scales: Mapping[str, int]) -> pa.RecordBatch:
-    """Timestamp columns named in `scales` (a `datetime2(n)` or `datetimeoffset(n)` declared
-    STRING) as CONVERT(nvarchar(max), ...) writes them: `yyyy-mm-dd hh:mi:ss.nnnnnnn`, n digits,
-    and ` +00:00` for a datetimeoffset (the emulator keeps the instant only). The emulator's
-    Arrow values hold microseconds, so a seventh digit is 0."""
-    import pyarrow as pa
-
-    for i, field in enumerate(batch.schema):
-        scale = scales.get(field.name)
-        if scale is None or not pa.types.is_timestamp(field.type):
-            continue
-        zone = " +00:00" if field.type.tz is not None else ""
-        texts: list[str | None] = []
-        for value in batch.column(i).to_pylist():
-            if value is None:
-                texts.append(None)
-                continue
-            full = value.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds") + "0"
-            texts.append((full[: 20 + scale] if scale else full[:19]) + zone)
-        batch = batch.set_column(i, pa.field(field.name, pa.string()), pa.array(texts, pa.string()))
-    return batch
-
-
 def text_scales(columns: Sequence[ReadColumn], types: Mapping[str, str]) -> dict[str, int]:
     """The `datetime2`/`datetimeoffset` columns of `columns` declared STRING, with their scale
-    (`types`: each column's SQL type as `datetime2(7)`), for `declared_times_as_text`."""
+    (`types`: each column's SQL type as `datetime2(7)`): the native reader's `text_columns`."""
     out: dict[str, int] = {}
     for c in columns:
         sql_type = types.get(c.name, "")

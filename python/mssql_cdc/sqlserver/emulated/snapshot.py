@@ -20,7 +20,6 @@ from mssql_cdc.emulator import EmulatorReader
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import IsolationLevel, KeyBound
 from mssql_cdc.sqlserver.emulated.local_time import (
-    declared_times_as_text,
     text_scales,
     times_as_text,
 )
@@ -243,9 +242,10 @@ class EmulatorSnapshotReader:
                 key_columns=list(keys) or None,
                 batch_rows=batch_rows,
                 batch_bytes=MAX_BATCH_BYTES,
+                text_columns=list(scales),
             )
         # Declared columns the table no longer has read NULL.
-        raw = (declared_times_as_text(times_as_text(b), scales) for b in raw_batches)
+        raw = (times_as_text(b) for b in raw_batches)
         yield from cast_batches(raw, table_schema(columns), {})
 
     def close(self) -> None:

@@ -61,6 +61,8 @@ struct ChangeReadOptions {
   bool binary_lsn = false;                    // LSNs as binary(10) instead of their text
   bool fire_hooks = true;                     // false for inspection (change_rows), which never fires hooks
   bool raw_names = false;                     // change_rows: every change-table column under its SQL Server name
+  // datetime2/datetimeoffset columns read as their text, Arrow string (ticks_text; decision 1345)
+  std::vector<std::string> text_columns;
 };
 
 using Key = std::vector<Value>;  // one value per key column, in key order
@@ -79,6 +81,8 @@ struct TableReadOptions {
   std::int64_t batch_bytes = 64LL << 20;
   bool fire_hooks = true;
   bool inspect = false;  // the emulator's own look (Emulator.rows): waits for no row lock, checks no isolation
+  // datetime2/datetimeoffset columns read as their text, Arrow string (ticks_text; decision 1345)
+  std::vector<std::string> text_columns;
 };
 
 // One row of cdc.ddl_history. Times are server-local, as SQL Server stores them; the _utc

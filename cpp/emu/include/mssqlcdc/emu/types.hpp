@@ -131,6 +131,10 @@ std::string guid_to_text(std::string_view stored);
 // A stored tick count (stores_ticks()) as whole microseconds, rounded down, and the ticks left.
 std::int64_t ticks_to_micros(std::int64_t ticks);
 int ticks_beyond_micros(std::int64_t ticks);
+// A stored datetime2 tick count (or a datetimeoffset's UTC instant) as CONVERT(nvarchar, ...)
+// writes it: "yyyy-mm-dd hh:mm:ss", then a point and `digits` (0..7) fractional digits unless
+// `digits` is 0, e.g. "0001-01-01 00:00:00.0000001" for tick 1 of year 1 (decision 1345).
+std::string ticks_text(std::int64_t ticks, int digits);
 
 // Datetime rounding of microsecond values: to SQL Server's 1/300 s ticks (halves up), or up to
 // the next tick at or above the value.
