@@ -278,3 +278,34 @@ def test_datetime2_and_datetimeoffset_declared_string_read_as_convert_writes_the
         "dbo", "t", columns=columns, keys=["id"], lo=None, hi=None, batch_rows=10
     )
     assert {n: rows.column(n).to_pylist() for n in expected} == expected
+
+
+@pytest.mark.parametrize("sql_type", ["datetime2(7)", "datetimeoffset(7)", "time(7)"])
+def test_the_in_process_reader_refuses_to_cut_chunks_by_a_seven_digit_time_key(
+    tmp_path: Path, sql_type: str
+) -> None:
+    """Its native key path holds bounds in microseconds, so keys 100 ns apart could fall on
+    the wrong side of one; it refuses before planning, naming the column and the ways out."""
+    emu = Emulator.create(tmp_path / "e.db")
+    emu.create_table("dbo.t", {"k": sql_type, "v": "int"}, primary_key="k")
+    reader = EmulatorSnapshotReader(str(tmp_path / "e.db"))
+    for plan in (
+        lambda: reader.key_tiles("dbo", "t", ["k"], 3),
+        lambda: reader.key_at("dbo", "t", ["k"], None, inclusive=True, position=2),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            plan()
+        message = str(refused.value)
+        assert f"'k' of [dbo].[t] is {sql_type}" in message
+        assert "emulator serve" in message
+        assert "snapshotChunks" in message
+
+
+def test_the_in_process_reader_cuts_chunks_by_a_six_digit_time_key(tmp_path: Path) -> None:
+    emu = Emulator.create(tmp_path / "e.db")
+    emu.create_table("dbo.t", {"k": "datetime2(6)", "v": "int"}, primary_key="k")
+    emu.commit(
+        [("insert", "dbo.t", {"k": datetime(2026, 1, 1, 0, 0, i), "v": i}) for i in range(6)]
+    )
+    reader = EmulatorSnapshotReader(str(tmp_path / "e.db"))
+    assert len(reader.key_tiles("dbo", "t", ["k"], 3)) == 2

@@ -125,12 +125,25 @@ class EmulatorSnapshotReader:
         return [types.get(k) for k in keys]
 
     def _key_check(self, source_schema: str, source_table: str, keys: Sequence[str]) -> None:
-        names = {c.name for c in self.table_columns(source_schema, source_table)}
-        missing = [k for k in keys if k not in names]
+        """Refuse keys this reader cannot cut into chunks: a missing column, or a time key of
+        seven fractional digits, whose bounds the native key path holds in microseconds (two
+        keys less than 1 us apart could fall on the wrong side of a bound and be missed)."""
+        by_name = {c.name: c for c in self.table_columns(source_schema, source_table)}
+        missing = [k for k in keys if k not in by_name]
         if missing:
             raise ConfigError(
                 f"snapshot key column {missing[0]!r} is not a column of "
                 f"[{source_schema}].[{source_table}]; fix snapshotKeys"
+            )
+        fine = [by_name[k] for k in keys if by_name[k].scale > 6]  # scale: time types only
+        if fine:
+            c = fine[0]
+            raise ConfigError(
+                f"snapshot key column {c.name!r} of [{source_schema}].[{source_table}] is "
+                f"{c.sql_type}({c.scale}): the in-process emulator cuts chunks in microseconds, "
+                "so keys less than 1 us apart could be missed; read it over TDS (backend "
+                "pymssql or mssql-python against `mssql-cdc emulator serve`), snapshot the "
+                f"table whole (no snapshotChunks), or make the column {c.sql_type}(6)"
             )
 
     def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
@@ -188,6 +201,7 @@ class EmulatorSnapshotReader:
     ) -> KeyBound:
         """The key at 0-based `position` among keys at or after `start` (after it when not
         `inclusive`; a None start is the table's first key); None past the end."""
+        self._key_check(source_schema, source_table, keys)
         table = f"{source_schema}.{source_table}"
         typed = emulator_bound(start, self._key_types(source_schema, source_table, keys))
         with self._errors(table):
