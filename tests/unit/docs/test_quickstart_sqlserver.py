@@ -27,20 +27,6 @@ REFUSED_TODAY: dict[str, tuple[int, str]] = {
         2812,
         "Could not find stored procedure 'sys.sp_cdc_change_job'.",
     ),
-    "CREATE LOGIN mssql_cdc_reader WITH PASSWORD = 'choose-a-strong-password'": (
-        102,
-        "Incorrect syntax near 'CREATE'.",
-    ),
-    "CREATE USER mssql_cdc_reader FOR LOGIN mssql_cdc_reader": (
-        102,
-        "Incorrect syntax near 'CREATE'.",
-    ),
-    "GRANT SELECT ON dbo.orders TO mssql_cdc_reader": (102, "Incorrect syntax near 'GRANT'."),
-    "GRANT SELECT ON cdc.dbo_orders_CT TO mssql_cdc_reader": (
-        102,
-        "Incorrect syntax near 'GRANT'.",
-    ),
-    "ALTER ROLE cdc_reader ADD MEMBER mssql_cdc_reader": (102, "Incorrect syntax near 'ALTER'."),
 }
 
 
