@@ -2,9 +2,13 @@
 
 The page's ```sql blocks are split into statements (one per `;` at a line's end) and sent in
 order over TDS through pymssql to the emulator's front end, on a database `shop` that holds
-`dbo.orders`, as the page assumes. A statement the emulator does not know yet is listed in
-REFUSED_TODAY with the exact error it answers today: once the emulator accepts it, the test
-fails and the entry must go, so the page's claim that it runs stays true.
+`dbo.orders`, as the page assumes, and `dbo.customers`, which the page grants nothing on. A
+statement the emulator does not know yet is listed in REFUSED_TODAY with the exact error it answers today: once the emulator accepts it, the test
+fails and the entry must go, so the page's claim that it runs stays true. The login the page
+creates then connects with the page's password (error 18456 with another) and reads what the
+page granted: a SELECT on anything else is error 229, "The SELECT permission was denied on the
+object '%.*ls', database '%.*ls', schema '%.*ls'."
+(https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/database-engine-events-and-errors-0-to-999).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ def server(tmp_path: Path) -> Iterator[TdsServer]:
     emu.create_table(
         "dbo.orders", {"order_id": "int", "status": "varchar(12)"}, primary_key="order_id"
     )
+    emu.create_table("dbo.customers", {"customer_id": "int"}, primary_key="customer_id")
     with emu.serve() as srv:
         yield srv
 
@@ -102,6 +107,37 @@ def test_the_page_leaves_the_table_captured_under_the_instance_it_names(
     finally:
         conn.close()
     assert instances == ["dbo_orders"]
+
+
+def test_the_pages_login_reads_what_it_was_granted_and_nothing_else(server: TdsServer) -> None:
+    found = statements(PAGE.read_text())
+    for sql in found:
+        run(server, sql)
+    [create] = [sql for sql in found if sql.startswith("CREATE LOGIN")]
+    match = re.fullmatch(r"CREATE LOGIN (\w+) WITH PASSWORD = '([^']*)'", create)
+    assert match is not None
+    login, password = match.groups()
+    kwargs = server.connect_kwargs("pymssql") | {"user": login, "password": password}
+    conn = pymssql.connect(**kwargs, login_timeout=10, timeout=10)
+    try:
+        cursor = conn.cursor()
+        cursor.execute("SELECT order_id FROM dbo.orders")
+        assert cursor.fetchall() == []
+        cursor.execute("EXEC sys.sp_cdc_help_change_data_capture")
+        assert [row[2] for row in cursor.fetchall()] == ["dbo_orders"]
+        with pytest.raises(pymssql.Error) as denied:
+            cursor.execute("SELECT customer_id FROM dbo.customers")
+        assert denied.value.args[0] == 229
+        assert (
+            b"The SELECT permission was denied on the object 'customers', database 'shop', "
+            b"schema 'dbo'." in denied.value.args[1]
+        )
+    finally:
+        conn.close()
+    wrong = kwargs | {"password": password + "-wrong"}
+    with pytest.raises(pymssql.Error) as refused:
+        pymssql.connect(**wrong, login_timeout=10, timeout=10)
+    assert "18456" in str(refused.value)
 
 
 def refused_name(statement: str) -> str:
