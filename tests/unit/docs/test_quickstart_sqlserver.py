@@ -4,10 +4,11 @@ The page's ```sql blocks are split into statements (one per `;` at a line's end)
 order over TDS through pymssql to the emulator's front end, on a database `shop` that holds
 `dbo.orders`, as the page assumes, and `dbo.customers`, which the page grants nothing on. A
 statement the emulator does not know yet is listed in REFUSED_TODAY with the exact error it
-answers today: once the emulator accepts it, the test fails and the entry must go, so the page's claim that it runs stays true. The login the page
-creates then connects with the page's password (error 18456 with another) and reads what the
-page granted: a SELECT on anything else is error 229, "The SELECT permission was denied on the
-object '%.*ls', database '%.*ls', schema '%.*ls'."
+answers today: once the emulator accepts it, the test fails and the entry must go, so the
+page's claim that it runs stays true. The login the page creates then connects with the
+page's password (error 18456 with another) and reads what the page granted: a SELECT on
+anything else is error 229, "The SELECT permission was denied on the object '%.*ls',
+database '%.*ls', schema '%.*ls'."
 (https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/database-engine-events-and-errors-0-to-999).
 """
 
