@@ -1,8 +1,7 @@
 """CREATE LOGIN, CREATE USER, GRANT SELECT and ALTER ROLE over TDS (decision 1366).
 
 Oracles: Microsoft's documentation, with pymssql (mssql-python for a refused login) as the
-clients. CREATE LOGIN ... WITH PASSWORD
-makes a SQL login that logs in with that password
+clients. CREATE LOGIN ... WITH PASSWORD makes a SQL login that logs in with that password
 (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-login-transact-sql); a wrong
 password is error 18456 "Login failed for user '<name>'."
 (https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/mssqlserver-18456-database-engine-error).
