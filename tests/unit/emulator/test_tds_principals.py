@@ -181,3 +181,15 @@ def test_a_refused_create_login_never_quotes_its_password(server: TdsServer) -> 
     assert SECRET not in text
     number, text = error_of(server, f"CREATE LOGIN x WITH PASSWORD = '{SECRET}' MUST_CHANGE")
     assert SECRET not in text
+
+
+def test_has_perms_by_name_agrees_with_the_grants(server: TdsServer) -> None:
+    run(server, *SETUP)
+    with connect(server, "reader", SECRET) as conn:
+        cursor = conn.cursor()
+        cursor.execute(
+            "SELECT HAS_PERMS_BY_NAME('dbo.orders', 'OBJECT', 'SELECT'), "
+            "HAS_PERMS_BY_NAME('cdc.dbo_orders_CT', 'OBJECT', 'SELECT'), "
+            "HAS_PERMS_BY_NAME('dbo.secrets', 'OBJECT', 'SELECT')"
+        )
+        assert cursor.fetchall() == [(1, 1, 0)]
