@@ -29,7 +29,7 @@ auto Reader::in_read(Fn fn) {
 void Reader::act_as(std::optional<std::string> user, std::optional<std::string> database, bool strict) {
   std::optional<std::string> found;
   if (user) {
-    found = in_read([&]() { return find_user(*db_, *user); });
+    found = in_read([&]() { return strict ? find_user(*db_, *user) : user_of_login(*db_, *user); });
     if (!found && strict) {
       throw Error(ErrorKind::EmuUnknownObject,
                   "no database user '" + *user + "' in " + path_.string() + "; create it with create_user", 15151);
@@ -44,6 +44,20 @@ bool Reader::may_read(std::string_view ci) {
   return in_read([&]() {
     const auto in = find_instance(*db_, ci);
     return !in || emu::may_read(*db_, user_, in->object_id);
+  });
+}
+
+std::optional<LoginRecord> Reader::find_login(std::string_view name) {
+  return in_read([&]() { return emu::find_login(*db_, name); });
+}
+
+void Reader::check_select(std::string_view schema, std::string_view table) {
+  if (!user_) return;
+  in_read([&]() {
+    if (!may_select(*db_, user_, schema, table)) {
+      select_denied_in(table, database_.empty() ? path_.stem().string() : database_, schema);
+    }
+    return 0;
   });
 }
 

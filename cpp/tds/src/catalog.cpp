@@ -215,6 +215,15 @@ class EmulatorCatalog final : public Catalog {
     if (object != nullptr && object->instance != nullptr && !reader_.may_read(object->instance->name)) {
       return TypedValue{kInt, std::int64_t{0}};
     }
+    // A user or change table: SELECT only with a grant (decision 1366); check_select raises 229.
+    if (object != nullptr && (object->table != nullptr || object->instance != nullptr)) {
+      try {
+        reader_.check_select(object->schema, object->name);
+      } catch (const Error& e) {
+        if (e.number() != 229) throw;
+        return TypedValue{kInt, std::int64_t{0}};
+      }
+    }
     const bool exists = c == "object" ? object != nullptr : model.schema_id(*securable) != 0;
     // A securable that does not resolve makes the check fail, which SQL Server answers with NULL.
     return TypedValue{kInt, exists ? Value{std::int64_t{1}} : Value{}};

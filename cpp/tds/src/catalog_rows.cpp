@@ -261,6 +261,7 @@ std::unique_ptr<Relation> change_table_relation(emu::Reader& reader, const SqlOb
   order.insert(order.end(), {"__$seqval", "__$operation"});
   const std::string ci = ct.instance->name;
   reader.check_read(ci, "", "_CT");
+  reader.check_select(ct.schema, ct.name);
   return std::make_unique<CursorRelation>(
       rel_columns(ct.columns, pick), shape_of(ct.columns, pick), std::move(order), "__$start_lsn", ct.columns[0].type,
       [&reader, ci](const emu::CellRange& r, bool fire) { return reader.change_table_rows(ci, r, fire); },
@@ -280,6 +281,7 @@ std::unique_ptr<Relation> user_table_relation(emu::Reader& reader, const SqlObje
   std::string hint = key.empty() ? std::string() : lower(key[0]->name);
   const emu::SqlType hint_type = key.empty() ? emu::SqlType{} : key[0]->type;
   const std::string name = t.table->full_name();
+  reader.check_select(t.table->schema, t.table->name);
   return std::make_unique<CursorRelation>(
       rel_columns(t.columns, pick), shape_of(t.columns, pick), std::move(order), std::move(hint), hint_type,
       [&reader, name](const emu::CellRange& r, bool fire) { return reader.table_rows(name, r, fire); },

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include <string>
 
@@ -140,6 +141,20 @@ bool password_matches(const SqlLogin& login, const Secret& password) {
       static_cast<int>(login.salt.size()), static_cast<int>(login.iterations), EVP_sha256(),
       static_cast<int>(derived.size()), reinterpret_cast<unsigned char*>(derived.data()));
   return ok == 1 && CRYPTO_memcmp(derived.data(), login.hash.data(), derived.size()) == 0;
+}
+
+SqlLogin hash_password(const std::string& name, const Secret& password) {
+  constexpr std::uint32_t kIterations = 20'000;
+  SqlLogin out{name, std::string(16, '\0'), std::string(32, '\0'), kIterations};
+  const std::string& clear = password.reveal();
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.salt.data()), static_cast<int>(out.salt.size())) != 1 ||
+      PKCS5_PBKDF2_HMAC(clear.data(), static_cast<int>(clear.size()),
+                        reinterpret_cast<const unsigned char*>(out.salt.data()), static_cast<int>(out.salt.size()),
+                        static_cast<int>(kIterations), EVP_sha256(), static_cast<int>(out.hash.size()),
+                        reinterpret_cast<unsigned char*>(out.hash.data())) != 1) {
+    throw Error(ErrorKind::Io, "OpenSSL could not hash a new login's password");
+  }
+  return out;
 }
 
 }  // namespace mssqlcdc::tds

@@ -85,5 +85,8 @@ struct Login7 {
 // Whether `password` is `login`'s: its PBKDF2-HMAC-SHA256 with the login's salt and iterations,
 // compared in constant time.
 [[nodiscard]] bool password_matches(const SqlLogin& login, const Secret& password);
+// `name` with a 16-byte random salt and the PBKDF2-HMAC-SHA256 hash of `password` (20,000
+// rounds, as serve() hashes its login), for a login kept in the file (CREATE LOGIN).
+[[nodiscard]] SqlLogin hash_password(const std::string& name, const Secret& password);
 
 }  // namespace mssqlcdc::tds

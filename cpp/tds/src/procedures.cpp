@@ -320,11 +320,14 @@ std::vector<ResultSet> enable_table(Storage& storage, const Args& args) {
   const auto schema = args.text("@source_schema");
   const auto name = args.text("@source_name");
   if (!schema || !name) no_such_object();
-  // The emulator keeps no roles, filegroups or alternative unique indexes: the role gates
-  // nothing here and the primary key identifies rows, as with @index_name = NULL.
+  // @role_name gates the instance (created when missing, decision 1280); the emulator keeps no
+  // filegroups or alternative unique indexes: the primary key identifies rows.
   std::optional<std::vector<std::string>> columns;
   if (const auto list = args.text("@captured_column_list")) columns = column_list(*list);
-  write([&] { (void)storage.writer().enable_cdc(*schema + "." + *name, args.text("@capture_instance"), columns); });
+  write([&] {
+    (void)storage.writer().enable_cdc(*schema + "." + *name, args.text("@capture_instance"), columns,
+                                      args.text("@role_name"));
+  });
   return {};
 }
 

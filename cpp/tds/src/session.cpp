@@ -218,10 +218,23 @@ bool Session::login(const Message& message, ReplySink& sink) {
     return true;
   }
   if (req.sspi) return refuse(server_error(18452, "Login failed. The login is from an untrusted domain."));
-  // The server's login, or a database user of the file (create_user) logging in with the
-  // server's password. An unknown login and a wrong password get the same
-  // error, as SQL Server's client sees.
-  if (sql_login_) {
+  // The server's login, a login of the file (CREATE LOGIN) with its own password, or a
+  // database user of the file (create_user) logging in with the server's password. An unknown login and a wrong
+  // password get the same error, as SQL Server's client sees. A login CREATE LOGIN kept in the file is checked against
+  // its own hash.
+  std::optional<emu::LoginRecord> kept;
+  if (!sql_login_ || lower(req.user_name) != lower(sql_login_->name)) {
+    try {
+      emu::Reader logins(file_);
+      kept = logins.find_login(req.user_name);
+    } catch (const Error&) {
+      return refuse(server_error(18456, ""));
+    }
+  }
+  if (kept) {
+    const SqlLogin login{kept->name, kept->salt, kept->hash, kept->iterations};
+    if (!password_matches(login, req.password)) return refuse(server_error(18456, ""));
+  } else if (sql_login_) {
     bool known = lower(req.user_name) == lower(sql_login_->name);
     if (!known) {
       try {

@@ -10,6 +10,7 @@
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
 #include "procedures.hpp"
+#include "security.hpp"
 #include "select.hpp"
 #include "tsql.hpp"
 
@@ -505,6 +506,10 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
     const std::size_t from = head.is("EXEC") || head.is("EXECUTE") ? 1 : 0;
     return StatementResult{std::nullopt, std::nullopt, run_procedure(*storage_, parse_exec(tokens, from, params)),
                            std::nullopt};
+  }
+  if (is_security_statement(tokens)) {
+    run_security_statement(*storage_, tokens, params);
+    return {};
   }
   if (head.is("INSERT") || head.is("UPDATE") || head.is("DELETE")) {
     return StatementResult{std::nullopt, std::nullopt, std::nullopt, run_write(*storage_, tokens, params, name_)};

@@ -158,7 +158,8 @@ def serve(
         faults: for tests only: errors, stalls, dropped connections and synthesized rows the
             server injects (`mssql_cdc.emulator.wire_faults`), as `WireFault`s or dicts.
         login: the SQL login clients name; the file's database users (`create_user`) may log
-            in too, with the same password.
+            in too, with the same password, and the logins `CREATE LOGIN` kept in the file
+            with their own.
         password: the login's password; default a new random one, which the handle's
             connection strings carry (`TdsServer.password`). A wrong password or an unknown
             login gets SQL Server's error 18456.

@@ -2,9 +2,14 @@
 
 The page's ```sql blocks are split into statements (one per `;` at a line's end) and sent in
 order over TDS through pymssql to the emulator's front end, on a database `shop` that holds
-`dbo.orders`, as the page assumes. A statement the emulator does not know yet is listed in
-REFUSED_TODAY with the exact error it answers today: once the emulator accepts it, the test
-fails and the entry must go, so the page's claim that it runs stays true.
+`dbo.orders`, as the page assumes, and `dbo.customers`, which the page grants nothing on. A
+statement the emulator does not know yet is listed in REFUSED_TODAY with the exact error it
+answers today: once the emulator accepts it, the test fails and the entry must go, so the
+page's claim that it runs stays true. The login the page creates then connects with the
+page's password (error 18456 with another) and reads what the page granted: a SELECT on
+anything else is error 229, "The SELECT permission was denied on the object '%.*ls',
+database '%.*ls', schema '%.*ls'."
+(https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/database-engine-events-and-errors-0-to-999).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import mssql_python
 import pymssql
 import pytest
 
@@ -23,20 +29,6 @@ SQL_BLOCK = re.compile(r"```sql\n(.*?)```", re.DOTALL)
 
 # statement -> (error number, the start of the message) the emulator answers with today
 REFUSED_TODAY: dict[str, tuple[int, str]] = {
-    "CREATE LOGIN mssql_cdc_reader WITH PASSWORD = 'choose-a-strong-password'": (
-        102,
-        "Incorrect syntax near 'CREATE'.",
-    ),
-    "CREATE USER mssql_cdc_reader FOR LOGIN mssql_cdc_reader": (
-        102,
-        "Incorrect syntax near 'CREATE'.",
-    ),
-    "GRANT SELECT ON dbo.orders TO mssql_cdc_reader": (102, "Incorrect syntax near 'GRANT'."),
-    "GRANT SELECT ON cdc.dbo_orders_CT TO mssql_cdc_reader": (
-        102,
-        "Incorrect syntax near 'GRANT'.",
-    ),
-    "ALTER ROLE cdc_reader ADD MEMBER mssql_cdc_reader": (102, "Incorrect syntax near 'ALTER'."),
 }
 
 
@@ -57,6 +49,7 @@ def server(tmp_path: Path) -> Iterator[TdsServer]:
     emu.create_table(
         "dbo.orders", {"order_id": "int", "status": "varchar(12)"}, primary_key="order_id"
     )
+    emu.create_table("dbo.customers", {"customer_id": "int"}, primary_key="customer_id")
     with emu.serve() as srv:
         yield srv
 
@@ -112,6 +105,40 @@ def test_the_page_leaves_the_table_captured_under_the_instance_it_names(
     finally:
         conn.close()
     assert instances == ["dbo_orders"]
+
+
+def test_the_pages_login_reads_what_it_was_granted_and_nothing_else(server: TdsServer) -> None:
+    found = statements(PAGE.read_text())
+    for sql in found:
+        run(server, sql)
+    [create] = [sql for sql in found if sql.startswith("CREATE LOGIN")]
+    match = re.fullmatch(r"CREATE LOGIN (\w+) WITH PASSWORD = '([^']*)'", create)
+    assert match is not None
+    login, password = match.groups()
+    kwargs = server.connect_kwargs("pymssql") | {"user": login, "password": password}
+    conn = pymssql.connect(**kwargs, login_timeout=10, timeout=10)
+    try:
+        cursor = conn.cursor()
+        cursor.execute("SELECT order_id FROM dbo.orders")
+        assert cursor.fetchall() == []
+        cursor.execute("EXEC sys.sp_cdc_help_change_data_capture")
+        assert [row[2] for row in cursor.fetchall()] == ["dbo_orders"]
+        with pytest.raises(pymssql.Error) as denied:
+            cursor.execute("SELECT customer_id FROM dbo.customers")
+        assert denied.value.args[0] == 229
+        assert (
+            b"The SELECT permission was denied on the object 'customers', database 'shop', "
+            b"schema 'dbo'." in denied.value.args[1]
+        )
+    finally:
+        conn.close()
+    odbc = (
+        f"Server={server.host},{server.port};Database=shop;UID={login};PWD={password}-wrong;"
+        "Encrypt=no;TrustServerCertificate=yes"
+    )
+    with pytest.raises(mssql_python.Error) as refused:  # pymssql's failed logins leak state
+        mssql_python.connect(odbc, autocommit=True, timeout=10)
+    assert f"Login failed for user '{login}'." in str(refused.value)
 
 
 def refused_name(statement: str) -> str:

@@ -16,6 +16,7 @@
 #include "mssqlcdc/emu/arrow.hpp"
 #include "mssqlcdc/emu/catalog.hpp"
 #include "mssqlcdc/emu/clock.hpp"
+#include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/sqlite.hpp"
 #include "mssqlcdc/lsn.hpp"
 
@@ -207,7 +208,9 @@ class Reader {
 
   // Reads as a database user from now on (permissions.hpp); nothing is dbo, the default. An
   // unknown user is EmuUnknownObject 15151 when `strict`, else dbo (a TDS login that is no
-  // user). `database` names the database in error 229's text (default: the file's stem).
+  // user; there `user` is a login name, which picks the user CREATE USER ... FOR LOGIN mapped
+  // to it, else the user of the same name). `database` names the database in error 229's text (default: the file's
+  // stem).
   void act_as(std::optional<std::string> user, std::optional<std::string> database, bool strict = true);
   // The user act_as() set; nothing for dbo.
   [[nodiscard]] const std::optional<std::string>& user() const { return user_; }
@@ -216,6 +219,11 @@ class Reader {
   // Error 229 naming the object `prefix` + the instance's name + `suffix` when the user may not
   // read instance `ci`; an unknown `ci` passes, so the read that follows reports it (208).
   void check_read(std::string_view ci, std::string_view prefix, std::string_view suffix = "");
+  // Error 229 naming `table` when the user has no SELECT on `schema`.`table` (permissions.hpp's
+  // may_select: a grant on the table or its schema, to the user or a role of it); dbo passes.
+  void check_select(std::string_view schema, std::string_view table);
+  // The SQL login of that name kept in the file (CREATE LOGIN over TDS), or nothing.
+  [[nodiscard]] std::optional<LoginRecord> find_login(std::string_view name);
 
   // The session's isolation level for source-table reads (read_table, table_rows, key_extent,
   // key_tiles, next_key, key_buckets); READ COMMITTED until set.
