@@ -28,8 +28,7 @@ PAGE = Path(__file__).resolve().parents[3] / "docs" / "quickstart-sqlserver.md"
 SQL_BLOCK = re.compile(r"```sql\n(.*?)```", re.DOTALL)
 
 # statement -> (error number, the start of the message) the emulator answers with today
-REFUSED_TODAY: dict[str, tuple[int, str]] = {
-}
+REFUSED_TODAY: dict[str, tuple[int, str]] = {}
 
 
 def statements(page: str) -> list[str]:

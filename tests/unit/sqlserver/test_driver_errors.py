@@ -187,6 +187,19 @@ def test_a_network_error_after_a_failed_login_is_still_transient_with_pymssql() 
         assert error_number(network.value) in (20002, 20003, 20009), repr(network.value)
 
 
+def test_a_login_refused_again_is_still_18456_with_pymssql() -> None:
+    # pymssql drops the text of a server message it has seen before, leaving only DB-Library's
+    # 20018 ("General SQL Server error: Check messages from the SQL Server") after its number:
+    # the server did answer, so the number is the server's, not 20018.
+    for _ in range(2):
+        with FakeServer(18456, LOGIN_FAILED, at="login") as fake:
+            text = f"Server=127.0.0.1,{fake.port};UID=etl;PWD={SECRET}"
+            with pytest.raises(DRIVER_ERRORS) as refused_login:
+                open_session("pymssql", ConnectionString.parse(text), connect_timeout=5)
+        assert error_number(refused_login.value) == 18456, repr(refused_login.value)
+        assert not retry.is_transient(refused_login.value)
+
+
 @pytest.mark.parametrize("driver", ["pymssql", "mssql-python"])
 @pytest.mark.parametrize("endpoint", [refusing, silent_listener], ids=["refused", "silent"])
 def test_a_server_that_does_not_answer_is_a_connect_error_naming_it_and_what_to_check(

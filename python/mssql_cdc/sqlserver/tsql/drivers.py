@@ -257,18 +257,25 @@ _KNOWN_TEXTS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
 _DB_LIB_MESSAGE = re.compile(r"DB-Lib error message (\d+)")
 
 
+_GENERAL_SERVER_ERROR = 20018  # DB-Library's pointer to the server's own message
+
+
 def _pymssql_number(number: int, message: object) -> int:
     """pymssql's number, unless its text shows the failure was DB-Library's own.
 
     pymssql numbers an error with the last server message the process received, however old,
     and appends DB-Library's messages to that message's text. Text before the first DB-Library
     message is the server's, so the number is its; without it, the first DB-Library number is
-    the cause (a timeout after an old failed login would otherwise read as 18456).
+    the cause (a timeout after an old failed login would otherwise read as 18456), unless it
+    is 20018, "General SQL Server error: Check messages from the SQL Server": then the server
+    did answer, with the number pymssql gives (a message it has seen before loses its text).
     """
     text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
     server_text, _, _ = text.partition("DB-Lib error message")
     found = _DB_LIB_MESSAGE.search(text)
-    return int(found.group(1)) if found and not server_text.strip() else number
+    if found is None or server_text.strip() or int(found.group(1)) == _GENERAL_SERVER_ERROR:
+        return number
+    return int(found.group(1))
 
 
 def error_number(exc: BaseException) -> int | None:
