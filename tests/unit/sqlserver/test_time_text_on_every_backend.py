@@ -19,9 +19,9 @@ import pytest
 
 from mssql_cdc.core import lsn
 from mssql_cdc.emulator import Emulator
-from mssql_cdc.options.config import SourceConfig
-from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
+from mssql_cdc.sqlserver.backend_choice import Backend
 from mssql_cdc.sqlserver.metadata import ReadColumn
+from tests.unit.support.tds_emulator import backend_over
 
 BACKENDS = ["emulator", "pymssql", "mssql-python"]
 COLUMNS = {"id": "int", "t7": "time(7)", "t3": "time(3)", "t0": "time(0)"}
@@ -56,22 +56,8 @@ def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, path: Path) -> Iterator[Backend]:
-    name = request.param
-    emu = Emulator.open(path)
-    try:
-        with emu.serve() as srv:
-            if name == "emulator":
-                options = {"emulatorPath": str(path)}
-            else:
-                options = {"connectionString": srv.connection_string(name)}
-            config = {"captureInstance": "dbo_clock", "backend": name, **options}
-            opened = open_backend(SourceConfig.from_options(config))
-            try:
-                yield opened
-            finally:
-                opened.close()
-    finally:
-        emu.close()
+    with backend_over(path, request.param, "dbo_clock") as opened:
+        yield opened
 
 
 def _rows(batches: Iterator[pa.RecordBatch]) -> list[dict[str, object]]:
