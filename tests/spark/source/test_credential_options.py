@@ -1,5 +1,8 @@
-"""A Spark read through mssql-python that logs in with a Microsoft Entra access token from
-`accessTokenProvider`, against the emulator served over TLS with that token (decision 1386).
+"""Credentials apart from the connection string through Spark (decisions 1385, 1386).
+
+A stream that logs in with options `user` and `password` keeps the password out of its plan
+and its checkpoint. A Spark read through mssql-python logs in with a Microsoft Entra access
+token from `accessTokenProvider`, against the emulator served over TLS with that token.
 
 The provider is a module of this test's own (shipped to Spark's Python workers with
 `addPyFile`) that records the process of every call, so the test sees it called in the driver
@@ -16,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from mssql_cdc import register
 from mssql_cdc.emulator.serve import serve
@@ -24,6 +27,7 @@ from tests.support import emulator_profile
 
 TOKEN = "eyJhbGciOiJub25lIn0.eyJleHAiOjQxMDI0NDQ4MDAsIm9pZCI6InRlc3QifQ.c2ln"  # exp: 2100
 WRONG = "eyJhbGciOiJub25lIn0.eyJleHAiOjQxMDI0NDQ4MDB9.d3Jvbmc"
+PASSWORD = "Spark-Opt-Pa55;word"
 
 PROVIDER = """
 import os
@@ -113,3 +117,41 @@ def test_a_wrong_token_from_the_provider_fails_the_read_with_login_failed(
     assert WRONG not in message
     assert TOKEN not in message
     assert calls.read_text(encoding="utf-8").split()  # it was asked
+
+
+def test_a_stream_with_a_password_option_keeps_it_out_of_its_plan_and_checkpoint(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path, checkpoint = served(tmp_path), tmp_path / "ckpt"
+    rows: list[int] = []
+
+    def collect(df: DataFrame, _batch_id: int) -> None:
+        rows.extend(r["id"] for r in df.collect())
+
+    register(spark)
+    with serve(path, password=PASSWORD) as server:
+        stream = (
+            spark.readStream.format("mssql_cdc")
+            .options(
+                captureInstance="dbo_items",
+                backend="pymssql",
+                connectionString=f"Server=127.0.0.1,{server.port};Database=e",
+                user=server.login,
+                password=PASSWORD,
+            )
+            .load()
+        )
+        plan = stream._jdf.queryExecution().toString()
+        query = (
+            stream.writeStream.foreachBatch(collect)
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start()
+        )
+        assert query.awaitTermination(300)
+    assert sorted(rows) == list(range(12))
+    assert "password=*********(redacted)" in plan
+    assert PASSWORD not in plan
+    written = [f for f in checkpoint.rglob("*") if f.is_file()]
+    assert written
+    assert not [f for f in written if PASSWORD.encode() in f.read_bytes()]
