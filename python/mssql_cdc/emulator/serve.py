@@ -219,7 +219,7 @@ def serve(
 
 def token_expiry(token: str) -> int | None:
     """The `exp` claim (Unix seconds) of a JWT `header.payload.signature`, or None when the
-    token is not a JWT or has no integer `exp` (RFC 7519 section 4.1.4)."""
+    token is not a JWT or has no integer `exp` (RFC 7519's expiration time claim)."""
     parts = token.split(".")
     if len(parts) != 3:
         return None

@@ -3,7 +3,8 @@
 `SourceConfig.from_options` is the only reader of raw options; everything else takes the config.
 `SourceConfig.to_options` is its inverse, the only writer of option text (for Spark's readers).
 A bad value raises `ConfigError` (a `ValueError`) naming the option and what it accepts; the
-connection string is never printed, logged or shown in a repr.
+connection string, the password and the token are never printed, logged or shown in a repr
+(credentials apart from the connection string: decision 1385).
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ class SourceConfig:
     snapshot_duration_guard: DurationGuard
     # At a switch bronze cannot absorb, re-snapshot into the next generation.
     snapshot_on_switch: bool = False
-    # Credentials apart from the connection string (decision 1385); repr hides the secrets.
+    # Credentials apart from the connection string; Credentials' repr hides the secrets.
     credentials: Credentials = field(default_factory=Credentials)
 
     @classmethod

@@ -74,6 +74,6 @@ def test_a_wrong_password_option_is_login_failed_and_shown_in_no_error_or_log(
     # relational-databases/errors-events/mssqlserver-18456-database-engine-error).
     assert error_number(caught.value) == 18456
     message = str(caught.value)
-    assert "option password" in message
+    assert "options user and password" in message
     seen = [message, repr(caught.value), str(caught.value.__cause__), caplog.text, repr(config)]
     assert not [text for text in seen if WRONG in text]

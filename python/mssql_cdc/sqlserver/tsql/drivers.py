@@ -229,8 +229,8 @@ def connect_error(
         )
     elif error_number(exc) == _LOGIN_FAILED:
         check = (
-            "check the login (UID or option user) and its password (PWD or option password), "
-            "and that the login may open the Database the connection string names"
+            "check the login (UID) and its password (PWD), or options user and password, and "
+            "that the login may open the Database the connection string names"
         )
     else:
         check = (
