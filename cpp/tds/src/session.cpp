@@ -173,7 +173,7 @@ bool Session::handle(const Message& message, ReplySink& sink) {
     const EncryptionAnswer answer = negotiate_encryption(pre.encryption, tls_);
     tls_scope_ = answer.scope;
     // A client that asks for federated authentication, of a server that accepts a token: the
-    // answer says FEDAUTHREQUIRED, which the client's LOGIN7 must echo (MS-TDS 3.3.5.2).
+    // answer says FEDAUTHREQUIRED, which the client's LOGIN7 must echo (MS-TDS's LOGIN7 rules).
     fedauth_required_ = pre.fedauth_required && access_token_.has_value();
     state_ = State::Login;
     w.bytes(prelogin_response(answer.answer, fedauth_required_));
