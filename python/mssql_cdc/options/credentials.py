@@ -28,6 +28,8 @@ _PROVIDER = re.compile(rf"^{_NAME}(\.{_NAME})*:{_NAME}$")
 # Connection-string keys that name a login method; an access token is a login method of its own.
 _LOGIN_KEYS = ("uid", "pwd", "authentication", "trusted_connection")
 _MAX_USER = 128  # a login name is a sysname
+# Encrypt values that let a connection run, or log in, without TLS around the token.
+_PLAIN = frozenset({"no", "false", "optional"})
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -197,6 +199,13 @@ def _check_token(creds: Credentials, backend: str, connection: ConnectionString 
         raise ConfigError(
             f"option {name} is the login, so the connectionString cannot also name one ({keys}); "
             "remove those keys from connectionString"
+        )
+    encrypt = None if connection is None else connection.get("encrypt")
+    if encrypt is not None and encrypt.strip().lower() in _PLAIN:
+        raise ConfigError(
+            f"option {name} needs an encrypted connection, and connectionString says "
+            f"Encrypt={encrypt.strip()}: the driver would send the token as it is; remove "
+            "Encrypt (ODBC 18 encrypts by default) or write Encrypt=yes"
         )
     spec = creds.access_token_provider
     if spec is not None and not _PROVIDER.match(spec):

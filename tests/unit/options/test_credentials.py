@@ -98,6 +98,7 @@ def test_an_access_token_is_refused_with_pymssql_naming_the_driver_and_what_to_u
             r"\(Authentication\)",
         ),
         ({"accessTokenProvider": "not a function"}, "must be package.module:function"),
+        ({"accessToken": TOKEN, "connectionString": CONN + ";Encrypt=no"}, "needs an encrypted"),
     ],
 )
 def test_a_token_beside_another_login_or_a_malformed_provider_is_refused(
