@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
-from mssql_cdc import register
+from mssql_cdc import register, stream
 from mssql_cdc.emulator.serve import serve
 from tests.support import emulator_profile
 
@@ -119,39 +119,38 @@ def test_a_wrong_token_from_the_provider_fails_the_read_with_login_failed(
     assert calls.read_text(encoding="utf-8").split()  # it was asked
 
 
-def test_a_stream_with_a_password_option_keeps_it_out_of_its_plan_and_checkpoint(
+def test_a_stream_with_a_password_option_keeps_it_out_of_its_plan_and_every_file_it_writes(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    path, checkpoint = served(tmp_path), tmp_path / "ckpt"
-    rows: list[int] = []
-
-    def collect(df: DataFrame, _batch_id: int) -> None:
-        rows.extend(r["id"] for r in df.collect())
-
+    path, lake = served(tmp_path), tmp_path / "lake"
     register(spark)
     with serve(path, password=PASSWORD) as server:
-        stream = (
-            spark.readStream.format("mssql_cdc")
-            .options(
-                captureInstance="dbo_items",
-                backend="pymssql",
-                connectionString=f"Server=127.0.0.1,{server.port};Database=e",
-                user=server.login,
-                password=PASSWORD,
-            )
-            .load()
-        )
-        plan = stream._jdf.queryExecution().toString()
-        query = (
-            stream.writeStream.foreachBatch(collect)
-            .option("checkpointLocation", str(checkpoint))
-            .trigger(availableNow=True)
-            .start()
+        options = {
+            "captureInstance": "dbo_items",
+            "backend": "pymssql",
+            "connectionString": f"Server=127.0.0.1,{server.port};Database=e",
+            "user": server.login,
+            "password": PASSWORD,
+            "metricsPath": str(lake / "metrics"),
+        }
+        plan = spark.readStream.format("mssql_cdc").options(**options).load()
+        shown = plan._jdf.queryExecution().toString()
+        query = stream(spark, options).to_delta(
+            str(lake / "bronze"),
+            app_id="items",
+            checkpoint=str(lake / "ckpt"),
+            facts_table=str(lake / "facts"),
+            trigger={"availableNow": True},
+            bootstrap=True,
+            on_data_loss="resnapshot",
         )
         assert query.awaitTermination(300)
-    assert sorted(rows) == list(range(12))
-    assert "password=*********(redacted)" in plan
-    assert PASSWORD not in plan
-    written = [f for f in checkpoint.rglob("*") if f.is_file()]
-    assert written
+    rows = spark.read.format("delta").load(str(lake / "bronze")).collect()
+    assert sorted(r["id"] for r in rows) == list(range(12))
+    assert "password=*********(redacted)" in shown
+    assert PASSWORD not in shown
+    # Bronze, the facts table, the checkpoint (offsets, commits, the state file, the family
+    # cache) and the metrics folder: nothing the stream wrote holds the password.
+    written = [f for f in lake.rglob("*") if f.is_file()]
+    assert {f.relative_to(lake).parts[0] for f in written} >= {"bronze", "facts", "ckpt"}
     assert not [f for f in written if PASSWORD.encode() in f.read_bytes()]
