@@ -162,3 +162,33 @@ def test_no_secret_shows_in_a_repr_and_the_options_round_trip_for_the_readers() 
             one.credentials.to_options()
         )
     assert config.to_options()["password"] == PASSWORD
+
+
+def test_a_driver_error_that_quotes_a_secret_has_it_cut_out_of_the_connect_error() -> None:
+    from mssql_cdc.sqlserver.tsql.drivers import connect_error
+
+    config = parse(user="etl", password=PASSWORD)
+    assert config.connection_string is not None
+    fresh = "token-from-a-provider"
+    driver_text = f"login with {PASSWORD} and {fresh} and {TOKEN} refused"
+    for token in (fresh, None):
+        made = connect_error(
+            "mssql-python",
+            config.connection_string,
+            5,
+            RuntimeError(driver_text),
+            config.credentials,
+            token,
+        )
+        assert PASSWORD.strip() not in str(made)
+    assert fresh not in str(
+        connect_error(
+            "mssql-python", config.connection_string, 5, RuntimeError(driver_text), None, fresh
+        )
+    )
+    tokened = parse(accessToken=TOKEN)
+    assert tokened.connection_string is not None
+    made = connect_error(
+        "mssql-python", tokened.connection_string, 5, RuntimeError(driver_text), tokened.credentials
+    )
+    assert TOKEN not in str(made)

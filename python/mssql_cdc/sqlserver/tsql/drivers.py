@@ -182,12 +182,13 @@ def open_session(
     module = import_driver(driver)
     if driver == "mssql-python":
         arguments = mssql_python_arguments(connection, connect_timeout, credentials)
-        token = arguments.get("attrs_before", {}).get(SQL_COPT_SS_ACCESS_TOKEN)
+        sent = arguments.get("attrs_before", {}).get(SQL_COPT_SS_ACCESS_TOKEN)
+        token = None if sent is None else sent[4:].decode("utf-16-le")
         try:
             conn = module.connect(connection.text, **arguments)
         except Exception as exc:
             raise connect_error(
-                driver, connection, connect_timeout, exc, credentials, token is not None
+                driver, connection, connect_timeout, exc, credentials, token
             ) from exc
         return Session(conn, "qmark", arrow=True)
     arguments = pymssql_arguments(connection, connect_timeout, credentials)
@@ -208,20 +209,22 @@ def connect_error(
     connect_timeout: int,
     exc: BaseException,
     credentials: Credentials | None = None,
-    used_token: bool = False,
+    token: str | None = None,
 ) -> ConnectError:
     """The ConnectError for a driver's failed connect(): the server, the driver's reason with
-    every secret value cut out (the connection string's, option password's and token's), and
-    what to check."""
+    every secret value cut out (the connection string's, option password's, and the token
+    sent, a provider's included), and what to check."""
     server = (connection.get("server") or connection.get("address") or "").strip()
     named = repr(server) if server else "(no Server key given)"
     reason = " ".join(str(exc).split())
     secrets = [v for k, v in connection.pairs if k.lower() in _SECRET_KEYS and v]
     if credentials is not None:
         secrets.extend(credentials.secrets())
+    if token:
+        secrets.append(token)
     for value in sorted(secrets, key=len, reverse=True):
         reason = reason.replace(value, "***").replace(" ".join(value.split()), "***")
-    if error_number(exc) == _LOGIN_FAILED and used_token:
+    if error_number(exc) == _LOGIN_FAILED and token is not None:
         check = (
             "check the access token (option accessToken or what accessTokenProvider returns): "
             "that it is current, issued for https://database.windows.net/, and that its "
