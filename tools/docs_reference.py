@@ -51,6 +51,11 @@ OPTION_SUMMARIES: dict[str, str] = {
     "lockTimeoutMs": "give up a waiting source-table read after this many milliseconds",
     "snapshotDurationGuard": "`warn` (default), `refuse` or `off` for a long snapshot",
     "snapshotOnSwitch": "re-snapshot when a capture-instance switch widens a column",
+    "user": "the SQL login, passed to the driver apart from `connectionString`",
+    "password": "the login's password, passed to the driver apart from `connectionString`",
+    "accessToken": "a Microsoft Entra access token (`mssql-python` only)",
+    "accessTokenProvider": "`package.module:function` returning a fresh access token at "
+    "each connection (`mssql-python` only)",
 }
 
 ENV_SUMMARIES: dict[str, str] = {

@@ -385,6 +385,7 @@ class _TdsServer:
         faults: list[tuple[str, str, str, int, int, int, int, int]] = ...,
         tls: bool = False,
         login: tuple[str, bytes, bytes, int] | None = None,
+        access_token: tuple[bytes, int | None] | None = None,
     ) -> None: ...
     @property
     def host(self) -> str: ...

@@ -106,3 +106,7 @@ class SourceOptions(TypedDict, total=False):
     lockTimeoutMs: int | str
     snapshotDurationGuard: DurationGuard
     snapshotOnSwitch: bool | str
+    user: str
+    password: str
+    accessToken: str
+    accessTokenProvider: str  # "package.module:function"

@@ -5,6 +5,7 @@
 #include <openssl/rand.h>
 
 #include <string>
+#include <vector>
 
 #include "mssqlcdc/error.hpp"
 
@@ -17,7 +18,13 @@ constexpr std::uint8_t kEncryption = 0x01;
 constexpr std::uint8_t kInstance = 0x02;
 constexpr std::uint8_t kThreadId = 0x03;
 constexpr std::uint8_t kMars = 0x04;
+constexpr std::uint8_t kFedAuthRequired = 0x06;
 constexpr std::uint8_t kTerminator = 0xFF;
+
+// LOGIN7 FeatureExt (MS-TDS 2.2.6.4): the federated-authentication feature and the list's end.
+constexpr std::uint8_t kFeatureFedAuth = 0x02;
+constexpr std::uint8_t kFeatureTerminator = 0xFF;
+constexpr std::size_t kNonceSize = 32;
 
 // LOGIN7's fixed part ends at byte 94; the offset/length pairs start at byte 36.
 constexpr std::size_t kLoginFixed = 94;
@@ -37,6 +44,7 @@ PreLogin parse_prelogin(std::span<const std::uint8_t> payload) {
     }
     if (t == kEncryption && length >= 1) out.encryption = static_cast<Encryption>(payload[offset]);
     if (t == kMars && length >= 1) out.mars = payload[offset] != 0;
+    if (t == kFedAuthRequired && length >= 1) out.fedauth_required = payload[offset] == 0x01;
   }
   return out;
 }
@@ -52,19 +60,20 @@ EncryptionAnswer negotiate_encryption(std::optional<Encryption> client, bool ser
   return {};  // NOT_SUP, or a value MS-TDS does not define (its high bits are other flags)
 }
 
-Bytes prelogin_response(Encryption encryption) {
+Bytes prelogin_response(Encryption encryption, bool fedauth_required) {
   struct Option {
     std::uint8_t token;
     Bytes data;
   };
-  const Option options[] = {
+  std::vector<Option> options = {
       {kVersion, {16, 0, 0x03, 0xE8, 0, 0}},  // 16.0.1000, subbuild 0: SQL Server 2022's numbering
       {kEncryption, {static_cast<std::uint8_t>(encryption)}},
       {kInstance, {0}},
       {kThreadId, {}},
       {kMars, {0}},
   };
-  const std::size_t header = std::size(options) * 5 + 1;
+  if (fedauth_required) options.push_back({kFedAuthRequired, {0x01}});
+  const std::size_t header = options.size() * 5 + 1;
   Writer w;
   std::size_t offset = header;
   for (const Option& o : options) {
@@ -123,13 +132,63 @@ Login7 parse_login7(std::span<const std::uint8_t> payload) {
   out.password = deobfuscate_password(field("Password"));
   out.app_name = utf16le_to_utf8(field("AppName"));
   out.server_name = utf16le_to_utf8(field("ServerName"));
-  r.skip(4);  // the FeatureExt offset (when fExtension) or unused
+  // ibExtension/cbExtension: with fExtension, ibExtension points to a DWORD, the FeatureExt's offset.
+  const std::size_t extension = r.u16le();
+  const std::size_t extension_length = r.u16le();
   out.library_name = utf16le_to_utf8(field("CltIntName"));
   out.language = utf16le_to_utf8(field("Language"));
   out.database = utf16le_to_utf8(field("Database"));
   r.skip(6);  // ClientID
   out.sspi = !field("SSPI", true).empty() || (out.option_flags2 & 0x80) != 0;
+  if (out.has_feature_ext() && extension_length >= 4) {
+    if (extension + 4 > payload.size()) {
+      throw Error(ErrorKind::InvalidArgument, "LOGIN7 extension offset points past the message");
+    }
+    Reader at(payload.subspan(extension, 4));
+    out.fedauth = parse_feature_ext(payload, at.u32le());
+  }
   return out;
+}
+
+std::optional<FedAuth> parse_feature_ext(std::span<const std::uint8_t> payload, std::size_t offset) {
+  std::optional<FedAuth> found;
+  while (true) {
+    if (offset >= payload.size()) {
+      throw Error(ErrorKind::InvalidArgument, "LOGIN7 FeatureExt has no terminator before the message ends");
+    }
+    const std::uint8_t id = payload[offset];
+    if (id == kFeatureTerminator) return found;
+    if (offset + 5 > payload.size()) {
+      throw Error(ErrorKind::InvalidArgument, "LOGIN7 FeatureExt entry is cut short by the message's end");
+    }
+    Reader header(payload.subspan(offset + 1, 4));
+    const std::size_t length = header.u32le();
+    if (length > payload.size() - offset - 5) {
+      throw Error(ErrorKind::InvalidArgument,
+                  "LOGIN7 FeatureExt entry " + std::to_string(id) + " is longer than the message holds");
+    }
+    const std::span<const std::uint8_t> data = payload.subspan(offset + 5, length);
+    offset += 5 + length;
+    if (id != kFeatureFedAuth) continue;
+    if (data.empty()) throw Error(ErrorKind::InvalidArgument, "LOGIN7 FEDAUTH feature has no Options byte");
+    FedAuth f;
+    f.library = static_cast<std::uint8_t>(data[0] >> 1);
+    f.echo = (data[0] & 0x01) != 0;
+    if (f.library == FedAuth::kSecurityToken) {
+      if (data.size() < 5) throw Error(ErrorKind::InvalidArgument, "LOGIN7 FEDAUTH feature has no token length");
+      Reader token(data.subspan(1, 4));
+      const std::size_t n = token.u32le();
+      const std::size_t rest = data.size() - 5;
+      if (n > rest || (rest - n != 0 && rest - n != kNonceSize) || n % 2 != 0) {
+        throw Error(ErrorKind::InvalidArgument, "LOGIN7 FEDAUTH token length " + std::to_string(n) +
+                                                    " disagrees with its " + std::to_string(rest) +
+                                                    " bytes of data (UTF-16LE token, then an optional 32-byte nonce)");
+      }
+      f.token = Secret(utf16le_to_utf8(data.subspan(5, n)));
+      f.nonce = rest - n == kNonceSize;
+    }
+    found = std::move(f);
+  }
 }
 
 bool password_matches(const SqlLogin& login, const Secret& password) {
@@ -155,6 +214,19 @@ SqlLogin hash_password(const std::string& name, const Secret& password) {
     throw Error(ErrorKind::Io, "OpenSSL could not hash a new login's password");
   }
   return out;
+}
+
+bool access_token_matches(const AccessTokenCheck& check, const Secret& token, std::int64_t now) {
+  constexpr std::size_t kSha256 = 32;
+  if (check.hash.size() != kSha256 || token.empty()) return false;
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  const std::string& clear = token.reveal();
+  if (EVP_Digest(clear.data(), clear.size(), digest, &size, EVP_sha256(), nullptr) != 1 || size != kSha256) {
+    return false;
+  }
+  const bool same = CRYPTO_memcmp(digest, check.hash.data(), kSha256) == 0;
+  return same && (!check.expires_at || now < *check.expires_at);
 }
 
 }  // namespace mssqlcdc::tds

@@ -3,7 +3,9 @@
 // stops there; with TLS it follows MS-TDS's table (negotiate_encryption).
 // LOGIN7 (MS-TDS 2.2.6.4) names the user, the database and the packet size; its password arrives
 // obfuscated (each byte XOR 0xA5 after a nibble swap), is decoded into a Secret and is never
-// written to a log, a message or an exception.
+// written to a log, a message or an exception. A Microsoft Entra access token arrives instead in
+// LOGIN7's FEDAUTH feature extension (MS-TDS 2.2.6.4, security-token library), is kept as a
+// Secret too, and is acknowledged with FEATUREEXTACK (MS-TDS 2.2.7.11).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@ enum class Encryption : std::uint8_t { Off = 0, On = 1, NotSupported = 2, Requir
 struct PreLogin {
   std::optional<Encryption> encryption;  // the client's wish; absent when it sent none
   bool mars = false;
+  bool fedauth_required = false;  // the client's FEDAUTHREQUIRED option (0x06) was 0x01
 };
 
 [[nodiscard]] PreLogin parse_prelogin(std::span<const std::uint8_t> payload);
@@ -38,8 +41,10 @@ struct EncryptionAnswer {
 // login alone encrypted; client ON or REQ -> ON, everything encrypted; client NOT_SUP or no
 // option -> NOT_SUP, nothing encrypted (the server does not require encryption).
 [[nodiscard]] EncryptionAnswer negotiate_encryption(std::optional<Encryption> client, bool server_has_tls);
-// The server's PRELOGIN answer: its version, the encryption it grants, no instance, no MARS.
-[[nodiscard]] Bytes prelogin_response(Encryption encryption);
+// The server's PRELOGIN answer: its version, the encryption it grants, no instance, no MARS,
+// and FEDAUTHREQUIRED 0x01 when `fedauth_required` (a client that asked for federated
+// authentication, to a server that accepts access tokens; the client then echoes it in LOGIN7).
+[[nodiscard]] Bytes prelogin_response(Encryption encryption, bool fedauth_required = false);
 
 // A password: it can be compared and read on purpose, and has no way to be printed.
 class Secret {
@@ -52,6 +57,22 @@ class Secret {
  private:
   std::string value_;
 };
+
+// LOGIN7's FEDAUTH feature extension (FeatureId 0x02): which token library the client uses,
+// whether it echoes the server's FEDAUTHREQUIRED, and, for the security-token library, the token.
+struct FedAuth {
+  static constexpr std::uint8_t kSecurityToken = 0x01;  // bFedAuthLibrary: a token made beforehand
+  std::uint8_t library = 0;                             // bFedAuthLibrary, the Options byte's high 7 bits
+  bool echo = false;                                    // fFedAuthEcho, the Options byte's low bit
+  Secret token;        // the token's UTF-16LE bytes decoded to UTF-8; empty for other libraries
+  bool nonce = false;  // the client sent a 32-byte nonce after the token
+};
+
+// The FeatureExt block at `offset` of a LOGIN7 payload: FeatureOpt entries (FeatureId, DWORD
+// FeatureDataLen, data) up to the 0xFF terminator. Returns FEDAUTH when present (other features
+// are skipped). Throws Error(InvalidArgument) for an entry past the payload's end, a missing
+// terminator, or a FEDAUTH whose token length disagrees with its data; never quotes the token.
+[[nodiscard]] std::optional<FedAuth> parse_feature_ext(std::span<const std::uint8_t> payload, std::size_t offset);
 
 struct Login7 {
   std::uint32_t tds_version = 0;  // as the client wrote it: 0x74000004 is TDS 7.4
@@ -68,7 +89,8 @@ struct Login7 {
   std::string library_name;
   std::string language;
   std::string database;
-  bool sspi = false;  // integrated authentication, which this server does not offer
+  bool sspi = false;               // integrated authentication, which this server does not offer
+  std::optional<FedAuth> fedauth;  // a FEDAUTH feature extension: a token login
 
   // OptionFlags3 fExtension: a FEATUREEXT block follows, so the client expects FEATUREEXTACK.
   [[nodiscard]] bool has_feature_ext() const { return (option_flags3 & 0x10) != 0; }
@@ -88,5 +110,9 @@ struct Login7 {
 // `name` with a 16-byte random salt and the PBKDF2-HMAC-SHA256 hash of `password` (20,000
 // rounds, as serve() hashes its login), for a login kept in the file (CREATE LOGIN).
 [[nodiscard]] SqlLogin hash_password(const std::string& name, const Secret& password);
+
+// Whether `token` is the server's (ServerOptions::access_token): its SHA-256 equals the kept
+// hash, compared in constant time, and `now` (Unix seconds) is before the kept expiry, if any.
+[[nodiscard]] bool access_token_matches(const AccessTokenCheck& check, const Secret& token, std::int64_t now);
 
 }  // namespace mssqlcdc::tds

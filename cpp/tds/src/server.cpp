@@ -165,7 +165,8 @@ std::optional<Message> next_message(Transport& io, MessageAssembler& assembler) 
 void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> faults, const TlsContext* tls,
            std::uint16_t spid, const std::atomic<bool>& stopping) noexcept {
   try {
-    Session session(options.file, options.database, spid, std::move(faults), tls != nullptr, options.login);
+    Session session(options.file, options.database, spid, std::move(faults), tls != nullptr, options.login,
+                    options.access_token);
     MessageAssembler assembler;
     Transport io(fd);
     while (const auto message = next_message(io, assembler)) {

@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <utility>
 
@@ -139,13 +140,15 @@ std::string text_param(const RpcParam& p, const char* what) {
 }  // namespace
 
 Session::Session(std::filesystem::path file, std::string database, std::uint16_t spid,
-                 std::shared_ptr<FaultScript> faults, bool tls, std::optional<SqlLogin> sql_login)
+                 std::shared_ptr<FaultScript> faults, bool tls, std::optional<SqlLogin> sql_login,
+                 std::optional<AccessTokenCheck> access_token)
     : file_(std::move(file)),
       database_name_(std::move(database)),
       spid_(spid),
       tls_(tls),
       faults_(std::move(faults)),
-      sql_login_(std::move(sql_login)) {}
+      sql_login_(std::move(sql_login)),
+      access_token_(std::move(access_token)) {}
 
 namespace {
 
@@ -166,10 +169,14 @@ bool Session::handle(const Message& message, ReplySink& sink) {
   Writer& w = sink.out();
   bool close = false;
   if (state_ == State::PreLogin && message.type == PacketType::PreLogin) {
-    const EncryptionAnswer answer = negotiate_encryption(parse_prelogin(message.payload).encryption, tls_);
+    const PreLogin pre = parse_prelogin(message.payload);
+    const EncryptionAnswer answer = negotiate_encryption(pre.encryption, tls_);
     tls_scope_ = answer.scope;
+    // A client that asks for federated authentication, of a server that accepts a token: the
+    // answer says FEDAUTHREQUIRED, which the client's LOGIN7 must echo (MS-TDS's LOGIN7 rules).
+    fedauth_required_ = pre.fedauth_required && access_token_.has_value();
     state_ = State::Login;
-    w.bytes(prelogin_response(answer.answer));
+    w.bytes(prelogin_response(answer.answer, fedauth_required_));
   } else if (state_ != State::LoggedIn) {
     if (message.type == PacketType::Login7) return login(message, sink);
     write_error(w, server_error(18456, "Login failed: the client sent a request before logging in."));
@@ -218,6 +225,16 @@ bool Session::login(const Message& message, ReplySink& sink) {
     return true;
   }
   if (req.sspi) return refuse(server_error(18452, "Login failed. The login is from an untrusted domain."));
+  if (req.fedauth) {
+    if (!token_login_accepted(*req.fedauth)) {
+      // SQL Server names no user for a refused token; the reason stays in its own log.
+      write_error(w, server_error(18456, "Login failed for user '<token-identified principal>'."));
+      write_done(w, Token::Done, kDoneError, 0, 0);
+      sink.end();
+      return true;
+    }
+    return logged_in(req, sql_login_ ? sql_login_->name : std::string("sa"), sink);
+  }
   // The server's login, a login of the file (CREATE LOGIN) with its own password, or a
   // database user of the file (create_user) logging in with the server's password. An unknown login and a wrong
   // password get the same error, as SQL Server's client sees. A login CREATE LOGIN kept in the file is checked against
@@ -247,10 +264,28 @@ bool Session::login(const Message& message, ReplySink& sink) {
     }
     if (!known || !password_matches(*sql_login_, req.password)) return refuse(server_error(18456, ""));
   }
+  return logged_in(req, req.user_name, sink);
+}
+
+bool Session::token_login_accepted(const FedAuth& fedauth) const {
+  // Only over TLS, only the security-token library, with FEDAUTHREQUIRED echoed as answered.
+  if (!access_token_ || tls_scope_ == TlsScope::None) return false;
+  if (fedauth.library != FedAuth::kSecurityToken || fedauth.echo != fedauth_required_) return false;
+  const auto now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+  return access_token_matches(*access_token_, fedauth.token, now.count());
+}
+
+bool Session::logged_in(const Login7& req, const std::string& user, ReplySink& sink) {
+  Writer& w = sink.out();
   if (!req.database.empty() && lower(req.database) != lower(database_name_)) {
-    return refuse(server_error(4060, "Cannot open database \"" + req.database + "\" requested by the login."));
+    write_error(w, server_error(4060, "Cannot open database \"" + req.database + "\" requested by the login."));
+    write_error(w, server_error(18456, "Login failed for user '" + user + "'."));
+    write_done(w, Token::Done, kDoneError, 0, 0);
+    sink.end();
+    return true;
   }
-  database_ = std::make_unique<Database>(file_, database_name_, req.user_name);
+  database_ = std::make_unique<Database>(file_, database_name_, user);
   if (req.packet_size != 0) packet_size_ = std::clamp<std::size_t>(req.packet_size, kMinPacketSize, kMaxPacketSize);
   state_ = State::LoggedIn;
   write_envchange(w, EnvChange::Database, database_name_, "master");
@@ -262,7 +297,7 @@ bool Session::login(const Message& message, ReplySink& sink) {
                 ServerMessage{5703, 1, 0, "Changed language setting to us_english.", kServerName, "", 1});
   write_loginack(w, std::min(req.tds_version, kTds74), "Microsoft SQL Server", kServerVersion);
   write_envchange(w, EnvChange::PacketSize, std::to_string(packet_size_), std::to_string(kDefaultPacketSize));
-  if (req.has_feature_ext()) write_feature_ext_ack(w);
+  if (req.has_feature_ext()) write_feature_ext_ack(w, req.fedauth.has_value());
   write_done(w, Token::Done, kDoneFinal, 0, 0);
   sink.end();
   return false;

@@ -53,10 +53,12 @@ class Session {
  public:
   // `faults`: a test-only script (faults.hpp); nullptr in production. `tls`: the server can
   // encrypt, so PRELOGIN grants what the client asks (login.hpp). `sql_login`: the one login
-  // accepted (ServerOptions::login); nullopt accepts any.
+  // accepted (ServerOptions::login); nullopt accepts any. `access_token`: the one Microsoft Entra
+  // token accepted over TLS, as that login (ServerOptions::access_token); nullopt refuses tokens.
   Session(std::filesystem::path file, std::string database, std::uint16_t spid,
           std::shared_ptr<FaultScript> faults = nullptr, bool tls = false,
-          std::optional<SqlLogin> sql_login = std::nullopt);
+          std::optional<SqlLogin> sql_login = std::nullopt,
+          std::optional<AccessTokenCheck> access_token = std::nullopt);
 
   // Writes the answer to `message` into `sink` and ends it; returns true when the connection
   // must close after it (a failed login, a fatal error, a cut).
@@ -74,6 +76,9 @@ class Session {
   enum class Outcome { Done, Ended, Failed, Cancelled, Cut, Fatal };  // Ended: its DONE closed the message
 
   bool login(const Message& message, ReplySink& sink);
+  // The rest of a login whose credentials passed, as `user`: the database, then LOGINACK.
+  bool logged_in(const Login7& req, const std::string& user, ReplySink& sink);
+  [[nodiscard]] bool token_login_accepted(const FedAuth& fedauth) const;
   bool batch(const Message& message, ReplySink& sink);
   bool rpc(const Message& message, ReplySink& sink);
   void transaction(const Message& message, Writer& w);
@@ -93,6 +98,8 @@ class Session {
   std::int32_t next_handle_ = 1;
   std::shared_ptr<FaultScript> faults_;
   std::optional<SqlLogin> sql_login_;
+  std::optional<AccessTokenCheck> access_token_;
+  bool fedauth_required_ = false;  // this session's PRELOGIN answer said FEDAUTHREQUIRED
 };
 
 }  // namespace mssqlcdc::tds

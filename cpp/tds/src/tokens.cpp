@@ -107,8 +107,12 @@ void write_envchange_bytes(Writer& w, EnvChange type, std::span<const std::uint8
   });
 }
 
-void write_feature_ext_ack(Writer& w) {
+void write_feature_ext_ack(Writer& w, bool fedauth) {
   token(w, Token::FeatureExtAck);
+  if (fedauth) {
+    w.u8(0x02);  // FeatureId FEDAUTH
+    w.u32le(0);  // FeatureAckDataLen: no nonce was exchanged, so nothing to sign
+  }
   w.u8(0xFF);
 }
 

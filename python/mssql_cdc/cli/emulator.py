@@ -230,6 +230,12 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
         help="with --tls, also write the certificate (PEM, no key) to PATH for clients to trust",
     )
     p.add_argument(
+        "--access-token-file",
+        metavar="PATH",
+        help="with --tls, also accept the Microsoft Entra access token held in PATH as the "
+        "login (for tests of token logins; a JWT's exp is its expiry); never printed",
+    )
+    p.add_argument(
         "--profile",
         choices=PROFILES,
         help="store this profile's job settings in the file first; a file with jobs runs them "
@@ -468,6 +474,24 @@ def _serve(args: argparse.Namespace) -> int:
     if args.certificate and not args.tls:
         print("mssql-cdc emulator serve: --certificate needs --tls; add --tls", file=sys.stderr)
         return 2  # a usage error, as argparse's own
+    token = None
+    if args.access_token_file:
+        if not args.tls:
+            print(
+                "mssql-cdc emulator serve: --access-token-file needs --tls; add --tls",
+                file=sys.stderr,
+            )
+            return 2
+        try:
+            token = Path(args.access_token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            print(
+                f"mssql-cdc emulator serve: cannot read --access-token-file "
+                f"{args.access_token_file}: {type(exc).__name__}; give a UTF-8 file holding "
+                "the token",
+                file=sys.stderr,
+            )
+            return 2
     if args.profile:
         with Emulator.open(args.path) as emu:
             mode, settings = profile_settings(args.profile, None)
@@ -480,6 +504,7 @@ def _serve(args: argparse.Namespace) -> int:
         tls=args.tls,
         login=args.login,
         password=password,
+        access_token=token,
     )
     jobs = JobClock(args.path)
     try:
@@ -500,6 +525,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"  JDBC:         {shown(server.connection_string('jdbc'))}")
         chosen = f"from ${PASSWORD_VARIABLE}" if password else "made now, shown only above"
         print(f"  login {server.login!r}, password {chosen}", flush=True)
+        if token is not None:
+            print("  access token: the one in --access-token-file, as that login", flush=True)
         signal.pause()
     except KeyboardInterrupt:
         pass

@@ -3,13 +3,18 @@
 `Emulator.serve()` and `mssql-cdc emulator serve` start one. The protocol and the statements it
 answers live in C++ (`cpp/tds`, decision 0700); this module holds the handle a caller gets.
 The server checks a SQL login's password against a salted PBKDF2 hash made here; the clear
-password stays in the caller's handle, never in the file or the server (decision 1361).
+password stays in the caller's handle, never in the file or the server (decision 1361). With
+`access_token`, it also accepts that Microsoft Entra token over TLS, as the login; it gets only
+the token's SHA-256 and expiry (decision 1386).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import ipaddress
+import json
 import os
 import secrets
 import warnings
@@ -139,6 +144,7 @@ def serve(
     faults: Iterable[WireFault | Mapping[str, Any]] = (),
     login: str = DEFAULT_LOGIN,
     password: str | None = None,
+    access_token: str | None = None,
 ) -> TdsServer:
     """Start a TDS server over the emulator file at `path` and return its handle.
 
@@ -163,6 +169,10 @@ def serve(
         password: the login's password; default a new random one, which the handle's
             connection strings carry (`TdsServer.password`). A wrong password or an unknown
             login gets SQL Server's error 18456.
+        access_token: for tests of token logins: the one Microsoft Entra access token the
+            server accepts (needs `tls`), in LOGIN7's FEDAUTH feature, as `login`. A JWT's
+            `exp` claim is its expiry. A wrong or expired token gets error 18456. The server
+            keeps only its SHA-256; the token is never printed.
 
     Raises:
         FileNotFoundError: `path` does not exist.
@@ -178,6 +188,15 @@ def serve(
         raise ValueError("login is empty; give the SQL login name clients connect as")
     if password is not None and not password:
         raise ValueError("password is empty; give one, or leave it out for a random one")
+    token_check = None
+    if access_token is not None:
+        if not access_token.strip() or not tls:
+            raise ValueError(
+                "access_token needs tls=True and a non-empty token: drivers send a token only "
+                "over an encrypted connection"
+            )
+        token = access_token.strip()
+        token_check = (hashlib.sha256(token.encode("utf-8")).digest(), token_expiry(token))
     script = [fault.as_native() for fault in wire_faults(faults)]
     p = Path(path)
     name = database or p.stem
@@ -185,7 +204,9 @@ def serve(
     salt = os.urandom(16)
     digest = hashlib.pbkdf2_hmac("sha256", secret.encode("utf-8"), salt, _HASH_ITERATIONS)
     check = (login, salt, digest, _HASH_ITERATIONS)
-    server = _native.tds.Server(str(p), host, port, name, max_connections, script, tls, check)
+    server = _native.tds.Server(
+        str(p), host, port, name, max_connections, script, tls, check, token_check
+    )
     if not _loopback(host):
         warnings.warn(
             f"the emulator's TDS server listens on {host}, reachable from other machines; "
@@ -194,6 +215,21 @@ def serve(
             stacklevel=2,
         )
     return TdsServer(server, login, secret)
+
+
+def token_expiry(token: str) -> int | None:
+    """The `exp` claim (Unix seconds) of a JWT `header.payload.signature`, or None when the
+    token is not a JWT or has no integer `exp` (RFC 7519's expiration time claim)."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        padded = parts[1] + "=" * (-len(parts[1]) % 4)
+        claims = json.loads(base64.urlsafe_b64decode(padded))
+    except (ValueError, binascii.Error):
+        return None
+    exp = claims.get("exp") if isinstance(claims, dict) else None
+    return exp if isinstance(exp, int) and not isinstance(exp, bool) else None
 
 
 def _loopback(host: str) -> bool:

@@ -14,6 +14,7 @@ from mssql_cdc.options.config import (
     SourceConfig,
 )
 from mssql_cdc.options.connection_string import ConnectionString
+from mssql_cdc.options.credentials import CREDENTIAL_OPTIONS, Credentials
 from mssql_cdc.options.declared_columns import (
     METADATA_COLUMNS,
     KeyBound,
@@ -25,10 +26,12 @@ from mssql_cdc.options.identifiers import change_table, check_collation, quote_n
 from mssql_cdc.options.reader import given_option, is_uri
 
 __all__ = [
+    "CREDENTIAL_OPTIONS",
     "KNOWN_OPTIONS",
     "METADATA_COLUMNS",
     "Backend",
     "ConnectionString",
+    "Credentials",
     "DurationGuard",
     "IsolationLevel",
     "KeyBound",

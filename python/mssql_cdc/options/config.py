@@ -3,14 +3,15 @@
 `SourceConfig.from_options` is the only reader of raw options; everything else takes the config.
 `SourceConfig.to_options` is its inverse, the only writer of option text (for Spark's readers).
 A bad value raises `ConfigError` (a `ValueError`) naming the option and what it accepts; the
-connection string is never printed, logged or shown in a repr.
+connection string, the password and the token are never printed, logged or shown in a repr
+(credentials apart from the connection string: decision 1385).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Literal, TypeVar
 
 from mssql_cdc.core import Mode, lsn
@@ -20,6 +21,7 @@ from mssql_cdc.options.connection_string import (
     PYMSSQL_KEYS,
     ConnectionString,
 )
+from mssql_cdc.options.credentials import CREDENTIAL_OPTIONS, Credentials, parse_credentials
 from mssql_cdc.options.declared_columns import (
     DeclaredColumn,
     SnapshotChunk,
@@ -87,6 +89,7 @@ KNOWN_OPTIONS = (
     "lockTimeoutMs",
     "snapshotDurationGuard",
     "snapshotOnSwitch",
+    *CREDENTIAL_OPTIONS,
 )
 """Every option either format or `to_delta` reads; one dict feeds them all, so none is unknown."""
 
@@ -128,6 +131,8 @@ class SourceConfig:
     snapshot_duration_guard: DurationGuard
     # At a switch bronze cannot absorb, re-snapshot into the next generation.
     snapshot_on_switch: bool = False
+    # Credentials apart from the connection string; Credentials' repr hides the secrets.
+    credentials: Credentials = field(default_factory=Credentials)
 
     @classmethod
     def from_options(cls, options: Mapping[str, object]) -> SourceConfig:
@@ -141,10 +146,11 @@ class SourceConfig:
         """
         opts = OptionReader(options, KNOWN_OPTIONS)
         backend = opts.choice("backend", BACKENDS, default="mssql-python")
+        connection = _connection_string(opts, backend)
         return cls(
             capture_instance=_capture_instance(opts),
             backend=backend,
-            connection_string=_connection_string(opts, backend),
+            connection_string=connection,
             emulator_path=_emulator_path(opts, backend),
             connect_timeout=_count(opts, "connectTimeout", 30, MAX_CONNECT_TIMEOUT),
             starting_lsn=_starting_lsn(opts),
@@ -169,6 +175,9 @@ class SourceConfig:
             lock_timeout_ms=opts.non_negative("lockTimeoutMs", maximum=MAX_LOCK_TIMEOUT_MS),
             snapshot_duration_guard=opts.choice("snapshotDurationGuard", _GUARDS, default="warn"),
             snapshot_on_switch=opts.boolean("snapshotOnSwitch", default=False),
+            credentials=parse_credentials(
+                {name: opts.untrimmed(name) for name in CREDENTIAL_OPTIONS}, backend, connection
+            ),
         )
 
     def to_options(self) -> dict[str, str]:
@@ -176,8 +185,8 @@ class SourceConfig:
 
         Every field with a value is written, defaults included, in its canonical spelling; a
         None field is left out, since leaving an option out is how None is said. The result
-        holds the connection string, password included, for Spark's reader: hand it on, never
-        log or print it.
+        holds the connection string and the credential options, password and token included,
+        for Spark's reader: hand it on, never log or print it.
         """
         connection = None if self.connection_string is None else self.connection_string.text
         chunks = None if self.snapshot_chunks is None else format_chunks(self.snapshot_chunks)
@@ -205,7 +214,8 @@ class SourceConfig:
             "snapshotDurationGuard": self.snapshot_duration_guard,
             "snapshotOnSwitch": self.snapshot_on_switch,
         }
-        return {name: _text(value) for name, value in values.items() if value is not None}
+        written = {name: _text(value) for name, value in values.items() if value is not None}
+        return written | self.credentials.to_options()
 
     def partitions(self, default_num_partitions: int | None) -> int:
         """Most partitions per batch or snapshot: `numPartitions`, or with `auto` Spark's

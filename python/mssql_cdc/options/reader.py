@@ -66,6 +66,7 @@ class OptionReader:
     def __init__(self, options: Mapping[str, object], known: Iterable[str]) -> None:
         self._known = {name.lower(): name for name in known}
         self._values: dict[str, tuple[str, str]] = {}
+        self._untrimmed: dict[str, str] = {}
         for raw_name, raw_value in options.items():
             if not isinstance(raw_name, str):
                 raise ConfigError(f"option names must be strings (got {type(raw_name).__name__})")
@@ -80,6 +81,7 @@ class OptionReader:
                     f"{self._known.get(key, name)} with different values; give it once"
                 )
             self._values[key] = (name, value)
+            self._untrimmed[key] = raw_value if isinstance(raw_value, str) else value
         self._warn_unknown()
 
     def _warn_unknown(self) -> None:
@@ -97,6 +99,10 @@ class OptionReader:
         """Return the trimmed value of `name`, or None when it is absent."""
         found = self._values.get(name.lower())
         return None if found is None else found[1]
+
+    def untrimmed(self, name: str) -> str | None:
+        """Return the value of `name` as given (a password may begin or end with a space)."""
+        return self._untrimmed.get(name.lower())
 
     def has(self, name: str) -> bool:
         return name.lower() in self._values

@@ -103,7 +103,8 @@ def register(spark: Any) -> None:
 
     Stores Spark's default parallelism (None where unavailable, e.g. Spark Connect) for
     `numPartitions=auto`, since planning processes have no SparkSession. Extends the session's
-    `spark.sql.redaction.options.regex` so plans show `connectionString` as redacted.
+    `spark.sql.redaction.options.regex` so plans show `connectionString`, `password` and
+    `accessToken` as redacted.
 
     Raises:
         ConfigError: `spark` is not a SparkSession (classic or Spark Connect).
@@ -140,16 +141,20 @@ def register(spark: Any) -> None:
 
 
 _REDACTION = "spark.sql.redaction.options.regex"
+_SECRET_OPTIONS = ("connectionString", "password", "accessToken")
 
 
 def redact_connection_strings(conf: Any) -> None:
-    """Make Spark redact the `connectionString` option wherever it prints a plan.
+    """Make Spark redact the secret options wherever it prints a plan: `connectionString`,
+    `password` and `accessToken` (whose pattern also covers `accessTokenProvider`).
 
     A streaming query's plan lists its source options (in `explain()`, in the UI, and in the
     message of a failed query); Spark's default pattern redacts only `url`. The pattern is
-    extended, never replaced, and left alone when it already covers the option.
+    extended, never replaced: each name it does not already mention is added.
     """
     current = str(conf.get(_REDACTION, "(?i)url") or "")
-    if "connectionstring" in current.lower():
+    missing = [name for name in _SECRET_OPTIONS if name.lower() not in current.lower()]
+    if not missing:
         return
-    conf.set(_REDACTION, f"{current}|(?i)connectionString" if current else "(?i)connectionString")
+    parts = ([current] if current else []) + [f"(?i){name}" for name in missing]
+    conf.set(_REDACTION, "|".join(parts))

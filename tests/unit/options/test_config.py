@@ -11,6 +11,7 @@ import pytest
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.config import KNOWN_OPTIONS, SourceConfig
+from mssql_cdc.options.credentials import CREDENTIAL_OPTIONS
 from mssql_cdc.options.declared_columns import DeclaredColumn, SnapshotChunk
 
 SECRET = "S3cr3t-Pa55"
@@ -142,6 +143,7 @@ def test_a_bad_value_raises_a_config_error_naming_the_option(
 def test_every_option_of_the_table_is_known_and_tested() -> None:
     tested = {g[0] for g in GOOD} | {b[0] for b in BAD}
     tested |= {"captureInstance", "connectionString", "emulatorPath"}
+    tested |= set(CREDENTIAL_OPTIONS)  # tests/unit/options/test_credentials.py
     assert tested == set(KNOWN_OPTIONS)
 
 

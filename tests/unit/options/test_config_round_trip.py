@@ -396,7 +396,16 @@ def test_a_config_with_every_option_set_writes_every_known_option(
         "snapshotKeys": '["id"]',
         "lockTimeoutMs": "0",
     }
-    assert set(SourceConfig.from_options(options).to_options()) == set(KNOWN_OPTIONS)
+    written = set(SourceConfig.from_options(options).to_options())
+    # The credential options log in to a server: each login is a config of its own.
+    for login in (
+        {"user": "u", "password": " p "},
+        {"accessToken": "t"},
+        {"accessTokenProvider": "m:f"},
+    ):
+        tsql = {"captureInstance": "dbo_orders", "connectionString": "Server=x", **login}
+        written |= set(SourceConfig.from_options(tsql).to_options())
+    assert written == set(KNOWN_OPTIONS)
 
 
 def test_a_snapshot_read_takes_the_source_but_not_the_streams_start_or_folders(

@@ -76,10 +76,14 @@ def explained(splits: int) -> Any:
 @pytest.mark.parametrize(
     ("before", "after"),
     [
-        (None, "(?i)url|(?i)connectionString"),  # Spark's default is url only
-        ("(?i)url|token", "(?i)url|token|(?i)connectionString"),
-        ("(?i)url|connectionstring", "(?i)url|connectionstring"),  # covered: left alone
-        ("", "(?i)connectionString"),
+        (None, "(?i)url|(?i)connectionString|(?i)password|(?i)accessToken"),  # default: url
+        ("(?i)url|token", "(?i)url|token|(?i)connectionString|(?i)password|(?i)accessToken"),
+        (
+            "(?i)url|connectionstring|password|accesstoken",
+            "(?i)url|connectionstring|password|accesstoken",
+        ),  # covered: left alone
+        ("(?i)url|connectionstring", "(?i)url|connectionstring|(?i)password|(?i)accessToken"),
+        ("", "(?i)connectionString|(?i)password|(?i)accessToken"),
     ],
 )
 def test_register_extends_the_redaction_pattern_to_cover_connection_strings(

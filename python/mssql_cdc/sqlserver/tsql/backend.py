@@ -63,7 +63,12 @@ def connect(config: SourceConfig) -> Session:
             "pymssql with a connectionString"
         )
     driver: Driver = config.backend
-    return open_session(driver, config.connection_string, connect_timeout=config.connect_timeout)
+    return open_session(
+        driver,
+        config.connection_string,
+        connect_timeout=config.connect_timeout,
+        credentials=config.credentials,
+    )
 
 
 class TsqlStreamPlanner:

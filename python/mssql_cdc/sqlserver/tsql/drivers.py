@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib
 import re
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
 from mssql_cdc.errors import ConfigError, ConnectError, quoted
-from mssql_cdc.options import ConnectionString
+from mssql_cdc.options import ConnectionString, Credentials
 from mssql_cdc.sqlserver.tsql.statements import Paramstyle, Statement
 
 __all__ = [
@@ -67,9 +68,12 @@ def import_driver(driver: Driver) -> Any:
 _SERVER = re.compile(r"^(?:tcp:)?([^,]+?)(?:,(\d{1,5}))?$", re.IGNORECASE)
 
 
-def pymssql_arguments(connection: ConnectionString, connect_timeout: int) -> dict[str, Any]:
+def pymssql_arguments(
+    connection: ConnectionString, connect_timeout: int, credentials: Credentials | None = None
+) -> dict[str, Any]:
     """Turn a `Server`/`Database`/`UID`/`PWD`/`App` connection string into pymssql.connect's
-    keyword arguments. Never echoes a value but the server's."""
+    keyword arguments, with options `user` and `password` as `user` and `password` (options
+    parsing refused them beside UID and PWD). Never echoes a value but the server's."""
     server = connection.get("server")
     if not server:
         raise ConfigError("option connectionString needs a Server=host[,port] key for pymssql")
@@ -92,6 +96,10 @@ def pymssql_arguments(connection: ConnectionString, connect_timeout: int) -> dic
         value = connection.get(key)
         if value is not None:
             args[name] = value
+    if credentials is not None and credentials.user is not None:
+        args["user"] = credentials.user
+    if credentials is not None and credentials.password is not None:
+        args["password"] = credentials.password
     app = connection.get("app")
     args["appname"] = app if app else "mssql-cdc"
     encrypt = connection.get("encrypt")
@@ -123,25 +131,71 @@ def _pymssql_encryption(value: str) -> str:
     return found
 
 
-def open_session(driver: Driver, connection: ConnectionString, *, connect_timeout: int) -> Session:
+SQL_COPT_SS_ACCESS_TOKEN = 1256
+"""The ODBC pre-connect attribute that carries a Microsoft Entra access token."""
+
+
+def access_token_struct(token: str) -> bytes:
+    """The ODBC driver's access-token structure: a little-endian 4-byte length, then the token
+    as UTF-16LE bytes (learn.microsoft.com/sql/connect/odbc/using-azure-active-directory)."""
+    data = token.encode("utf-16-le")
+    return struct.pack("<I", len(data)) + data
+
+
+def mssql_python_arguments(
+    connection: ConnectionString, connect_timeout: int, credentials: Credentials | None = None
+) -> dict[str, Any]:
+    """mssql-python connect()'s arguments but the connection string: options `user` and
+    `password` as its `uid` and `pwd` keyword arguments (which it quotes itself), and an access
+    token, fetched now (a provider is called once per connection), as the pre-connect
+    attribute SQL_COPT_SS_ACCESS_TOKEN."""
+    args: dict[str, Any] = {"autocommit": True, "timeout": connect_timeout}
+    if credentials is None:
+        return args
+    if credentials.user is not None:
+        args["uid"] = credentials.user
+    if credentials.password is not None:
+        args["pwd"] = credentials.password
+    token = credentials.token()
+    if token is not None:
+        args["attrs_before"] = {SQL_COPT_SS_ACCESS_TOKEN: access_token_struct(token)}
+    return args
+
+
+def open_session(
+    driver: Driver,
+    connection: ConnectionString,
+    *,
+    connect_timeout: int,
+    credentials: Credentials | None = None,
+) -> Session:
     """Open a new autocommit connection (the reader only reads) and wrap it in a Session.
 
+    `credentials` are passed as the driver's own arguments, never pasted into the connection
+    string; an access token provider is called for this connection.
+
     Raises:
+        ConfigError: the access token provider failed (the message names the option).
         ConnectError: the driver could not connect; the message names the server and what to
             check, never a secret, and the driver's error is its `__cause__`.
     """
     module = import_driver(driver)
     if driver == "mssql-python":
+        arguments = mssql_python_arguments(connection, connect_timeout, credentials)
+        sent = arguments.get("attrs_before", {}).get(SQL_COPT_SS_ACCESS_TOKEN)
+        token = None if sent is None else sent[4:].decode("utf-16-le")
         try:
-            conn = module.connect(connection.text, autocommit=True, timeout=connect_timeout)
+            conn = module.connect(connection.text, **arguments)
         except Exception as exc:
-            raise connect_error(driver, connection, connect_timeout, exc) from exc
+            raise connect_error(
+                driver, connection, connect_timeout, exc, credentials, token
+            ) from exc
         return Session(conn, "qmark", arrow=True)
-    arguments = pymssql_arguments(connection, connect_timeout)
+    arguments = pymssql_arguments(connection, connect_timeout, credentials)
     try:
         conn = module.connect(**arguments)
     except Exception as exc:
-        raise connect_error(driver, connection, connect_timeout, exc) from exc
+        raise connect_error(driver, connection, connect_timeout, exc, credentials) from exc
     return Session(conn, "pyformat", arrow=False)
 
 
@@ -150,20 +204,36 @@ _SECRET_KEYS = ("pwd", "password")
 
 
 def connect_error(
-    driver: Driver, connection: ConnectionString, connect_timeout: int, exc: BaseException
+    driver: Driver,
+    connection: ConnectionString,
+    connect_timeout: int,
+    exc: BaseException,
+    credentials: Credentials | None = None,
+    token: str | None = None,
 ) -> ConnectError:
     """The ConnectError for a driver's failed connect(): the server, the driver's reason with
-    every secret value cut out, and what to check."""
+    every secret value cut out (the connection string's, option password's, and the token
+    sent, a provider's included), and what to check."""
     server = (connection.get("server") or connection.get("address") or "").strip()
     named = repr(server) if server else "(no Server key given)"
     reason = " ".join(str(exc).split())
-    for key, value in connection.pairs:
-        if key.lower() in _SECRET_KEYS and value:
-            reason = reason.replace(value, "***")
-    if error_number(exc) == _LOGIN_FAILED:
+    secrets = [v for k, v in connection.pairs if k.lower() in _SECRET_KEYS and v]
+    if credentials is not None:
+        secrets.extend(credentials.secrets())
+    if token:
+        secrets.append(token)
+    for value in sorted(secrets, key=len, reverse=True):
+        reason = reason.replace(value, "***").replace(" ".join(value.split()), "***")
+    if error_number(exc) == _LOGIN_FAILED and token is not None:
         check = (
-            "check the login (UID) and its password (PWD), and that the login may open the "
-            "Database the connection string names"
+            "check the access token (option accessToken or what accessTokenProvider returns): "
+            "that it is current, issued for https://database.windows.net/, and that its "
+            "identity is a user of the Database the connection string names"
+        )
+    elif error_number(exc) == _LOGIN_FAILED:
+        check = (
+            "check the login (UID) and its password (PWD), or options user and password, and "
+            "that the login may open the Database the connection string names"
         )
     else:
         check = (

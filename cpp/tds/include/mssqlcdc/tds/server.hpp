@@ -36,6 +36,13 @@ struct SqlLogin {
   std::uint32_t iterations = 0;
 };
 
+// The Microsoft Entra access token a server accepts (a token login, LOGIN7's FEDAUTH feature):
+// the SHA-256 of the token's UTF-8 bytes, never the token, and when it expires.
+struct AccessTokenCheck {
+  std::string hash;                        // raw bytes: SHA-256(token), 32 bytes
+  std::optional<std::int64_t> expires_at;  // Unix seconds (the JWT's exp claim); nullopt: never
+};
+
 struct ServerOptions {
   std::filesystem::path file;  // the emulator file every connection reads
   std::string host = "127.0.0.1";
@@ -47,6 +54,8 @@ struct ServerOptions {
   // The one login accepted; others and a wrong password get error 18456. nullopt: any login
   // and password (for tests that drive sessions without one).
   std::optional<SqlLogin> login = std::nullopt;
+  // The one access token accepted, over TLS, as the login above; nullopt: token logins refused.
+  std::optional<AccessTokenCheck> access_token = std::nullopt;
 };
 
 // One listener and its connections. Thread-safe: its methods may be called from any thread

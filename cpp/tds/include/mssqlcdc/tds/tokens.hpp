@@ -85,7 +85,9 @@ void write_loginack(Writer& w, std::uint32_t tds_version, const std::string& pro
 void write_envchange(Writer& w, EnvChange type, const std::string& new_value, const std::string& old_value);
 void write_envchange_bytes(Writer& w, EnvChange type, std::span<const std::uint8_t> new_value,
                            std::span<const std::uint8_t> old_value);
-void write_feature_ext_ack(Writer& w);  // acknowledges no feature: only the terminator
+// FEATUREEXTACK (MS-TDS 2.2.7.11): with `fedauth`, the FEDAUTH feature (0x02) acknowledged with
+// no data (a security token sent without a nonce); always the 0xFF terminator.
+void write_feature_ext_ack(Writer& w, bool fedauth = false);
 // RETURNSTATUS: a procedure's return code.
 void write_return_status(Writer& w, std::int32_t status);
 // RETURNVALUE: output parameter `ordinal` named `name` with its type and value.
