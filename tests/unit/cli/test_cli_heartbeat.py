@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pymssql
@@ -209,10 +209,13 @@ def test_the_printed_scripts_beat_commits_on_the_emulator_and_is_the_agent_jobs_
     assert heartbeat_changes(emu) == [2, 3, 4]
     for number, (code, start) in REFUSED_TODAY.items():
         answer = answers[number]
-        assert answer is not None and answer[0] == code and answer[1].startswith(start), answer
+        assert answer is not None, number
+        assert answer[0] == code, answer
+        assert answer[1].startswith(start), answer
     # The Agent job runs exactly the tested beat, every 90 seconds (seconds: type 2).
     step = re.search(r"@command = N'(.*?)';\n", script, re.S)
-    assert step is not None and step.group(1).replace("''", "'") == parts["2"].rstrip(";")
+    assert step is not None
+    assert step.group(1).replace("''", "'") == parts["2"].rstrip(";")
     assert "@freq_subday_type = 2, @freq_subday_interval = 90" in script
     assert main(["heartbeat", "--print-sql", "--interval", "5m"]) == 0
     assert "@freq_subday_type = 4, @freq_subday_interval = 5" in capsys.readouterr().out
