@@ -13,11 +13,15 @@ and an Agent schedule's `@freq_subday_type` is 2 for seconds and 4 for minutes
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
+import mssql_python
 import pymssql
 import pytest
 
@@ -219,3 +223,50 @@ def test_the_printed_scripts_beat_commits_on_the_emulator_and_is_the_agent_jobs_
     assert "@freq_subday_type = 2, @freq_subday_interval = 90" in script
     assert main(["heartbeat", "--print-sql", "--interval", "5m"]) == 0
     assert "@freq_subday_type = 4, @freq_subday_interval = 5" in capsys.readouterr().out
+
+
+def test_the_printed_beat_and_the_verb_run_against_mssql_cdc_emulator_serve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emu = Emulator.create(tmp_path / "shop.db")
+    emu.create_table("dbo.mssql_cdc_heartbeat", HEARTBEAT_COLUMNS, primary_key="id")
+    emu.enable_cdc("dbo.mssql_cdc_heartbeat")
+    emu.commit([("insert", "dbo.mssql_cdc_heartbeat", {"id": 1, "beat_at": datetime(2026, 1, 1)})])
+    assert main(["heartbeat", "--print-sql"]) == 0
+    beat = sections(capsys.readouterr().out)["2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mssql_cdc.cli", "emulator", "serve", str(emu.path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"MSSQL_CDC_EMULATOR_PASSWORD": "s3cret-pw"},
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # "serving PATH as database 'shop' on 127.0.0.1:PORT"
+        port = int(first.rsplit(":", 1)[1])
+        text = f"Server=127.0.0.1,{port};Database=shop;UID=sa;PWD=s3cret-pw;Encrypt=no"
+        conn = mssql_python.connect(text, autocommit=True)
+        try:
+            conn.cursor().execute(beat)  # the Agent job's step, through mssql-python
+        finally:
+            conn.close()
+        options = tmp_path / "options.json"
+        options.write_text(
+            json.dumps(
+                {
+                    "backend": "mssql-python",
+                    "connectionString": text,
+                    "captureInstance": "dbo_mssql_cdc_heartbeat",
+                }
+            )
+        )
+        assert (
+            main(["heartbeat", "--options", str(options), "--count", "2", "--interval", "0s"]) == 0
+        )
+        out, err = capsys.readouterr()
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+    assert "2 beat(s) committed to dbo.mssql_cdc_heartbeat" in out
+    assert "s3cret-pw" not in out + err
+    assert heartbeat_changes(emu) == [2, 3, 4, 3, 4, 3, 4]
