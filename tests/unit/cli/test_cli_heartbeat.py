@@ -29,6 +29,7 @@ import mssql_cdc
 from mssql_cdc.cli import main
 from mssql_cdc.cli.heartbeat import DEFAULT_TABLE
 from mssql_cdc.emulator import Emulator, TdsServer
+from mssql_cdc.sqlserver import DEFAULT_HEARTBEAT_TABLE
 
 HEARTBEAT_COLUMNS = {"id": "tinyint", "beat_at": "datetime2(7)"}
 
@@ -173,7 +174,7 @@ def test_a_table_that_is_not_schema_dot_name_is_refused(
 
 
 def test_the_default_table_is_the_librarys() -> None:
-    assert DEFAULT_TABLE == "dbo.mssql_cdc_heartbeat"
+    assert DEFAULT_TABLE == DEFAULT_HEARTBEAT_TABLE == "dbo.mssql_cdc_heartbeat"
     assert mssql_cdc.heartbeat_sql().count("[dbo].[mssql_cdc_heartbeat]") >= 4
 
 

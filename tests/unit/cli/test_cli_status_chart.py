@@ -24,7 +24,8 @@ from mssql_cdc.cli.chart import (
 )
 from mssql_cdc.cli.status import job_streams
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.facts import history_from_rows
+from mssql_cdc.facts import history_from_rows, read_history
+from tests.unit.cli import test_cli_status_facts as facts
 
 T0 = datetime(2026, 9, 28, 8)
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -223,3 +224,50 @@ def test_job_takes_no_checkpoint_and_needs_a_chart(
     assert "--job draws a chart only" in capsys.readouterr().err
     assert main(["status", str(tmp_path), "--job", str(job), "--chart", "c.png"]) == 2
     assert "without a CHECKPOINT" in capsys.readouterr().err
+
+
+def test_a_job_chart_reads_each_streams_rows_from_the_jobs_facts_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        facts.batch("orders", 0, 0, facts.t(1, 1), 1, 2, end_commit_ts=at(1)),
+        facts.batch("orders", 0, 1, facts.t(1, 2), 3, 4, end_commit_ts=at(2)),
+        facts.event("orders.g1", 1, "resnapshot", facts.t(1, 3), 5, end_commit_ts=at(3)),
+        facts.batch("orders.g1", 1, 0, facts.t(1, 4), 6, 7, end_commit_ts=at(4)),
+        facts.batch("items", 0, 0, facts.t(1, 1), 1, 2, end_commit_ts=at(1.5)),
+        facts.batch("other", 0, 0, facts.t(1, 1), 1, 2, end_commit_ts=at(1.5)),
+    ]
+    for r in rows:
+        r["retention_headroom_hours"] = 10.0 + r["batch_id"] if r["event"] is None else None
+    table = facts.facts_table(tmp_path / "facts", rows)
+    job = tmp_path / "job.json"
+    job.write_text(
+        json.dumps(
+            {
+                "facts_table": table,
+                "streams": [
+                    {"capture_instance": "orders"},
+                    {"capture_instance": "x", "app_id": "items"},
+                ],
+            }
+        )
+    )
+    chart = tmp_path / "job.png"
+    assert main(["status", "--job", str(job), "--chart", str(chart), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result == {
+        "job": str(job),
+        "facts": table,
+        "streams": ["orders", "items"],
+        "chart": str(chart),
+    }
+    assert png_size(chart)[0] == 990
+    data = chart_data([read_history(table, "orders"), read_history(table, "items")])
+    assert [
+        (line.stream, line.generation, line.times, line.headroom_hours) for line in data.lines
+    ] == [
+        ("orders", 0, (at(1), at(2)), (10.0, 11.0)),
+        ("orders", 1, (at(4),), (10.0,)),
+        ("items", 0, (at(1.5),), (10.0,)),
+    ]
+    assert [(m.stream, m.event, m.at) for m in data.marks] == [("orders", "resnapshot", at(3))]
