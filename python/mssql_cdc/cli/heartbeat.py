@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.print_sql:
         try:
-            script = heartbeat_sql(args.table, interval_seconds=max(args.interval, 10.0))
+            script = heartbeat_sql(args.table, interval_seconds=args.interval)
         except ConfigError as exc:
             return fail("heartbeat", exc, 2)
         print_result(args, {"sql": script}, lambda: script.rstrip("\n"))

@@ -192,7 +192,7 @@ def heartbeat(
 ) -> HeartbeatResult:
     """Commit `count` beats (None: until interrupted) to the heartbeat table, `interval_seconds`
     apart, over the T-SQL connection the source `options` name (`backend`,
-    `connectionString`, `connectTimeout`).
+    `connectionString`, `connectTimeout`; `captureInstance` may be left out).
 
     With `create`, first makes what is missing: the table, CDC on it, its row. Without it, a
     missing table or one CDC does not capture is refused. `on_beat(n, at)` is called after each.
@@ -208,7 +208,8 @@ def heartbeat(
     if count is not None and (isinstance(count, bool) or not 1 <= count <= 10**9):
         raise ConfigError(f"heartbeat count {count!r} is out of range; pass 1 or more, or None")
     seconds = _interval(interval_seconds, minimum=0.0)
-    config = SourceConfig.from_options(options)
+    # The heartbeat reads no capture instance; a stream's options file names one, others may not.
+    config = SourceConfig.from_options({"captureInstance": t.capture_instance, **options})
     if config.backend == "emulator":
         raise ConfigError(
             "the heartbeat needs a T-SQL backend (option backend mssql-python or pymssql with "

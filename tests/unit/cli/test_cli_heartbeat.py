@@ -173,6 +173,11 @@ def test_a_table_that_is_not_schema_dot_name_is_refused(
     assert "heartbeat table" in capsys.readouterr().err
 
 
+def test_an_agent_schedule_under_ten_seconds_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["heartbeat", "--print-sql", "--interval", "5s"]) == 2
+    assert "heartbeat interval 5.0 is out of range; pass seconds from 10" in capsys.readouterr().err
+
+
 def test_the_default_table_is_the_librarys() -> None:
     assert DEFAULT_TABLE == DEFAULT_HEARTBEAT_TABLE == "dbo.mssql_cdc_heartbeat"
     assert mssql_cdc.heartbeat_sql().count("[dbo].[mssql_cdc_heartbeat]") >= 4
@@ -254,11 +259,7 @@ def test_the_printed_beat_and_the_verb_run_against_mssql_cdc_emulator_serve(
         options = tmp_path / "options.json"
         options.write_text(
             json.dumps(
-                {
-                    "backend": "mssql-python",
-                    "connectionString": text,
-                    "captureInstance": "dbo_mssql_cdc_heartbeat",
-                }
+                {"backend": "mssql-python", "connectionString": text}  # no captureInstance
             )
         )
         assert (
