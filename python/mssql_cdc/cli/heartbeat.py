@@ -1,14 +1,14 @@
-"""`mssql-cdc heartbeat --options FILE`: commit to a small captured table so an idle
-database's CDC stays current (decision 1379).
+"""`mssql-cdc heartbeat --options FILE`: commits to a captured table keep idle streams current.
 
-Without commits SQL Server's CDC neither moves its newest LSN nor writes a commit time, so a
-caught-up stream's lag and retention headroom stay those of its last change. Each beat updates
-the one row of the heartbeat table (`--table`, default dbo.mssql_cdc_heartbeat); `--create`
-makes the table and enables CDC on it first, when missing. `--print-sql` prints the same as a
-T-SQL script with a SQL Server Agent job, for servers where the beat should not depend on a
-running process. Exit codes: 0 every beat committed; 1 the server could not be reached or
-refused a statement; 2 a bad flag, options file or table, or a missing table without --create.
-The connection string is read from the options file and never printed.
+Without commits SQL Server's CDC neither moves its newest LSN nor writes a commit time
+(decision 1379), so a caught-up stream's lag and retention headroom stay those of its last
+change. Each beat updates the one row of the heartbeat table (`--table`, default
+dbo.mssql_cdc_heartbeat); `--create` makes the table and enables CDC on it first, when
+missing. `--print-sql` prints the same as a T-SQL script with a SQL Server Agent job, for
+servers where the beat should not depend on a running process. Exit codes: 0 every beat
+committed; 1 the server could not be reached or refused a statement; 2 a bad flag, options
+file or table, or a missing table without --create. The connection string is read from the
+options file and never printed.
 """
 
 from __future__ import annotations

@@ -102,8 +102,9 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         __doc__,
         summary="show a stream's generation, last committed offset and pending recovery",
         epilog="exit codes: 0 the files are valid; 2 a missing or refused checkpoint folder, "
-        "an invalid state file, an unreadable offset log, or a facts table that is missing, "
-        "not a path, of another kind or unreadable",
+        "an invalid state file, an unreadable offset log, a facts table that is missing, "
+        "not a path, of another kind or unreadable, or (--chart) a refused chart path, a "
+        "job file without facts_table or streams, or no matplotlib",
         run=run,
     )
     parser.add_argument(
