@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from mssql_cdc.silver import ApplyResult, apply_changes
     from mssql_cdc.sink import delta_sink
     from mssql_cdc.snapshot import BackfillStatus
+    from mssql_cdc.sqlserver import HeartbeatResult, heartbeat, heartbeat_sql
 
 # Public name -> the package whose face exports it, imported when the name is first used.
 __getattr__ = lazy_names(
@@ -41,6 +42,7 @@ __getattr__ = lazy_names(
         "BackfillStatus": "mssql_cdc.snapshot",
         "CdcStream": "mssql_cdc.pipeline",
         "FanOutJob": "mssql_cdc.pipeline",
+        "HeartbeatResult": "mssql_cdc.sqlserver",
         "Offset": "mssql_cdc.core",
         "ReconcileResult": "mssql_cdc.reconciliation",
         "RecoveryPlan": "mssql_cdc.recovery",
@@ -50,6 +52,8 @@ __getattr__ = lazy_names(
         "apply_changes": "mssql_cdc.silver",
         "delta_sink": "mssql_cdc.sink",
         "fan_out": "mssql_cdc.pipeline",
+        "heartbeat": "mssql_cdc.sqlserver",
+        "heartbeat_sql": "mssql_cdc.sqlserver",
         "reconcile": "mssql_cdc.reconciliation",
     },
 )
@@ -75,6 +79,7 @@ __all__ = [
     "ConfigError",
     "DataLossError",
     "FanOutJob",
+    "HeartbeatResult",
     "MssqlCdcError",
     "Offset",
     "ReconcileResult",
@@ -85,6 +90,8 @@ __all__ = [
     "apply_changes",
     "delta_sink",
     "fan_out",
+    "heartbeat",
+    "heartbeat_sql",
     "is_data_loss",
     "is_schema_changed",
     "reconcile",

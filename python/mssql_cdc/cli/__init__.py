@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from mssql_cdc import __version__
-from mssql_cdc.cli import demo, emulator, gc, plan, reconcile, resnapshot, run, status
+from mssql_cdc.cli import demo, emulator, gc, heartbeat, plan, reconcile, resnapshot, run, status
 from mssql_cdc.cli.output import mode_of, showing
 from mssql_cdc.cli.parser import Parser, parse
 
@@ -26,6 +26,7 @@ def build_parser() -> Parser:
     reconcile.add_parser(verbs)
     gc.add_parser(verbs)
     run.add_parser(verbs)
+    heartbeat.add_parser(verbs)
     emulator.register(verbs)
     demo.add_parser(verbs)
     return parser

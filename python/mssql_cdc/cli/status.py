@@ -3,8 +3,11 @@
 Needs neither Spark nor SQL Server: the generation state file, the live generation's Spark
 checkpoint and its last committed offset, and any pending recovery; with `--facts`, the newest
 micro-batch and event rows of the stream in its facts table, read in process
-(`mssql_cdc.facts.health`). Exit codes: 0 when the files are valid, 2 for a missing or refused
-checkpoint folder, an invalid state file, an unreadable offset log or facts table.
+(`mssql_cdc.facts.health`). With `--chart FILE.png`, also a chart of every batch's retention
+headroom and lag with the stream's events (`cli/chart.py`); `--job JOB --chart FILE.png` draws
+one chart with a line per stream of a fan-out job file instead (decision 1380). Exit codes: 0
+when the files are valid, 2 for a missing or refused checkpoint folder, an invalid state file,
+an unreadable offset log or facts table, a refused chart path or missing matplotlib.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from mssql_cdc.core import (
 )
 from mssql_cdc.errors import ConfigError, MssqlCdcError
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "job_streams", "run"]
 
 _PLACEHOLDER_APP_ID = "<app_id>"
 
@@ -99,17 +102,36 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
         __doc__,
         summary="show a stream's generation, last committed offset and pending recovery",
         epilog="exit codes: 0 the files are valid; 2 a missing or refused checkpoint folder, "
-        "an invalid state file, an unreadable offset log, or a facts table that is missing, "
-        "not a path, of another kind or unreadable",
+        "an invalid state file, an unreadable offset log, a facts table that is missing, "
+        "not a path, of another kind or unreadable, or (--chart) a refused chart path, a "
+        "job file without facts_table or streams, or no matplotlib",
         run=run,
     )
-    parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpoint given to to_delta")
+    parser.add_argument(
+        "checkpoint",
+        metavar="CHECKPOINT",
+        nargs="?",
+        help="the checkpoint given to to_delta (left out with --job)",
+    )
     parser.add_argument("--app-id", help="the app_id given to to_delta, to show the sink app_id")
     parser.add_argument(
         "--facts",
         metavar="PATH",
         help="the facts table's path given to to_delta, to show the newest batch and events "
         "(needs --app-id)",
+    )
+    parser.add_argument(
+        "--chart",
+        metavar="FILE.png",
+        help="draw every batch's retention headroom and lag, with the stream's events, into "
+        "this PNG (needs --facts and --app-id, or --job; and matplotlib); an existing PNG is "
+        "replaced, any other existing file refused",
+    )
+    parser.add_argument(
+        "--job",
+        metavar="JOB",
+        help="a fan-out job file (as `mssql-cdc run` takes): with --chart, one chart with a line "
+        "per stream, read from the job's facts_table",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -274,9 +296,92 @@ def _facts_rows(f: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.job is not None:
+        return _job_chart(args)
+    if args.checkpoint is None:
+        return fail("status", "pass the CHECKPOINT given to to_delta (or --job with --chart)", 2)
     try:
+        chart = None if args.chart is None else _check_chart(args.chart, args.facts, args.app_id)
         status = collect(args.checkpoint, args.app_id, args.facts)
+        if chart is not None:
+            from mssql_cdc.cli.chart import chart_data, draw_chart
+            from mssql_cdc.facts import read_history
+
+            draw_chart(chart_data([read_history(args.facts, args.app_id)]), chart)
+            status["chart"] = str(chart)
     except (MssqlCdcError, ValueError, OSError) as exc:
         return fail("status", exc, 2)
-    print_result(args, status, lambda: _text(status))
+    print_result(
+        args,
+        status,
+        lambda: _text(status) + (f"\n{'chart':<16}{status['chart']}" if chart else ""),
+    )
+    return 0
+
+
+def _check_chart(chart: str, facts: str | None, app_id: str | None) -> Any:
+    """The chart's checked path, before anything is read (a Path; typed Any to keep the chart
+    module out of this one's imports)."""
+    from mssql_cdc.cli.chart import check_chart_path, require_matplotlib
+
+    if facts is None or app_id is None:
+        raise ConfigError(
+            "--chart needs --facts and --app-id: the chart is drawn from the stream's rows in "
+            "its facts table (or pass --job JOB for a fan-out job's streams)"
+        )
+    require_matplotlib()
+    return check_chart_path(chart)
+
+
+def job_streams(job: dict[str, Any], path: str) -> tuple[str, list[str]]:
+    """A fan-out job file's facts table and the app_id of each stream (its `app_id`, else its
+    capture instance's name, as `fan_out` names it with `root`).
+
+    Raises:
+        ConfigError: no `facts_table` or `streams`, or an entry without an app_id or capture
+            instance.
+    """
+    facts = job.get("facts_table")
+    streams = job.get("streams")
+    if not isinstance(facts, str) or not isinstance(streams, list) or not streams:
+        raise ConfigError(f"{path}: the job needs a 'facts_table' path and a 'streams' list")
+    app_ids: list[str] = []
+    for k, entry in enumerate(streams):
+        named = None
+        if isinstance(entry, dict):
+            named = entry.get("app_id") or entry.get("capture_instance")
+        if not isinstance(named, str) or not named:
+            raise ConfigError(
+                f"{path}: stream {k} names no app_id nor capture_instance; give each entry one"
+            )
+        validate_app_id(named)
+        app_ids.append(named)
+    return facts, app_ids
+
+
+def _job_chart(args: argparse.Namespace) -> int:
+    from mssql_cdc.cli.chart import chart_data, check_chart_path, draw_chart, require_matplotlib
+    from mssql_cdc.cli.run import read_job
+    from mssql_cdc.facts import read_history
+
+    try:
+        if args.chart is None or args.checkpoint is not None or args.app_id or args.facts:
+            raise ConfigError(
+                "--job draws a chart only: pass --job JOB --chart FILE.png, without a "
+                "CHECKPOINT, --app-id or --facts (the job file names them)"
+            )
+        require_matplotlib()
+        chart = check_chart_path(args.chart)
+        facts, app_ids = job_streams(read_job(args.job), args.job)
+        histories = [read_history(facts, app_id) for app_id in app_ids]
+        title = f"mssql-cdc job {os.path.basename(args.job)}"
+        draw_chart(chart_data(histories, title=title), chart)
+    except (MssqlCdcError, ValueError, OSError) as exc:
+        return fail("status", exc, 2)
+    result = {"job": args.job, "facts": facts, "streams": app_ids, "chart": str(chart)}
+    print_result(
+        args,
+        result,
+        lambda: f"chart of {len(app_ids)} stream(s) ({', '.join(app_ids)}) written to {chart}",
+    )
     return 0

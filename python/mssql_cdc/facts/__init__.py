@@ -24,6 +24,14 @@ from mssql_cdc.facts.detail_payloads import (
 )
 from mssql_cdc.facts.family_cache import preflight_facts
 from mssql_cdc.facts.health import check_health_table, read_health
+from mssql_cdc.facts.history import (
+    HISTORY_EVENTS,
+    HistoryEvent,
+    HistoryPoint,
+    StreamHistory,
+    history_from_rows,
+    read_history,
+)
 from mssql_cdc.facts.keys import (
     TxnKey,
     batch_key,
@@ -74,6 +82,7 @@ from mssql_cdc.facts.snapshot_rows import (
 )
 
 __all__ = [
+    "HISTORY_EVENTS",
     "BatchAggregates",
     "BatchDetail",
     "BatchSample",
@@ -82,6 +91,8 @@ __all__ = [
     "DataSkippedDetail",
     "FactsRow",
     "FoldedMetrics",
+    "HistoryEvent",
+    "HistoryPoint",
     "IntExtent",
     "KeysetExtent",
     "OpenFact",
@@ -95,6 +106,7 @@ __all__ = [
     "SnapshotFacts",
     "SnapshotOpenDetail",
     "SnapshotPlanDetail",
+    "StreamHistory",
     "TxnKey",
     "append_facts",
     "batch_commit_metadata",
@@ -114,6 +126,7 @@ __all__ = [
     "fold_metrics",
     "format_time",
     "gap_deletes_key",
+    "history_from_rows",
     "is_complete",
     "json_key",
     "last_batch",
@@ -124,6 +137,7 @@ __all__ = [
     "preflight_facts",
     "read_batch_commit",
     "read_health",
+    "read_history",
     "sink_has_batches",
     "sink_id",
     "snapchunks_key",

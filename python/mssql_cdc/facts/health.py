@@ -38,6 +38,7 @@ __all__ = [
     "FactsHealth",
     "check_health_table",
     "read_health",
+    "unreadable",
 ]
 
 # The events whose newest row tells a person what happened to the stream's data.
@@ -134,7 +135,7 @@ def read_health(facts_table: str, app_id: str) -> FactsHealth:
     try:
         rows = read_rows(ref, columns=_COLUMNS, where=family_filter(app_id) & wanted).to_pylist()
     except TableOutOfReach as exc:
-        raise _unreadable(ref, str(exc)) from exc
+        raise unreadable(ref, str(exc)) from exc
     return FactsHealth(
         table=ref.text if ref.location is None else ref.location,
         latest_batch=_latest_batch(rows),
@@ -142,13 +143,14 @@ def read_health(facts_table: str, app_id: str) -> FactsHealth:
     )
 
 
-def check_health_table(facts_table: str) -> None:
-    """Check that `facts_table` is a facts table status can read here, reading only its log.
+def check_health_table(facts_table: str) -> TableRef:
+    """Check that `facts_table` is a facts table status can read here, reading only its log;
+    its reference.
 
     Raises:
         ConfigError: as read_health.
     """
-    _checked(facts_table)
+    return _checked(facts_table)
 
 
 def _checked(text: str) -> TableRef:
@@ -191,10 +193,11 @@ def _kind(ref: TableRef) -> str | None:
     try:
         return open_table(ref).metadata().configuration.get(KIND_PROPERTY)
     except TableOutOfReach as exc:
-        raise _unreadable(ref, str(exc)) from exc
+        raise unreadable(ref, str(exc)) from exc
 
 
-def _unreadable(ref: TableRef, reason: str) -> ConfigError:
+def unreadable(ref: TableRef, reason: str) -> ConfigError:
+    """The error for a facts table deltalake cannot read here."""
     return ConfigError(
         f"--facts {ref.name} cannot be read in process here ({reason}); pass a local path or "
         "a Volume path of the facts table"

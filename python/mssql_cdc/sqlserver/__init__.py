@@ -11,6 +11,13 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.core import lazy_names
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
+from mssql_cdc.sqlserver.heartbeat_table import (
+    DEFAULT_HEARTBEAT_TABLE,
+    HeartbeatResult,
+    HeartbeatTable,
+    heartbeat,
+    heartbeat_sql,
+)
 from mssql_cdc.sqlserver.instances import (
     pieces,
     resolve_instance,
@@ -55,6 +62,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "DEFAULT_HEARTBEAT_TABLE",
     "Backend",
     "CaptureCatalog",
     "CaptureInstance",
@@ -64,6 +72,8 @@ __all__ = [
     "ChunkPlanner",
     "DdlEntry",
     "EmulatorBackend",
+    "HeartbeatResult",
+    "HeartbeatTable",
     "ReadColumn",
     "Reconnecting",
     "SessionStats",
@@ -78,6 +88,8 @@ __all__ = [
     "call_with_retries",
     "connect",
     "error_number",
+    "heartbeat",
+    "heartbeat_sql",
     "open_backend",
     "permission_error",
     "pieces",
