@@ -112,6 +112,16 @@ from mssql_cdc.core.row_digest import (
     row_digest,
     value_text,
 )
+from mssql_cdc.core.stores import (
+    StoreFolder,
+    StoreSettings,
+    deltalake_options,
+    is_store_uri,
+    remember_settings,
+    remembered_settings,
+    settings_from_conf,
+    store_filesystem,
+)
 from mssql_cdc.core.with_block import EndsWithBlock
 
 __all__ = [
@@ -159,6 +169,8 @@ __all__ = [
     "Stage",
     "StartInputs",
     "StartResult",
+    "StoreFolder",
+    "StoreSettings",
     "StreamOffset",
     "Throughput",
     "Tile",
@@ -183,6 +195,7 @@ __all__ = [
     "cut_at_switch",
     "decide",
     "delta_classpath",
+    "deltalake_options",
     "did_you_mean",
     "digestible",
     "error_from",
@@ -193,6 +206,7 @@ __all__ = [
     "has_range",
     "initial_lsn",
     "is_event_file",
+    "is_store_uri",
     "is_written_file",
     "key_collation",
     "last_processed_offset",
@@ -210,12 +224,16 @@ __all__ = [
     "range_file_name",
     "read_batch_files",
     "read_state",
+    "remember_settings",
+    "remembered_settings",
     "replace_state",
     "report",
     "resolve_start",
     "row_digest",
+    "settings_from_conf",
     "sort_part",
     "spark_only",
+    "store_filesystem",
     "text_key",
     "time_scale",
     "typed_part",

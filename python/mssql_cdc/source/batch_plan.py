@@ -120,7 +120,7 @@ def plan_batch(
             raise permission_error(name)
     if config.metrics_path is not None:
         for record in events:
-            write_json_atomic(config.metrics_path, record.file_name, record.to_json())
+            write_json_atomic(config.metrics_path, record.file_name, record.to_json(), config.store)
     nulls = {i.name: null_columns(columns, i) for i in table.instances}
     return batch_ranges(
         _TilesOrWhole(planner),

@@ -179,7 +179,8 @@ def _read(
         metrics["counts"] = counter.result()
     if part.last:
         _last_range_metrics(metrics, reader, ci, part.time_zone)
-    write_json_atomic(config.metrics_path, range_file_name(part.from_lsn, part.to_lsn), metrics)
+    name = range_file_name(part.from_lsn, part.to_lsn)
+    write_json_atomic(config.metrics_path, name, metrics, config.store)
 
 
 def _count(counter: RangeCounter | None, batch: pa.RecordBatch) -> RangeCounter | None:

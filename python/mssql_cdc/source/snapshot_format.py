@@ -19,6 +19,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from mssql_cdc.core import (
     Operation,
+    StoreSettings,
     chunk_file_name,
     format_commit_ts,
     initial_lsn,
@@ -183,10 +184,10 @@ class CdcSnapshotReader(DataSourceReader):
             size += out.nbytes
             if progress is not None and time.perf_counter() - reported >= _PROGRESS_SECONDS:
                 reported = time.perf_counter()
-                _write_progress(progress, part.index, rows, done=False)
+                _write_progress(progress, part.index, rows, done=False, store=self._config.store)
             yield out
         if progress is not None:
-            _write_progress(progress, part.index, rows, done=True)
+            _write_progress(progress, part.index, rows, done=True, store=self._config.store)
         if chunk is not None and self._config.metrics_path is not None:
             record: dict[str, Any] = {
                 "kind": "chunk",
@@ -197,12 +198,16 @@ class CdcSnapshotReader(DataSourceReader):
                 "stamp_lsn": part.stamp_lsn,
                 "high_lsn": backend.planner.max_lsn(),
             }
-            write_json_atomic(self._config.metrics_path, chunk_file_name(chunk), record)
+            write_json_atomic(
+                self._config.metrics_path, chunk_file_name(chunk), record, self._config.store
+            )
 
 
-def _write_progress(folder: str, partition: int, rows: int, *, done: bool) -> None:
+def _write_progress(
+    folder: str, partition: int, rows: int, *, done: bool, store: StoreSettings
+) -> None:
     record = {"kind": "progress", "partition": partition, "rows": rows, "done": done}
-    write_json_atomic(folder, progress_file_name(partition), record)
+    write_json_atomic(folder, progress_file_name(partition), record, store)
 
 
 def _with_metadata(
