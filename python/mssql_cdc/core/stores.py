@@ -238,6 +238,7 @@ class StoreFolder:
     def __init__(self, uri: str, settings: StoreSettings) -> None:
         self.uri = uri.rstrip("/")
         self._fs, self._path = store_filesystem(self.uri, settings)
+        self._local = _scheme(self.uri) == "file"
 
     def file(self, name: str) -> str:
         """The URI of `name` in this folder."""
@@ -262,17 +263,19 @@ class StoreFolder:
             return bytes(stream.read())
 
     def write(self, name: str, data: bytes) -> None:
-        """Write `data` as file `name` in one PUT (the folder needs no creating on a store).
+        """Write `data` as file `name` in one PUT (an object store has no folder to create).
 
         Raises:
             OSError: the store refused it.
         """
-        self._fs.create_dir(self._path, recursive=True)
+        if self._local:
+            self._fs.create_dir(self._path, recursive=True)
         with self._fs.open_output_stream(posixpath.join(self._path, name)) as stream:
             stream.write(data)
 
     def delete(self, names: Iterable[str]) -> None:
-        """Delete files `names`; one already gone is fine."""
+        """Delete files `names`; one already gone is fine. (pyarrow leaves an empty
+        `<folder>/` marker object behind on S3 so that the folder still lists.)"""
         for name in names:
             try:
                 self._fs.delete_file(posixpath.join(self._path, name))
