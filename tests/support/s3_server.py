@@ -9,6 +9,10 @@ Spark session takes at runtime and which leave other buckets, and so other tests
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -77,16 +81,35 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
-    """moto's S3 server, once per test process."""
-    from moto.server import ThreadedMotoServer
-
+    """moto's S3 server, once per test process, in a process of its own: deltalake's calls
+    hold the GIL while they wait for HTTP, so a server thread in this process would never
+    answer them."""
     port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        _wait_until_up(endpoint, server)
+        yield endpoint
     finally:
-        server.stop()
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _wait_until_up(endpoint: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"moto's server exited with {server.returncode} before it answered")
+        try:
+            urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=2).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"moto's server did not answer at {endpoint} within 60 s")
 
 
 _made = [0]
