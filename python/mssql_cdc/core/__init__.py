@@ -113,14 +113,15 @@ from mssql_cdc.core.row_digest import (
     value_text,
 )
 from mssql_cdc.core.stores import (
-    StoreFolder,
+    FileSystemSpec,
+    StoreFiles,
     StoreSettings,
     deltalake_options,
+    filesystem_spec,
     is_store_uri,
     remember_settings,
     remembered_settings,
     settings_from_conf,
-    store_filesystem,
 )
 from mssql_cdc.core.with_block import EndsWithBlock
 
@@ -150,6 +151,7 @@ __all__ = [
     "Estimate",
     "EventJson",
     "EventRecord",
+    "FileSystemSpec",
     "GcReport",
     "GenerationPaths",
     "GenerationState",
@@ -169,7 +171,7 @@ __all__ = [
     "Stage",
     "StartInputs",
     "StartResult",
-    "StoreFolder",
+    "StoreFiles",
     "StoreSettings",
     "StreamOffset",
     "Throughput",
@@ -200,6 +202,7 @@ __all__ = [
     "digestible",
     "error_from",
     "estimate_snapshot",
+    "filesystem_spec",
     "format_commit_ts",
     "guid_order",
     "has_metadata",
@@ -233,7 +236,6 @@ __all__ = [
     "settings_from_conf",
     "sort_part",
     "spark_only",
-    "store_filesystem",
     "text_key",
     "time_scale",
     "typed_part",

@@ -20,7 +20,7 @@ from typing import Any
 
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.metrics_files import is_event_file
-from mssql_cdc.core.stores import StoreFolder, StoreSettings, is_store_uri
+from mssql_cdc.core.stores import StoreFiles
 from mssql_cdc.errors import StateFileError
 
 __all__ = ["BatchFiles", "plain_files", "read_batch_files"]
@@ -43,33 +43,29 @@ class BatchFiles:
 
 
 def plain_files(
-    directory: str | os.PathLike[str], store: StoreSettings | None = None
+    directory: str | os.PathLike[str], folder: StoreFiles | None = None
 ) -> list[Path | str]:
-    """The plain files directly in `directory`, by name; none when it does not exist. A store
-    URI's files are their URIs, listed through `store`'s settings."""
-    if is_store_uri(os.fspath(directory)):
-        found = StoreFolder(os.fspath(directory), store or StoreSettings())
-        return [found.file(name) for name in found.names()]
-    folder = Path(directory)
-    if not folder.is_dir():
+    """The plain files directly in `directory`, by name; none when it does not exist. With
+    `folder`, the store folder at `directory`, its files are their URIs."""
+    if folder is not None:
+        return [folder.file(name) for name in folder.names()]
+    local = Path(directory)
+    if not local.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
+    return sorted(p for p in local.iterdir() if p.is_file() and not p.is_symlink())
 
 
 def read_batch_files(
-    directory: str | os.PathLike[str], store: StoreSettings | None = None
+    directory: str | os.PathLike[str], folder: StoreFiles | None = None
 ) -> BatchFiles:
     """Read every metrics and event file of `directory`; a missing directory reads as empty.
-    A store URI is read through `store`'s settings."""
+    With `folder`, the store folder at `directory`, it is read there."""
     ranges: list[dict[str, Any]] = []
     planned: list[EventRecord] = []
     tasks: list[EventRecord] = []
     unreadable: list[str] = []
     paths: list[Path | str] = []
-    folder = None
-    if is_store_uri(os.fspath(directory)):
-        folder = StoreFolder(os.fspath(directory), store or StoreSettings())
-    for path in plain_files(directory, store):
+    for path in plain_files(directory, folder):
         name = _name(path)
         if name.startswith(".") or not name.endswith(".json"):
             continue
@@ -95,7 +91,7 @@ def read_batch_files(
     return BatchFiles(tuple(ranges), tuple(planned + tasks), tuple(unreadable), tuple(paths))
 
 
-def _store(folder: StoreFolder | None) -> StoreFolder:
+def _store(folder: StoreFiles | None) -> StoreFiles:
     assert folder is not None  # a file URI is listed only from a store folder
     return folder
 
@@ -104,7 +100,7 @@ def _name(path: Path | str) -> str:
     return path.name if isinstance(path, Path) else path.rsplit("/", 1)[-1]
 
 
-def _parse(path: Path | str, folder: StoreFolder | None) -> dict[str, Any]:
+def _parse(path: Path | str, folder: StoreFiles | None) -> dict[str, Any]:
     try:
         data = path.read_bytes() if isinstance(path, Path) else _store(folder).read(_name(path))
     except OSError as exc:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, get_args
 
 from mssql_cdc.core.range_counts import RangeCounts
-from mssql_cdc.core.stores import StoreFolder, StoreSettings, is_store_uri
+from mssql_cdc.core.stores import StoreFiles
 
 __all__ = [
     "EVENT_KINDS",
@@ -148,25 +148,25 @@ def write_json_atomic(
     directory: str | os.PathLike[str],
     name: str,
     payload: object,
-    store: StoreSettings | None = None,
+    folder: StoreFiles | None = None,
 ) -> bool:
     """Write `payload` as `<directory>/<name>` atomically, creating the directory if needed.
 
-    A `directory` that is a store URI (`core.stores.is_store_uri`) is written through `store`'s
-    settings in one PUT, which no reader sees half done.
+    With `folder`, the store folder at `directory` (a URI, `core.stores`), the file is written
+    there in one PUT, which no reader sees half done.
 
     Returns:
         True when the file is in place; False when it could not be written (logged as a
         WARNING naming the path and the error; never raised).
     """
-    if is_store_uri(os.fspath(directory)):
-        return _put(os.fspath(directory), name, payload, store or StoreSettings())
-    folder = Path(directory)
-    target = folder / name
-    temp = folder / f".{name}.{secrets.token_hex(6)}.tmp"
+    if folder is not None:
+        return _put(folder, name, payload)
+    local = Path(directory)
+    target = local / name
+    temp = local / f".{name}.{secrets.token_hex(6)}.tmp"
     try:
         text = json.dumps(payload, ensure_ascii=False)
-        folder.mkdir(parents=True, exist_ok=True)
+        local.mkdir(parents=True, exist_ok=True)
         with open(temp, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(temp, target)
@@ -178,11 +178,11 @@ def write_json_atomic(
         return False
 
 
-def _put(uri: str, name: str, payload: object, store: StoreSettings) -> bool:
-    target = f"{uri.rstrip('/')}/{name}"
+def _put(folder: StoreFiles, name: str, payload: object) -> bool:
+    target = folder.file(name)
     try:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        StoreFolder(uri, store).write(name, data)
+        folder.write(name, data)
         return True
     except (OSError, TypeError, ValueError) as exc:
         _log.warning("metrics file %s could not be written and is skipped: %s", target, exc)

@@ -3,8 +3,9 @@
 
 `metricsPath` may be a URI (`s3a://`, `s3://`, `gs://`, `abfss://`, `file:`) that the driver and
 every executor reach. Its files are written, listed, read and deleted through pyarrow's file
-systems, which both sides load the same way. Hadoop's schemes map onto them: `s3a`, `s3n` and
-`s3` to `S3FileSystem`, `gs` to `GcsFileSystem`, `abfss` and `abfs` to `AzureFileSystem`.
+systems (`options.StoreFolder`; this module loads no pyarrow), which both sides load the same
+way. Hadoop's schemes map onto them (`filesystem_spec`): `s3a`, `s3n` and `s3` to
+`S3FileSystem`, `gs` to `GcsFileSystem`, `abfss` and `abfs` to `AzureFileSystem`.
 
 Where the store is, and who may write it, is said in Hadoop's names, the ones Spark's S3A
 connector reads: `fs.s3a.endpoint`, `fs.s3a.access.key`, ... and their per-bucket spellings
@@ -22,22 +23,20 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import urlsplit
-
-if TYPE_CHECKING:
-    from pyarrow import fs
 
 __all__ = [
     "STORE_KEYS",
-    "StoreFolder",
+    "FileSystemSpec",
+    "StoreFiles",
     "StoreSettings",
     "deltalake_options",
+    "filesystem_spec",
     "is_store_uri",
     "remember_settings",
     "remembered_settings",
     "settings_from_conf",
-    "store_filesystem",
 ]
 
 _S3 = frozenset({"s3a", "s3n", "s3"})
@@ -161,42 +160,56 @@ def _endpoint(settings: StoreSettings, bucket: str) -> tuple[str | None, bool]:
     return endpoint, plain
 
 
-def store_filesystem(uri: str, settings: StoreSettings) -> tuple[fs.FileSystem, str]:
-    """pyarrow's file system for `uri` and the path in it.
+@dataclass(frozen=True, slots=True, repr=False)
+class FileSystemSpec:
+    """Which pyarrow file system opens a store URI, its keyword arguments and the path in it.
+
+    `kind` is `s3` (`S3FileSystem`), `gcs` (`GcsFileSystem`), `azure` (`AzureFileSystem`) or
+    `local` (the `file:` URI's path). The arguments may hold keys: the repr shows none.
+    """
+
+    kind: str
+    arguments: tuple[tuple[str, object], ...]
+    path: str
+
+    def __repr__(self) -> str:
+        return f"FileSystemSpec({self.kind}, {self.path!r})"
+
+
+def filesystem_spec(uri: str, settings: StoreSettings) -> FileSystemSpec:
+    """The pyarrow file system `uri` needs with `settings`, as data (this module loads no
+    pyarrow; `options.store_folder` builds it).
 
     Raises:
         ValueError: `uri` is not of a scheme `is_store_uri` accepts.
     """
-    from pyarrow import fs
-
     scheme = _scheme(uri)
     if scheme not in _SCHEMES:
         raise ValueError(f"{uri!r} is not a URI of s3a, s3, s3n, gs, gcs, abfss, abfs or file")
-    if scheme == "file":
-        local, path = fs.FileSystem.from_uri(uri)
-        return local, path
     parts = urlsplit(uri)
     key = parts.path.strip("/")
+    if scheme == "file":
+        return FileSystemSpec("local", (), parts.path or "/")
     if scheme in _S3:
         bucket = parts.netloc
         host, plain = _endpoint(settings, bucket)
-        s3 = fs.S3FileSystem(
-            access_key=settings.get("access.key", bucket),
-            secret_key=settings.get("secret.key", bucket),
-            session_token=settings.get("session.token", bucket),
-            region=settings.get("endpoint.region", bucket),
-            endpoint_override=host,
-            scheme="http" if plain else "https",
-            force_virtual_addressing=_false(settings.get("path.style.access", bucket))
-            and host is not None,
-        )
-        return s3, posixpath.join(bucket, key) if key else bucket
+        arguments: dict[str, object] = {
+            "access_key": settings.get("access.key", bucket),
+            "secret_key": settings.get("secret.key", bucket),
+            "session_token": settings.get("session.token", bucket),
+            "region": settings.get("endpoint.region", bucket),
+            "endpoint_override": host,
+            "scheme": "http" if plain else "https",
+            "force_virtual_addressing": host is not None
+            and _false(settings.get("path.style.access", bucket)),
+        }
+        kept = tuple((k, v) for k, v in arguments.items() if v is not None)
+        return FileSystemSpec("s3", kept, posixpath.join(bucket, key) if key else bucket)
     if scheme in _GCS:
-        return fs.GcsFileSystem(), posixpath.join(parts.netloc, key) if key else parts.netloc
+        return FileSystemSpec("gcs", (), posixpath.join(parts.netloc, key) if key else parts.netloc)
     container, _, host = parts.netloc.partition("@")
-    account = host.split(".", 1)[0]
-    azure = fs.AzureFileSystem(account_name=account)
-    return azure, posixpath.join(container, key) if key else container
+    account = (("account_name", host.split(".", 1)[0]),)
+    return FileSystemSpec("azure", account, posixpath.join(container, key) if key else container)
 
 
 def deltalake_options(uri: str, settings: StoreSettings) -> dict[str, str]:
@@ -228,56 +241,28 @@ def deltalake_options(uri: str, settings: StoreSettings) -> dict[str, str]:
     return out
 
 
-class StoreFolder:
-    """One folder at a store URI: its plain files listed, read, written whole and deleted.
+class StoreFiles(Protocol):
+    """One folder at a store URI (`options.StoreFolder` is the one implementation): its plain
+    files listed, read, written whole and deleted."""
 
-    An object PUT is atomic per object: a reader sees the whole previous object or the whole
-    new one, never part of one, so a file is written in one PUT, with no temporary name.
-    """
-
-    def __init__(self, uri: str, settings: StoreSettings) -> None:
-        self.uri = uri.rstrip("/")
-        self._fs, self._path = store_filesystem(self.uri, settings)
-        self._local = _scheme(self.uri) == "file"
+    uri: str
 
     def file(self, name: str) -> str:
         """The URI of `name` in this folder."""
-        return f"{self.uri}/{name}"
+        ...
 
     def names(self) -> list[str]:
-        """The names of the plain files directly in the folder, sorted; none when it is
-        missing."""
-        from pyarrow import fs
-
-        selector = fs.FileSelector(self._path, allow_not_found=True, recursive=False)
-        found = self._fs.get_file_info(selector)
-        return sorted(posixpath.basename(i.path) for i in found if i.type == fs.FileType.File)
+        """The names of the plain files directly in the folder, sorted."""
+        ...
 
     def read(self, name: str) -> bytes:
-        """The bytes of file `name`.
-
-        Raises:
-            OSError: it is missing or unreadable.
-        """
-        with self._fs.open_input_stream(posixpath.join(self._path, name)) as stream:
-            return bytes(stream.read())
+        """The bytes of file `name`; OSError when it is missing or unreadable."""
+        ...
 
     def write(self, name: str, data: bytes) -> None:
-        """Write `data` as file `name` in one PUT (an object store has no folder to create).
-
-        Raises:
-            OSError: the store refused it.
-        """
-        if self._local:
-            self._fs.create_dir(self._path, recursive=True)
-        with self._fs.open_output_stream(posixpath.join(self._path, name)) as stream:
-            stream.write(data)
+        """Write `data` as file `name` whole; OSError when the store refused it."""
+        ...
 
     def delete(self, names: Iterable[str]) -> None:
-        """Delete files `names`; one already gone is fine. (pyarrow leaves an empty
-        `<folder>/` marker object behind on S3 so that the folder still lists.)"""
-        for name in names:
-            try:
-                self._fs.delete_file(posixpath.join(self._path, name))
-            except FileNotFoundError:
-                continue
+        """Delete files `names`; one already gone is fine."""
+        ...

@@ -35,7 +35,7 @@ def start_query(
     store = config.store
     if metrics is not None and is_store_uri(metrics):
         # The executors reach the store as the session's S3A connector does: its settings
-        # travel as `fs.*` options; ones the caller gave win (decision 1352).
+        # travel as `fs.*` options; ones the caller gave win (docs/object-stores.md).
         found = store_settings(spark, metrics).to_options()
         store = StoreSettings.of({**found, **config.store.to_options()})
     elif metrics is not None:

@@ -20,8 +20,7 @@ from pathlib import Path
 
 from mssql_cdc.core import (
     BatchFiles,
-    StoreFolder,
-    StoreSettings,
+    StoreFiles,
     is_event_file,
     is_written_file,
     plain_files,
@@ -33,20 +32,18 @@ __all__ = ["clear_dead_attempts", "remove_files", "scan"]
 log = logging.getLogger("mssql_cdc.sink.writer")
 
 
-def clear_dead_attempts(
-    directory: str | os.PathLike[str], store: StoreSettings | None = None
-) -> int:
+def clear_dead_attempts(directory: str | os.PathLike[str], folder: StoreFiles | None = None) -> int:
     """Delete the reader's plain files except event files; return how many were deleted.
 
     Called before the batch's read: partition files present now belong to a dead attempt,
     while event files were written by this batch's planning, which Spark finished first.
     """
     removed = 0
-    for path in plain_files(directory, store):
+    for path in plain_files(directory, folder):
         if isinstance(path, str):
             name = path.rsplit("/", 1)[-1]
-            if not is_event_file(name) and is_written_file(name):
-                remove_files([path], store)
+            if folder is not None and not is_event_file(name) and is_written_file(name):
+                folder.delete([name])
                 removed += 1
             continue
         if is_event_file(path.name) or not is_written_file(path.name):
@@ -61,23 +58,23 @@ def clear_dead_attempts(
     return removed
 
 
-def scan(directory: str | os.PathLike[str], store: StoreSettings | None = None) -> BatchFiles:
+def scan(directory: str | os.PathLike[str], folder: StoreFiles | None = None) -> BatchFiles:
     """Read every metrics and event file of `directory`; each one left out is a WARNING.
 
     A file left out is still in `paths`, so it is removed with the rest.
     """
-    found = read_batch_files(directory, store)
+    found = read_batch_files(directory, folder)
     for problem in found.unreadable:
         log.warning("%s; skipped, and removed with the batch's files", problem)
     return found
 
 
-def remove_files(paths: Iterable[Path | str], store: StoreSettings | None = None) -> None:
-    """Delete `paths` (local paths, or file URIs on a store reached with `store`'s settings);
-    one that is already gone (a concurrent cleanup) is fine."""
+def remove_files(paths: Iterable[Path | str], folder: StoreFiles | None = None) -> None:
+    """Delete `paths` (local paths, or the URIs of files in the store folder `folder`); one
+    that is already gone (a concurrent cleanup) is fine."""
     for path in paths:
         if isinstance(path, str):
-            folder, _, name = path.rpartition("/")
-            StoreFolder(folder, store or StoreSettings()).delete([name])
+            if folder is not None:
+                folder.delete([path.rpartition("/")[2]])
         else:
             path.unlink(missing_ok=True)

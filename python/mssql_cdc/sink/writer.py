@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import EventRecord, StoreSettings, check_cleanable_folder, is_store_uri
+from mssql_cdc.core import EventRecord, StoreFiles, check_cleanable_folder, is_store_uri
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import (
@@ -37,7 +37,7 @@ from mssql_cdc.facts import (
     source_event_row,
     validate_app_id,
 )
-from mssql_cdc.options import is_uri
+from mssql_cdc.options import is_uri, open_folder
 from mssql_cdc.sink import metrics_dir as sink_files
 from mssql_cdc.sink.bronze import append_batch
 from mssql_cdc.sink.counts import aggregates_from_counts
@@ -178,7 +178,7 @@ class DeltaSink:
         self._committed_any = False
         self._warned: set[str] = set()
         self._warmer: StateWarmer | None = None
-        self._store = StoreSettings()  # a metrics_path URI's, read from the session once
+        self._folder: StoreFiles | None = None  # metrics_path on a store, opened once
 
     def __repr__(self) -> str:
         return f"delta_sink({str(self.target)!r}, sink id {self.sink_id!r})"
@@ -193,7 +193,7 @@ class DeltaSink:
         self._enter(spark)
         self._check_rewind(batch_id)
         if self.metrics_path is not None:
-            sink_files.clear_dead_attempts(self.metrics_path, self._store)
+            sink_files.clear_dead_attempts(self.metrics_path, self._folder)
         try:
             self._write(spark, df, batch_id, started_at)
         finally:
@@ -208,7 +208,8 @@ class DeltaSink:
         if self.facts_table is not None:
             created = ensure_table(spark, self.facts_table, "facts").created
         if isinstance(self.metrics_path, str):
-            self._store = store_settings(spark, self.metrics_path)
+            settings = store_settings(spark, self.metrics_path)
+            self._folder = open_folder(self.metrics_path, settings)
         self._bronze_exists = open_for_write(spark, self.target, "bronze") is not None
         self._warmer = StateWarmer(spark)
         if self._bronze_exists:
@@ -247,7 +248,7 @@ class DeltaSink:
         failpoint("sink.after_target_write")
         phases.debug("%d files", batch_id)
         scan = (
-            sink_files.scan(self.metrics_path, self._store)
+            sink_files.scan(self.metrics_path, self._folder)
             if self.metrics_path is not None
             else None
         )
@@ -273,7 +274,7 @@ class DeltaSink:
             self._commit_facts(spark, batch_id, agg, folded, records, started_at)
         phases.debug("%d cleanup", batch_id)
         if scan is not None:
-            sink_files.remove_files(scan.paths, self._store)
+            sink_files.remove_files(scan.paths, self._folder)
 
     def _append(
         self, spark: SparkSession, df: DataFrame, batch_id: int, *, held: bool
@@ -324,7 +325,7 @@ class DeltaSink:
         if not self.counted_by_reader or self.metrics_path is None:
             return aggregate(df)
         partitions = read_partitions(df)
-        found = sink_files.scan(self.metrics_path, self._store)
+        found = sink_files.scan(self.metrics_path, self._folder)
         counted = aggregates_from_counts(found.ranges, partitions)
         if counted is None:
             self._warn_once(

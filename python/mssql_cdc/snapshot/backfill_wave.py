@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import Operation, StoreFolder, StoreSettings, StreamOffset, is_store_uri, lsn
+from mssql_cdc.core import Operation, StoreSettings, StreamOffset, is_store_uri, lsn
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import (
     FactsRow,
@@ -27,7 +27,7 @@ from mssql_cdc.facts import (
     snapshot_chunk_row,
     wave_key,
 )
-from mssql_cdc.options import SourceConfig
+from mssql_cdc.options import SourceConfig, StoreFolder
 from mssql_cdc.snapshot.probe import SourceProbe, stamp
 from mssql_cdc.snapshot.read import read_chunks
 from mssql_cdc.snapshot.targets import recent_commit

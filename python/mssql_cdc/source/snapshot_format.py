@@ -19,7 +19,6 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from mssql_cdc.core import (
     Operation,
-    StoreSettings,
     chunk_file_name,
     format_commit_ts,
     initial_lsn,
@@ -27,7 +26,7 @@ from mssql_cdc.core import (
     with_collation,
     write_json_atomic,
 )
-from mssql_cdc.options import KeyBound, SourceConfig, check_chunk_order
+from mssql_cdc.options import KeyBound, SourceConfig, check_chunk_order, open_folder
 from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
 from mssql_cdc.sqlserver import Backend, ReadColumn, Reconnecting, call_with_retries, open_backend
 
@@ -184,10 +183,10 @@ class CdcSnapshotReader(DataSourceReader):
             size += out.nbytes
             if progress is not None and time.perf_counter() - reported >= _PROGRESS_SECONDS:
                 reported = time.perf_counter()
-                _write_progress(progress, part.index, rows, done=False, store=self._config.store)
+                _write_progress(progress, part.index, rows, done=False)
             yield out
         if progress is not None:
-            _write_progress(progress, part.index, rows, done=True, store=self._config.store)
+            _write_progress(progress, part.index, rows, done=True)
         if chunk is not None and self._config.metrics_path is not None:
             record: dict[str, Any] = {
                 "kind": "chunk",
@@ -199,15 +198,17 @@ class CdcSnapshotReader(DataSourceReader):
                 "high_lsn": backend.planner.max_lsn(),
             }
             write_json_atomic(
-                self._config.metrics_path, chunk_file_name(chunk), record, self._config.store
+                self._config.metrics_path,
+                chunk_file_name(chunk),
+                record,
+                open_folder(self._config.metrics_path, self._config.store),
             )
 
 
-def _write_progress(
-    folder: str, partition: int, rows: int, *, done: bool, store: StoreSettings
-) -> None:
+def _write_progress(folder: str, partition: int, rows: int, *, done: bool) -> None:
+    # A whole read's progress folder is the driver's temporary folder, never a store.
     record = {"kind": "progress", "partition": partition, "rows": rows, "done": done}
-    write_json_atomic(folder, progress_file_name(partition), record, store)
+    write_json_atomic(folder, progress_file_name(partition), record)
 
 
 def _with_metadata(

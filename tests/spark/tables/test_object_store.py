@@ -49,7 +49,8 @@ def test_a_stream_into_s3a_tables_recovers_from_a_loss_with_its_metrics_on_s3a(
     # read_mb comes only from the range files the executors wrote to s3a://.../metrics and the
     # driver's sink read back there; without them it would be NULL.
     assert (batch["rows"], batch["end_lsn"]) == (4, inserted)
-    assert batch["read_mb"] is not None and batch["read_mb"] > 0
+    assert batch["read_mb"] is not None
+    assert batch["read_mb"] > 0
     assert on_s3.keys("metrics/") == []  # the sink removed what it read
     assert any(k.startswith("bronze/_delta_log/") for k in on_s3.keys("bronze/"))
 
@@ -58,7 +59,8 @@ def test_a_stream_into_s3a_tables_recovers_from_a_loss_with_its_metrics_on_s3a(
     orders.cleanup_past_everything()
     orders.run()  # the loss is found and re-snapshot into generation 1
     state = orders.state()
-    assert state is not None and state["generation"] == 1
+    assert state is not None
+    assert state["generation"] == 1
 
     facts = _rows(spark, orders.facts)
     [event] = [f for f in facts if f["event"] == "resnapshot"]

@@ -47,7 +47,9 @@ def test_the_s3a_connector_beside_delta_goes_on_the_drivers_class_path(tmp_path:
     )
     assert found.configs == {
         "spark.jars": str(jars / "delta-spark_4.2_2.13-4.4.0.jar"),
-        "spark.driver.extraClassPath": f"{s3a / 'bundle-2.35.4.jar'}:{s3a / 'hadoop-aws-3.5.0.jar'}",
+        "spark.driver.extraClassPath": (
+            f"{s3a / 'bundle-2.35.4.jar'}:{s3a / 'hadoop-aws-3.5.0.jar'}"
+        ),
     }
 
 

@@ -19,7 +19,7 @@ from mssql_cdc.core import (
     settings_from_conf,
     write_json_atomic,
 )
-from mssql_cdc.options import SourceConfig
+from mssql_cdc.options import SourceConfig, StoreFolder
 from mssql_cdc.sink.metrics_dir import clear_dead_attempts, remove_files, scan
 from mssql_cdc.tables import newest_version, table_ref
 from tests.support.s3_server import SECRET_KEY, S3Server
@@ -33,28 +33,29 @@ def test_a_metrics_file_written_to_an_s3a_folder_is_one_object_under_its_name(
     s3: S3Server,
 ) -> None:
     folder = s3.uri("metrics/orders")
-    assert write_json_atomic(folder, "range-a-b.json", {"rows": 3}, _settings(s3))
+    store = StoreFolder(folder, _settings(s3))
+    assert write_json_atomic(folder, "range-a-b.json", {"rows": 3}, store)
     # One PUT, no temporary object left beside it.
     assert s3.keys() == ["metrics/orders/range-a-b.json"]
     assert json.loads(s3.get("metrics/orders/range-a-b.json")) == {"rows": 3}
 
 
 def test_the_sink_reads_clears_and_removes_an_s3a_metrics_folder(s3: S3Server) -> None:
-    settings = _settings(s3)
     folder = s3.uri("m/orders")
+    store = StoreFolder(folder, _settings(s3))
     record = {"kind": "range", "rows": 2, "events": []}
     s3.put("m/orders/range-1-2.json", json.dumps(record).encode())
     s3.put("m/orders/notes.txt", b"another program's file")
     s3.put("m/orders/_backfill/chunk-0.json", b"{}")  # a subfolder is never read
-    found = scan(folder, settings)
+    found = scan(folder, store)
     assert found.ranges == (record,)
     assert found.paths == (s3.uri("m/orders/range-1-2.json"),)
-    remove_files(found.paths, settings)
+    remove_files(found.paths, store)
     assert s3.keys("m/orders/") == ["m/orders/_backfill/chunk-0.json", "m/orders/notes.txt"]
     # a dead attempt's range file goes before the read; event files and foreign files stay
     s3.put("m/orders/range-3-4.json", b"{}")
     s3.put("m/orders/event-data_skipped-dbo_o-00.json", b"{}")
-    assert clear_dead_attempts(folder, settings) == 1
+    assert clear_dead_attempts(folder, store) == 1
     assert s3.keys("m/orders/") == [
         "m/orders/_backfill/chunk-0.json",
         "m/orders/event-data_skipped-dbo_o-00.json",
@@ -63,7 +64,8 @@ def test_the_sink_reads_clears_and_removes_an_s3a_metrics_folder(s3: S3Server) -
 
 
 def test_a_missing_s3a_folder_reads_as_empty(s3: S3Server) -> None:
-    assert read_batch_files(s3.uri("nothing/here"), _settings(s3)).paths == ()
+    missing = s3.uri("nothing/here")
+    assert read_batch_files(missing, StoreFolder(missing, _settings(s3))).paths == ()
 
 
 def test_a_write_the_store_refuses_is_a_warning_that_shows_no_key(
@@ -75,7 +77,8 @@ def test_a_write_the_store_refuses_is_a_warning_that_shows_no_key(
         | {f"fs.s3a.bucket.{s3.bucket}.endpoint": "http://127.0.0.1:9"}
     )
     with caplog.at_level(logging.WARNING, logger="mssql_cdc.metrics"):
-        assert not write_json_atomic(s3.uri("m"), "range-a-b.json", {"rows": 1}, wrong)
+        store = StoreFolder(s3.uri("m"), wrong)
+        assert not write_json_atomic(s3.uri("m"), "range-a-b.json", {"rows": 1}, store)
     assert "could not be written" in caplog.text
     assert SECRET_KEY not in caplog.text
 
