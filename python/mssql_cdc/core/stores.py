@@ -148,6 +148,10 @@ def _false(value: str | None) -> bool:
     return value is not None and value.strip().lower() == "false"
 
 
+def _true(value: str | None) -> bool:
+    return value is not None and value.strip().lower() == "true"
+
+
 def _endpoint(settings: StoreSettings, bucket: str) -> tuple[str | None, bool]:
     """The endpoint's host (and port) and whether it is plain http."""
     endpoint = settings.get("endpoint", bucket)
@@ -200,8 +204,10 @@ def filesystem_spec(uri: str, settings: StoreSettings) -> FileSystemSpec:
             "region": settings.get("endpoint.region", bucket),
             "endpoint_override": host,
             "scheme": "http" if plain else "https",
+            # S3A addresses a bucket as a host name unless path-style access is on; pyarrow
+            # does so only without an endpoint, unless forced
             "force_virtual_addressing": host is not None
-            and _false(settings.get("path.style.access", bucket)),
+            and not _true(settings.get("path.style.access", bucket)),
         }
         kept = tuple((k, v) for k, v in arguments.items() if v is not None)
         return FileSystemSpec("s3", kept, posixpath.join(bucket, key) if key else bucket)
@@ -235,9 +241,9 @@ def deltalake_options(uri: str, settings: StoreSettings) -> dict[str, str]:
         value = settings.get(key, bucket)
         if value is not None:
             out[option] = value
-    path_style = settings.get("path.style.access", bucket)
-    if path_style is not None:
-        out["AWS_VIRTUAL_HOSTED_STYLE_REQUEST"] = "false" if path_style == "true" else "true"
+    if endpoint is not None:  # as S3A: a bucket's host name unless path-style access is on
+        path_style = _true(settings.get("path.style.access", bucket))
+        out["AWS_VIRTUAL_HOSTED_STYLE_REQUEST"] = "false" if path_style else "true"
     return out
 
 

@@ -13,6 +13,7 @@ import pytest
 from mssql_cdc.core import (
     StoreSettings,
     deltalake_options,
+    filesystem_spec,
     is_store_uri,
     read_batch_files,
     remember_settings,
@@ -115,6 +116,12 @@ def test_deltalake_gets_the_s3a_settings_in_its_own_names() -> None:
         "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false",
     }
     assert deltalake_options("gs://b1/t", settings) == {}
+    # S3A's default is a bucket's host name; path-style access is only what is asked for
+    hosted = StoreSettings.of({"fs.s3a.endpoint": "https://s3.eu-west-1.amazonaws.com"})
+    assert deltalake_options("s3a://b1/t", hosted) == {
+        "AWS_ENDPOINT_URL": "https://s3.eu-west-1.amazonaws.com",
+        "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "true",
+    }
 
 
 def test_the_store_settings_travel_as_options_and_no_repr_shows_a_value(s3: S3Server) -> None:
@@ -146,3 +153,25 @@ def test_deltalake_reads_an_s3a_table_with_the_settings_a_session_gave(s3: S3Ser
     write_deltalake(s3.uri("t", "s3"), data, mode="append", storage_options=write)
     remember_settings(s3.uri("t"), _settings(s3))
     assert newest_version(table_ref(s3.uri("t"))).version == 1
+
+
+def test_an_s3a_uri_maps_to_pyarrows_s3_file_system_as_s3a_would_address_it() -> None:
+    # S3A's settings: https://hadoop.apache.org/docs/stable/hadoop-aws/tools/hadoop-aws/index.html
+    path_style = StoreSettings.of(
+        {
+            "fs.s3a.bucket.b1.endpoint": "http://127.0.0.1:9000",
+            "fs.s3a.path.style.access": "true",
+            "fs.s3a.secret.key": "SK",
+        }
+    )
+    spec = filesystem_spec("s3a://b1/metrics/orders/", path_style)
+    assert (spec.kind, spec.path) == ("s3", "b1/metrics/orders")
+    arguments = dict(spec.arguments)
+    assert arguments["endpoint_override"] == "127.0.0.1:9000"
+    assert arguments["scheme"] == "http"
+    assert arguments["force_virtual_addressing"] is False
+    assert "SK" not in repr(spec)
+    hosted = filesystem_spec("s3a://b1/m", StoreSettings.of({"fs.s3a.endpoint": "s3.example"}))
+    assert dict(hosted.arguments)["force_virtual_addressing"] is True
+    assert filesystem_spec("gs://b1/m", path_style).kind == "gcs"
+    assert filesystem_spec("file:/tmp/m", path_style).path == "/tmp/m"
