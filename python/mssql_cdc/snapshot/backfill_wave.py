@@ -213,12 +213,15 @@ def _metrics_dir(config: SourceConfig, snap: Snapshot) -> tuple[str, bool]:
 
 def _chunk_metrics(directory: str, chunk: int, store: StoreSettings) -> dict[str, Any] | None:
     name = f"chunk-{chunk}.json"
-    try:
-        if is_store_uri(directory):
+    if is_store_uri(directory):
+        try:  # a file the store cannot give (missing, or its write was refused) is no metrics
             value = json.loads(StoreFolder(directory, store).read(name).decode("utf-8"))
-        else:
-            with open(os.path.join(directory, name), encoding="utf-8") as handle:
-                value = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        return value if isinstance(value, dict) else None
+    try:
+        with open(os.path.join(directory, name), encoding="utf-8") as handle:
+            value = json.load(handle)
     except (FileNotFoundError, json.JSONDecodeError):
         return None
     return value if isinstance(value, dict) else None
