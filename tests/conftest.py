@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
+# moto's S3 server (started only by a test that asks for `s3`), for every tier
+from tests.support.s3_server import s3, s3_endpoint  # noqa: F401
+
 _skipped: list[str] = []
 
 

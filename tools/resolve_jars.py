@@ -1,5 +1,6 @@
-"""Resolve Delta's jars and Microsoft's JDBC driver from Maven Central into .cache/jars once
-(make setup).
+"""Resolve Delta's jars, Microsoft's JDBC driver and Spark's S3A connector from Maven Central
+into .cache/jars once (make setup); the S3A connector goes to its own .cache/jars/s3a, which
+local sessions put on the driver's class path rather than in `spark.jars` (decision 1353).
 
 Jars whose artifact pyspark already ships (scala-library, jackson, parquet, hadoop, ...) are
 left out: Spark's own copies win on the classpath anyway, and two versions of one library in
@@ -22,11 +23,16 @@ import pyspark
 
 ROOT = Path(__file__).resolve().parent.parent
 JARS = ROOT / ".cache" / "jars"
-# (what, POM, stamp, the jar that must be there, whether resolving it empties the folder first)
+S3A = JARS / "s3a"
+# (what, POM, stamp, the jar that must be there, whether resolving it empties the folder first,
+# the folder)
 GROUPS = (
-    ("Delta's jars", ROOT / "tools" / "jars-pom.xml", JARS / ".resolved", "delta-spark", True),
+    ("Delta's jars", ROOT / "tools" / "jars-pom.xml", JARS / ".resolved", "delta-spark", True,
+     JARS),
     ("Microsoft's JDBC driver", ROOT / "tools" / "jdbc-pom.xml", JARS / ".resolved-jdbc",
-     "mssql-jdbc", False),
+     "mssql-jdbc", False, JARS),
+    ("Spark's S3A connector", ROOT / "tools" / "s3a-pom.xml", S3A / ".resolved", "hadoop-aws",
+     False, S3A),
 )  # fmt: skip
 VERSIONED = re.compile(r"^(?P<artifact>.+?)-\d[\w.\-]*\.jar$")
 
@@ -36,13 +42,15 @@ def artifact_of(jar_name: str) -> str:
     return match.group("artifact") if match else jar_name.removesuffix(".jar")
 
 
-def resolve(what: str, pom: Path, stamp: Path, marker: str, *, empty_first: bool) -> int:
-    """Copy `pom`'s runtime closure, less what pyspark ships, into JARS unless `stamp` says it
-    is there already."""
+def resolve(
+    what: str, pom: Path, stamp: Path, marker: str, *, empty_first: bool, folder: Path = JARS
+) -> int:
+    """Copy `pom`'s runtime closure, less what pyspark ships, into `folder` unless `stamp` says
+    it is there already."""
     want = hashlib.sha256(pom.read_bytes()).hexdigest()
-    if stamp.exists() and stamp.read_text().strip() == want and any(JARS.glob(f"{marker}*.jar")):
+    if stamp.exists() and stamp.read_text().strip() == want and any(folder.glob(f"{marker}*.jar")):
         return 0
-    print(f"setup: resolving {what} from Maven Central into .cache/jars", flush=True)
+    print(f"setup: resolving {what} from Maven Central into {folder.relative_to(ROOT)}", flush=True)
     spark_jars = Path(pyspark.__file__).parent / "jars"
     shipped = {artifact_of(p.name) for p in spark_jars.glob("*.jar")}
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,17 +76,17 @@ def resolve(what: str, pom: Path, stamp: Path, marker: str, *, empty_first: bool
         return 1
     if empty_first and JARS.exists():
         shutil.rmtree(JARS)
-    JARS.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     for path in paths:
         if artifact_of(path.name) not in shipped:
-            shutil.copy2(path, JARS / path.name)
+            shutil.copy2(path, folder / path.name)
     stamp.write_text(want + "\n")
     return 0
 
 
 def main() -> int:
-    for what, pom, stamp, marker, empty_first in GROUPS:
-        failed = resolve(what, pom, stamp, marker, empty_first=empty_first)
+    for what, pom, stamp, marker, empty_first, folder in GROUPS:
+        failed = resolve(what, pom, stamp, marker, empty_first=empty_first, folder=folder)
         if failed:
             return failed
     return 0

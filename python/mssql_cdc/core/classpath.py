@@ -3,7 +3,11 @@
 Delta's JVM half comes from, in this order: the folder named by `MSSQL_CDC_JARS`; the project's
 jar cache (`.cache/jars` in a folder above the package, made by `make setup`); else Spark fetches
 it from Maven Central into ivy's cache at start-up (`spark.jars.packages`), with the coordinate
-delta-spark's `configure_spark_with_delta_pip` would choose for the installed PySpark.
+delta-spark's `configure_spark_with_delta_pip` would choose for the installed PySpark. Spark's
+S3A connector, when the folder has an `s3a/` beside Delta's jars (`make setup` puts hadoop-aws
+and the AWS SDK there), goes on the driver's class path: a local session's executors run in the
+driver's JVM, and the SDK's bundle is too large to copy to them through `spark.jars`
+(decision 1353).
 """
 
 from __future__ import annotations
@@ -107,7 +111,11 @@ def delta_classpath(
     found = cached_jars(environ=environ, package_dir=package_dir)
     if found is not None:
         origin, folder, jars = found
-        return DeltaClasspath(origin, {"spark.jars": ",".join(str(j) for j in jars)}, str(folder))
+        configs = {"spark.jars": ",".join(str(j) for j in jars)}
+        s3a = sorted((folder / "s3a").glob("*.jar"))
+        if s3a:
+            configs["spark.driver.extraClassPath"] = os.pathsep.join(str(j) for j in s3a)
+        return DeltaClasspath(origin, configs, str(folder))
     versions = version_of or _installed_version
     delta, spark = versions("delta-spark"), versions("pyspark")
     if delta is None or spark is None:

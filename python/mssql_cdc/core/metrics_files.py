@@ -1,8 +1,9 @@
 """Metrics and event files under `metricsPath` (docs/source.md, 'Events and metrics files').
 
 The JSON shapes of the files and their names. Files are written whole (a temporary
-`.<name>.<random>.tmp`, then `os.replace`) under names a replanned batch reproduces, so a replay
-rewrites rather than duplicates. Writing never fails a read or a plan: a file that cannot be
+`.<name>.<random>.tmp`, then `os.replace`; on an object store one PUT, which is atomic per
+object, decision 1351) under names a replanned batch reproduces, so a replay rewrites rather
+than duplicates. Writing never fails a read or a plan: a file that cannot be
 written is a WARNING naming the path and the error. The event record's typed form is
 `core.events.EventRecord`; `core.batch_files` reads a batch's folder back.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, get_args
 
 from mssql_cdc.core.range_counts import RangeCounts
+from mssql_cdc.core.stores import StoreFiles
 
 __all__ = [
     "EVENT_KINDS",
@@ -142,19 +144,29 @@ def progress_file_name(partition: int) -> str:
     return f"progress-{partition}.json"
 
 
-def write_json_atomic(directory: str | os.PathLike[str], name: str, payload: object) -> bool:
+def write_json_atomic(
+    directory: str | os.PathLike[str],
+    name: str,
+    payload: object,
+    folder: StoreFiles | None = None,
+) -> bool:
     """Write `payload` as `<directory>/<name>` atomically, creating the directory if needed.
+
+    With `folder`, the store folder at `directory` (a URI, `core.stores`), the file is written
+    there in one PUT, which no reader sees half done.
 
     Returns:
         True when the file is in place; False when it could not be written (logged as a
         WARNING naming the path and the error; never raised).
     """
-    folder = Path(directory)
-    target = folder / name
-    temp = folder / f".{name}.{secrets.token_hex(6)}.tmp"
+    if folder is not None:
+        return _put(folder, name, payload)
+    local = Path(directory)
+    target = local / name
+    temp = local / f".{name}.{secrets.token_hex(6)}.tmp"
     try:
         text = json.dumps(payload, ensure_ascii=False)
-        folder.mkdir(parents=True, exist_ok=True)
+        local.mkdir(parents=True, exist_ok=True)
         with open(temp, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(temp, target)
@@ -163,4 +175,15 @@ def write_json_atomic(directory: str | os.PathLike[str], name: str, payload: obj
         _log.warning("metrics file %s could not be written and is skipped: %s", target, exc)
         with contextlib.suppress(OSError):  # the directory itself may be unusable
             temp.unlink(missing_ok=True)
+        return False
+
+
+def _put(folder: StoreFiles, name: str, payload: object) -> bool:
+    target = folder.file(name)
+    try:
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        folder.write(name, data)
+        return True
+    except (OSError, TypeError, ValueError) as exc:
+        _log.warning("metrics file %s could not be written and is skipped: %s", target, exc)
         return False

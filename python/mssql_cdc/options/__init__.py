@@ -24,6 +24,7 @@ from mssql_cdc.options.declared_columns import (
 )
 from mssql_cdc.options.identifiers import change_table, check_collation, quote_name, two_part_name
 from mssql_cdc.options.reader import given_option, is_uri
+from mssql_cdc.options.store_folder import StoreFolder, open_folder, store_filesystem
 
 __all__ = [
     "CREDENTIAL_OPTIONS",
@@ -40,12 +41,15 @@ __all__ = [
     "SnapshotChunk",
     "SnapshotMode",
     "SourceConfig",
+    "StoreFolder",
     "change_table",
     "check_chunk_order",
     "check_collation",
     "given_option",
     "is_uri",
+    "open_folder",
     "parse_chunks",
     "quote_name",
+    "store_filesystem",
     "two_part_name",
 ]

@@ -4,7 +4,9 @@
 `SourceConfig.to_options` is its inverse, the only writer of option text (for Spark's readers).
 A bad value raises `ConfigError` (a `ValueError`) naming the option and what it accepts; the
 connection string, the password and the token are never printed, logged or shown in a repr
-(credentials apart from the connection string: decision 1385).
+(credentials apart from the connection string: decision 1385). Options named `fs.*` are
+Hadoop's file-system settings (`fs.s3a.endpoint`, `fs.s3a.bucket.<b>.secret.key`), kept in
+`store` for a `metricsPath` on an object store and never shown either (decision 1352).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Literal, TypeVar
 
-from mssql_cdc.core import Mode, lsn
+from mssql_cdc.core import Mode, StoreSettings, lsn
 from mssql_cdc.errors import ConfigError, quoted
 from mssql_cdc.options.connection_string import (
     MSSQL_PYTHON_KEYS,
@@ -133,6 +135,8 @@ class SourceConfig:
     snapshot_on_switch: bool = False
     # Credentials apart from the connection string; Credentials' repr hides the secrets.
     credentials: Credentials = field(default_factory=Credentials)
+    # The `fs.*` options: how the executors reach a metricsPath on an object store.
+    store: StoreSettings = field(default_factory=StoreSettings)
 
     @classmethod
     def from_options(cls, options: Mapping[str, object]) -> SourceConfig:
@@ -144,7 +148,9 @@ class SourceConfig:
             ConfigError: a value is missing or invalid; the message names the option and what
                 it accepts.
         """
-        opts = OptionReader(options, KNOWN_OPTIONS)
+        store = _store_options(options)
+        plain = {k: v for k, v in options.items() if not _is_store_option(k)}
+        opts = OptionReader(plain, KNOWN_OPTIONS)
         backend = opts.choice("backend", BACKENDS, default="mssql-python")
         connection = _connection_string(opts, backend)
         return cls(
@@ -162,7 +168,7 @@ class SourceConfig:
             ),
             num_partitions=_num_partitions(opts),
             fail_on_data_loss=opts.boolean("failOnDataLoss", default=True),
-            metrics_path=opts.local_path("metricsPath"),
+            metrics_path=opts.folder("metricsPath"),
             include_command_id=opts.boolean("includeCommandId", default=True),
             arrow_batch_size=_count(opts, "arrowBatchSize", 10000, MAX_ARROW_BATCH_SIZE),
             columns=_optional(opts, "columns", parse_columns),
@@ -178,6 +184,7 @@ class SourceConfig:
             credentials=parse_credentials(
                 {name: opts.untrimmed(name) for name in CREDENTIAL_OPTIONS}, backend, connection
             ),
+            store=store,
         )
 
     def to_options(self) -> dict[str, str]:
@@ -186,7 +193,8 @@ class SourceConfig:
         Every field with a value is written, defaults included, in its canonical spelling; a
         None field is left out, since leaving an option out is how None is said. The result
         holds the connection string and the credential options, password and token included,
-        for Spark's reader: hand it on, never log or print it.
+        and the `fs.*` settings, keys included, for Spark's reader: hand it on, never log or
+        print it.
         """
         connection = None if self.connection_string is None else self.connection_string.text
         chunks = None if self.snapshot_chunks is None else format_chunks(self.snapshot_chunks)
@@ -215,7 +223,7 @@ class SourceConfig:
             "snapshotOnSwitch": self.snapshot_on_switch,
         }
         written = {name: _text(value) for name, value in values.items() if value is not None}
-        return written | self.credentials.to_options()
+        return written | self.credentials.to_options() | self.store.to_options()
 
     def partitions(self, default_num_partitions: int | None) -> int:
         """Most partitions per batch or snapshot: `numPartitions`, or with `auto` Spark's
@@ -236,6 +244,21 @@ class SourceConfig:
             else:
                 parts.append(f"{f.name}={value!r}")
         return f"SourceConfig({', '.join(parts)})"
+
+
+def _is_store_option(name: object) -> bool:
+    return isinstance(name, str) and name.strip().lower().startswith("fs.")
+
+
+def _store_options(options: Mapping[str, object]) -> StoreSettings:
+    """The `fs.*` options, names trimmed, values as text (None: not given)."""
+    return StoreSettings.of(
+        {
+            name.strip(): _text(value) if isinstance(value, (bool, int)) else str(value).strip()
+            for name, value in options.items()
+            if isinstance(name, str) and _is_store_option(name) and value is not None
+        }
+    )
 
 
 def _text(value: str | int | bool) -> str:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
-from mssql_cdc.core import did_you_mean, lsn
+from mssql_cdc.core import did_you_mean, is_store_uri, lsn
 from mssql_cdc.errors import ConfigError, quoted
 
 __all__ = ["OptionReader", "given_option", "is_uri", "parse_lsn", "shown"]
@@ -180,15 +180,26 @@ class OptionReader:
 
     def local_path(self, name: str) -> str | None:
         """A local or FUSE path: a URI (`dbfs:/...`, `abfss://...`) is refused."""
+        return self._path(name, stores=False)
+
+    def folder(self, name: str) -> str | None:
+        """A local or FUSE path, or a URI of an object store the library opens (`s3a://`,
+        `s3://`, `gs://`, `abfss://`, `file:`; `core.stores`); another URI is refused."""
+        return self._path(name, stores=True)
+
+    def _path(self, name: str, *, stores: bool) -> str | None:
         value = self.get(name)
         if value is None:
             return None
         if value == "":
             raise ConfigError(f"option {name} must not be empty; omit it or give a directory")
+        if stores and is_store_uri(value):
+            return value
         if is_uri(value):
+            also = ", or a URI of s3a, s3, gs, abfss or file" if stores else ""
             raise ConfigError(
-                f"option {name} must be a local or FUSE path (such as /Volumes/...), "
-                f"not a URI (got {shown(value)}); Python's file calls cannot open a URI"
+                f"option {name} must be a local or FUSE path (such as /Volumes/...){also}, "
+                f"not {shown(value)}; Python's file calls cannot open that URI"
             )
         return value
 

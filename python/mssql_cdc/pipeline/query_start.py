@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import GenerationPaths, check_inside, lsn
+from mssql_cdc.core import GenerationPaths, StoreSettings, check_inside, is_store_uri, lsn
 from mssql_cdc.facts import sink_id
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs
+from mssql_cdc.tables import store_settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -31,7 +32,13 @@ def start_query(
     from mssql_cdc.sink import delta_sink
 
     metrics = paths.metrics_path or None
-    if metrics is not None:
+    store = config.store
+    if metrics is not None and is_store_uri(metrics):
+        # The executors reach the store as the session's S3A connector does: its settings
+        # travel as `fs.*` options; ones the caller gave win (docs/object-stores.md).
+        found = store_settings(spark, metrics).to_options()
+        store = StoreSettings.of({**found, **config.store.to_options()})
+    elif metrics is not None:
         # The sink cleans this folder: a symbolic link at <metricsPath>/<sink id> must not
         # lead its cleaning elsewhere.
         root = config.metrics_path or paths.checkpoint
@@ -49,6 +56,7 @@ def start_query(
         config,
         starting_lsn=config.starting_lsn if start is None else lsn.normalize(start),
         metrics_path=metrics,
+        store=store,
     )
     writer = (
         spark.readStream.format("mssql_cdc")

@@ -7,7 +7,8 @@ facts commit succeeded. Only plain files directly in the directory count: a subd
 as backfill()'s `_backfill`) and a symbolic link are never read or removed, and clearing a dead
 attempt removes only the names the reader writes, so another program's files survive. A file
 or record that does not parse is not an error here: the sink logs it, skips it and removes it
-with the rest, so one torn file cannot stop a stream.
+with the rest, so one torn file cannot stop a stream. A folder at a store URI is handled the
+same way through its file system (`core.stores`, decision 1351).
 """
 
 from __future__ import annotations
@@ -17,21 +18,34 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from mssql_cdc.core import BatchFiles, is_event_file, is_written_file, plain_files, read_batch_files
+from mssql_cdc.core import (
+    BatchFiles,
+    StoreFiles,
+    is_event_file,
+    is_written_file,
+    plain_files,
+    read_batch_files,
+)
 
 __all__ = ["clear_dead_attempts", "remove_files", "scan"]
 
 log = logging.getLogger("mssql_cdc.sink.writer")
 
 
-def clear_dead_attempts(directory: str | os.PathLike[str]) -> int:
+def clear_dead_attempts(directory: str | os.PathLike[str], folder: StoreFiles | None = None) -> int:
     """Delete the reader's plain files except event files; return how many were deleted.
 
     Called before the batch's read: partition files present now belong to a dead attempt,
     while event files were written by this batch's planning, which Spark finished first.
     """
     removed = 0
-    for path in plain_files(directory):
+    for path in plain_files(directory, folder):
+        if isinstance(path, str):
+            name = path.rsplit("/", 1)[-1]
+            if folder is not None and not is_event_file(name) and is_written_file(name):
+                folder.delete([name])
+                removed += 1
+            continue
         if is_event_file(path.name) or not is_written_file(path.name):
             continue
         try:
@@ -44,18 +58,23 @@ def clear_dead_attempts(directory: str | os.PathLike[str]) -> int:
     return removed
 
 
-def scan(directory: str | os.PathLike[str]) -> BatchFiles:
+def scan(directory: str | os.PathLike[str], folder: StoreFiles | None = None) -> BatchFiles:
     """Read every metrics and event file of `directory`; each one left out is a WARNING.
 
     A file left out is still in `paths`, so it is removed with the rest.
     """
-    found = read_batch_files(directory)
+    found = read_batch_files(directory, folder)
     for problem in found.unreadable:
         log.warning("%s; skipped, and removed with the batch's files", problem)
     return found
 
 
-def remove_files(paths: Iterable[Path]) -> None:
-    """Delete `paths`; one that is already gone (a concurrent cleanup) is fine."""
+def remove_files(paths: Iterable[Path | str], folder: StoreFiles | None = None) -> None:
+    """Delete `paths` (local paths, or the URIs of files in the store folder `folder`); one
+    that is already gone (a concurrent cleanup) is fine."""
     for path in paths:
-        path.unlink(missing_ok=True)
+        if isinstance(path, str):
+            if folder is not None:
+                folder.delete([path.rpartition("/")[2]])
+        else:
+            path.unlink(missing_ok=True)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import EventRecord, check_cleanable_folder
+from mssql_cdc.core import EventRecord, StoreFiles, check_cleanable_folder, is_store_uri
 from mssql_cdc.core import clock as _clock
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import (
@@ -37,7 +37,7 @@ from mssql_cdc.facts import (
     source_event_row,
     validate_app_id,
 )
-from mssql_cdc.options import is_uri
+from mssql_cdc.options import is_uri, open_folder
 from mssql_cdc.sink import metrics_dir as sink_files
 from mssql_cdc.sink.bronze import append_batch
 from mssql_cdc.sink.counts import aggregates_from_counts
@@ -50,6 +50,7 @@ from mssql_cdc.tables import (
     ensure_table,
     open_for_write,
     require_distinct,
+    store_settings,
     table_ref,
     txn_version,
     writes_in_process,
@@ -84,9 +85,11 @@ def delta_sink(
             the Delta transaction id of every batch.
         facts_table: where each batch leaves its facts row and event rows; None writes none.
         metrics_path: the exact directory the stream's reader writes its metrics and event
-            files to (local or FUSE; Python's file calls must open it on driver and executors).
-            The sink deletes the reader's files there, so it keeps the path resolved and
-            refuses a file, the filesystem root, and the home or working folder or a parent.
+            files to, which the driver and the executors reach: a local or FUSE path, or an
+            object store's URI (`s3a://`, `s3://`, `gs://`, `abfss://`, `file:`) reached with
+            the S3A settings of the batch's Spark session (docs/object-stores.md). The sink
+            deletes the reader's files there, so it keeps a path resolved and refuses a file,
+            the filesystem root, and the home or working folder or a parent.
         generation: the checkpoint generation (recovery builds the sink of generation n);
             a hand-wired sink keeps 0.
         counted_by_reader: each batch is the `mssql_cdc` source's output unchanged (no filter,
@@ -99,8 +102,8 @@ def delta_sink(
         nothing in Spark.
     Raises:
         ConfigError (a ValueError): a bad app_id or generation, an empty or non-string table,
-            facts_table equal to target, or a metrics_path that is a URI, not a path, or a
-            folder the sink may not clean (see metrics_path).
+            facts_table equal to target, or a metrics_path that is a URI of another scheme,
+            or a folder the sink may not clean (see metrics_path).
     """
     validate_app_id(app_id)
     sink = sink_id(app_id, generation)  # checks the generation too
@@ -118,7 +121,7 @@ def delta_sink(
     )
 
 
-def _metrics_dir(value: str | os.PathLike[str] | None) -> Path | None:
+def _metrics_dir(value: str | os.PathLike[str] | None) -> Path | str | None:
     if value is None:
         return None
     if not isinstance(value, str | os.PathLike):
@@ -126,11 +129,13 @@ def _metrics_dir(value: str | os.PathLike[str] | None) -> Path | None:
     text = os.fspath(value)
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"metrics_path={value!r}: pass a non-empty directory path")
+    if is_store_uri(text):
+        return text.rstrip("/")
     if is_uri(text):
         raise ConfigError(
-            f"metrics_path={text!r} is a URI; pass a local or FUSE path (such as "
-            "/Volumes/<catalog>/<schema>/<volume>/...) that Python's file calls open on the "
-            "driver and every executor"
+            f"metrics_path={text!r} is a URI the library cannot open; pass a local or FUSE path "
+            "(such as /Volumes/<catalog>/<schema>/<volume>/...) or a URI of s3a, s3, gs, abfss "
+            "or file, which the driver and every executor reach"
         )
     return check_cleanable_folder(text, what="metrics_path")
 
@@ -154,7 +159,7 @@ class DeltaSink:
         generation: int,
         sink_id: str,
         facts_table: TableRef | None,
-        metrics_path: Path | None,
+        metrics_path: Path | str | None,
         counted_by_reader: bool = False,
     ) -> None:
         self.target = target
@@ -173,6 +178,7 @@ class DeltaSink:
         self._committed_any = False
         self._warned: set[str] = set()
         self._warmer: StateWarmer | None = None
+        self._folder: StoreFiles | None = None  # metrics_path on a store, opened once
 
     def __repr__(self) -> str:
         return f"delta_sink({str(self.target)!r}, sink id {self.sink_id!r})"
@@ -187,7 +193,7 @@ class DeltaSink:
         self._enter(spark)
         self._check_rewind(batch_id)
         if self.metrics_path is not None:
-            sink_files.clear_dead_attempts(self.metrics_path)
+            sink_files.clear_dead_attempts(self.metrics_path, self._folder)
         try:
             self._write(spark, df, batch_id, started_at)
         finally:
@@ -201,6 +207,9 @@ class DeltaSink:
         created = False
         if self.facts_table is not None:
             created = ensure_table(spark, self.facts_table, "facts").created
+        if isinstance(self.metrics_path, str):
+            settings = store_settings(spark, self.metrics_path)
+            self._folder = open_folder(self.metrics_path, settings)
         self._bronze_exists = open_for_write(spark, self.target, "bronze") is not None
         self._warmer = StateWarmer(spark)
         if self._bronze_exists:
@@ -238,7 +247,11 @@ class DeltaSink:
         agg = self._append(spark, df, batch_id, held=held)
         failpoint("sink.after_target_write")
         phases.debug("%d files", batch_id)
-        scan = sink_files.scan(self.metrics_path) if self.metrics_path is not None else None
+        scan = (
+            sink_files.scan(self.metrics_path, self._folder)
+            if self.metrics_path is not None
+            else None
+        )
         folded = fold_metrics(scan.ranges) if scan is not None else None
         if scan is not None and agg.rows > 0 and not scan.ranges:
             self._warn_once(
@@ -261,7 +274,7 @@ class DeltaSink:
             self._commit_facts(spark, batch_id, agg, folded, records, started_at)
         phases.debug("%d cleanup", batch_id)
         if scan is not None:
-            sink_files.remove_files(scan.paths)
+            sink_files.remove_files(scan.paths, self._folder)
 
     def _append(
         self, spark: SparkSession, df: DataFrame, batch_id: int, *, held: bool
@@ -312,7 +325,8 @@ class DeltaSink:
         if not self.counted_by_reader or self.metrics_path is None:
             return aggregate(df)
         partitions = read_partitions(df)
-        counted = aggregates_from_counts(sink_files.scan(self.metrics_path).ranges, partitions)
+        found = sink_files.scan(self.metrics_path, self._folder)
+        counted = aggregates_from_counts(found.ranges, partitions)
         if counted is None:
             self._warn_once(
                 "counts",

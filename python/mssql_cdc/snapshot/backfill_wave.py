@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import Operation, StreamOffset, lsn
+from mssql_cdc.core import Operation, StoreSettings, StreamOffset, is_store_uri, lsn
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import (
     FactsRow,
@@ -27,7 +27,7 @@ from mssql_cdc.facts import (
     snapshot_chunk_row,
     wave_key,
 )
-from mssql_cdc.options import SourceConfig
+from mssql_cdc.options import SourceConfig, StoreFolder
 from mssql_cdc.snapshot.probe import SourceProbe, stamp
 from mssql_cdc.snapshot.read import read_chunks
 from mssql_cdc.snapshot.targets import recent_commit
@@ -201,6 +201,9 @@ def facts_of_stored_wave(
 
 
 def _metrics_dir(config: SourceConfig, snap: Snapshot) -> tuple[str, bool]:
+    if config.metrics_path is not None and is_store_uri(config.metrics_path):
+        # An object store has no folders to create: the chunk files' PUTs make it.
+        return f"{config.metrics_path.rstrip('/')}/{snap.open.app_id}/_backfill", False
     if config.metrics_path is not None:
         path = os.path.join(config.metrics_path, snap.open.app_id, "_backfill")
         os.makedirs(path, exist_ok=True)
@@ -208,10 +211,16 @@ def _metrics_dir(config: SourceConfig, snap: Snapshot) -> tuple[str, bool]:
     return tempfile.mkdtemp(prefix="mssql_cdc_backfill_"), True
 
 
-def _chunk_metrics(directory: str, chunk: int) -> dict[str, Any] | None:
-    path = os.path.join(directory, f"chunk-{chunk}.json")
+def _chunk_metrics(directory: str, chunk: int, store: StoreSettings) -> dict[str, Any] | None:
+    name = f"chunk-{chunk}.json"
+    if is_store_uri(directory):
+        try:  # a file the store cannot give (missing, or its write was refused) is no metrics
+            value = json.loads(StoreFolder(directory, store).read(name).decode("utf-8"))
+        except (OSError, ValueError):
+            return None
+        return value if isinstance(value, dict) else None
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(os.path.join(directory, name), encoding="utf-8") as handle:
             value = json.load(handle)
     except (FileNotFoundError, json.JSONDecodeError):
         return None
@@ -268,7 +277,7 @@ def run_wave(
         seconds = time.monotonic() - started
         reads = []
         for i, lo, hi, last in chunks:
-            m = _chunk_metrics(directory, i)
+            m = _chunk_metrics(directory, i, config.store)
             reads.append(
                 ChunkRead(
                     chunk=i,

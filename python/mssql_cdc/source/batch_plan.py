@@ -25,7 +25,7 @@ from mssql_cdc.core import (
     write_json_atomic,
 )
 from mssql_cdc.errors import SchemaChangedError
-from mssql_cdc.options import SourceConfig
+from mssql_cdc.options import SourceConfig, open_folder
 from mssql_cdc.source.loss_guards import (
     data_skipped_event,
     driver_loss_error,
@@ -120,7 +120,8 @@ def plan_batch(
             raise permission_error(name)
     if config.metrics_path is not None:
         for record in events:
-            write_json_atomic(config.metrics_path, record.file_name, record.to_json())
+            folder = open_folder(config.metrics_path, config.store)
+            write_json_atomic(config.metrics_path, record.file_name, record.to_json(), folder)
     nulls = {i.name: null_columns(columns, i) for i in table.instances}
     return batch_ranges(
         _TilesOrWhole(planner),

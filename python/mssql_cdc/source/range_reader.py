@@ -25,7 +25,7 @@ from mssql_cdc.core import (
     write_json_atomic,
 )
 from mssql_cdc.errors import EmulatorError
-from mssql_cdc.options import SourceConfig
+from mssql_cdc.options import SourceConfig, open_folder
 from mssql_cdc.source.loss_guards import (
     ERROR_BELOW_MIN_LSN,
     ERROR_OBJECT_VANISHED,
@@ -179,7 +179,9 @@ def _read(
         metrics["counts"] = counter.result()
     if part.last:
         _last_range_metrics(metrics, reader, ci, part.time_zone)
-    write_json_atomic(config.metrics_path, range_file_name(part.from_lsn, part.to_lsn), metrics)
+    name = range_file_name(part.from_lsn, part.to_lsn)
+    folder = open_folder(config.metrics_path, config.store)
+    write_json_atomic(config.metrics_path, name, metrics, folder)
 
 
 def _count(counter: RangeCounter | None, batch: pa.RecordBatch) -> RangeCounter | None:

@@ -26,7 +26,7 @@ from mssql_cdc.core import (
     with_collation,
     write_json_atomic,
 )
-from mssql_cdc.options import KeyBound, SourceConfig, check_chunk_order
+from mssql_cdc.options import KeyBound, SourceConfig, check_chunk_order, open_folder
 from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
 from mssql_cdc.sqlserver import Backend, ReadColumn, Reconnecting, call_with_retries, open_backend
 
@@ -197,10 +197,16 @@ class CdcSnapshotReader(DataSourceReader):
                 "stamp_lsn": part.stamp_lsn,
                 "high_lsn": backend.planner.max_lsn(),
             }
-            write_json_atomic(self._config.metrics_path, chunk_file_name(chunk), record)
+            write_json_atomic(
+                self._config.metrics_path,
+                chunk_file_name(chunk),
+                record,
+                open_folder(self._config.metrics_path, self._config.store),
+            )
 
 
 def _write_progress(folder: str, partition: int, rows: int, *, done: bool) -> None:
+    # A whole read's progress folder is the driver's temporary folder, never a store.
     record = {"kind": "progress", "partition": partition, "rows": rows, "done": done}
     write_json_atomic(folder, progress_file_name(partition), record)
 

@@ -25,6 +25,7 @@ from mssql_cdc.tables.refs import (
 from mssql_cdc.tables.retry import retry_on_conflict
 from mssql_cdc.tables.session import check_session, kind_of
 from mssql_cdc.tables.shapes import check_append_schema, needs_column_mapping, spark_type_name
+from mssql_cdc.tables.store_conf import store_settings
 from mssql_cdc.tables.writes import allow_type_widening, append, append_idempotent, txn_version
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "retry_on_conflict",
     "spark_type_name",
     "sql_string",
+    "store_settings",
     "table_properties",
     "table_ref",
     "txn_version",

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.core import filesystem_spec, is_store_uri, remembered_settings
 from mssql_cdc.tables.delta_read import newest_version, path_of
 from mssql_cdc.tables.reference import TableOutOfReach, is_local
 from mssql_cdc.tables.refs import TableRef
@@ -104,6 +105,14 @@ def commit_file(location: str, version: int) -> list[str]:
         OSError: the file is gone (log cleanup) or unreadable.
     """
     name = f"{version:020d}.json"
+    store = is_store_uri(location)
+    spec = filesystem_spec(location, remembered_settings(location)) if store else None
+    if spec is not None and spec.kind == "s3":  # s3a: too, which pyarrow does not know
+        from pyarrow import fs
+
+        s3 = fs.S3FileSystem(**dict(spec.arguments))
+        with s3.open_input_stream(posixpath.join(spec.path, "_delta_log", name)) as stream:
+            return bytes(stream.read()).decode("utf-8").split("\n")
     if not location.startswith("/"):
         from pyarrow import fs
 

@@ -22,6 +22,7 @@ from mssql_cdc.tables.reference import (
     open_table,
     table_ref,
 )
+from mssql_cdc.tables.store_conf import store_settings
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -176,6 +177,7 @@ def path_of(spark: SparkSession, ref: TableRef) -> TableRef:
         TableOutOfReach: the catalog table is missing or shows no location (a view).
     """
     if ref.location is not None:
+        store_settings(spark, ref.location)  # deltalake opens an S3 table with them
         return ref
     from pyspark.errors import PySparkException
 

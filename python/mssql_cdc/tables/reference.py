@@ -6,7 +6,9 @@ a path resolved, a name parsed and then always backquoted.
 
 A path table is opened here by `deltalake` (delta-rs), without Spark, when it can be. A local
 path, as the checkpoint is (decision 0502), is this driver's file system, so what deltalake
-finds there is the answer; a URI is opened when deltalake can. Anything else is out of reach
+finds there is the answer; a URI is opened when deltalake can, an S3 one (`s3a://`, `s3://`)
+with the endpoint and keys this process last read from a Spark session (`tables.store_conf`,
+decision 1352), else the environment's. Anything else is out of reach
 (`TableOutOfReach`): a catalog name, `/dbfs/...` (Spark reads it as `dbfs:/dbfs/...`), a table
 deltalake cannot open; the caller then asks Spark.
 """
@@ -18,7 +20,14 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import Place, check_apart, place, spark_only
+from mssql_cdc.core import (
+    Place,
+    check_apart,
+    deltalake_options,
+    place,
+    remembered_settings,
+    spark_only,
+)
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.tables.ref_syntax import normalize_path, parse_name, quote_parts
 
@@ -194,8 +203,9 @@ def open_table(ref: TableRef) -> DeltaTable:
         raise TableOutOfReach(f"{ref}: no Delta log at this path")
     from deltalake import DeltaTable
 
+    options = deltalake_options(ref.location, remembered_settings(ref.location))
     try:
-        return DeltaTable(ref.location)
+        return DeltaTable(ref.location, storage_options=options or None)
     except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot open the table: {exc}") from exc
 

@@ -39,6 +39,20 @@ def test_the_project_jar_cache_above_the_package_is_used_when_there_is_one(tmp_p
     }
 
 
+def test_the_s3a_connector_beside_delta_goes_on_the_drivers_class_path(tmp_path: Path) -> None:
+    jars = jar_folder(tmp_path / ".cache" / "jars", "delta-spark_4.2_2.13-4.4.0.jar")
+    s3a = jar_folder(jars / "s3a", "hadoop-aws-3.5.0.jar", "bundle-2.35.4.jar")
+    found = classpath.delta_classpath(
+        environ={}, package_dir=package_in(tmp_path), version_of=INSTALLED.get
+    )
+    assert found.configs == {
+        "spark.jars": str(jars / "delta-spark_4.2_2.13-4.4.0.jar"),
+        "spark.driver.extraClassPath": (
+            f"{s3a / 'bundle-2.35.4.jar'}:{s3a / 'hadoop-aws-3.5.0.jar'}"
+        ),
+    }
+
+
 def test_the_folder_of_mssql_cdc_jars_wins_over_the_cache(tmp_path: Path) -> None:
     jar_folder(tmp_path / ".cache" / "jars", "delta-spark_4.2_2.13-4.4.0.jar")
     mine = jar_folder(tmp_path / "mine", "delta-spark_4.2_2.13-4.4.0.jar")

@@ -102,7 +102,7 @@ BAD: list[tuple[str, str, str]] = [
     ("numPartitions", "many", "option numPartitions must be a positive whole number"),
     ("failOnDataLoss", "off", "option failOnDataLoss must be true or false (got 'off')"),
     ("metricsPath", "dbfs:/metrics", "option metricsPath must be a local or FUSE path"),
-    ("metricsPath", "abfss://c@a.dfs.core.windows.net/m", "not a URI"),
+    ("metricsPath", "wasbs://c@a.blob.core.windows.net/m", "cannot open that URI"),
     ("includeCommandId", "maybe", "option includeCommandId must be true or false"),
     ("arrowBatchSize", "ten", "option arrowBatchSize must be a positive whole number"),
     ("columns", "id", "option columns: entry 0 ('id') is not a `name TYPE` pair"),

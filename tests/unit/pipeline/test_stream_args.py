@@ -116,7 +116,25 @@ def test_a_dbfs_checkpoint_is_allowed_with_fail_like_a_uri(
     assert args.checkpoint_is_spark_only
 
 
-@pytest.mark.parametrize("path", ["/dbfs/ckpt/orders", "dbfs:/ckpt/orders"])
+def test_a_uri_checkpoint_runs_with_fail_beside_tables_and_metrics_on_s3a(
+    options: dict[str, object], tmp_path: Path
+) -> None:
+    on_s3 = {**options, "metricsPath": "s3a://bucket/metrics"}
+    args = check(
+        on_s3,
+        tmp_path,
+        on_data_loss="fail",
+        checkpoint="s3a://bucket/ckpt/orders",
+        target="s3a://bucket/bronze/orders",
+        facts_table="s3a://bucket/facts",
+    )
+    assert args.checkpoint == "s3a://bucket/ckpt/orders"
+    assert args.checkpoint_is_spark_only
+
+
+@pytest.mark.parametrize(
+    "path", ["/dbfs/ckpt/orders", "dbfs:/ckpt/orders", "s3a://bucket/ckpt/orders"]
+)
 def test_a_checkpoint_only_spark_reads_is_refused_with_resnapshot_pointing_to_fail(
     options: dict[str, object], tmp_path: Path, path: str
 ) -> None:

@@ -41,13 +41,23 @@ def test_a_bad_app_id_is_refused_naming_it(app_id: object, says: str) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["dbfs:/mnt/metrics", "abfss://c@a.dfs.core.windows.net/m", "s3a://bucket/m"],
-    ids=["dbfs", "abfss", "s3a"],
+    ["dbfs:/mnt/metrics", "wasbs://c@a.blob.core.windows.net/m", "hdfs://nn/m"],
+    ids=["dbfs", "wasbs", "hdfs"],
 )
-def test_a_uri_metrics_path_is_refused(path: str) -> None:
-    with pytest.raises(ConfigError, match="is a URI") as raised:
+def test_a_uri_metrics_path_of_a_scheme_the_library_cannot_open_is_refused(path: str) -> None:
+    with pytest.raises(ConfigError, match="is a URI the library cannot open") as raised:
         delta_sink("bronze.orders", "orders", "ops.facts", metrics_path=path)
     assert path in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["abfss://c@a.dfs.core.windows.net/m", "s3a://bucket/m/", "gs://bucket/m", "file:/tmp/m"],
+    ids=["abfss", "s3a", "gs", "file"],
+)
+def test_an_object_store_metrics_path_is_kept_as_its_uri(path: str) -> None:
+    sink = delta_sink("bronze.orders", "orders", "ops.facts", metrics_path=path)
+    assert sink.metrics_path == path.rstrip("/")
 
 
 def test_a_drive_letter_is_a_path_not_a_uri() -> None:
