@@ -6,7 +6,9 @@ the first 16 hex digits as an unsigned integer (`decimal(20,0)`, summed exactly 
 The first question (every tile's count and digest) is one Spark job over the target as read;
 only when a tile differs, so that narrowing asks more, are the keys and digests cached, and only
 where the session allows it: a session that refuses `cache()` (serverless compute) answers each
-question by reading the target again (decision 1377).
+question by reading the target again (decision 1377). A sampled reconcile keeps the rows whose
+key digest, the row digest over the key columns alone, is below the sample's bound (decision
+1376), as the source side does.
 
 Rows are put in the tile the source put them in: bounds are compared in SQL Server's order for
 the key column's SQL type, a GUID by its byte groups (`_guid_order`), a date or time bound
@@ -251,11 +253,16 @@ class TargetRows:
         fields: Sequence[StructField],
         time_zone: str,
         key_types: KeyTypes = (),
+        sample_below: int | None = None,
     ) -> None:
         from pyspark.sql import functions as F
 
         self._types = tuple(key_types)
         self._names = [f"__mssql_cdc_k{i}" for i in range(len(keys))]
+        if sample_below is not None:
+            by_name = {f.name: f for f in fields}
+            key_digest = row_digest_column([by_name[k] for k in keys], time_zone=time_zone)
+            rows = rows.where(key_digest < F.lit(sample_below).cast("decimal(20,0)"))
         self._rows = rows.select(
             *[F.col(quote_identifier(k)).alias(n) for k, n in zip(keys, self._names, strict=True)],
             row_digest_column(fields, time_zone=time_zone).alias(_DIGEST),
