@@ -23,7 +23,7 @@ class SampleVerdict:
         keys: the keys checked: the source's rows in the sample and the target's keys in it
             the source lacks.
         differing: the sampled keys found missing, extra or different.
-        level: the confidence level of `share_below` (0.95).
+        level: the confidence level of `share_below`, 95%.
         share_below: with confidence `level`, the share of the table's keys that differ is
             below this (a one-sided Clopper-Pearson bound); None when `differing` is only a
             lower bound (narrowing stopped at `sample` keys), so no bound follows.
