@@ -54,7 +54,7 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
     parser.add_argument(
         "--sampled",
         type=_sampled,
-        help="check a sample of the keys: a fraction above 0 and at most 1 (0.01), or a "
+        help="check a sample of the keys: a fraction above 0 and at most 1, such as 0.01, or a "
         "whole number of rows; the verdict states the bound it gives at 95%% confidence",
     )
     parser.add_argument(

@@ -5,8 +5,8 @@ micro-batch (or completed snapshot) row of each tracked target from the facts ta
 `advance` with its end offset. A facts row is written after its bronze commit, so the offset
 is one of data already committed, as `advance` requires; a progress event's own `endOffset`
 would not say which target it belongs to, nor survive a restart in a new generation.
-Decision 1021. A failed pass is kept as a `TrackerFailure` (the last few, and a count), and the
-tracker can be joined like a thread (decision 1378).
+Decision 1021. A failed pass is kept as a `TrackerFailure` (the newest ten, and a count of all),
+and the tracker can be joined like a thread (docs/tables.md, 'Finalization').
 """
 
 from __future__ import annotations
