@@ -52,6 +52,16 @@ def add_parser(subparsers: Any) -> None:  # argparse's subparsers action has no 
     parser.add_argument("--tiles", type=int, default=64, help="key tiles to cut the table into")
     parser.add_argument("--sample", type=int, default=20, help="keys of each kind to name")
     parser.add_argument(
+        "--sampled",
+        type=_sampled,
+        help="check a sample of the keys: a fraction above 0 and at most 1, such as 0.01, or a "
+        "whole number of rows; the verdict states the bound it gives at 95%% confidence",
+    )
+    parser.add_argument(
+        "--report-table",
+        help="append this run's differences to this Delta table (a name or a path)",
+    )
+    parser.add_argument(
         "--repair",
         action="store_true",
         help="bronze only: re-snapshot the differing tiles into the stream's next generation "
@@ -88,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
             repair=args.repair,
             checkpoint=args.checkpoint,
             resnapshot_interval_days=args.interval_days,
+            sampled=args.sampled,
+            report_table=args.report_table,
         ),
     )
     if result is None:
@@ -95,6 +107,17 @@ def run(args: argparse.Namespace) -> int:
     found = result.as_dict()
     print_result(args, found, lambda: render(found))
     return 0 if result.equal else 1
+
+
+def _sampled(text: str) -> float | int | str:
+    """--sampled as reconcile takes it: digits alone are a row count, a number a fraction;
+    other text is passed on for reconcile to refuse, naming `sampled`."""
+    if text.strip().isdigit():
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def render(found: dict[str, Any]) -> str:
@@ -116,6 +139,19 @@ def render(found: dict[str, Any]) -> str:
         )
     if not found["complete"]:
         lines.append("  (narrowing stopped once the sample was full: counts are of the keys named)")
+    sampled = found.get("sampled")
+    if sampled:
+        bound = sampled["share_below"]
+        lines.append(
+            f"  sampled {sampled['fraction']:.4%} of the keys: {sampled['differing']} of "
+            f"{sampled['keys']} differ"
+            + (
+                f"; below {bound:.3%} of the table's keys differ at "
+                f"{sampled['level']:.0%} confidence"
+                if bound is not None
+                else " (at least: no bound on the whole table)"
+            )
+        )
     if found["skipped_columns"]:
         lines.append(f"  not compared: {', '.join(found['skipped_columns'])}")
     return "\n".join(lines)

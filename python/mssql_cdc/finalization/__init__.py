@@ -14,7 +14,7 @@ across checkpoint generations.
 
 from __future__ import annotations
 
-from mssql_cdc.finalization.tracker import Tracker, track
+from mssql_cdc.finalization.tracker import Tracker, TrackerFailure, track
 from mssql_cdc.finalization.verdicts import (
     ControlRow,
     Granularity,
@@ -34,6 +34,7 @@ __all__ = [
     "Granularity",
     "Offset",
     "Tracker",
+    "TrackerFailure",
     "advance",
     "candidate",
     "control_rows",

@@ -5,15 +5,18 @@ micro-batch (or completed snapshot) row of each tracked target from the facts ta
 `advance` with its end offset. A facts row is written after its bronze commit, so the offset
 is one of data already committed, as `advance` requires; a progress event's own `endOffset`
 would not say which target it belongs to, nor survive a restart in a new generation.
-Decision 1021.
+Decision 1021. A failed pass is kept as a `TrackerFailure` (the newest ten, and a count of all),
+and the tracker can be joined like a thread (docs/tables.md, 'Finalization').
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import EndsWithBlock
@@ -24,11 +27,29 @@ from mssql_cdc.tables import TableOutOfReach, TableRef, open_for_read, read_rows
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["Tracker", "newest_ends", "track"]
+__all__ = ["KEPT_FAILURES", "Tracker", "TrackerFailure", "newest_ends", "track"]
 
 log = logging.getLogger(__name__)
 
 End = tuple[str, datetime]  # a batch's end LSN (canonical text, so text order is LSN order), time
+
+KEPT_FAILURES = 10
+"""How many of its newest failed passes a tracker keeps in `Tracker.failures`."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrackerFailure:
+    """One failed pass of a tracker's thread.
+
+    Attributes:
+        error: what the pass raised (reading the facts table, or `advance`).
+        at: when it failed, naive UTC.
+        number: its place among the tracker's failed passes, from 1.
+    """
+
+    error: Exception
+    at: datetime
+    number: int
 
 
 def track(
@@ -78,6 +99,8 @@ class Tracker(EndsWithBlock):
         targets: the bronze tables it tracks, as given to `track`.
         error: the error of its last pass, None after a good pass; a failed pass is retried
             at the next batch, and `stop()` raises the last one's error.
+        failures: the newest failed passes of its thread (at most `KEPT_FAILURES`), oldest
+            first; `failure_count` counts them all and `last_failure` is the newest.
         verdicts: each target's verdict (naive UTC) as stored after this tracker last advanced
             it; a target it has not advanced yet is missing, and None means no verdict yet.
     """
@@ -101,6 +124,8 @@ class Tracker(EndsWithBlock):
         self._passed: dict[str, str] = {}  # the newest end LSN handed to advance, per target
         self._verdicts: dict[str, datetime | None] = {}
         self.error: Exception | None = None  # the last pass's error; None after a good pass
+        self._failures: deque[TrackerFailure] = deque(maxlen=KEPT_FAILURES)
+        self._failure_count = 0
         self._listener = _listener(self._wake.set)
         self._thread = threading.Thread(target=self._loop, name="mssql-cdc track", daemon=True)
 
@@ -113,6 +138,48 @@ class Tracker(EndsWithBlock):
         a target it has not advanced yet is missing."""
         with self._pass_lock:
             return dict(self._verdicts)
+
+    @property
+    def failures(self) -> tuple[TrackerFailure, ...]:
+        """The newest failed passes of the thread (at most `KEPT_FAILURES`), oldest first;
+        a later good pass does not clear them."""
+        with self._pass_lock:
+            return tuple(self._failures)
+
+    @property
+    def failure_count(self) -> int:
+        """How many passes of the thread have failed since the tracker started."""
+        with self._pass_lock:
+            return self._failure_count
+
+    @property
+    def last_failure(self) -> TrackerFailure | None:
+        """The newest failed pass of the thread, None while none has failed."""
+        with self._pass_lock:
+            return self._failures[-1] if self._failures else None
+
+    def is_alive(self) -> bool:
+        """Whether the tracker's thread still runs (it ends once `stop()` is called)."""
+        return self._thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait until the tracker's thread ends, as `threading.Thread.join` does: it ends
+        once `stop()` is called (from another thread, or a `with` block's end).
+
+        Args:
+            timeout: at most this many seconds; None waits as long as it takes. Check
+                `is_alive()` afterwards to tell whether it ended.
+        Raises:
+            ConfigError: a timeout that is not a number of seconds of 0 or more.
+        """
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0
+        ):
+            raise ConfigError(
+                f"Tracker.join: timeout must be a number of seconds, 0 or more, or None "
+                f"(got {timeout!r})"
+            )
+        self._thread.join(timeout)
 
     def advance_now(self) -> dict[str, datetime | None]:
         """Advance every target to its newest committed batch now, and return `verdicts`.
@@ -155,6 +222,9 @@ class Tracker(EndsWithBlock):
                     self.error = None
                 except Exception as exc:  # noqa: BLE001 - kept in `error`, retried at the next batch, raised by stop()
                     self.error = exc
+                    self._failure_count += 1
+                    at = datetime.now(UTC).replace(tzinfo=None)
+                    self._failures.append(TrackerFailure(exc, at, self._failure_count))
                     log.warning("finalization.track: the verdicts did not advance: %s", exc)
 
     def _advance_all(self) -> None:

@@ -4,6 +4,6 @@ These names are the package's face; other packages import them from here.
 """
 
 from mssql_cdc.reconciliation.api import reconcile
-from mssql_cdc.reconciliation.result import Against, ReconcileResult
+from mssql_cdc.reconciliation.result import Against, ReconcileResult, SampleVerdict
 
-__all__ = ["Against", "ReconcileResult", "reconcile"]
+__all__ = ["Against", "ReconcileResult", "SampleVerdict", "reconcile"]

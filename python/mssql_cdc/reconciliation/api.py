@@ -3,16 +3,20 @@
 docs/reconcile.md is the guide; decisions 1100 and 1101 say why it works this way. Keys are
 ordered by their SQL types and collations (decisions 1331, 1332); a time key of seven
 fractional digits held as a Spark time is refused (decisions 1333, 1343); declared STRING it
-compares as its text (decision 1344)."""
+compares as its text (decision 1344). `sampled=` checks a share of the keys chosen by a hash of
+the key and states the bound it gives; `report_table=` appends each run's differences to a
+Delta table (decision 1376)."""
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import replace
 from datetime import UTC, datetime
+from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import (
@@ -35,7 +39,15 @@ from mssql_cdc.reconciliation.repair import (
     pending_repair,
 )
 from mssql_cdc.reconciliation.repair_job import check_repair_arguments, prepare_repair
-from mssql_cdc.reconciliation.result import AGAINST, Against, ReconcileResult
+from mssql_cdc.reconciliation.report import check_report_table, write_report
+from mssql_cdc.reconciliation.result import AGAINST, Against, ReconcileResult, SampleVerdict
+from mssql_cdc.reconciliation.sampling import (
+    LEVEL,
+    check_sampled,
+    fraction_of,
+    share_below,
+    threshold,
+)
 from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
 from mssql_cdc.reconciliation.target_side import TargetRows
 from mssql_cdc.reconciliation.tile_narrowing import KeyRange, Narrowed, compare_tiles
@@ -171,6 +183,8 @@ def reconcile(
     repair: bool = False,
     checkpoint: str | None = None,
     resnapshot_interval_days: float = 7.0,
+    sampled: float | int | None = None,
+    report_table: str | None = None,
 ) -> ReconcileResult:
     """Compare `target` with the source table of `options` as of the target's own LSN.
 
@@ -201,6 +215,12 @@ def reconcile(
         checkpoint: the stream's checkpoint (with `repair`).
         resnapshot_interval_days: the anti-loop guard of the repair's re-snapshot, as
             `CdcStream.resnapshot()` takes it.
+        sampled: check a sample of the keys instead of every row: a fraction above 0 and at
+            most 1, or a number of rows (a share of the source's row count). The same keys
+            are checked on both sides (chosen by a hash of the key); the result's `sampled`
+            states the bound the sample gives at 95% confidence. None checks every row.
+        report_table: a Delta table (name or path) this run's differences are appended to,
+            one row per named key (docs/tables.md 'Reconcile report'); None writes none.
 
     Returns:
         A `ReconcileResult`. A call that finds a repair a crash interrupted finishes it
@@ -216,6 +236,15 @@ def reconcile(
     _check_arguments(against, tiles, sample, control_table, facts_table, app_id)
     if not isinstance(repair, bool):
         raise ConfigError(f"reconcile: repair must be True or False (got {repair!r})")
+    check_sampled(sampled)
+    if repair and sampled is not None:
+        raise ConfigError(
+            "reconcile: repair=True compares every row to know which tiles to read again; "
+            "drop sampled, or reconcile sampled first and repair after"
+        )
+    report = check_report_table(
+        report_table, target=target, facts_table=facts_table, control_table=control_table
+    )
     if repair:
         check_repair_arguments(
             against, app_id=app_id, checkpoint=checkpoint, facts_table=facts_table
@@ -269,10 +298,24 @@ def reconcile(
             instance.name, instance.source_schema, instance.source_table, read,
             tuple(key_columns), key_types_of(instance.name, key_columns, table_columns, rows),
         )  # fmt: skip
-        narrowed, ranges = _compare_sides(spark, backend, table, at, rows, compared, tiles, sample)
+        fraction = 1.0
+        if sampled is not None:
+            counted = None
+            if isinstance(sampled, Integral):
+                counted = backend.chunks.row_count(table.schema, table.table)
+            fraction = fraction_of(sampled, counted)
+        narrowed, ranges = _compare_sides(
+            spark, backend, table, at, rows, compared, tiles, sample, fraction
+        )
     result = _verdict_of(
         narrowed, at, against, ref.text, compared, skipped, time.perf_counter() - started
     )
+    if sampled is not None:
+        result = replace(result, sampled=_sample_verdict(narrowed, fraction))
+    if report is not None:
+        run_id = uuid.uuid4().hex
+        write_report(spark, report, result, key_columns, run_id, started_at)
+        result = replace(result, report_run=run_id)
     if facts_table is not None and app_id is not None:
         _file_verdict(spark, facts_table, app_id, result, started_at)
     if job is not None and not result.equal:
@@ -293,17 +336,21 @@ def _compare_sides(
     compared: Sequence[Any],
     tiles: int,
     sample: int,
+    fraction: float = 1.0,
 ) -> tuple[Narrowed, list[KeyRange]]:
     bounds = backend.snapshots.key_tiles(table.schema, table.table, list(table.keys), tiles)
     ranges = _tiles_between(bounds)
+    below = threshold(fraction)
     source = SourceAsOf(
-        table, at, tiles=backend.tiles, chunks=backend.chunks, changes=backend.changes
-    )
+        table, at, tiles=backend.tiles, chunks=backend.chunks, changes=backend.changes,
+        sample_below=below, fraction=fraction,
+    )  # fmt: skip
     time_zone = str(spark.conf.get("spark.sql.session.timeZone") or "UTC")
     key_types = table.key_types
     target = TargetRows(
-        rows, keys=table.keys, fields=compared, time_zone=time_zone, key_types=key_types
-    )
+        rows, keys=table.keys, fields=compared, time_zone=time_zone, key_types=key_types,
+        sample_below=below,
+    )  # fmt: skip
     try:
         found = compare_tiles(
             source, target, ranges, sample=sample, leaf_rows=LEAF_ROWS, key_types=key_types
@@ -347,6 +394,16 @@ def key_types_of(
             check_time_key(f"reconcile {instance}", name, scaled, spark_types.get(name, ""))
             out[-1] = text_key(scaled, spark_types.get(name))
     return tuple(out)
+
+
+def _sample_verdict(narrowed: Narrowed, fraction: float) -> SampleVerdict:
+    """What a sampled comparison checked: the source's sampled rows and the target's sampled
+    keys the source lacks, and the bound that gives when its counts are the whole difference."""
+    missing, extra, different = narrowed.found
+    keys = narrowed.source_rows + extra
+    differing = missing + extra + different
+    bound = share_below(keys, differing, LEVEL) if narrowed.complete else None
+    return SampleVerdict(fraction, keys, differing, LEVEL, bound)
 
 
 def _verdict_of(

@@ -8,7 +8,8 @@ digest is its digest as read, minus the touched keys' rows as read, plus their r
 when a key of the range changed during the read (so what the read saw of it is unknown) the
 range is read again, and after three tries its keys are read one by one, where every changed
 key's row at `at` replaces whatever the read saw. Decision 1101 weighs this against comparing at
-the newest LSN.
+the newest LSN. A sampled side (`sample_below`) asks the server for the sampled keys only and
+records the changes of those keys only (decision 1376).
 """
 
 from __future__ import annotations
@@ -54,8 +55,12 @@ class SourceAsOf:
         tiles: TileHasher,
         chunks: ChunkPlanner,
         changes: ChangeRangeReader,
+        sample_below: int | None = None,
+        fraction: float = 1.0,
     ) -> None:
         self._table = table
+        self._sample_below = sample_below
+        self._fraction = fraction  # the share of the keys sample_below keeps
         self._at = lsn.normalize(at)
         self._tiles, self._chunks, self._changes = tiles, chunks, changes
         self._read_upto = self._at
@@ -116,6 +121,8 @@ class SourceAsOf:
             for i, operation in enumerate(data["_operation"]):
                 values = [data[n][i] for n in names]
                 key = tuple(values[p] for p in self._key_positions)
+                if self._sample_below is not None and row_digest(key) >= self._sample_below:
+                    continue  # a key outside the sample
                 gone = operation in (Operation.DELETE, Operation.UPDATE_BEFORE)
                 if key not in self._at_rows:  # its first change says what it was at `at`
                     self._at_rows[key] = (
@@ -151,6 +158,7 @@ class SourceAsOf:
                 columns=t.columns,
                 keys=t.keys,
                 ranges=[key_range],
+                sample_below=self._sample_below,
             )
             for _ in range(_ATTEMPTS):
                 (digest,), before, after = self._window(read)
@@ -181,6 +189,7 @@ class SourceAsOf:
                 keys=t.keys,
                 lo=lo,
                 hi=hi,
+                sample_below=self._sample_below,
             )
         )
         for key, _, then in self._corrections(key_range, after):
@@ -191,7 +200,11 @@ class SourceAsOf:
         return rows
 
     def key_at(self, key_range: KeyRange, position: int) -> KeyBound:
+        """The key `position` sampled keys into the range: counted over every key, a sampled
+        position is scaled by the sample's share, so a split lands near the middle."""
         t = self._table
+        if self._sample_below is not None:
+            position = int(position / self._fraction)
         return self._chunks.key_at(
             t.schema, t.table, list(t.keys), key_range[0], inclusive=True, position=position
         )

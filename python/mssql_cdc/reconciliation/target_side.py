@@ -3,7 +3,12 @@
 The row digest is `core.row_digest`'s, built from Spark's functions so it is computed where the
 rows are: the fields' canonical text joined by U+001F, `encode(..., 'UTF-16LE')`, `sha2`, and
 the first 16 hex digits as an unsigned integer (`decimal(20,0)`, summed exactly per range).
-The keys and digests are cached once; each question after is one Spark job over them.
+The first question (every tile's count and digest) is one Spark job over the target as read;
+only when a tile differs, so that narrowing asks more, are the keys and digests cached, and only
+where the session allows it: a session that refuses `cache()` (serverless compute) answers each
+question by reading the target again (decision 1377). A sampled reconcile keeps the rows whose
+key digest, the row digest over the key columns alone, is below the sample's bound (decision
+1376), as the source side does.
 
 Rows are put in the tile the source put them in: bounds are compared in SQL Server's order for
 the key column's SQL type, a GUID by its byte groups (`_guid_order`), a date or time bound
@@ -15,6 +20,7 @@ a letter, digit or space under a linguistic collation is refused.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -42,6 +48,8 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructField
 
 __all__ = ["TargetRows", "key_below", "row_digest_column"]
+
+log = logging.getLogger(__name__)
 
 _DIGEST = "__mssql_cdc_digest"
 _TILE = "__mssql_cdc_tile"
@@ -233,7 +241,9 @@ def _instants(key: Key, types: KeyTypes) -> Key:
 
 
 class TargetRows:
-    """A TileSide over a DataFrame of target rows (one per key), digested once and cached."""
+    """A TileSide over a DataFrame of target rows (one per key): its first question read as is,
+    the rest (narrowing) over a cached copy where the session allows caching (module
+    docstring)."""
 
     def __init__(
         self,
@@ -243,16 +253,36 @@ class TargetRows:
         fields: Sequence[StructField],
         time_zone: str,
         key_types: KeyTypes = (),
+        sample_below: int | None = None,
     ) -> None:
         from pyspark.sql import functions as F
 
         self._types = tuple(key_types)
         self._names = [f"__mssql_cdc_k{i}" for i in range(len(keys))]
+        if sample_below is not None:
+            by_name = {f.name: f for f in fields}
+            key_digest = row_digest_column([by_name[k] for k in keys], time_zone=time_zone)
+            rows = rows.where(key_digest < F.lit(sample_below).cast("decimal(20,0)"))
         self._rows = rows.select(
             *[F.col(quote_identifier(k)).alias(n) for k, n in zip(keys, self._names, strict=True)],
             row_digest_column(fields, time_zone=time_zone).alias(_DIGEST),
-        ).cache()
+        )
+        self._questions = 0  # questions asked of the rows so far
+        self._cached = False  # whether self._rows is a cached copy
         self._refuse_unordered(keys)
+
+    def _frame(self) -> DataFrame:
+        """The rows, for one more question. The first reads them as they are; narrowing asks
+        more, so at the second they are cached once, unless the session refuses caching, and
+        then every question reads them again."""
+        self._questions += 1
+        if self._questions == 2:
+            try:
+                self._rows = self._rows.cache()
+                self._cached = True
+            except Exception as e:  # noqa: BLE001 - any refusal leaves the rows as they were
+                log.info("reconcile: the session refused to cache the target, read again: %s", e)
+        return self._rows
 
     def _refuse_unordered(self, keys: Sequence[str]) -> None:
         """Refuse a character key holding a character whose order under its linguistic
@@ -270,7 +300,6 @@ class TargetRows:
                 .collect()
             )
             if odd:
-                self._rows.unpersist()
                 raise ConfigError(
                     f"reconcile: key column {name} holds {odd[0][0]!r}, whose order under "
                     f"collation {collation.name} only SQL Server knows (the library orders "
@@ -289,7 +318,8 @@ class TargetRows:
         tile = _tile_of(self._keys(), ranges, self._types)
         found = {
             int(r[_TILE]): TileDigest(int(r["n"]), int(r["d"] or Decimal(0)) % MODULUS)
-            for r in self._rows.select(tile.alias(_TILE), F.col(_DIGEST))
+            for r in self._frame()
+            .select(tile.alias(_TILE), F.col(_DIGEST))
             .where(F.col(_TILE).isNotNull())
             .groupBy(_TILE)
             .agg(F.count(F.lit(1)).alias("n"), F.sum(_DIGEST).alias("d"))
@@ -298,7 +328,7 @@ class TargetRows:
         return [found.get(i, TileDigest(0, 0)) for i in range(len(ranges))]
 
     def keyed(self, key_range: KeyRange) -> dict[Key, int]:
-        rows = self._rows.where(_within(self._keys(), key_range, self._types)).collect()
+        rows = self._frame().where(_within(self._keys(), key_range, self._types)).collect()
         return {
             _instants(tuple(r[n] for n in self._names), self._types): int(r[_DIGEST]) % MODULUS
             for r in rows
@@ -312,7 +342,8 @@ class TargetRows:
             for level in _ordered(k, t)
         ]
         rows = (
-            self._rows.where(_within(keys, key_range, self._types))
+            self._frame()
+            .where(_within(keys, key_range, self._types))
             .orderBy(*[k.asc_nulls_first() for k in ordered])
             .limit(position + 1)
             .collect()
@@ -323,4 +354,7 @@ class TargetRows:
         return values[0] if len(values) == 1 else values  # type: ignore[return-value]
 
     def release(self) -> None:
-        self._rows.unpersist()
+        """Drop the cached copy, if there is one."""
+        if self._cached:
+            self._rows.unpersist()
+            self._cached = False

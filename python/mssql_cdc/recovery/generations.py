@@ -85,8 +85,9 @@ def live_generation(
 
     Returns:
         Its state (generation 0 with no fields without a state file) and its paths.
-    With "resnapshot" and the option snapshotOnSwitch, a switch ahead that retypes a bronze
-    column opens the next generation from a snapshot first (recovery/switch.py).
+    With "resnapshot" and the option snapshotOnSwitch, a switch ahead that adds, drops or
+    retypes a column or changes the key opens the next generation from a snapshot first
+    (recovery/switch.py).
 
     Raises:
         DataLossError: ("resnapshot") the anti-loop or duration guard refused, or the new

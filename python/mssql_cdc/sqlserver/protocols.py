@@ -142,7 +142,10 @@ class ChunkPlanner(Protocol):
 
 class TileHasher(Protocol):
     """What reconcile needs of the source table: row counts and digests of key ranges, and
-    each key's row digest in a small range (the digest: mssql_cdc.core.row_digest)."""
+    each key's row digest in a small range (the digest: mssql_cdc.core.row_digest).
+
+    With `sample_below`, only the rows whose key digest (`core.row_digest` over the key
+    columns alone, unsigned) is below it are counted and listed: a sampled reconcile's keys."""
 
     def range_digests(
         self,
@@ -152,6 +155,7 @@ class TileHasher(Protocol):
         columns: Sequence[ReadColumn],
         keys: Sequence[str],
         ranges: Sequence[tuple[KeyBound, KeyBound]],
+        sample_below: int | None = None,
     ) -> list[TileDigest]: ...
     def key_digests(
         self,
@@ -162,5 +166,6 @@ class TileHasher(Protocol):
         keys: Sequence[str],
         lo: KeyBound,
         hi: KeyBound,
+        sample_below: int | None = None,
     ) -> dict[tuple[object, ...], int]: ...
     def close(self) -> None: ...

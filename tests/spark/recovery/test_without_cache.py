@@ -1,6 +1,6 @@
-"""The stream and its loss and recovery on a session that refuses to cache, as serverless
-compute does: every `DataFrame.persist` and `DataFrame.cache` raises (spec 20 section 2.4,
-decision 1350).
+"""The stream and its loss and recovery, and `reconcile`, on a session that refuses to cache,
+as serverless compute does: every `DataFrame.persist` and `DataFrame.cache` raises (spec 20
+section 2.4, decisions 1350 and 1377).
 
 Serverless compute's limits, caching among them, are listed at
 https://learn.microsoft.com/en-us/azure/databricks/compute/serverless/limitations; the
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 from pyspark.sql.dataframe import DataFrame
 
+from mssql_cdc import reconcile
 from tests.spark.support.recovery_support import Orders
 
 
@@ -80,3 +82,62 @@ def test_a_stream_its_loss_and_its_recovery_run_where_caching_is_refused(
     orders.run()
     assert orders.rebuilt() == orders.source() == [(0, "paid"), (1, "paid"), (3, "new"), (4, "new")]
     assert refusing == []  # nothing asked for a cache
+
+
+@pytest.fixture
+def cache_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """DataFrame.persist and DataFrame.cache work as ever, and each call is recorded."""
+    calls: list[str] = []
+    for cls in (DataFrame, ClassicDataFrame):
+        for name in ("persist", "cache"):
+            original = getattr(cls, name)
+
+            def call(
+                self: DataFrame, *args: object, _name: str = name, _f: Any = original
+            ) -> DataFrame:
+                calls.append(_name)
+                return _f(self, *args)  # type: ignore[no-any-return]
+
+            monkeypatch.setattr(cls, name, call)
+    return calls
+
+
+def _bronze_of_orders(spark: SparkSession, tmp_path: Path) -> Orders:
+    """dbo.orders streamed once: orders 0 to 39, order 5 paid, order 6 deleted."""
+    orders = Orders(spark, tmp_path)
+    orders.commit(*[("insert", k, "new") for k in range(40)])
+    orders.commit(("update", 5, "paid"), ("delete", 6, None))
+    orders.run()
+    return orders
+
+
+def test_reconcile_reads_the_target_again_where_caching_is_refused(
+    spark: SparkSession, tmp_path: Path, refusing: list[str]
+) -> None:
+    orders = _bronze_of_orders(spark, tmp_path)
+    found = reconcile(spark, orders.options(), orders.target, against="bronze", tiles=4)
+    assert found.equal, found
+    assert (found.source_rows, found.target_rows) == (39, 39)
+    assert refusing == []  # an equal copy asks nothing more than each tile's digest
+
+    # bronze loses order 17 and order 5 says 'wrong': narrowing asks for a cache, is refused,
+    # and reads bronze again for each question
+    spark.sql(f"DELETE FROM delta.`{orders.target}` WHERE order_id = 17")
+    spark.sql(f"UPDATE delta.`{orders.target}` SET status = 'wrong' WHERE order_id = 5")
+    found = reconcile(spark, orders.options(), orders.target, against="bronze", tiles=4)
+    assert not found.equal
+    assert (found.missing, found.extra, found.different) == ((17,), (), (5,))
+    assert found.complete
+    assert refusing == ["cache"]
+
+
+def test_reconcile_caches_the_target_only_when_narrowing_asks_more(
+    spark: SparkSession, tmp_path: Path, cache_calls: list[str]
+) -> None:
+    orders = _bronze_of_orders(spark, tmp_path)
+    assert reconcile(spark, orders.options(), orders.target, against="bronze", tiles=4).equal
+    assert cache_calls == []
+    spark.sql(f"DELETE FROM delta.`{orders.target}` WHERE order_id = 17")
+    found = reconcile(spark, orders.options(), orders.target, against="bronze", tiles=4)
+    assert found.missing == (17,)
+    assert cache_calls == ["cache"]

@@ -302,3 +302,109 @@ def test_snapshot_on_switch_re_snapshots_a_widened_column_into_the_next_generati
     assert captured(t.silver_rows(), "order_id", "status", "qty") == captured(
         t.source_rows(), "order_id", "status", "qty"
     )
+
+
+def _generation(t: Table) -> int:
+    state = Path(t.checkpoint) / "_mssql_cdc_generation.json"
+    return int(json.loads(state.read_text())["generation"]) if state.exists() else 0
+
+
+def _bronze_latest(t: Table, *columns: str) -> list[tuple[Any, ...]]:
+    """Bronze's latest image per key, keys whose last change is a delete left out, in plain
+    Python over bronze's rows (apply order: _start_lsn, _seqval, _operation)."""
+    rows = [r.asDict() for r in t.spark.read.format("delta").load(t.target).collect()]
+    newest: dict[Any, dict[str, Any]] = {}
+    order = ("_start_lsn", "_seqval", "_operation")
+    for r in sorted(rows, key=lambda r: tuple(str(r.get(c) or "") for c in order)):
+        newest[r["order_id"]] = r
+    kept = [r for r in newest.values() if r["_operation"] not in (1, 3)]
+    return sorted(tuple(r.get(c) for c in columns) for r in kept)
+
+
+def test_snapshot_on_switch_re_snapshots_a_column_the_older_instance_never_captured(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    t = Table(spark, tmp_path, {"order_id": "int", "status": "nvarchar(20)"})
+    t.extra = {"snapshotOnSwitch": "true"}
+    expected = {k: ("new", None) for k in range(3)}
+    for k in range(3):
+        t.commit(("insert", {"order_id": k, "status": "new"}))
+    t.run(on_data_loss="resnapshot")
+    t.apply()
+
+    # `note` is added and set on order 1 while only dbo_orders, which does not capture it,
+    # exists: no change row ever holds that value.
+    t.emu.add_column("dbo.orders", "note", "nvarchar(50)", at=t.tick())
+    t.commit(("update", {"order_id": 1, "status": "paid", "note": "gift"}))
+    expected[1] = ("paid", "gift")
+    switch(t, "dbo_orders_v2")
+    t.commit(("insert", {"order_id": 9, "status": "new", "note": "first"}))
+    expected[9] = ("new", "first")
+    t.run(on_data_loss="resnapshot")
+    assert _generation(t) == 1
+    [event] = t.events("resnapshot")
+    assert (event["generation"], event["rows"]) == (1, 4)
+    assert event["max_lsn"] >= t.emu.min_lsn("dbo_orders_v2")
+    t.emu.disable_cdc("dbo_orders")
+    t.commit(("update", {"order_id": 2, "status": "paid", "note": "late"}))
+    expected[2] = ("paid", "late")
+    t.run(on_data_loss="resnapshot")
+    want = sorted((k, *v) for k, v in expected.items())
+    assert _bronze_latest(t, "order_id", "status", "note") == want
+    t.apply()
+    assert captured(t.silver_rows(), "order_id", "status", "note") == want
+
+
+def test_snapshot_on_switch_re_snapshots_when_the_newer_instance_no_longer_captures_a_column(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    t = Table(
+        spark, tmp_path, {"order_id": "int", "status": "nvarchar(20)", "note": "nvarchar(50)"}
+    )
+    t.extra = {"snapshotOnSwitch": "true"}
+    for k in range(3):
+        t.commit(("insert", {"order_id": k, "status": "new", "note": f"n{k}"}))
+    t.run(on_data_loss="resnapshot")
+    t.apply()
+
+    t.emu.drop_column("dbo.orders", "note", at=t.tick())
+    switch(t, "dbo_orders_v2")
+    t.commit(("insert", {"order_id": 9, "status": "new"}))
+    t.run(on_data_loss="resnapshot")
+    assert _generation(t) == 1
+    [event] = t.events("resnapshot")
+    assert (event["generation"], event["rows"]) == (1, 4)
+    t.emu.disable_cdc("dbo_orders")
+    t.run(on_data_loss="resnapshot")
+    t.apply()
+    # The source holds no note any more: silver rebuilt from the snapshot holds none either,
+    # where without the option keys 0 to 2 would keep n0 to n2.
+    assert captured(t.silver_rows(), "order_id", "status", "note") == [
+        (0, "new", None),
+        (1, "new", None),
+        (2, "new", None),
+        (9, "new", None),
+    ]
+
+
+def test_snapshot_on_switch_continues_without_a_snapshot_through_a_switch_that_changes_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    t = Table(spark, tmp_path, {"order_id": "int", "status": "nvarchar(20)"})
+    t.extra = {"snapshotOnSwitch": "true"}
+    for k in range(3):
+        t.commit(("insert", {"order_id": k, "status": "new"}))
+    t.run(on_data_loss="resnapshot")
+    switch(t, "dbo_orders_v2")  # the same columns, types and key
+    t.commit(("update", {"order_id": 0, "status": "paid"}))
+    t.run(on_data_loss="resnapshot")
+    t.emu.disable_cdc("dbo_orders")
+    t.commit(("delete", {"order_id": 2}))
+    t.run(on_data_loss="resnapshot")
+    assert _generation(t) == 0
+    assert t.events("resnapshot") == []
+    assert len(t.events("capture_instance_switched")) == 1
+    want = [(0, "paid"), (1, "new")]
+    assert _bronze_latest(t, "order_id", "status") == want
+    t.apply()
+    assert captured(t.silver_rows(), "order_id", "status") == want

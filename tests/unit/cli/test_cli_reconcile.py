@@ -44,6 +44,10 @@ def test_an_unreadable_options_file_exits_2_naming_it(
             "repair=True needs the stream's checkpoint",
         ),
         (["--against", "bronze", "--repair"], "needs the stream's app_id, checkpoint, facts_table"),
+        (["--control", "c", "--sampled", "1.5"], "sampled=1.5 is no fraction"),
+        (["--control", "c", "--sampled", "0"], "sampled=0 is no row count"),
+        (["--control", "c", "--sampled", "a tenth"], "sampled must be a number (got 'a tenth')"),
+        (["--control", "c", "--report-table", "/lake/../r"], "climbs with '..'"),
     ],
     ids=[
         "silver without a control table",
@@ -52,6 +56,10 @@ def test_an_unreadable_options_file_exits_2_naming_it(
         "a silver target to repair",
         "a repair without the checkpoint",
         "a repair without the stream's arguments",
+        "a sample above one",
+        "a sample of no rows",
+        "a sample in words",
+        "a report path climbing with dot-dot",
     ],
 )
 def test_a_bad_argument_exits_2_before_spark_starts(
@@ -90,6 +98,21 @@ def test_the_text_says_how_many_tiles_a_repair_read_again() -> None:
         "  missing (1): 17",
         "  repaired: 1 tiles re-read into the stream's next generation; restart the stream, "
         "then run apply_changes",
+    ]
+
+
+def test_the_text_states_a_samples_bound() -> None:
+    found = {
+        "target": "/lake/silver", "against": "silver", "lsn": "0x0000002A000001F00004",
+        "equal": True, "target_rows": 300, "source_rows": 300, "differing_tiles": 0, "tiles": 8,
+        "missing": [], "missing_count": 0, "extra": [], "extra_count": 0, "different": [],
+        "different_count": 0, "complete": True, "skipped_columns": [],
+        "sampled": {"fraction": 0.01, "keys": 300, "differing": 0, "level": 0.95,
+                    "share_below": 0.00994},
+    }  # fmt: skip
+    assert render(found).splitlines()[1:] == [
+        "  sampled 1.0000% of the keys: 0 of 300 differ; below 0.994% of the table's keys "
+        "differ at 95% confidence"
     ]
 
 

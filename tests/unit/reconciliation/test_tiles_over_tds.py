@@ -194,3 +194,27 @@ def test_the_source_side_as_of_an_lsn_reads_through_the_tsql_backend(
                 ("update", "dbo.t", {"id": 2, "name": _row(2)["name"]}),
             ]
         )
+
+
+@pytest.mark.parametrize("below", [2**62, 3 * 2**62], ids=["quarter", "three-quarters"])
+def test_a_sampled_read_over_each_driver_keeps_the_keys_whose_key_digest_is_below_the_bound(
+    emulator: Emulator, wire: TsqlTileHasher, in_process: Backend, below: int
+) -> None:
+    """The sample is decision 1376's: the row digest of the key alone, unsigned, below the
+    bound; the bound above 2**63 checks the signed reading of the server's bigint."""
+    rows = emulator.rows("dbo.t")
+    sampled = [r for r in rows if row_digest([r["id"]]) < below]
+    assert 0 < len(sampled) < len(rows)
+    for lo, hi in RANGES:
+        expected = _expected(sampled, lo, hi)
+        for side in (wire, in_process.tiles):
+            found = side.key_digests(
+                "dbo", "t", columns=READ, keys=["id"], lo=lo, hi=hi, sample_below=below
+            )
+            assert found == expected
+    digests = [TileDigest.of(_expected(sampled, lo, hi).values()) for lo, hi in RANGES]
+    for side in (wire, in_process.tiles):
+        found_ranges = side.range_digests(
+            "dbo", "t", columns=READ, keys=["id"], ranges=RANGES, sample_below=below
+        )
+        assert found_ranges == digests

@@ -2,7 +2,8 @@
 
 The in-process backend runs no SQL (HASHBYTES is its TDS front end's); it reads each range's
 rows in key order, as the snapshot does, and digests them with the same definition the T-SQL
-backend asks the server for.
+backend asks the server for. A sampled read keeps the rows whose key digest (the same digest
+over the key columns alone) is below its bound.
 """
 
 from __future__ import annotations
@@ -65,8 +66,9 @@ class EmulatorTileHasher:
         keys: Sequence[str],
         lo: KeyBound,
         hi: KeyBound,
+        sample_below: int | None = None,
     ) -> Iterator[pa.RecordBatch]:
-        return self._table.read_table(
+        batches = self._table.read_table(
             source_schema,
             source_table,
             columns=columns,
@@ -75,6 +77,16 @@ class EmulatorTileHasher:
             hi=hi,
             batch_rows=_BATCH_ROWS,
         )
+        if sample_below is None:
+            yield from batches
+            return
+        positions = [[c.name for c in columns].index(k) for k in keys]
+        for batch in batches:
+            key_batch = pa.RecordBatch.from_arrays(
+                [batch.column(p) for p in positions], names=list(keys)
+            )
+            kept = [d < sample_below for d in batch_digests(key_batch)]
+            yield batch.filter(pa.array(kept, pa.bool_()))
 
     def _rows(
         self,
@@ -84,9 +96,12 @@ class EmulatorTileHasher:
         keys: Sequence[str],
         lo: KeyBound,
         hi: KeyBound,
+        sample_below: int | None,
     ) -> Iterator[tuple[tuple[object, ...], int]]:
         positions = [[c.name for c in columns].index(k) for k in keys]
-        for batch in self._batches(source_schema, source_table, columns, keys, lo, hi):
+        for batch in self._batches(
+            source_schema, source_table, columns, keys, lo, hi, sample_below
+        ):
             digests = batch_digests(batch)
             found = zip(*(batch.column(p).to_pylist() for p in positions), strict=True)
             yield from zip(found, digests, strict=True)
@@ -99,11 +114,14 @@ class EmulatorTileHasher:
         columns: Sequence[ReadColumn],
         keys: Sequence[str],
         ranges: Sequence[tuple[KeyBound, KeyBound]],
+        sample_below: int | None = None,
     ) -> list[TileDigest]:
         return [
             TileDigest.of(
                 d
-                for batch in self._batches(source_schema, source_table, columns, keys, lo, hi)
+                for batch in self._batches(
+                    source_schema, source_table, columns, keys, lo, hi, sample_below
+                )
                 for d in batch_digests(batch)
             )
             for lo, hi in ranges
@@ -118,8 +136,9 @@ class EmulatorTileHasher:
         keys: Sequence[str],
         lo: KeyBound,
         hi: KeyBound,
+        sample_below: int | None = None,
     ) -> dict[tuple[object, ...], int]:
-        return dict(self._rows(source_schema, source_table, columns, keys, lo, hi))
+        return dict(self._rows(source_schema, source_table, columns, keys, lo, hi, sample_below))
 
     def close(self) -> None:
         pass  # the SnapshotReader is the backend's, closed with its other views

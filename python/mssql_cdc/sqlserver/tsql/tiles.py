@@ -6,7 +6,9 @@ being UTF-16LE as the digest's definition requires. The row's text is built per 
 declared Spark type. The SUM is taken as decimal(38,0), which no table's row count can overflow; the
 signed bigint of the 8 bytes and its unsigned reading agree modulo 2**64. It runs over TDS
 against the emulator's front end (pymssql, python-tds, mssql-python), giving the in-process
-digests; not yet against a live server.
+digests; not yet against a live server. A sampled read adds a WHERE on the key digest
+(`sample_sql`): the same digest over the key columns alone, its signed bigint compared so that
+its unsigned reading is below the bound.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from mssql_cdc.sqlserver.tsql.snapshot import table_rows
 from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
 from mssql_cdc.sqlserver.tsql.statements import Statement
 
-__all__ = ["TsqlTileHasher", "row_digest_sql"]
+__all__ = ["TsqlTileHasher", "row_digest_sql", "sample_sql"]
+
+_SIGNED = 2**63
 
 
 def _text(column: ReadColumn, ref: str) -> str:
@@ -43,6 +47,22 @@ def row_digest_sql(columns: Sequence[ReadColumn], alias: str) -> str:
         fields.append(f"CASE WHEN {ref} IS NULL THEN NCHAR(1) ELSE NCHAR(2) + {_text(c, ref)} END")
     text = " + NCHAR(31) + ".join(fields)
     return f"CAST(SUBSTRING(HASHBYTES('SHA2_256', CAST({text} AS nvarchar(max))), 1, 8) AS bigint)"
+
+
+def sample_sql(
+    columns: Sequence[ReadColumn], keys: Sequence[str], alias: str, below: int | None
+) -> str:
+    """A WHERE clause keeping the rows of `alias` whose key digest, read unsigned, is below
+    `below` ("" for no sample). The digest's signed bigint d reads as d when d >= 0 and as
+    d + 2**64 otherwise, so d is kept when 0 <= d < below, or, for a bound above 2**63, also
+    when d < below - 2**64."""
+    if below is None:
+        return ""
+    by_name = {c.name: c for c in columns}
+    digest = row_digest_sql([by_name[k] for k in keys], alias)
+    if below <= _SIGNED:
+        return f" WHERE {digest} >= 0 AND {digest} <= {below - 1}"
+    return f" WHERE ({digest} >= 0 OR {digest} < {below - 2 * _SIGNED})"
 
 
 class TsqlTileHasher:
@@ -74,14 +94,16 @@ class TsqlTileHasher:
         columns: Sequence[ReadColumn],
         keys: Sequence[str],
         ranges: Sequence[tuple[KeyBound, KeyBound]],
+        sample_below: int | None = None,
     ) -> list[TileDigest]:
         out = []
+        where = sample_sql(columns, keys, "r", sample_below)
         for lo, hi in ranges:
             inner = self._inner(source_schema, source_table, columns, keys, lo, hi)
             statement = Statement(
                 "SELECT COUNT_BIG(*) AS n, SUM(CAST("
                 f"{row_digest_sql(columns, 'r')} AS decimal(38, 0))) AS d "
-                f"FROM ({inner.template.rstrip(';')}) AS r;",
+                f"FROM ({inner.template.rstrip(';')}) AS r{where};",
                 inner.params,
             )
             (row,) = self._session.rows(statement)
@@ -97,12 +119,14 @@ class TsqlTileHasher:
         keys: Sequence[str],
         lo: KeyBound,
         hi: KeyBound,
+        sample_below: int | None = None,
     ) -> dict[tuple[object, ...], int]:
         inner = self._inner(source_schema, source_table, columns, keys, lo, hi)
         names = ", ".join(f"r.{quote_name(k, 'key column')}" for k in keys)
+        where = sample_sql(columns, keys, "r", sample_below)
         statement = Statement(
             f"SELECT {names}, {row_digest_sql(columns, 'r')} AS [__d] "
-            f"FROM ({inner.template.rstrip(';')}) AS r;",
+            f"FROM ({inner.template.rstrip(';')}) AS r{where};",
             inner.params,
         )
         return {
