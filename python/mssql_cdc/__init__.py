@@ -26,7 +26,15 @@ skip_native_rebuild_check()  # a local_session's workers: the driver ran the reb
 
 if TYPE_CHECKING:
     from mssql_cdc.core import Offset
-    from mssql_cdc.pipeline import CdcStream, FanOutJob, StreamEntry, fan_out, stream
+    from mssql_cdc.pipeline import (
+        OBSERVED_METRICS,
+        CdcStream,
+        FanOutJob,
+        PrometheusTextExporter,
+        StreamEntry,
+        fan_out,
+        stream,
+    )
     from mssql_cdc.reconciliation import ReconcileResult, reconcile
     from mssql_cdc.recovery import RecoveryPlan, ResnapshotResult
     from mssql_cdc.silver import ApplyResult, apply_changes
@@ -41,7 +49,9 @@ __getattr__ = lazy_names(
         "BackfillStatus": "mssql_cdc.snapshot",
         "CdcStream": "mssql_cdc.pipeline",
         "FanOutJob": "mssql_cdc.pipeline",
+        "OBSERVED_METRICS": "mssql_cdc.pipeline",
         "Offset": "mssql_cdc.core",
+        "PrometheusTextExporter": "mssql_cdc.pipeline",
         "ReconcileResult": "mssql_cdc.reconciliation",
         "RecoveryPlan": "mssql_cdc.recovery",
         "ResnapshotResult": "mssql_cdc.recovery",
@@ -69,6 +79,7 @@ def register(spark: Any) -> None:
 
 
 __all__ = [
+    "OBSERVED_METRICS",
     "ApplyResult",
     "BackfillStatus",
     "CdcStream",
@@ -77,6 +88,7 @@ __all__ = [
     "FanOutJob",
     "MssqlCdcError",
     "Offset",
+    "PrometheusTextExporter",
     "ReconcileResult",
     "RecoveryPlan",
     "ResnapshotResult",
