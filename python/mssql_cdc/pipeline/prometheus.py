@@ -69,9 +69,11 @@ class PrometheusTextExporter:
         self._latest: dict[str, _Latest] = {}
 
     def record(self, progress: Any) -> bool:
-        """Keep the figures of one progress: a `StreamingQueryProgress` (a listener's
-        `event.progress`, `query.lastProgress`), its `json` text, or that JSON as a mapping.
+        """Keep the figures of one progress of a streaming query.
 
+        Args:
+            progress: a `StreamingQueryProgress` (a listener's `event.progress`,
+                `query.lastProgress`), its `json` text, or that JSON as a mapping.
         Returns:
             True when the progress held the `mssql_cdc` observed metric and was kept.
         Raises:
