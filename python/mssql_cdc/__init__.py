@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         PrometheusTextExporter,
         StreamEntry,
         fan_out,
+        observed_figures,
         stream,
     )
     from mssql_cdc.reconciliation import ReconcileResult, reconcile
@@ -60,6 +61,7 @@ __getattr__ = lazy_names(
         "apply_changes": "mssql_cdc.silver",
         "delta_sink": "mssql_cdc.sink",
         "fan_out": "mssql_cdc.pipeline",
+        "observed_figures": "mssql_cdc.pipeline",
         "reconcile": "mssql_cdc.reconciliation",
     },
 )
@@ -99,6 +101,7 @@ __all__ = [
     "fan_out",
     "is_data_loss",
     "is_schema_changed",
+    "observed_figures",
     "reconcile",
     "register",
     "stream",

@@ -8,7 +8,7 @@ These names are the package's face; other packages import them from here.
 from mssql_cdc.pipeline.cdc_stream import CdcStream, stream
 from mssql_cdc.pipeline.fan_out_job import FanOutJob, fan_out
 from mssql_cdc.pipeline.fan_out_plan import StreamEntry
-from mssql_cdc.pipeline.observed_metrics import OBSERVED_FIELDS, OBSERVED_METRICS
+from mssql_cdc.pipeline.observed_metrics import OBSERVED_FIELDS, OBSERVED_METRICS, observed_figures
 from mssql_cdc.pipeline.prometheus import PROMETHEUS_FAMILIES, PrometheusTextExporter
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "PrometheusTextExporter",
     "StreamEntry",
     "fan_out",
+    "observed_figures",
     "stream",
 ]

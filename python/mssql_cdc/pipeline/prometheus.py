@@ -12,7 +12,6 @@ every line ended by a line feed.
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 from collections.abc import Mapping
@@ -20,8 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from mssql_cdc.errors import ConfigError
-from mssql_cdc.pipeline.observed_metrics import OBSERVED_FIELDS, OBSERVED_METRICS
+from mssql_cdc.pipeline.observed_metrics import OBSERVED_FIELDS, observed_figures, progress_fields
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming.listener import StreamingQueryListener
@@ -79,8 +77,8 @@ class PrometheusTextExporter:
         Raises:
             ConfigError (a ValueError): `progress` is none of those.
         """
-        fields = _progress_fields(progress)
-        observed = _as_mapping((fields.get("observedMetrics") or {}).get(OBSERVED_METRICS))
+        fields = progress_fields(progress)
+        observed = observed_figures(fields)
         if observed is None:
             return False
         figures = {key: _number(observed.get(key)) for key in _OBSERVED_KEYS}
@@ -129,37 +127,6 @@ class PrometheusTextExporter:
                 pass
 
         return _Listener()
-
-
-def _progress_fields(progress: Any) -> Mapping[str, Any]:
-    if isinstance(progress, str):
-        try:
-            progress = json.loads(progress)
-        except ValueError as exc:
-            raise ConfigError(
-                f"progress is text but not JSON ({exc}); pass a StreamingQueryProgress, its "
-                "`json` or `query.lastProgress`"
-            ) from exc
-    if isinstance(progress, Mapping):
-        return progress
-    if hasattr(progress, "observedMetrics") and hasattr(progress, "batchId"):
-        return {
-            name: getattr(progress, name, None)
-            for name in ("id", "name", "batchId", "timestamp", "observedMetrics")
-        }
-    raise ConfigError(
-        f"progress is a {type(progress).__name__}; pass a StreamingQueryProgress (a listener's "
-        "event.progress), its `json` or `query.lastProgress`"
-    )
-
-
-def _as_mapping(value: Any) -> Mapping[str, Any] | None:
-    if value is None:
-        return None
-    if isinstance(value, Mapping):
-        return value
-    as_dict = getattr(value, "asDict", None)  # a pyspark Row
-    return as_dict() if callable(as_dict) else None
 
 
 def _number(value: Any) -> float:

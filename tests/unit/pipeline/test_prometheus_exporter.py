@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mssql_cdc import OBSERVED_METRICS, PrometheusTextExporter
+from mssql_cdc import OBSERVED_METRICS, PrometheusTextExporter, observed_figures
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.pipeline import PROMETHEUS_FAMILIES
 from tests.support.prometheus_text import parse
@@ -125,3 +125,31 @@ def test_the_listener_is_a_streaming_query_listener_that_records_each_progress()
     parsed = parse(exporter.render())
     assert parsed.value("mssql_cdc_batch_rows", query="orders", id=query_id) == 3
     assert parsed.value("mssql_cdc_batch_id", query="orders", id=query_id) == 7
+
+
+def test_spark_connects_row_of_values_and_schema_reads_as_the_same_figures() -> None:
+    # the shape a Spark Connect 4.2 server wrote for this metric, copied from a progress
+    fields = [
+        ("rows", "long"), ("min_lsn", "string"), ("max_lsn", "string"),
+        ("min_commit_ts", "string"), ("max_commit_ts", "string"), ("deletes", "long"),
+        ("inserts", "long"), ("updates", "long"), ("generation", "integer"),
+    ]  # fmt: skip
+    values = [4, "0x0A", "0x0B", "2026-09-28 13:54:00", "2026-09-28 13:55:00", 1, 1, 1, 2]
+    schema = {
+        "type": "struct",
+        "fields": [{"name": n, "type": t, "nullable": True, "metadata": {}} for n, t in fields],
+    }
+    connect = progress("orders", "q1", 1, {"values": values, "schema": schema})
+    assert observed_figures(connect) == dict(zip([n for n, _ in fields], values, strict=True))
+    exporter = PrometheusTextExporter()
+    assert exporter.record(json.dumps(connect))
+    parsed = parse(exporter.render())
+    assert parsed.value("mssql_cdc_batch_rows", query="orders", id="q1") == 4
+    assert parsed.value("mssql_cdc_generation", query="orders", id="q1") == 2
+
+
+def test_observed_figures_are_none_for_a_progress_without_the_metric() -> None:
+    assert observed_figures(progress("orders", "q1", 1, None)) is None
+    assert observed_figures(progress("orders", "q1", 1, figures(1, 1, 0, 0, 0))) == figures(
+        1, 1, 0, 0, 0
+    )
