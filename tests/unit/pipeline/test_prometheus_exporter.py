@@ -153,3 +153,20 @@ def test_observed_figures_are_none_for_a_progress_without_the_metric() -> None:
     assert observed_figures(progress("orders", "q1", 1, figures(1, 1, 0, 0, 0))) == figures(
         1, 1, 0, 0, 0
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'm{query="a"b"} 1\n',  # an unescaped quote in a label value
+        'm{query="a\\tb"} 1\n',  # an escape the format does not have
+        "m 1\n# TYPE m gauge\n",  # a TYPE after the name's first sample
+        "# TYPE m gauge\n# TYPE m gauge\n",  # a second TYPE
+        "m one\n",  # not a float
+        "m 1",  # no line feed at the end
+        "1m 1\n",  # a metric name starting with a digit
+    ],
+)
+def test_the_grammar_parser_refuses_what_the_format_refuses(text: str) -> None:
+    with pytest.raises(AssertionError):
+        parse(text)
