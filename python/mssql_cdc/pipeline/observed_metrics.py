@@ -4,7 +4,7 @@ streaming progress (decision 1382).
 `to_delta` observes the streaming DataFrame before `writeStream`, so Spark folds the figures in
 the tasks that read the batch for the sink's append (no job of its own) and publishes them as
 `StreamingQueryProgress.observedMetrics["mssql_cdc"]`: in `query.lastProgress`, in a
-`StreamingQueryListener`'s `onQueryProgress` and in the Spark UI. Each field bears the name of
+`StreamingQueryListener`'s `onQueryProgress`. Each field bears the name of
 the facts column it equals (docs/operations.md, 'In Spark's streaming progress').
 """
 
