@@ -26,7 +26,16 @@ skip_native_rebuild_check()  # a local_session's workers: the driver ran the reb
 
 if TYPE_CHECKING:
     from mssql_cdc.core import Offset
-    from mssql_cdc.pipeline import CdcStream, FanOutJob, StreamEntry, fan_out, stream
+    from mssql_cdc.pipeline import (
+        OBSERVED_METRICS,
+        CdcStream,
+        FanOutJob,
+        PrometheusTextExporter,
+        StreamEntry,
+        fan_out,
+        observed_figures,
+        stream,
+    )
     from mssql_cdc.reconciliation import ReconcileResult, reconcile
     from mssql_cdc.recovery import RecoveryPlan, ResnapshotResult
     from mssql_cdc.silver import ApplyResult, apply_changes
@@ -43,7 +52,9 @@ __getattr__ = lazy_names(
         "CdcStream": "mssql_cdc.pipeline",
         "FanOutJob": "mssql_cdc.pipeline",
         "HeartbeatResult": "mssql_cdc.sqlserver",
+        "OBSERVED_METRICS": "mssql_cdc.pipeline",
         "Offset": "mssql_cdc.core",
+        "PrometheusTextExporter": "mssql_cdc.pipeline",
         "ReconcileResult": "mssql_cdc.reconciliation",
         "RecoveryPlan": "mssql_cdc.recovery",
         "ResnapshotResult": "mssql_cdc.recovery",
@@ -54,6 +65,7 @@ __getattr__ = lazy_names(
         "fan_out": "mssql_cdc.pipeline",
         "heartbeat": "mssql_cdc.sqlserver",
         "heartbeat_sql": "mssql_cdc.sqlserver",
+        "observed_figures": "mssql_cdc.pipeline",
         "reconcile": "mssql_cdc.reconciliation",
     },
 )
@@ -73,6 +85,7 @@ def register(spark: Any) -> None:
 
 
 __all__ = [
+    "OBSERVED_METRICS",
     "ApplyResult",
     "BackfillStatus",
     "CdcStream",
@@ -82,6 +95,7 @@ __all__ = [
     "HeartbeatResult",
     "MssqlCdcError",
     "Offset",
+    "PrometheusTextExporter",
     "ReconcileResult",
     "RecoveryPlan",
     "ResnapshotResult",
@@ -94,6 +108,7 @@ __all__ = [
     "heartbeat_sql",
     "is_data_loss",
     "is_schema_changed",
+    "observed_figures",
     "reconcile",
     "register",
     "stream",

@@ -1,5 +1,6 @@
-"""Starting a stream's query: the `mssql_cdc` source at the generation's start, into the Delta
-sink through `foreachBatch`, in the generation's Spark checkpoint."""
+"""Starting a stream's query: the `mssql_cdc` source at the generation's start, observed as the
+`mssql_cdc` metric of the query's progress, into the Delta sink through `foreachBatch`, in the
+generation's Spark checkpoint."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from mssql_cdc.core import GenerationPaths, StoreSettings, check_inside, is_stor
 from mssql_cdc.facts import sink_id
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs
+from mssql_cdc.pipeline.observed_metrics import observed_stream
 from mssql_cdc.tables import store_settings
 
 if TYPE_CHECKING:
@@ -58,10 +60,9 @@ def start_query(
         metrics_path=metrics,
         store=store,
     )
+    changes = spark.readStream.format("mssql_cdc").options(**reader.to_options()).load()
     writer = (
-        spark.readStream.format("mssql_cdc")
-        .options(**reader.to_options())
-        .load()
+        observed_stream(changes, paths.generation)
         .writeStream.foreachBatch(_answerable(sink))
         .option("checkpointLocation", paths.checkpoint)
         .queryName(args.query_name or sink_id(args.app_id, paths.generation))

@@ -27,18 +27,25 @@ _REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
 _ADDED = ("_batch_id", "_snapshot")
 
 
-def aggregate_columns() -> list[Column]:
+def aggregate_columns(*, times_as_text: bool = False) -> list[Column]:
     """The step-5 aggregates as named Spark aggregate columns: rows, LSN and commit-time
-    ranges, and the counts of deletes (1), inserts (2) and update after-images (4)."""
+    ranges, and the counts of deletes (1), inserts (2) and update after-images (4).
+
+    `times_as_text` gives the commit times as Spark's text of a TIMESTAMP_NTZ
+    (`yyyy-MM-dd HH:mm:ss[.ffffff]`): a streaming progress carries no timestamp value on Spark
+    Connect, whose server fails to write one into the progress's JSON."""
     from pyspark.sql import functions as F
+
+    def time(column: Column) -> Column:
+        return column.cast("string") if times_as_text else column
 
     op = F.col("_operation")
     return [
         F.count(F.lit(1)).alias("rows"),
         F.min("_start_lsn").alias("min_lsn"),
         F.max("_start_lsn").alias("max_lsn"),
-        F.min("_commit_ts").alias("min_commit_ts"),
-        F.max("_commit_ts").alias("max_commit_ts"),
+        time(F.min("_commit_ts")).alias("min_commit_ts"),
+        time(F.max("_commit_ts")).alias("max_commit_ts"),
         F.count(F.when(op == Operation.DELETE, 1)).alias("deletes"),
         F.count(F.when(op == Operation.INSERT, 1)).alias("inserts"),
         F.count(F.when(op == Operation.UPDATE_AFTER, 1)).alias("updates"),
