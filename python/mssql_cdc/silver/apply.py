@@ -6,7 +6,7 @@ the waves of an open chunked snapshot, and only then records its position and ve
 between the MERGE and the position repeats the MERGE, which the newer-image rule makes harmless;
 a crash after the append that writes an empty silver (decision 0460) finds rows on the rerun,
 which then MERGEs. At granularity 'commit' silver is a history instead (`history`); `options`
-go to the bronze reader (decision 1374).
+go to the bronze reader (decision 1373).
 """
 
 from __future__ import annotations

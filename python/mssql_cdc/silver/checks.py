@@ -1,5 +1,6 @@
 """Argument checks of `apply_changes`: each names what is wrong. A time key of seven fractional
-digits held as a Spark time is refused (decision 1343)."""
+digits held as a Spark time is refused (decision 1343); the granularity and the bronze reader's
+options are checked before any Spark call (decision 1373)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ __all__ = [
 ]
 
 GRANULARITIES = ("key", "commit")
-# The options apply_changes hands to its bronze reader, by their Delta spelling (decision 1374).
+# The options apply_changes hands to its bronze reader, by their Delta spelling.
 BRONZE_READ_OPTIONS = ("versionAsOf",)
 
 
