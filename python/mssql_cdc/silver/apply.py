@@ -26,7 +26,12 @@ from mssql_cdc.silver.checks import (
     check_read_options,
 )
 from mssql_cdc.silver.facts_view import BronzeSnapshotFacts, read_snapshot_facts
-from mssql_cdc.silver.history import check_granularity_of, history_shape, write_history
+from mssql_cdc.silver.history import (
+    check_granularity_of,
+    chunk_waves,
+    history_shape,
+    write_history,
+)
 from mssql_cdc.silver.images import BronzeShape, bronze_shape, col, snapshot_of
 from mssql_cdc.silver.merge import ensure_silver
 from mssql_cdc.silver.silver_writer import Position, SilverWriter
@@ -174,6 +179,7 @@ def apply_changes(
             facts,
             current,
             verdict_from=bronze_verdict if facts_table else None,
+            with_facts=facts_table is not None,
         )
     wholes, chunked = _survey(rows, shape, after=before.snapshot_lsn, chunks=facts_table is None)
     if facts_table is None and chunked:
@@ -254,26 +260,48 @@ def _apply_history(
     current: ControlRow,
     *,
     verdict_from: ControlRow | None,
+    with_facts: bool,
 ) -> ApplyResult:
-    """Granularity 'commit': add the history rows of bronze's rows above silver's position.
+    """Granularity 'commit': add the history rows of bronze's rows above silver's position,
+    and of the chunk waves not added yet (`history`).
 
-    The position is the highest bronze LSN added; the verdict follows bronze's as at 'key',
-    held while a chunked snapshot is open.
+    The position is the highest change or whole-snapshot LSN added; the verdict follows
+    bronze's as at 'key', held while a chunked snapshot is open.
     """
     ensure_silver(spark, silver_ref, history_shape(shape, bronze))
     empty = table_state(spark, silver_ref).files == 0
-    high = write_history(
-        spark, silver_ref, rows, shape, keys, bronze, after=current.applied_lsn, empty=empty
+    waves = (
+        chunk_waves(facts, current.open_snapshot_lsn, current.snapshot_wave) if with_facts else None
     )
-    if high is not None:
+    high, written = write_history(
+        spark,
+        silver_ref,
+        rows,
+        shape,
+        keys,
+        bronze,
+        after=current.applied_lsn,
+        empty=empty,
+        waves=waves,
+    )
+    if written:
         failpoint("silver.after_merge")
     applied = current.applied_lsn if high is None else max(high, current.applied_lsn or high)
     open_lsn = facts.open_chunked()
     verdict = (
         _verdict(verdict_from, current) if verdict_from is not None and open_lsn is None else None
     )
-    if applied != current.applied_lsn or verdict is not None:
-        stored = ControlRow(applied_lsn=applied)
+    stored = ControlRow(
+        applied_lsn=applied,
+        open_snapshot_lsn=waves.snapshot if waves else current.open_snapshot_lsn,
+        snapshot_wave=waves.wave if waves else current.snapshot_wave,
+    )
+    moved = (stored.applied_lsn, stored.open_snapshot_lsn, stored.snapshot_wave) != (
+        current.applied_lsn,
+        current.open_snapshot_lsn,
+        current.snapshot_wave,
+    )
+    if moved or verdict is not None:
         record_position(spark, control_table, target, stored, verdict, new=not current.found)
     return ApplyResult(
         rebuilt=False,

@@ -7,22 +7,36 @@ true when that row removed the key (operation 1, or an update's before-image who
 moved to another key), and the row then holds the removed image. Rows are keyed by
 (keys, `_start_lsn`): a write inserts only rows whose pair silver lacks, so a rerun or a replay
 of the same bronze rows adds nothing.
+
+The position (`applied_lsn`) moves over change and whole-snapshot rows only. A chunk row is
+stamped when its wave read the source, beside the running stream, so bronze may take changes
+below its stamp later: chunk rows are added by wave instead, from the facts table's chunk rows,
+as silver's `open_snapshot_lsn` and `snapshot_wave` record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from mssql_cdc.core import Operation
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.silver.facts_view import BronzeSnapshotFacts
 from mssql_cdc.silver.images import DELETE_FLAG, BronzeShape, col, latest_images
 from mssql_cdc.tables import TableRef, append, merge_into, quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["DELETED", "check_granularity_of", "history_shape", "write_history"]
+__all__ = [
+    "DELETED",
+    "ChunkWaves",
+    "check_granularity_of",
+    "chunk_waves",
+    "history_shape",
+    "write_history",
+]
 
 DELETED = "_deleted"
 _SKIP_EMPTY_COMMITS = "spark.databricks.delta.skipRecordingEmptyCommits"
@@ -70,6 +84,32 @@ def check_granularity_of(
         )
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkWaves:
+    """The chunk rows a history call adds: per chunked snapshot, its chunks not added yet; and
+    the (snapshot, wave) silver stands at once they are."""
+
+    chunks: dict[str, list[int]]
+    snapshot: str | None
+    wave: int | None
+
+
+def chunk_waves(facts: BronzeSnapshotFacts, snapshot: str | None, wave: int | None) -> ChunkWaves:
+    """The recorded waves after (`snapshot`, `wave`): of `snapshot` the waves above `wave`, and
+    every wave of each newer chunked snapshot."""
+    chunks: dict[str, list[int]] = {}
+    at, last = snapshot, wave
+    for s in sorted({c.snapshot for c in facts.chunks}):
+        if snapshot is not None and s < snapshot:
+            continue
+        done = wave if s == snapshot else None
+        waves = {w: c for w, c in facts.waves(s).items() if done is None or w > done}
+        if waves:
+            chunks[s] = sorted({c for numbers in waves.values() for c in numbers})
+            at, last = s, max(waves)
+    return ChunkWaves(chunks, at, last)
+
+
 def history_rows(
     source: DataFrame, keys: Sequence[str], shape: BronzeShape, *, ref: str
 ) -> DataFrame:
@@ -95,8 +135,11 @@ def write_history(
     *,
     after: str | None,
     empty: bool,
-) -> str | None:
-    """Add the history rows of every bronze row above `after`; return their highest LSN.
+    waves: ChunkWaves | None,
+) -> tuple[str | None, bool]:
+    """Add the history rows of every change or whole-snapshot row above `after`, and of the
+    chunk rows of `waves` (None: every chunk row above `after`, for a bronze without facts);
+    return the highest LSN of the former and whether anything was written.
 
     `shape` is bronze's own (without `_deleted`).
 
@@ -107,17 +150,28 @@ def write_history(
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    source = rows if after is None else rows.where(col("_start_lsn") > after)
+    above = rows if after is None else rows.where(col("_start_lsn") > after)
+    if waves is not None:
+        above = above.where(col("_chunk").isNull())
+    chunk_rows = [
+        rows.where(
+            (col("_operation") == Operation.SNAPSHOT)
+            & (col("_snapshot") == snapshot)
+            & col("_chunk").isin(numbers)
+        )
+        for snapshot, numbers in (waves.chunks if waves is not None else {}).items()
+    ]
     skips_empty = str(spark.conf.get(_SKIP_EMPTY_COMMITS, "true")).strip().lower()
-    if (not empty or skips_empty != "true") and not source.select(col("_operation")).limit(
-        1
-    ).collect():
-        return None
+    if (not empty or skips_empty != "true") and not any(
+        part.select(col("_operation")).limit(1).collect() for part in [above, *chunk_rows]
+    ):
+        return None, False
+    # Observed only now: the look above must not be the job the observation reports.
     seen = Observation()
-    observed = source.observe(
-        seen, F.max(col("_start_lsn")).alias("high"), F.count(F.lit(1)).alias("n")
-    )
-    history = history_rows(observed, keys, shape, ref=bronze)
+    source = above.observe(seen, F.max(col("_start_lsn")).alias("high"))
+    for part in chunk_rows:
+        source = source.unionByName(part)
+    history = history_rows(source, keys, shape, ref=bronze)
     names = [*shape.captured_names, DELETED, "_start_lsn", "_commit_ts"]
     if empty:
         append(history.select(*[col(n) for n in names]), target)
@@ -136,7 +190,5 @@ def write_history(
                 f"VALUES ({', '.join(f's.{n}' for n in quoted)})"
             ],
         )
-    if not seen.get["n"]:
-        return None
     high = seen.get["high"]
-    return str(high) if high is not None else None
+    return (str(high) if high is not None else None), True

@@ -24,6 +24,7 @@ from tests.spark.support.silver_builder import (
     CAPTURED,
     SourceTable,
     apply_order,
+    lsn_text,
     random_commits,
 )
 
@@ -136,3 +137,45 @@ def test_a_target_keeps_its_granularity_and_version_as_of_applies_an_older_bronz
     with pytest.raises(ConfigError, match=r"holds one row per key \(granularity='key'"):
         apply(src)
     assert history(spark, replay) == oracle(src.bronze_rows())  # the refusals wrote nothing
+
+
+def chunk_detail(snapshot: str, chunk: int, wave: int, *, last: bool = False) -> dict[str, Any]:
+    return {
+        "snapshot": snapshot,
+        "chunk": chunk,
+        "wave": wave,
+        "lo": None,
+        "hi": None,
+        "last": last,
+    }
+
+
+def test_a_chunk_wave_appended_after_later_changes_were_added_still_reaches_the_history(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    src = SourceTable(spark, str(tmp_path))
+    rng = random.Random(5)
+    random_commits(src, rng, 6, captured=False)  # rows that predate the stream
+    opened = lsn_text(src.take_lsn())  # the stream starts at S; backfill() reads the chunks
+    src.event("snapshot_open", opened, detail={"mode": "chunked", "kind": "bootstrap"})
+    stamp = src.take_lsn()  # wave 0 reads the whole table at L ...
+    read = [dict(r) for r in src.rows.values()]
+    random_commits(src, rng, 5)  # ... while the stream commits changes above L
+    src.flush(rng)
+    first = apply(src)
+    assert first["applied_lsn"] > lsn_text(stamp)  # the changes above L are in the history
+    # ... and only then does the wave's append land, stamped L, below the position.
+    src.late_chunk(opened, 0, stamp, read)
+    src.event("snapshot_chunk", lsn_text(stamp), detail=chunk_detail(opened, 0, 0, last=True))
+    random_commits(src, rng, 3)
+    src.flush(rng)
+    result = apply(src)
+    assert result["applied_lsn"] == max(
+        r["_start_lsn"] for r in src.bronze_rows() if r["_chunk"] is None
+    )
+    found = history(spark, src.silver)
+    assert {k for (k, lsn) in found if lsn == lsn_text(stamp)} == {r["id"] for r in read}
+    assert found == oracle(src.bronze_rows())
+    version = DeltaTable.forPath(spark, src.silver).history(1).first()["version"]
+    apply(src)  # the wave is recorded as added: nothing again
+    assert DeltaTable.forPath(spark, src.silver).history(1).first()["version"] == version
