@@ -9,9 +9,9 @@ moved to another key), and the row then holds the removed image. Rows are keyed 
 of the same bronze rows adds nothing.
 
 The position (`applied_lsn`) moves over change and whole-snapshot rows only. A chunk row is
-stamped when its wave read the source, beside the running stream, so bronze may take changes
-below its stamp later: chunk rows are added by wave instead, from the facts table's chunk rows,
-as silver's `open_snapshot_lsn` and `snapshot_wave` record.
+stamped when its wave read the source, beside the running stream, so bronze may hold changes
+above its stamp before the wave lands: chunk rows are added by wave instead, from the facts
+table's chunk rows, as silver's `open_snapshot_lsn` and `snapshot_wave` record.
 """
 
 from __future__ import annotations
