@@ -31,7 +31,9 @@ from mssql_cdc.recovery import (
 from mssql_cdc.tables import check_session, kind_of
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from datetime import datetime
+
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
     from mssql_cdc.facts import SnapshotFacts
@@ -245,32 +247,52 @@ class CdcStream:
 
     def seed(
         self,
-        source_table: str,
+        source_table: str | DataFrame,
         target: str,
         app_id: str,
         checkpoint: str,
         facts_table: str,
         *,
-        at_lsn: str,
+        at_lsn: str | None = None,
+        as_of: str | datetime | None = None,
+        allow_missing_columns: bool = False,
+        reseed: bool = False,
     ) -> Offset:
         """Start a new stream from a copy another tool loaded at `at_lsn`: its rows become
         the bootstrap snapshot in `target`, which `to_delta(..., bootstrap=True)` with the same
         arguments then streams on from (docs/snapshots.md, 'Starting from an existing copy').
 
         Args:
-            source_table: the copy, a Delta table with exactly the instance's columns.
+            source_table: the copy, a Delta table (name or path) or a DataFrame, with exactly
+                the instance's columns.
             at_lsn: the LSN the copy holds every change up to, and none after.
+            as_of: instead of `at_lsn`: that LSN, or the copy's commit time (a datetime, naive
+                UTC), mapped to the newest source commit at or before it.
+            allow_missing_columns: let the copy lack nullable columns that are not keys; they
+                are NULL in bronze.
+            reseed: seed this new stream into a bronze that holds rows already; the copy
+                becomes its newest whole snapshot.
         Returns:
-            The snapshot's offset: `at_lsn` and its commit time ("" when unknown).
+            The snapshot's offset: the copy's LSN and its commit time ("" when unknown).
         Raises:
-            ConfigError (a ValueError): a bad LSN, a missing or non-Delta copy, other columns,
-                an LSN above the newest, or a stream already started; nothing written.
-            DataLossError: cleanup deleted changes after `at_lsn` (names it and min_lsn).
+            ConfigError (a ValueError): a bad LSN or time, a missing or non-Delta copy, other
+                columns, an LSN above the newest, or a stream already started; nothing written.
+            DataLossError: cleanup deleted changes after the LSN (names it and min_lsn).
         """
         from mssql_cdc.snapshot import seed
 
         return seed(
-            self._spark, self.config, source_table, target, app_id, checkpoint, facts_table, at_lsn
+            self._spark,
+            self.config,
+            source_table,
+            target,
+            app_id,
+            checkpoint,
+            facts_table,
+            at_lsn,
+            as_of=as_of,
+            allow_missing_columns=allow_missing_columns,
+            reseed=reseed,
         ).offset.to_json()
 
     def backfill(

@@ -1,5 +1,6 @@
 """Argument checks of `apply_changes`: each names what is wrong. A time key of seven fractional
-digits held as a Spark time is refused (decision 1343)."""
+digits held as a Spark time is refused (decision 1343); the granularity and the bronze reader's
+options are checked before any Spark call (decision 1373)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,19 @@ from mssql_cdc.tables import require_distinct
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["check_arguments", "check_capture_instance", "check_keys", "key_list"]
+__all__ = [
+    "BRONZE_READ_OPTIONS",
+    "GRANULARITIES",
+    "check_arguments",
+    "check_capture_instance",
+    "check_keys",
+    "check_read_options",
+    "key_list",
+]
+
+GRANULARITIES = ("key", "commit")
+# The options apply_changes hands to its bronze reader, by their Delta spelling.
+BRONZE_READ_OPTIONS = ("versionAsOf",)
 
 
 def check_arguments(
@@ -25,6 +38,7 @@ def check_arguments(
     control_table: object,
     facts_table: object,
     capture_instance: object,
+    granularity: object = "key",
 ) -> list[str]:
     """Check every argument that needs no table; return the keys as a list.
 
@@ -50,7 +64,50 @@ def check_arguments(
             f"apply_changes: capture_instance={quoted(capture_instance)} must be a non-empty "
             "string or None"
         )
+    if not isinstance(granularity, str) or granularity not in GRANULARITIES:
+        raise ConfigError(
+            f"apply_changes: granularity={quoted(granularity)} is not one of "
+            f"{', '.join(repr(g) for g in GRANULARITIES)}; pass 'key' for one row per key "
+            "(the latest image) or 'commit' for one row per key and source commit"
+        )
     return key_list(keys, caller="apply_changes")
+
+
+def check_read_options(options: object) -> dict[str, int]:
+    """The bronze reader's options, by their Delta spelling (matched case-insensitively).
+
+    Raises:
+        ConfigError: not a mapping, an option apply_changes does not know, or a value of the
+            wrong type or range, naming the option.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(
+            f"apply_changes: options={quoted(options)} must be a dict of bronze reader options, "
+            f"e.g. {{'versionAsOf': 12}}, or None"
+        )
+    known = {name.lower(): name for name in BRONZE_READ_OPTIONS}
+    found: dict[str, int] = {}
+    for name, value in options.items():
+        canonical = known.get(name.lower()) if isinstance(name, str) else None
+        if canonical is None:
+            raise ConfigError(
+                f"apply_changes: option {quoted(name)} is not a bronze reader option "
+                f"apply_changes knows (known: {', '.join(BRONZE_READ_OPTIONS)}); remove it"
+            )
+        if canonical in found:
+            raise ConfigError(
+                f"apply_changes: option {canonical} is given twice in options (option names "
+                "are matched ignoring case); give it once"
+            )
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(
+                f"apply_changes: option {canonical}={quoted(value)} must be a whole number of "
+                "0 or more: the bronze Delta table version to apply"
+            )
+        found[canonical] = value
+    return found
 
 
 def key_list(keys: object, *, caller: str) -> list[str]:

@@ -1,4 +1,8 @@
-"""The MERGEs of one `apply_changes` call, over bronze pinned at one version (docs/silver.md)."""
+"""The MERGEs of one `apply_changes` call, over bronze pinned at one version (docs/silver.md).
+
+Nothing is cached, so a session that refuses persist and cache (serverless) runs every write
+(decision 1375).
+"""
 
 from __future__ import annotations
 
@@ -39,11 +43,11 @@ class Position:
 class SilverWriter:
     """Rebuild, incremental apply and open waves, each one write into silver at most.
 
-    Into a silver that holds rows, a write is a MERGE. The images it takes are ranked once and
-    cached: the same pass counts them and finds the highest change LSN among them, and the
-    MERGE (which reads its source twice) reads them from the cache instead of ranking bronze
-    again. Into a silver that holds no rows (`empty`), the MERGE would insert every image that
-    keeps its key and do nothing else, so the write is one append of those images;
+    Into a silver that holds rows, a write is a MERGE. Nothing is cached (a serverless session
+    refuses persist and cache): the MERGE's own job observes the highest change LSN among the
+    images it takes, after one row of the source was looked at to skip a MERGE of nothing.
+    Into a silver that holds no rows (`empty`), the MERGE would insert every image that keeps
+    its key and do nothing else, so the write is one append of those images;
     the first write leaves silver with rows, and any later write of the call MERGEs.
     """
 
@@ -113,27 +117,24 @@ class SilverWriter:
     def _merge(self, source: DataFrame, *, rebuild: bool) -> str | None:
         """MERGE the latest images of `source`; return the highest change LSN among them.
 
-        A rebuild MERGEs even no images (it empties silver); otherwise no image, no MERGE.
+        A rebuild MERGEs even no images (it empties silver); otherwise an empty `source` (one
+        row looked at) means no MERGE. The images are not cached (a serverless session refuses
+        persist): the MERGE's own job observes their highest change LSN.
         """
-        from pyspark import StorageLevel
+        from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
         if self.empty:
             return self._append(source)
-
+        if not rebuild and not source.select(col("_operation")).limit(1).collect():
+            return None
+        seen = Observation()
         images = latest_images(source, self.keys, self.shape, ref=self.bronze)
-        images = images.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            stats = images.agg(F.count(F.lit(1)).alias("n"), F.max(HIGH).alias("high")).first()
-            count = int(stats["n"]) if stats is not None else 0
-            high = stats["high"] if stats is not None else None
-            if count == 0 and not rebuild:
-                return None
-            merge_images(self.spark, self.target, images, self.keys, self.names, rebuild=rebuild)
-            self.written = True
-            return str(high) if high is not None else None
-        finally:
-            images.unpersist()
+        observed = images.observe(seen, F.max(HIGH).alias("high"))
+        merge_images(self.spark, self.target, observed, self.keys, self.names, rebuild=rebuild)
+        self.written = True
+        high = seen.get["high"]
+        return str(high) if high is not None else None
 
     def _append(self, source: DataFrame) -> str | None:
         """Append the latest images of `source` that keep their key to the empty silver; return

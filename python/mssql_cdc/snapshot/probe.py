@@ -50,6 +50,7 @@ class SourceProbe(Protocol):
     def resolved(self) -> ResolvedSource: ...
     def observe(self) -> Observation: ...
     def commit_ts(self, at: str) -> str | None: ...
+    def nth_entry_after(self, after: str, n: int) -> str | None: ...
     def column_types(self) -> dict[str, str]: ...
     def int_extent(self, key: str) -> tuple[int, int] | None: ...
     def row_count(self) -> int | None: ...
@@ -143,6 +144,11 @@ class _EmulatorProbe:
 
         with closing(EmulatorBackend(self._path)) as backend:
             return format_commit_ts(backend.commit_time(lsn.Lsn(at), self._zone)) or None
+
+    def nth_entry_after(self, after: str, n: int) -> str | None:
+        """The n-th cdc.lsn_time_mapping entry above `after`, or None."""
+        found: str | None = self._reader.nth_commit_after(after, n)
+        return None if found is None else lsn.normalize(found)
 
     def column_types(self) -> dict[str, str]:
         info = self._reader.table_info(self.resolved().table)
@@ -271,6 +277,11 @@ class _TsqlProbe:
     def commit_ts(self, at: str) -> str | None:
         moment: datetime | None = self._planner.commit_time(lsn.Lsn(at), self._zone)
         return format_commit_ts(moment) or None
+
+    def nth_entry_after(self, after: str, n: int) -> str | None:
+        """The n-th cdc.lsn_time_mapping entry above `after`, or None."""
+        found = self._planner.nth_commit_after(lsn.Lsn(after), n)
+        return None if found is None else lsn.normalize(found)
 
     def column_types(self) -> dict[str, str]:
         r = self._resolved

@@ -203,6 +203,15 @@ class SourceTable:
         )
         df.write.format("delta").mode("append").save(self.bronze)
 
+    def late_chunk(self, snapshot: str, chunk: int, stamp: int, rows: list[Image]) -> None:
+        """Append one chunk of a chunked snapshot whose rows were read at `stamp` earlier."""
+        self._append(
+            [
+                self._bronze_row({**r, "_operation": 0}, stamp, _snapshot=snapshot, _chunk=chunk)
+                for r in rows
+            ]
+        )
+
     def whole_snapshot(self, *, rows: bool = True) -> str:
         """A full snapshot of SOURCE at a new LSN S (op-0 rows, _snapshot = S); returns S."""
         lsn = self.take_lsn()
