@@ -61,12 +61,6 @@ from mssql_cdc.core.metrics_files import (
     write_json_atomic,
 )
 from mssql_cdc.core.names import did_you_mean
-from mssql_cdc.core.observed import (
-    OBSERVATION_SETTLE_SECONDS,
-    Observed,
-    observe_aggregates,
-    settled,
-)
 from mssql_cdc.core.offsets import LsnRange, Offset, StreamOffset, format_commit_ts, initial_lsn
 from mssql_cdc.core.operation import Operation
 from mssql_cdc.core.paths import (
@@ -130,7 +124,6 @@ __all__ = [
     "MIN_ROWS_PER_RANGE",
     "MODULUS",
     "NULL_FIELD",
-    "OBSERVATION_SETTLE_SECONDS",
     "SEPARATOR",
     "SEVEN_DIGIT_TIMES",
     "SQL_TYPE_KEY",
@@ -155,7 +148,6 @@ __all__ = [
     "LsnRange",
     "Mode",
     "Observation",
-    "Observed",
     "Offset",
     "OpenRow",
     "Operation",
@@ -210,7 +202,6 @@ __all__ = [
     "loss_after",
     "loss_error",
     "lsn",
-    "observe_aggregates",
     "per_second",
     "place",
     "plain_files",
@@ -223,7 +214,6 @@ __all__ = [
     "report",
     "resolve_start",
     "row_digest",
-    "settled",
     "sort_part",
     "spark_only",
     "text_key",

@@ -13,9 +13,9 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import OBSERVATION_SETTLE_SECONDS, settled
 from mssql_cdc.facts import BatchAggregates
 from mssql_cdc.sink.micro_batch import aggregate_columns, aggregates_of
+from mssql_cdc.tables import OBSERVATION_SETTLE_SECONDS, settled
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Observation

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import Operation, StreamOffset, lsn, observe_aggregates
+from mssql_cdc.core import Operation, StreamOffset, lsn
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.facts import (
     FactsRow,
@@ -35,7 +35,14 @@ from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.probe import SourceProbe, stamp
 from mssql_cdc.snapshot.read import read_chunks
 from mssql_cdc.snapshot.targets import recent_commit
-from mssql_cdc.tables import Commit, append_idempotent, ensure_table, find_commits, table_ref
+from mssql_cdc.tables import (
+    Commit,
+    append_idempotent,
+    ensure_table,
+    find_commits,
+    observe_aggregates,
+    table_ref,
+)
 from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
@@ -170,7 +177,7 @@ def _counted(
     spark: SparkSession, snap: Snapshot, stamp_lsn: str, reads: Sequence[ChunkRead]
 ) -> list[ChunkRead]:
     """`reads` with every chunk's rows: a wave commit lists its chunks without counts (they are
-    observed on its append, decision 1348), so a wave whose observation this call lacks (a crash
+    observed on its append), so a wave whose observation this call lacks (a crash
     before its facts, or an append Delta skipped) counts its op-0 rows in bronze, one job."""
     from pyspark.sql import functions as F
 
@@ -266,7 +273,7 @@ def run_wave(
 ) -> int:
     """Read `chunks` (`(chunk, lo, hi, last)`) at a new stamp, append, write their rows.
 
-    The append is the read: each chunk's rows are observed on it (decision 1348), so the
+    The append is the read: each chunk's rows are observed on it, so the
     commit's `userMetadata` lists the chunks without their counts, which the facts rows carry.
 
     `open_target` False: this call already opened bronze for write in an earlier wave.

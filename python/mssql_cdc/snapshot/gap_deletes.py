@@ -18,11 +18,12 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import Operation, StreamOffset, check_time_keys, observe_aggregates
+from mssql_cdc.core import Operation, StreamOffset, check_time_keys
 from mssql_cdc.facts import gap_deletes_key, snapshot_facts
 from mssql_cdc.tables import (
     TableRef,
     append_idempotent,
+    observe_aggregates,
     open_for_read,
     recorded_sql_types,
     table_ref,
@@ -208,7 +209,7 @@ def write_gap_deletes(
         "mssql_cdc_gap_deletes",
         F.count(F.lit(1)).alias("rows"),
     )
-    # The append is the one read (decision 1348): its commit names the deletes without their
+    # The append is the one read: its commit names the deletes without their
     # count, and a commit of none is kept too, so that a rerun finds the key and reads nothing.
     metadata = {"gap_deletes": key.app_id, "lsn": snapshot.lsn}
     append_idempotent(rows.frame, ref, key.app_id, key.version, metadata)
