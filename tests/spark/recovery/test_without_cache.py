@@ -9,11 +9,14 @@ https://learn.microsoft.com/en-us/azure/databricks/compute/serverless/limitation
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
+from tests.spark.support.chunked_support import backfill
+from tests.spark.support.recovery_support import Orders
 from tests.spark.support.without_cache import (
     CachingRefused,
     refuse_caching,
@@ -39,3 +42,30 @@ def test_bootstrap_stream_losses_re_snapshots_backfill_gap_deletes_and_silver_ru
     spark: SparkSession, tmp_path: Path, refusing: list[str]
 ) -> None:
     the_whole_recovery_story(spark, tmp_path / "story", refusing)
+
+
+def test_a_backfill_wave_is_read_by_its_append_alone_in_one_spark_job(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The wave's append is its one read: its chunk counts ride on it, so the wave runs no job
+    of its own to count or cache (the waves' facts rows are written in process by deltalake)."""
+    orders = Orders(spark, tmp_path / "waves", app_id="onejob-v1", extra={"numPartitions": "2"})
+    orders.orders(8)  # keys 0..7: four chunks of two, two waves of two chunks
+    orders.run(snapshot="chunked")
+    jobs = []
+    for wave in range(2):
+        group = f"mssql-cdc-test-wave-{wave}"
+        spark.sparkContext.setJobGroup(group, group)
+        try:
+            status = backfill(orders, chunk_rows=2, max_waves=1)
+        finally:
+            spark.sparkContext.setJobGroup("", "")
+        jobs.append(len(spark.sparkContext.statusTracker().getJobIdsForGroup(group)))
+        if wave == 0:
+            assert status["state"] == "running"
+    assert status["state"] == "done"
+    assert jobs[0] == 1  # a wave that does not complete the snapshot: its append alone
+    rows = sorted(
+        (json.loads(f["detail"])["chunk"], f["rows"]) for f in orders.events("snapshot_chunk")
+    )
+    assert rows == [(0, 2), (1, 2), (2, 2), (3, 2)]  # keys [0,2), [2,4), [4,6), [6,8)
