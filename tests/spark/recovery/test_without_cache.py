@@ -9,12 +9,14 @@ https://learn.microsoft.com/en-us/azure/databricks/compute/serverless/limitation
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
+from mssql_cdc.testing import InjectedFault, failpoints
 from tests.spark.support.chunked_support import backfill
 from tests.spark.support.recovery_support import Orders
 from tests.spark.support.without_cache import (
@@ -22,6 +24,9 @@ from tests.spark.support.without_cache import (
     refuse_caching,
     the_whole_recovery_story,
 )
+
+# The module, not the function the snapshot package's face exports under the same name.
+backfill_module = importlib.import_module("mssql_cdc.snapshot.backfill")
 
 
 @pytest.fixture
@@ -69,3 +74,38 @@ def test_a_backfill_wave_is_read_by_its_append_alone_in_one_spark_job(
         (json.loads(f["detail"])["chunk"], f["rows"]) for f in orders.events("snapshot_chunk")
     )
     assert rows == [(0, 2), (1, 2), (2, 2), (3, 2)]  # keys [0,2), [2,4), [4,6), [6,8)
+
+
+def test_a_wave_another_call_stored_first_gets_exact_chunk_rows_counted_in_bronze(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wave commit lists its chunks without counts (they are observed on the append). A call
+    that appends a wave another call stored first (Delta skips the append, so nothing is
+    observed) counts that wave's chunk rows in bronze: exact, and appended once."""
+    orders = Orders(spark, tmp_path / "race", app_id="race-v1", extra={"numPartitions": "2"})
+    orders.orders(8)  # keys 0..7
+    orders.run(snapshot="chunked")
+    with failpoints({"backfill.after_wave_append": "raise"}), pytest.raises(InjectedFault):
+        backfill(orders, chunk_rows=2, max_waves=1)  # "the other call": wave 0 stored, no rows
+    assert orders.events("snapshot_chunk") == []
+
+    # This call read bronze's recorded wave before the other call's append: it reads wave 0
+    # again and appends it, and Delta skips that append.
+    real = backfill_module.txn_version
+
+    def before_the_other_call(spark: SparkSession, target: str, app_id: str) -> int | None:
+        return None if "#snap." in app_id else real(spark, target, app_id)
+
+    monkeypatch.setattr(backfill_module, "txn_version", before_the_other_call)
+    assert backfill(orders, chunk_rows=2)["state"] == "done"
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{orders.target}`").collect()
+    waves = [json.loads(h["userMetadata"] or "{}").get("wave") for h in history]
+    assert sorted(w for w in waves if w is not None) == [0, 1]  # wave 0 appended once
+    rows = sorted(
+        (json.loads(f["detail"])["chunk"], json.loads(f["detail"])["wave"], f["rows"])
+        for f in orders.events("snapshot_chunk")
+    )
+    assert rows == [(0, 0, 2), (1, 0, 2), (2, 1, 2), (3, 1, 2)]  # keys [0,2) .. [6,8)
+    [done] = orders.events("bootstrap")
+    assert done["rows"] == 8
+    assert orders.rebuilt() == orders.source()
