@@ -9,22 +9,21 @@ once more for the exact values.
 
 from __future__ import annotations
 
-import threading
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.facts import BatchAggregates
 from mssql_cdc.sink.micro_batch import aggregate_columns, aggregates_of
+from mssql_cdc.tables import OBSERVATION_SETTLE_SECONDS, settled
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Observation
 
 __all__ = ["ObservedBatch", "observe"]
 
-# A classic session completes the observation as the append's action returns; this bounds the
-# wait for one whose listener is late, before the batch is read again instead.
-_SETTLE_SECONDS = 2.0
+# How long a classic observation may be late before the batch is read again instead.
+_SETTLE_SECONDS = OBSERVATION_SETTLE_SECONDS
 
 
 @dataclass(frozen=True)
@@ -53,21 +52,7 @@ def observe(df: DataFrame) -> ObservedBatch:
 
 
 def _settled(observation: Observation) -> dict[str, Any] | None:
-    """The observation's values without blocking on an action that never ran.
-
-    Spark Connect fills the values from the action's response (empty when none ran). A classic
-    observation's `get` waits for its action, forever when none ran, and Spark offers no public
-    way to ask whether it completed: so `get` runs on a daemon thread, waited for a moment. A
-    `get` that never returns (an append Delta skipped although this sink expected to write it,
-    so another writer recorded the batch) leaves one idle thread behind, and the batch is read
-    again.
-    """
-    found: list[dict[str, Any]] = []
-
-    def wait() -> None:
-        found.append(dict(observation.get))
-
-    waiter = threading.Thread(target=wait, name="mssql-cdc-observation", daemon=True)
-    waiter.start()
-    waiter.join(_SETTLE_SECONDS)
-    return found[0] if found else None
+    """The observation's values without blocking on an append that never ran
+    (`core.settled`): an append Delta skipped although this sink expected to write it (another
+    writer recorded the batch) leaves one idle thread behind, and the batch is read again."""
+    return settled(observation, _SETTLE_SECONDS)

@@ -1,6 +1,10 @@
 """One wave of `backfill()` (docs/snapshots.md, 'Chunked snapshots'): read the next chunks at a
 stamp L >= S, append them in one keyed bronze commit, then their `snapshot_chunk` rows in one
 keyed facts commit; and the facts of a wave a crash left without them.
+
+A wave is read once: its append carries an observation of each chunk's rows, nothing is
+cached, and only a wave whose observation this call lacks counts its rows in bronze
+(decision 1348).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import Operation, StoreSettings, StreamOffset, is_store_uri, lsn
@@ -31,11 +35,18 @@ from mssql_cdc.options import SourceConfig, StoreFolder
 from mssql_cdc.snapshot.probe import SourceProbe, stamp
 from mssql_cdc.snapshot.read import read_chunks
 from mssql_cdc.snapshot.targets import recent_commit
-from mssql_cdc.tables import Commit, append_idempotent, ensure_table, find_commits, table_ref
+from mssql_cdc.tables import (
+    Commit,
+    append_idempotent,
+    ensure_table,
+    find_commits,
+    observe_aggregates,
+    table_ref,
+)
 from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import Column, SparkSession
 
 __all__ = ["ChunkRead", "Snapshot", "facts_of_stored_wave", "run_wave"]
 
@@ -162,6 +173,29 @@ def _reads(metadata: Mapping[str, Any]) -> list[ChunkRead]:
     ]
 
 
+def _counted(
+    spark: SparkSession, snap: Snapshot, stamp_lsn: str, reads: Sequence[ChunkRead]
+) -> list[ChunkRead]:
+    """`reads` with every chunk's rows: a wave commit lists its chunks without counts (they are
+    observed on its append), so a wave whose observation this call lacks (a crash
+    before its facts, or an append Delta skipped) counts its op-0 rows in bronze, one job."""
+    from pyspark.sql import functions as F
+
+    missing = [c.chunk for c in reads if c.rows is None]
+    if not missing:
+        return list(reads)
+    bronze = spark.table(table_ref(snap.target).sql)
+    counted = (
+        bronze.where((F.col("_operation") == Operation.SNAPSHOT) & (F.col("_snapshot") == snap.s))
+        .where((F.col("_start_lsn") == stamp_lsn) & F.col("_chunk").isin(missing))
+        .groupBy("_chunk")
+        .count()
+        .collect()
+    )
+    found = {int(r["_chunk"]): int(r["count"]) for r in counted}
+    return [c if c.rows is not None else replace(c, rows=found.get(c.chunk, 0)) for c in reads]
+
+
 def facts_of_stored_wave(
     spark: SparkSession,
     snap: Snapshot,
@@ -177,7 +211,8 @@ def facts_of_stored_wave(
     commit = _stored_wave(spark, snap, wave)
     if commit is not None:
         stamp_lsn = str(commit.metadata["lsn"])
-        _write_chunk_facts(spark, snap, probe, wave, stamp_lsn, _reads(commit.metadata))
+        reads = _counted(spark, snap, stamp_lsn, _reads(commit.metadata))
+        _write_chunk_facts(spark, snap, probe, wave, stamp_lsn, reads)
         return
     bronze = spark.table(table_ref(snap.target).sql)
     counted = (
@@ -227,6 +262,14 @@ def _chunk_metrics(directory: str, chunk: int, store: StoreSettings) -> dict[str
     return value if isinstance(value, dict) else None
 
 
+def _count_columns(chunks: Sequence[tuple[int, Any, Any, bool]]) -> list[Column]:
+    """The wave's rows per chunk as named aggregate columns, observed on its append."""
+    from pyspark.sql import functions as F
+
+    chunk = F.col("_chunk")
+    return [F.count(F.when(chunk == i, 1)).alias(f"chunk_{i}") for i, _, _, _ in chunks]
+
+
 def run_wave(
     spark: SparkSession,
     config: SourceConfig,
@@ -239,16 +282,17 @@ def run_wave(
 ) -> int:
     """Read `chunks` (`(chunk, lo, hi, last)`) at a new stamp, append, write their rows.
 
+    The append is the read: each chunk's rows are observed on it, so the
+    commit's `userMetadata` lists the chunks without their counts, which the facts rows carry.
+
     `open_target` False: this call already opened bronze for write in an earlier wave.
 
     Returns:
-        The rows this attempt read (another attempt may have stored the wave first).
+        The rows of the wave bronze stores (another attempt may have stored it first).
 
     Raises:
         ValueError: the stamp is below S (C2: a secondary behind the primary).
     """
-    from pyspark import StorageLevel
-
     at: StreamOffset = stamp(probe)
     # A repair opens at bronze's position + 1: a stamp at that position holds
     # the same rows as one at S, since nothing can be committed in between.
@@ -262,57 +306,58 @@ def run_wave(
     directory, temporary = _metrics_dir(config, snap)
     try:
         started = time.monotonic()
-        frame = read_chunks(
-            spark,
-            config,
-            at.lsn,
-            snap.s,
-            [(i, lo, hi) for i, lo, hi, _ in chunks],
-            metrics_path=directory,
-        ).persist(StorageLevel.MEMORY_AND_DISK)
-        counts = {
-            int(r["_chunk"]): int(r["count"]) for r in frame.groupBy("_chunk").count().collect()
-        }
-        after = probe.observe().max_lsn
-        seconds = time.monotonic() - started
-        reads = []
-        for i, lo, hi, last in chunks:
-            m = _chunk_metrics(directory, i, config.store)
-            reads.append(
-                ChunkRead(
-                    chunk=i,
-                    lo=lo,
-                    hi=hi,
-                    last=last,
-                    rows=counts.get(i, 0),
-                    high_lsn=(m or {}).get("high_lsn") or after,
-                    read_seconds=None if m is None else float(m.get("seconds", seconds)),
-                    read_mb=None if m is None else float(m.get("bytes", 0)) / 1e6,
-                )
-            )
+        read = observe_aggregates(
+            read_chunks(
+                spark,
+                config,
+                at.lsn,
+                snap.s,
+                [(i, lo, hi) for i, lo, hi, _ in chunks],
+                metrics_path=directory,
+            ),
+            "mssql_cdc_wave",
+            *_count_columns(chunks),
+        )
         attempt = str(uuid.uuid4())
+        listed = [ChunkRead(i, lo, hi, last, None, None, None, None) for i, lo, hi, last in chunks]
         metadata = {
             "backfill": snap.backfill_id,
             "wave": wave,
             "lsn": at.lsn,
             "attempt": attempt,
-            "chunks": [r.as_json() for r in reads],
+            "chunks": [c.as_json() for c in listed],
         }
         if open_target:
-            ensure_table(spark, snap.target, "bronze", source_schema=frame.schema)
+            ensure_table(spark, snap.target, "bronze", source_schema=read.frame.schema)
         key = wave_key(snap.app_id, snap.s, wave)
-        append_idempotent(frame, snap.target, key.app_id, key.version, metadata, merge_schema=True)
+        append_idempotent(
+            read.frame, snap.target, key.app_id, key.version, metadata, merge_schema=True
+        )
         failpoint("backfill.after_wave_append")
         stored = _stored_wave(spark, snap, wave, attempt)
         if stored is not None and stored.metadata.get("attempt") != attempt:
             # Another attempt stored wave `wave` first: its facts describe what bronze holds.
-            _write_chunk_facts(
-                spark, snap, probe, wave, str(stored.metadata["lsn"]), _reads(stored.metadata)
-            )
+            stamp_lsn, reads = str(stored.metadata["lsn"]), _reads(stored.metadata)
         else:
-            _write_chunk_facts(spark, snap, probe, wave, at.lsn, reads)
-        frame.unpersist()
-        return sum(counts.values())
+            observed = read.values()
+            after = probe.observe().max_lsn
+            seconds = time.monotonic() - started
+            stamp_lsn, reads = at.lsn, []
+            for c in listed:
+                m = _chunk_metrics(directory, c.chunk, config.store)
+                rows = None if observed is None else int(observed[f"chunk_{c.chunk}"])
+                reads.append(
+                    replace(
+                        c,
+                        rows=rows,
+                        high_lsn=(m or {}).get("high_lsn") or after,
+                        read_seconds=None if m is None else float(m.get("seconds", seconds)),
+                        read_mb=None if m is None else float(m.get("bytes", 0)) / 1e6,
+                    )
+                )
+        reads = _counted(spark, snap, stamp_lsn, reads)
+        _write_chunk_facts(spark, snap, probe, wave, stamp_lsn, reads)
+        return sum(c.rows or 0 for c in reads)
     finally:
         if temporary:
             shutil.rmtree(directory, ignore_errors=True)

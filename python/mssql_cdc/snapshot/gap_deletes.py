@@ -7,8 +7,9 @@ delete change row at S for every key that bronze's latest image before S holds, 
 snapshot lacks and whose first change after S (if any) is an insert, so bronze read as a change
 feed stays right. The rows are marked as derived by `_snapshot = S` (a change read from CDC has
 NULL there) and appended under `A#gapdel.<S>`, version 0: a rerun after a crash writes them once.
-A time key of seven fractional digits held as a Spark time is refused before anything is
-written: two keys 100 ns apart would be one key here (decision 1343).
+The derived rows are read once, by their append, which observes their count: nothing is cached
+(decision 1348). A time key of seven fractional digits held as a Spark time is refused before
+anything is written: two keys 100 ns apart would be one key here (decision 1343).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typing import TYPE_CHECKING
 from mssql_cdc.core import Operation, StreamOffset, check_time_keys
 from mssql_cdc.facts import gap_deletes_key, snapshot_facts
 from mssql_cdc.tables import (
+    TableRef,
     append_idempotent,
+    observe_aggregates,
     open_for_read,
     recorded_sql_types,
     table_ref,
@@ -155,6 +158,13 @@ def derived_deletes(
     )
 
 
+def _stored(spark: SparkSession, ref: TableRef, s: str) -> int:
+    """The derived deletes bronze holds for snapshot `s`: counted again, from bronze's newest
+    version, only when the append's observation saw nothing (another run stored them first)."""
+    op, mark = _column("_operation"), _column("_snapshot")
+    return spark.table(ref.sql).where((op == Operation.DELETE) & (mark == s)).count()
+
+
 def write_gap_deletes(
     spark: SparkSession,
     target: str,
@@ -170,8 +180,11 @@ def write_gap_deletes(
     in between repeats it (and Delta skips the repeat: `A#gapdel.<S>`, version 0).
 
     Returns:
-        The rows appended by this call (0 when there are none, no key, or a rerun found them).
+        The derived rows (0 when there are none, no key, or a rerun found them; those another
+        run stored when its append came first).
     """
+    from pyspark.sql import functions as F
+
     ref = table_ref(target, argument="target")
     if not keys:
         log.warning(
@@ -191,14 +204,19 @@ def write_gap_deletes(
     completions = [c.lsn.lsn for c in snapshot_facts(spark, facts_table, app_id).completions()]
     point = previous_point(snapshot.lsn, _wholes_below(bronze, snapshot.lsn), completions)
     recorded = recorded_sql_types(spark, handle.ref)
-    rows = derived_deletes(bronze, keys, snapshot, point, recorded).persist()
-    try:
-        count = rows.count()
-        if count:
-            metadata = {"gap_deletes": key.app_id, "lsn": snapshot.lsn, "rows": count}
-            append_idempotent(rows, ref, key.app_id, key.version, metadata)
-    finally:
-        rows.unpersist()
+    rows = observe_aggregates(
+        derived_deletes(bronze, keys, snapshot, point, recorded),
+        "mssql_cdc_gap_deletes",
+        F.count(F.lit(1)).alias("rows"),
+    )
+    # The append is the one read: its commit names the deletes without their
+    # count, and a commit of none is kept too, so that a rerun finds the key and reads nothing.
+    metadata = {"gap_deletes": key.app_id, "lsn": snapshot.lsn}
+    append_idempotent(rows.frame, ref, key.app_id, key.version, metadata)
+    observed = rows.values()
+    count = (
+        int(observed["rows"]) if observed is not None else _stored(spark, handle.ref, snapshot.lsn)
+    )
     failpoint("snapshot.after_gap_deletes")
     log.info(
         "%s: %d keys deleted during the gap got a derived delete row at %s",

@@ -10,6 +10,12 @@ from mssql_cdc.tables.delta_read import newest_version, read_rows
 from mssql_cdc.tables.delta_write import append_rows, columns_of, writes_in_process
 from mssql_cdc.tables.merge_sql import merge_into
 from mssql_cdc.tables.migrations import quote_identifier, sql_string
+from mssql_cdc.tables.observed_write import (
+    OBSERVATION_SETTLE_SECONDS,
+    Observed,
+    observe_aggregates,
+    settled,
+)
 from mssql_cdc.tables.reference import TableOutOfReach, is_local, open_table
 from mssql_cdc.tables.refs import (
     KIND_PROPERTY,
@@ -32,10 +38,12 @@ __all__ = [
     "CONTROL",
     "FACTS",
     "KIND_PROPERTY",
+    "OBSERVATION_SETTLE_SECONDS",
     "Commit",
     "CommitSummary",
     "LogHead",
     "LogReader",
+    "Observed",
     "TableOutOfReach",
     "TableRef",
     "allow_type_widening",
@@ -53,6 +61,7 @@ __all__ = [
     "merge_into",
     "needs_column_mapping",
     "newest_version",
+    "observe_aggregates",
     "open_for_read",
     "open_for_write",
     "open_table",
@@ -61,6 +70,7 @@ __all__ = [
     "recorded_sql_types",
     "require_distinct",
     "retry_on_conflict",
+    "settled",
     "spark_type_name",
     "sql_string",
     "store_settings",

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import pytest
 from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 from pyspark.sql.dataframe import DataFrame
 
 
@@ -19,7 +20,8 @@ class CachingRefused(RuntimeError):
 
 
 def refuse_caching(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Make DataFrame.persist and DataFrame.cache raise; returns the calls that were refused."""
+    """Make DataFrame.persist and DataFrame.cache raise, on classic and Connect DataFrames
+    alike; returns the calls that were refused."""
     refused: list[str] = []
 
     def refuse(name: str) -> Callable[..., DataFrame]:
@@ -29,7 +31,7 @@ def refuse_caching(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return call
 
-    for cls in (DataFrame, ClassicDataFrame):
+    for cls in (DataFrame, ClassicDataFrame, ConnectDataFrame):
         monkeypatch.setattr(cls, "persist", refuse("persist"))
         monkeypatch.setattr(cls, "cache", refuse("cache"))
     return refused

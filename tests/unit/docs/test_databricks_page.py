@@ -31,10 +31,7 @@ SPARK_ONLY = {  # a checkpoint -> how the page names its kind
     "abfss://c@a.dfs.core.windows.net/ckpt": "`abfss://...`",
     "/dbfs/ckpt": "`/dbfs/...`",
 }
-CACHING = {  # the page's rows marked "yes", by the module that caches
-    "snapshot/backfill_wave.py",
-    "snapshot/gap_deletes.py",
-    "silver/silver_writer.py",
+CACHING = {  # the page's one step that may cache (where the session allows it), by module
     "reconciliation/target_side.py",
 }
 
