@@ -20,7 +20,7 @@ from mssql_cdc.silver.images import (
     snapshot_of,
 )
 from mssql_cdc.silver.merge import merge_images
-from mssql_cdc.tables import TableRef, append
+from mssql_cdc.tables import TableRef, append, observe_aggregates
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -121,19 +121,24 @@ class SilverWriter:
         row looked at) means no MERGE. The images are not cached (a serverless session refuses
         persist): the MERGE's own job observes their highest change LSN.
         """
-        from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
         if self.empty:
             return self._append(source)
         if not rebuild and not source.select(col("_operation")).limit(1).collect():
             return None
-        seen = Observation()
         images = latest_images(source, self.keys, self.shape, ref=self.bronze)
-        observed = images.observe(seen, F.max(HIGH).alias("high"))
-        merge_images(self.spark, self.target, observed, self.keys, self.names, rebuild=rebuild)
+        observed = observe_aggregates(images, "mssql_cdc_silver", F.max(HIGH).alias("high"))
+        merge_images(
+            self.spark, self.target, observed.frame, self.keys, self.names, rebuild=rebuild
+        )
         self.written = True
-        high = seen.get["high"]
+        found = observed.values()
+        if found is None:
+            # Spark Connect reports no observation for a MERGE's source (a SQL command, not a
+            # query whose response carries it): read the images' highest LSN once more.
+            found = {"high": images.agg(F.max(HIGH)).collect()[0][0]}
+        high = found["high"]
         return str(high) if high is not None else None
 
     def _append(self, source: DataFrame) -> str | None:
