@@ -1,6 +1,7 @@
 """Bronze, facts and the metrics folder on an object store (docs/object-stores.md): a stream on
 the emulator into `s3a://` tables on moto's S3 server, through Spark's S3A connector, with the
-checkpoint local, then a loss of CDC data and its automatic re-snapshot.
+checkpoint local, then a loss of CDC data and its automatic re-snapshot, then silver built
+from that bronze on the store and kept current by a MERGE.
 
 Bronze is checked by the plain-Python rebuild oracle (tests/spark/support/recovery_support.py)
 against the emulator's table; what lies on the store is listed with boto3, not the library.
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from mssql_cdc import apply_changes
 from tests.spark.support.recovery_support import Orders, rebuild
 from tests.support.s3_server import S3Server
 
@@ -69,3 +71,17 @@ def test_a_stream_into_s3a_tables_recovers_from_a_loss_with_its_metrics_on_s3a(
     bronze = _rows(spark, orders.target)
     assert rebuild(bronze, facts, orders.target) == orders.source()
     assert orders.source() == [(0, "new"), (1, "paid"), (3, "new")]
+
+    # silver and its control table on the store too: built, then a MERGE of a later change
+    silver, control = on_s3.uri("silver"), on_s3.uri("control")
+    for change in (None, ("update", 3, "sent")):
+        if change is not None:
+            orders.commit(change)
+            orders.run()
+        apply_changes(
+            spark, orders.target, silver, keys=["order_id"], control_table=control,
+            facts_table=orders.facts,
+        )  # fmt: skip
+        held = sorted((int(r["order_id"]), str(r["status"])) for r in _rows(spark, silver))
+        assert held == orders.source()
+    assert orders.source() == [(0, "new"), (1, "paid"), (3, "sent")]
