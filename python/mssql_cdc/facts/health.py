@@ -131,16 +131,29 @@ def read_health(facts_table: str, app_id: str) -> FactsHealth:
     """
     validate_app_id(app_id)
     ref = _checked(facts_table)
-    wanted = pc.field("event").is_null() | pc.field("event").isin(list(HEALTH_EVENTS))
-    try:
-        rows = read_rows(ref, columns=_COLUMNS, where=family_filter(app_id) & wanted).to_pylist()
-    except TableOutOfReach as exc:
-        raise unreadable(ref, str(exc)) from exc
+    rows = family_rows(ref, app_id, HEALTH_EVENTS, _COLUMNS)
     return FactsHealth(
         table=ref.text if ref.location is None else ref.location,
         latest_batch=_latest_batch(rows),
         events={name: _latest_event(rows, name) for name in HEALTH_EVENTS},
     )
+
+
+def family_rows(
+    ref: TableRef, app_id: str, events: Sequence[str], columns: Sequence[str]
+) -> list[dict[str, Any]]:
+    """`columns` of the batch rows (no event) and the `events` rows of the stream `app_id`
+    and its generations, read in process from the facts table at `ref`.
+
+    Raises:
+        ConfigError: the table cannot be read here (`unreadable`'s message).
+    """
+    wanted = pc.field("event").is_null() | pc.field("event").isin(list(events))
+    try:
+        table = read_rows(ref, columns=list(columns), where=family_filter(app_id) & wanted)
+    except TableOutOfReach as exc:
+        raise unreadable(ref, str(exc)) from exc
+    return table.to_pylist()  # type: ignore[no-any-return]
 
 
 def check_health_table(facts_table: str) -> TableRef:

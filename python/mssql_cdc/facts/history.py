@@ -15,12 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import pyarrow.compute as pc
-
 from mssql_cdc.core import validate_app_id
-from mssql_cdc.facts.health import check_health_table, unreadable
-from mssql_cdc.facts.rows import family_filter
-from mssql_cdc.tables import TableOutOfReach, read_rows
+from mssql_cdc.facts.health import check_health_table, family_rows
 
 __all__ = [
     "HISTORY_EVENTS",
@@ -127,9 +123,4 @@ def read_history(facts_table: str, app_id: str) -> StreamHistory:
     """
     validate_app_id(app_id)
     ref = check_health_table(facts_table)
-    wanted = pc.field("event").is_null() | pc.field("event").isin(list(HISTORY_EVENTS))
-    try:
-        rows = read_rows(ref, columns=_COLUMNS, where=family_filter(app_id) & wanted).to_pylist()
-    except TableOutOfReach as exc:
-        raise unreadable(ref, str(exc)) from exc
-    return history_from_rows(app_id, rows)
+    return history_from_rows(app_id, family_rows(ref, app_id, HISTORY_EVENTS, _COLUMNS))

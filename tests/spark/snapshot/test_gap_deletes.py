@@ -16,28 +16,7 @@ from pyspark.sql import SparkSession
 
 from mssql_cdc.testing import InjectedFault, failpoints
 from tests.spark.support.chunked_support import backfill
-from tests.spark.support.recovery_support import Orders, lsn_key
-
-
-def feed(bronze: list[dict[str, Any]]) -> list[tuple[int, str]]:
-    """Bronze applied row by row in (_start_lsn, _command_id, _seqval, _operation) order."""
-
-    def order(r: dict[str, Any]) -> tuple[int, int, int, int]:
-        command = r.get("_command_id")
-        return (
-            lsn_key(r["_start_lsn"]),
-            -1 if command is None else command,
-            lsn_key(r.get("_seqval")),
-            r["_operation"],
-        )
-
-    image: dict[int, str] = {}
-    for r in sorted(bronze, key=order):
-        if r["_operation"] == 1:
-            image.pop(r["order_id"], None)
-        elif r["_operation"] != 3:
-            image[r["order_id"]] = r["status"]
-    return sorted(image.items())
+from tests.spark.support.recovery_support import Orders, feed
 
 
 def derived(orders: Orders) -> list[dict[str, Any]]:

@@ -33,6 +33,28 @@ def lsn_key(text: str | None) -> int:
     return -1 if text is None else int(text, 16)
 
 
+def feed(bronze: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """Bronze applied row by row in (_start_lsn, _command_id, _seqval, _operation) order, as a
+    change feed: a snapshot row upserts its key, a delete removes it, nothing restarts."""
+
+    def order(r: dict[str, Any]) -> tuple[int, int, int, int]:
+        command = r.get("_command_id")
+        return (
+            lsn_key(r["_start_lsn"]),
+            -1 if command is None else command,
+            lsn_key(r.get("_seqval")),
+            r["_operation"],
+        )
+
+    image: dict[int, str] = {}
+    for r in sorted(bronze, key=order):
+        if r["_operation"] == 1:
+            image.pop(r["order_id"], None)
+        elif r["_operation"] != 3:
+            image[r["order_id"]] = r["status"]
+    return sorted(image.items())
+
+
 def rebuild(
     bronze: list[dict[str, Any]], facts: list[dict[str, Any]], target: str
 ) -> list[tuple[int, str]]:
