@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc import _native
+import mssql_cdc._native as _native
 from mssql_cdc.core.lsn import Lsn
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.errors import ConfigError, StateFileError

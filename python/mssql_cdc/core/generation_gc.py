@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc import _native
+import mssql_cdc._native as _native
 from mssql_cdc.core import checkpoint
 from mssql_cdc.core.app_id import validate_app_id
 from mssql_cdc.core.folders import check_cleanable_folder

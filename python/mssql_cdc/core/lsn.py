@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import NewType
 
-from mssql_cdc import _native
+import mssql_cdc._native as _native
 
 __all__ = ["ZERO", "Lsn", "compare", "decrement", "fields", "from_fields", "increment", "normalize"]
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from mssql_cdc import _native
+import mssql_cdc._native as _native
 from mssql_cdc.core.checkpoint import GenerationState, offset_from_native, offset_to_native
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.errors import ConfigError, DataLossError, MssqlCdcError

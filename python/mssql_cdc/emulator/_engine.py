@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from mssql_cdc import _native
+import mssql_cdc._native as _native
 from mssql_cdc.core import EndsWithBlock
 from mssql_cdc.emulator._convert import (
     SETTING_NAMES,

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from mssql_cdc import _native
+import mssql_cdc._native as _native
 from mssql_cdc.core import lsn
 from mssql_cdc.emulator._convert import (
     Time,

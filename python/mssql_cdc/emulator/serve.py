@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from mssql_cdc import _native
+import mssql_cdc._native as _native
 from mssql_cdc.core import EndsWithBlock
 from mssql_cdc.emulator.wire_faults import WireFault, wire_faults
 
