@@ -27,6 +27,7 @@ from mssql_cdc.core.classpath import (
     check_java,
     delta_classpath,
 )
+from mssql_cdc.core.disk_space import MIN_FREE_BYTES, check_space, free_bytes
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.folders import check_cleanable_folder, check_inside
 from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
@@ -132,6 +133,7 @@ __all__ = [
     "JARS_ENV",
     "MAX_GENERATION",
     "MAX_KEEP",
+    "MIN_FREE_BYTES",
     "MIN_ROWS_PER_RANGE",
     "MODULUS",
     "NULL_FIELD",
@@ -188,6 +190,7 @@ __all__ = [
     "check_inside",
     "check_java",
     "check_sink_folders",
+    "check_space",
     "check_time_key",
     "check_time_keys",
     "chunk_file_name",
@@ -204,6 +207,7 @@ __all__ = [
     "estimate_snapshot",
     "filesystem_spec",
     "format_commit_ts",
+    "free_bytes",
     "guid_order",
     "has_metadata",
     "has_range",
