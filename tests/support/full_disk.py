@@ -11,6 +11,8 @@ writes would pass through.
         disk.fill()        # the next byte written anywhere on it is ENOSPC
         ...                # a run that must fail and say so
         disk.free()        # the space is back; the files written before are untouched
+        disk.read_only()   # every write on it is EROFS ("Read-only file system"), root's too
+        disk.writable()    # read-write again
 
 Mounting needs root (CAP_SYS_ADMIN): `mountable()` says whether this process may, and
 `small_disk` skips the calling test with the reason when it may not. The filler is one file,
@@ -77,6 +79,19 @@ class SmallDisk:
     def free(self) -> None:
         """Remove the filler: the disk has its space back."""
         self.filler.unlink(missing_ok=True)
+
+    def read_only(self) -> None:
+        """Remount the disk read-only: every write on it fails with EROFS, root's too."""
+        self._remount("ro")
+
+    def writable(self) -> None:
+        """Remount the disk read-write again; its files are as they were."""
+        self._remount("rw")
+
+    def _remount(self, mode: str) -> None:
+        subprocess.run(
+            ["mount", "-o", f"remount,{mode}", str(self.path)], check=True, capture_output=True
+        )
 
     def free_bytes(self) -> int:
         """The bytes still free on the disk (`statvfs`)."""

@@ -27,7 +27,7 @@ from mssql_cdc.core.classpath import (
     check_java,
     delta_classpath,
 )
-from mssql_cdc.core.disk_space import MIN_FREE_BYTES, check_space, free_bytes
+from mssql_cdc.core.disk_space import MIN_FREE_BYTES, check_space, check_writable, free_bytes
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.folders import check_cleanable_folder, check_inside
 from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
@@ -193,6 +193,7 @@ __all__ = [
     "check_space",
     "check_time_key",
     "check_time_keys",
+    "check_writable",
     "chunk_file_name",
     "clock",
     "collect_garbage",

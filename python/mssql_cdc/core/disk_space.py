@@ -1,9 +1,11 @@
-"""Refusing to start on a full disk: the free space of the folders a run writes (decision 1407).
+"""Refusing to start where a run cannot write: a full disk, a read-only or forbidden folder.
 
-A run on a file system with no room fails in the middle of a batch, in Spark's checkpoint
-writer, with a Java `IOException: No space left on device` that names neither the folder nor
-what to do. `check_space` looks before anything is written, at the nearest folder of the path
-that exists, and raises `DiskFullError` naming the path, the bytes free and what to do.
+A run on a file system with no room, or on a folder it may not write, fails in the middle of
+a batch, in Spark's checkpoint writer, with a Java `IOException` ("No space left on device",
+"Read-only file system", "Permission denied") that names neither the folder nor what to do.
+`check_space` and `check_writable` look before anything is written, at the nearest folder of
+the path that exists, and raise an error naming the path, the fault and what to do
+(decisions 1407, 1409).
 """
 
 from __future__ import annotations
@@ -11,29 +13,61 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mssql_cdc.errors import DiskFullError
+from mssql_cdc.errors import ConfigError, DiskFullError
 
-__all__ = ["MIN_FREE_BYTES", "check_space", "free_bytes"]
+__all__ = ["MIN_FREE_BYTES", "check_space", "check_writable", "free_bytes"]
 
 MIN_FREE_BYTES = 64 * 1024
 """Below this many free bytes a run does not start: an offsets file, a commit file, a state
 file and a facts commit each need a few KB."""
 
 
+def _nearest_folder(path: str | os.PathLike[str]) -> Path | None:
+    """The nearest of `path` and its parents that exists as a folder."""
+    here = Path(path).absolute()
+    return next((folder for folder in (here, *here.parents) if folder.is_dir()), None)
+
+
 def free_bytes(path: str | os.PathLike[str]) -> int | None:
     """The bytes this process may still write on the file system holding `path` (the nearest
     folder of it that exists), or None when nothing of it can be examined."""
-    here = Path(path).absolute()
-    for folder in (here, *here.parents):
-        try:
-            stats = os.statvfs(folder)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        except OSError:
-            return None
-        blocks = stats.f_bfree if os.geteuid() == 0 else stats.f_bavail  # root has the reserve
-        return blocks * stats.f_frsize
-    return None
+    folder = _nearest_folder(path)
+    if folder is None:
+        return None
+    try:
+        stats = os.statvfs(folder)
+    except OSError:
+        return None
+    blocks = stats.f_bfree if os.geteuid() == 0 else stats.f_bavail  # root has the reserve
+    return blocks * stats.f_frsize
+
+
+def check_writable(path: str | os.PathLike[str], *, what: str) -> None:
+    """Raise `ConfigError` when this process may not create files in the nearest existing
+    folder of the local `path` (a read-only file system, or its permissions); `what` names
+    the path's role.
+
+    Raises:
+        ConfigError: naming `what`, the path, the folder, the fault and what to do.
+    """
+    folder = _nearest_folder(path)
+    if folder is None or os.access(folder, os.W_OK | os.X_OK):
+        return
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        fault = f"{folder} is on a read-only file system"
+        fix = "mount it read-write"
+    else:
+        fault = f"this process (uid {os.geteuid()}) may not write in {folder}: permission denied"
+        fix = "give the user running Spark's driver write permission on that folder"
+    raise ConfigError(
+        f"{what} at {os.fspath(path)} cannot be written: {fault}. Nothing was started or "
+        f"written. {fix[0].upper()}{fix[1:]} (or give the stream a folder it may write) and run "
+        f"again: the run resumes after the last committed batch."
+    )
 
 
 def check_space(path: str | os.PathLike[str], *, what: str) -> None:

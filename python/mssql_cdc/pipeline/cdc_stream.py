@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import Offset, check_space, is_store_uri
+from mssql_cdc.core import Offset, check_space, check_writable, is_store_uri
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.pipeline.arguments import check_to_delta
@@ -74,13 +74,15 @@ class CdcStream:
         return f"CdcStream(capture_instance={self.config.capture_instance!r})"
 
     def _checked_room(self, args: StreamArguments) -> None:
-        """Refuse a full disk under the checkpoint or the metrics folder before anything is
-        written there (decision 1407)."""
-        if not args.checkpoint_is_spark_only:
-            check_space(args.checkpoint, what="the checkpoint")
+        """Refuse a checkpoint or metrics folder this process cannot write, or whose disk is
+        full, before anything is written there (decisions 1407, 1409)."""
+        folders = [] if args.checkpoint_is_spark_only else [(args.checkpoint, "the checkpoint")]
         metrics = self.config.metrics_path
         if metrics and not is_store_uri(metrics):
-            check_space(metrics, what="the metrics folder (option metricsPath)")
+            folders.append((metrics, "the metrics folder (option metricsPath)"))
+        for path, what in folders:
+            check_writable(path, what=what)
+            check_space(path, what=what)
 
     @staticmethod
     def _checked_owner(args: StreamArguments) -> None:

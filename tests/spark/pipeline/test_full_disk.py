@@ -1,6 +1,6 @@
-"""A full disk under the checkpoint or the metrics folder: the run refuses to start, naming the
-fault, the folder and what to do; nothing committed changes; once space is freed the next run
-resumes and ends equal to the source.
+"""A full disk under the checkpoint or the metrics folder, or a read-only checkpoint: the run
+refuses to start, naming the fault, the folder and what to do; nothing committed changes; once
+space is freed (the disk is writable again) the next run resumes and ends equal to the source.
 
 The disk is a real tmpfs of a few MB filled to its last byte (tests/support/full_disk.py), so
 Spark's own checkpoint writer would meet ENOSPC too. The oracles are the emulator's rows read
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from mssql_cdc.errors import DiskFullError
+from mssql_cdc.errors import ConfigError, DiskFullError
 from tests.spark.support.recovery_support import Orders
 from tests.support.full_disk import FILLER, small_disk
 
@@ -77,3 +77,33 @@ def test_a_full_disk_stops_the_run_before_it_writes_and_the_next_run_resumes_onc
         assert orders.rebuilt() == orders.source() == [(0, "new"), (1, "paid"), (2, "new"),
                                                        (10, "late")]  # fmt: skip
         assert len(delta_versions(orders.target)) == len(before[1]) + 1
+
+
+def test_a_read_only_checkpoint_stops_the_run_before_it_writes_and_the_next_run_resumes(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    with small_disk(tmp_path / "disk", size_mb=8) as disk:
+        orders = Orders(spark, tmp_path / "story", app_id="ro-v1")
+        orders.checkpoint = disk.path / "ckpt"
+        orders.orders(3)
+        orders.run()
+        orders.commit(("insert", 10, "late"))
+        before = (files(disk.path), delta_versions(orders.target), delta_versions(orders.facts))
+
+        disk.read_only()
+        with pytest.raises(ConfigError) as refused:
+            orders.to_delta()
+        assert str(refused.value) == (
+            f"the checkpoint at {orders.checkpoint} cannot be written: {orders.checkpoint} is "
+            "on a read-only file system. Nothing was started or written. Mount it read-write "
+            "(or give the stream a folder it may write) and run again: the run resumes after "
+            "the last committed batch."
+        )
+        assert spark.streams.active == []
+        after = (files(disk.path), delta_versions(orders.target), delta_versions(orders.facts))
+        assert after == before
+
+        disk.writable()
+        orders.run()
+        assert orders.rebuilt() == orders.source() == [(0, "new"), (1, "new"), (2, "new"),
+                                                       (10, "late")]  # fmt: skip
