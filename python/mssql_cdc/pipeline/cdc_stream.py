@@ -75,7 +75,7 @@ class CdcStream:
 
     def _checked_room(self, args: StreamArguments) -> None:
         """Refuse a checkpoint or metrics folder this process cannot write, or whose disk is
-        full, before anything is written there (decisions 1407, 1409)."""
+        full, before anything is written there."""
         folders = [] if args.checkpoint_is_spark_only else [(args.checkpoint, "the checkpoint")]
         metrics = self.config.metrics_path
         if metrics and not is_store_uri(metrics):
