@@ -27,7 +27,13 @@ from mssql_cdc.core.classpath import (
     check_java,
     delta_classpath,
 )
-from mssql_cdc.core.disk_space import MIN_FREE_BYTES, check_space, check_writable, free_bytes
+from mssql_cdc.core.disk_space import (
+    MIN_FREE_BYTES,
+    check_space,
+    check_writable,
+    free_bytes,
+    write_fault_advice,
+)
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.folders import check_cleanable_folder, check_inside
 from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
@@ -247,5 +253,6 @@ __all__ = [
     "validate_app_id",
     "value_text",
     "with_collation",
+    "write_fault_advice",
     "write_json_atomic",
 ]

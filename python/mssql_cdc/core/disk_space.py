@@ -5,17 +5,20 @@ a batch, in Spark's checkpoint writer, with a Java `IOException` ("No space left
 "Read-only file system", "Permission denied") that names neither the folder nor what to do.
 `check_space` and `check_writable` look before anything is written, at the nearest folder of
 the path that exists, and raise an error naming the path, the fault and what to do
-(decisions 1407, 1409).
+(decisions 1407, 1409). A disk that fills while a query runs is told after the fact:
+`write_fault_advice` reads the failure's text and names the folders and what to do
+(decision 1410).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from mssql_cdc.errors import ConfigError, DiskFullError
 
-__all__ = ["MIN_FREE_BYTES", "check_space", "check_writable", "free_bytes"]
+__all__ = ["MIN_FREE_BYTES", "check_space", "check_writable", "free_bytes", "write_fault_advice"]
 
 MIN_FREE_BYTES = 64 * 1024
 """Below this many free bytes a run does not start: an offsets file, a commit file, a state
@@ -87,4 +90,34 @@ def check_space(path: str | os.PathLike[str], *, what: str) -> None:
         f"one) and run again: the run resumes after the last committed batch.",
         os.fspath(path),
         free,
+    )
+
+
+_WRITE_FAULTS = (
+    ("No space left on device", "free space on its file system"),
+    ("Read-only file system", "mount it read-write"),
+)
+
+
+def write_fault_advice(text: str, folders: Sequence[tuple[str, str]]) -> str | None:
+    """What to do about a query that failed writing its folders, or None when `text` (the
+    failure's message, Spark's included) names no such fault.
+
+    `folders` are the local folders the query wrote, each with its role ("the checkpoint");
+    each is named with the bytes its file system has free now.
+    """
+    found = next(((fault, fix) for fault, fix in _WRITE_FAULTS if fault in text), None)
+    if found is None:
+        return None
+    fault, fix = found
+    where = "; ".join(
+        f"{what} {path} ({free:,} bytes free)"
+        if (free := free_bytes(path)) is not None
+        else f"{what} {path}"
+        for path, what in folders
+    )
+    return (
+        f"the query stopped writing its files: {fault.lower()} ({where or 'a folder it wrote'}). "
+        f"Committed batches are kept; {fix} and run again: the run resumes after the last "
+        f"committed batch."
     )
