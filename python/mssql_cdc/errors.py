@@ -19,6 +19,7 @@ __all__ = [
     "ConnectionLostError",
     "ConstraintError",
     "DataLossError",
+    "DiskFullError",
     "EmulatorError",
     "FileFormatError",
     "FormatVersionError",
@@ -140,6 +141,17 @@ class StreamFailedError(MssqlCdcError):
 class NativeStateError(MssqlCdcError):
     """The native core refused an operation that is not allowed in the current state; raised to
     users when two jobs recover the same stream at once (docs/operations.md)."""
+
+
+class DiskFullError(MssqlCdcError):
+    """The file system holding a folder the run writes (the checkpoint, `metricsPath`) has no
+    room: `path` names the folder and `free_bytes` what was free. Nothing was started; free
+    space there and run again."""
+
+    def __init__(self, message: str, path: str = "", free_bytes: int = 0) -> None:
+        super().__init__(message, path, free_bytes)
+        self.path = path
+        self.free_bytes = free_bytes
 
 
 class ConnectionLostError(MssqlCdcError, ConnectionError):

@@ -27,6 +27,13 @@ from mssql_cdc.core.classpath import (
     check_java,
     delta_classpath,
 )
+from mssql_cdc.core.disk_space import (
+    MIN_FREE_BYTES,
+    check_space,
+    check_writable,
+    free_bytes,
+    write_fault_advice,
+)
 from mssql_cdc.core.events import EventRecord
 from mssql_cdc.core.folders import check_cleanable_folder, check_inside
 from mssql_cdc.core.generation_gc import MAX_KEEP, GcReport, collect_garbage
@@ -132,6 +139,7 @@ __all__ = [
     "JARS_ENV",
     "MAX_GENERATION",
     "MAX_KEEP",
+    "MIN_FREE_BYTES",
     "MIN_ROWS_PER_RANGE",
     "MODULUS",
     "NULL_FIELD",
@@ -188,8 +196,10 @@ __all__ = [
     "check_inside",
     "check_java",
     "check_sink_folders",
+    "check_space",
     "check_time_key",
     "check_time_keys",
+    "check_writable",
     "chunk_file_name",
     "clock",
     "collect_garbage",
@@ -204,6 +214,7 @@ __all__ = [
     "estimate_snapshot",
     "filesystem_spec",
     "format_commit_ts",
+    "free_bytes",
     "guid_order",
     "has_metadata",
     "has_range",
@@ -242,5 +253,6 @@ __all__ = [
     "validate_app_id",
     "value_text",
     "with_collation",
+    "write_fault_advice",
     "write_json_atomic",
 ]

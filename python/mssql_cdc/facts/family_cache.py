@@ -14,6 +14,7 @@ does not parse or does not match, and trusted for nothing but these rows.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -183,7 +184,8 @@ def store(checkpoint: str, entry: CacheEntry) -> None:
         os.replace(temporary, folder / CACHE_FILE_NAME)
     except OSError as exc:
         log.debug("%s: the family cache was not written: %s", checkpoint, exc)
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only file system refuses this too
+            temporary.unlink(missing_ok=True)
 
 
 def preflight_facts(

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import Offset
+from mssql_cdc.core import Offset, check_space, check_writable, is_store_uri
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import OnDataLoss, SnapshotMode, SourceConfig
 from mssql_cdc.pipeline.arguments import check_to_delta
@@ -72,6 +72,17 @@ class CdcStream:
 
     def __repr__(self) -> str:
         return f"CdcStream(capture_instance={self.config.capture_instance!r})"
+
+    def _checked_room(self, args: StreamArguments) -> None:
+        """Refuse a checkpoint or metrics folder this process cannot write, or whose disk is
+        full, before anything is written there."""
+        folders = [] if args.checkpoint_is_spark_only else [(args.checkpoint, "the checkpoint")]
+        metrics = self.config.metrics_path
+        if metrics and not is_store_uri(metrics):
+            folders.append((metrics, "the metrics folder (option metricsPath)"))
+        for path, what in folders:
+            check_writable(path, what=what)
+            check_space(path, what=what)
 
     @staticmethod
     def _checked_owner(args: StreamArguments) -> None:
@@ -181,6 +192,7 @@ class CdcStream:
         )
         from mssql_cdc.snapshot import generation_start
 
+        self._checked_room(args)
         self._checked_owner(args)
         facts_rows = self._checked_family(args)
         state, paths = live_generation(

@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from mssql_cdc.core import is_store_uri, spark_only, write_fault_advice
 from mssql_cdc.errors import ConfigError, StreamFailedError
 from mssql_cdc.options import OnDataLoss, SnapshotMode
 from mssql_cdc.pipeline.cdc_stream import CdcStream
@@ -330,9 +331,11 @@ class FanOutJob:
     def _fail(self, planned: PlannedStream, exc: Exception) -> None:
         text = str(exc)
         cut = text.find("\n=== Streaming Query")  # Spark's query description, not the cause
+        advice = write_fault_advice(text, _written_folders(planned))
         error = StreamFailedError(
             f"{planned.label}, app_id {planned.args.app_id!r}, failed: "
-            f"{type(exc).__name__}: {text[:cut] if cut > 0 else text}",
+            f"{type(exc).__name__}: {text[:cut] if cut > 0 else text}"
+            + (f"\n{advice}" if advice else ""),
             planned.args.app_id,
             planned.config.capture_instance,
         )
@@ -355,3 +358,14 @@ class FanOutJob:
     def _set_locked(self, app_id: str, state: StreamState) -> None:
         self._states[app_id] = state
         self._changed.notify_all()
+
+
+def _written_folders(planned: PlannedStream) -> list[tuple[str, str]]:
+    """The local folders a stream's query writes, each with its role in a message."""
+    folders = []
+    if not spark_only(planned.args.checkpoint):
+        folders.append((planned.args.checkpoint, "the checkpoint"))
+    metrics = planned.config.metrics_path
+    if metrics and not is_store_uri(metrics):
+        folders.append((metrics, "the metrics folder (option metricsPath)"))
+    return folders

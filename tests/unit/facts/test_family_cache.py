@@ -26,6 +26,7 @@ from mssql_cdc.facts.family_cache import (
 from mssql_cdc.facts.rows import batch_facts_metadata
 from mssql_cdc.facts.snapshot_family import FACT_COLUMNS, PREFLIGHT_EVENTS, SnapshotFacts
 from mssql_cdc.tables.delta_log import CommitSummary, LogHead, summarize
+from tests.support.full_disk import small_disk
 
 ROW: dict[str, Any] = {c: None for c in FACT_COLUMNS} | {
     "app_id": "orders.g1",
@@ -184,6 +185,31 @@ def test_the_cache_file_round_trips_its_rows(tmp_path: Path) -> None:
     store(str(tmp_path), ENTRY)
     assert load(str(tmp_path)) == ENTRY
     assert [p.name for p in tmp_path.iterdir()] == [CACHE_FILE_NAME]  # no temporary left
+
+
+def test_a_cache_file_that_cannot_be_written_is_only_logged_on_a_read_only_disk(
+    tmp_path: Path,
+) -> None:
+    # The cache is an optimisation: a checkpoint on a read-only file system must not fail the
+    # call here (removing the temporary file fails there too, with EROFS).
+    with small_disk(tmp_path / "disk", size_mb=1) as disk:
+        checkpoint = disk.path / "ckpt"
+        checkpoint.mkdir()
+        disk.read_only()
+        store(str(checkpoint), ENTRY)
+        assert list(checkpoint.iterdir()) == []
+        assert load(str(checkpoint)) is None
+
+
+def test_a_cache_file_that_cannot_be_written_is_only_logged_on_a_full_disk(
+    tmp_path: Path,
+) -> None:
+    with small_disk(tmp_path / "disk", size_mb=1) as disk:
+        checkpoint = disk.path / "ckpt"
+        checkpoint.mkdir()
+        disk.fill()
+        store(str(checkpoint), ENTRY)
+        assert list(checkpoint.iterdir()) == []  # no temporary file left behind
 
 
 def test_no_cache_file_is_written_into_a_checkpoint_not_made_yet(tmp_path: Path) -> None:

@@ -224,3 +224,49 @@ def test_a_query_that_fails_otherwise_is_not_started_again(
     with pytest.raises(StreamFailedError, match="purged"):
         job.await_termination(30)
     assert len(starts) == 1
+
+
+@pytest.mark.parametrize(
+    ("spark_text", "fault", "fix"),
+    [
+        ("No space left on device", "no space left on device", "free space on its file system"),
+        ("Read-only file system", "read-only file system", "mount it read-write"),
+    ],
+)
+def test_a_query_that_fails_writing_its_folders_says_which_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spark_text: str, fault: str, fix: str
+) -> None:
+    queries = {f"dbo_t{i}": Query() for i in range(2)}
+    job = job_of(tmp_path, monkeypatch, queries.__getitem__, n=2)
+    queries["dbo_t1"].fail(
+        RuntimeError(
+            f"[STREAM_FAILED] Query terminated with exception: java.io.IOException: {spark_text}"
+            " SQLSTATE: XXKST\n=== Streaming Query ===\nIdentifier: dbo_t1"
+        )
+    )
+    with pytest.raises(StreamFailedError) as failed:
+        job.await_termination(30)
+    checkpoint = job._planned["dbo_t1"].args.checkpoint
+    first, advice = str(failed.value).split("\n")
+    assert first.endswith(f"java.io.IOException: {spark_text} SQLSTATE: XXKST")
+    assert advice.startswith(
+        f"the query stopped writing its files: {fault} (the checkpoint {checkpoint} ("
+    )
+    assert advice.endswith(
+        f"bytes free)). Committed batches are kept; {fix} and run again: the run resumes after "
+        "the last committed batch."
+    )
+
+
+def test_a_failure_that_is_no_write_fault_gets_no_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries = {"dbo_t0": Query()}
+    job = job_of(tmp_path, monkeypatch, queries.__getitem__, n=1)
+    queries["dbo_t0"].fail(RuntimeError("the sink broke"))
+    with pytest.raises(StreamFailedError) as failed:
+        job.await_termination(30)
+    assert (
+        str(failed.value)
+        == "streams[0] (dbo_t0), app_id 'dbo_t0', failed: RuntimeError: the sink broke"
+    )
