@@ -212,6 +212,30 @@ TEST_F(TdsSurvival, AMegabyteLiteralIsAValueAndAnUnclosedOneIs105WithTheSessionG
   EXPECT_EQ(last_done(run(s, "SELECT 42")).status, kDoneCount);
 }
 
+TEST_F(TdsSurvival, ConvertStylesFollowTheCastAndConvertPage) {
+  Session s = logged_in();
+  // https://learn.microsoft.com/en-us/sql/t-sql/functions/cast-and-convert-transact-sql: "For a
+  // style value of NULL, NULL is returned"; date and time styles outside the table "are
+  // processed as 0"; to datetimeoffset only styles 0 and 1, "All other conversion styles return
+  // error 9809".
+  BufferedSink null_style;
+  EXPECT_FALSE(s.handle(batch("SELECT CONVERT(varchar(30), CAST('2026-01-02' AS date), NULL)"), null_style));
+  EXPECT_FALSE(first_error(null_style.tail).has_value());
+  // The row's one value is NULL: an NBCROW (0xD2) whose bitmap marks column 1 (MS-TDS 2.2.7.15).
+  const Bytes null_value{0xD2, 0x01};
+  EXPECT_NE(std::search(null_style.tail.begin(), null_style.tail.end(), null_value.begin(), null_value.end()),
+            null_style.tail.end());
+  const auto odd = first_error(run(s, "SELECT CONVERT(varchar(30), CAST('2026-01-02' AS date), 999)"));
+  EXPECT_FALSE(odd.has_value());
+  for (const char* sql : {"SELECT CONVERT(datetimeoffset, CAST('2026-01-02' AS datetime2), 120)",
+                          "SELECT CONVERT(datetimeoffset, CAST('2026-01-02' AS date), 2147483647)"}) {
+    const auto e = first_error(run(s, sql));
+    ASSERT_TRUE(e.has_value()) << sql;
+    EXPECT_EQ(e->number, 9809) << sql;
+  }
+  EXPECT_FALSE(first_error(run(s, "SELECT CONVERT(datetimeoffset, CAST('2026-01-02' AS datetime2), 1)")).has_value());
+}
+
 // A plain-TCP client of a Server: frames messages and reads replies.
 class Client {
  public:
