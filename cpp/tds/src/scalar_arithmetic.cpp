@@ -183,18 +183,30 @@ TypedValue arithmetic(char op, const TypedValue& a, const TypedValue& b) {
     const int in = std::max(a.type.scale, b.type.scale);
     const __int128 x = unscaled_at(a, in), y = unscaled_at(b, in);
     __int128 r = 0;
+    // numeric's 38 digits bound every result; a step past __int128 is past them too (8115).
+    bool over = false;
+    const auto mul = [&over](__int128 p, __int128 q) {
+      __int128 out = 0;
+      over = over || __builtin_mul_overflow(p, q, &out);
+      return out;
+    };
     switch (op) {
-      case '+': r = (x + y) * pow10_128(s - in); break;
-      case '-': r = (x - y) * pow10_128(s - in); break;
-      case '*': r = unscaled_at(a, a.type.scale) * unscaled_at(b, b.type.scale); break;
+      case '+': over = __builtin_add_overflow(x, y, &r); break;
+      case '-': over = __builtin_sub_overflow(x, y, &r); break;
+      case '*': r = mul(unscaled_at(a, a.type.scale), unscaled_at(b, b.type.scale)); break;
       case '/':
         if (y == 0) zero();
-        r = x * pow10_128(s) / y;
+        r = mul(x, pow10_128(s)) / y;
         break;
       default:
         if (y == 0) zero();
-        r = (x % y) * pow10_128(s - in);
+        r = x % y;
         break;
+    }
+    if (op != '*' && op != '/') r = mul(r, pow10_128(s - in));
+    const __int128 limit = pow10_128(38);
+    if (over || r >= limit || r <= -limit) {
+      sql_error(8115, "Arithmetic overflow error converting expression to data type numeric.");
     }
     return {t, Decimal{r}};
   }

@@ -33,7 +33,13 @@ __int128 unscaled_at(const TypedValue& v, int scale) {
     return q + (2 * (r < 0 ? -r : r) >= div ? (r < 0 ? -1 : 1) : 0);  // half away from zero
   }
   if (const auto* f = std::get_if<double>(&v.value)) {
-    return static_cast<__int128>(std::llround(*f * static_cast<double>(pow10(std::min(scale, 18)))));
+    // Rounded in floating point, then checked: numeric holds at most 38 digits, and a value past
+    // them (or past what __int128 holds) is 8115, never a wrapped integer.
+    const long double x = std::round(static_cast<long double>(*f) * std::pow(10.0L, scale));
+    if (!std::isfinite(x) || std::fabs(x) >= 1e38L) {
+      sql_error(8115, "Arithmetic overflow error converting " + kind_name(v.type) + " to data type numeric.");
+    }
+    return static_cast<__int128>(x);
   }
   sql_error(8114, "Error converting data type " + kind_name(v.type) + " to numeric.");
 }

@@ -234,11 +234,19 @@ Fn Binder::compile_node(const Expr& e) {
       const ColumnType target = e.target;
       return [a, s, target](const Row& r) {
         int style = 0;
+        const TypedValue v = a(r);
         if (s) {
+          // CAST and CONVERT: a NULL style gives NULL; from a date or time type to
+          // datetimeoffset only styles 0 and 1 are supported, others are error 9809.
           const TypedValue sv = s(r);
-          if (!is_null(sv.value)) style = static_cast<int>(std::get<std::int64_t>(convert(kInt, sv, 0).value));
+          if (is_null(sv.value)) return TypedValue{target, std::monostate{}};
+          style = static_cast<int>(std::get<std::int64_t>(convert(kInt, sv, 0).value));
+          if (target.kind == SqlKind::DateTimeOffset && scalar::is_temporal(v.type.kind) && style != 0 && style != 1) {
+            sql_error(9809, "The style " + std::to_string(style) + " is not supported for conversions from " +
+                                scalar::kind_name(v.type) + " to " + scalar::kind_name(target) + ".");
+          }
         }
-        return convert(target, a(r), style);
+        return convert(target, v, style);
       };
     }
     case ExprKind::AtTimeZone: return at_time_zone(e);

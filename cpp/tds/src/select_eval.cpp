@@ -9,6 +9,7 @@
 #include "builtins.hpp"
 #include "select.hpp"
 #include "select_engine.hpp"
+#include "watch.hpp"
 
 namespace mssqlcdc::tds {
 namespace engine {
@@ -81,7 +82,10 @@ RowSource run_core(const SelectCore& c, const Query* ordering, const std::shared
     held = std::make_shared<std::vector<Row>>(grouped_rows(c, aggregates, rows, source_binder, *binder));
   } else if (!windows.empty()) {
     held = std::make_shared<std::vector<Row>>();
-    for (Row r; rows(r);) held->push_back(r);
+    for (Row r; rows(r);) {
+      hold(row_bytes(r));
+      held->push_back(r);
+    }
     compute_windows(*held, windows, source_binder);
     binder->windows(windows);
   }

@@ -12,6 +12,7 @@
 #include "builtins.hpp"
 #include "select_engine.hpp"
 #include "tsql.hpp"
+#include "watch.hpp"
 
 namespace mssqlcdc::tds::engine {
 namespace {
@@ -148,7 +149,10 @@ Producer joined_rows(const SelectCore& c, std::vector<Opened>& opened, const Sco
       ScanHints hints = hints_for(where, scope, k, constants);
       hints.data_read = data_read && k == 0;
       o.stream = o.relation->scan(hints);
-      scan = [stream = o.stream, relation = o.relation](Row& r) { return stream->next(r); };
+      scan = [stream = o.stream, relation = o.relation](Row& r) {
+        checkpoint();
+        return stream->next(r);
+      };
     } else {
       scan = o.derived.next;
     }
@@ -158,7 +162,10 @@ Producer joined_rows(const SelectCore& c, std::vector<Opened>& opened, const Sco
     }
     const Join& j = c.joins[k - 1];
     auto held = std::make_shared<std::vector<Row>>();
-    for (Row r; scan(r);) held->push_back(r);
+    for (Row r; scan(r);) {
+      hold(row_bytes(r));
+      held->push_back(r);
+    }
     const std::size_t first = scope.sources[k].first, width = scope.sources[k].count;
     // The join's scope is the sources so far.
     Scope so_far;
@@ -195,6 +202,7 @@ Producer joined_rows(const SelectCore& c, std::vector<Opened>& opened, const Sco
       for (;;) {
         if (st.active) {
           while (st.at < st.matches.size()) {
+            checkpoint();  // a cross join computes here without a row coming out
             out = st.left;
             const Row& right = (*held)[st.matches[st.at++]];
             out.insert(out.end(), right.begin(), right.end());

@@ -8,6 +8,7 @@
 
 #include "builtins.hpp"
 #include "select_engine.hpp"
+#include "watch.hpp"
 
 namespace mssqlcdc::tds::engine {
 namespace {
@@ -57,6 +58,7 @@ std::vector<Row> grouped_rows(const SelectCore& c, const std::vector<const Expr*
   std::vector<std::vector<AggState>> states;
   std::unordered_map<std::string, std::size_t> index;
   for (Row r; rows(r);) {
+    checkpoint();
     std::vector<TypedValue> k;
     std::string key;
     for (const auto& f : key_fns) {
@@ -65,6 +67,7 @@ std::vector<Row> grouped_rows(const SelectCore& c, const std::vector<const Expr*
     }
     auto [it, inserted] = index.emplace(key, group_keys.size());
     if (inserted) {
+      hold(key.size() + k.size() * sizeof(TypedValue) + aggregates.size() * sizeof(AggState));
       group_keys.push_back(std::move(k));
       states.emplace_back(aggregates.size());
     }

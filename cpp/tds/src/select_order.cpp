@@ -8,6 +8,7 @@
 #include "builtins.hpp"
 #include "select_engine.hpp"
 #include "tsql.hpp"
+#include "watch.hpp"
 
 namespace mssqlcdc::tds::engine {
 
@@ -102,10 +103,13 @@ Producer ordered_rows(const SelectCore& c, const Query* ordering, Producer rows,
             s.keys.push_back(sort_outputs[k] ? TypedValue{columns[*sort_outputs[k]].type, s.out[*sort_outputs[k]]}
                                              : sort_fns[k](r));
           }
+          hold(row_bytes(s.out) + s.keys.size() * sizeof(TypedValue));
           buffer->push_back(std::move(s));
         }
-        std::stable_sort(buffer->begin(), buffer->end(),
-                         [&](const Sorted& a, const Sorted& b) { return compare_keys(a.keys, b.keys, desc) < 0; });
+        std::stable_sort(buffer->begin(), buffer->end(), [&](const Sorted& a, const Sorted& b) {
+          checkpoint();
+          return compare_keys(a.keys, b.keys, desc) < 0;
+        });
       }
       if (at >= buffer->size()) return false;
       out = std::move((*buffer)[at++].out);
@@ -158,14 +162,19 @@ Producer sorted_union(Producer all, const std::vector<Column>& columns, const st
   all = [all, buffer, keys, desc, columns, filled = false, at = std::size_t{0}](Row& out) mutable {
     if (!filled) {
       filled = true;
-      for (Row r; all(r);) buffer->push_back(r);
+      for (Row r; all(r);) {
+        hold(row_bytes(r));
+        buffer->push_back(r);
+      }
       const auto key = [&](const Row& r) {
         std::vector<TypedValue> k;
         for (const std::size_t i : keys) k.push_back({columns[i].type, r[i]});
         return k;
       };
-      std::stable_sort(buffer->begin(), buffer->end(),
-                       [&](const Row& a, const Row& b) { return compare_keys(key(a), key(b), desc) < 0; });
+      std::stable_sort(buffer->begin(), buffer->end(), [&](const Row& a, const Row& b) {
+        checkpoint();
+        return compare_keys(key(a), key(b), desc) < 0;
+      });
     }
     if (at >= buffer->size()) return false;
     out = std::move((*buffer)[at++]);

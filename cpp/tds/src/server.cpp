@@ -17,6 +17,7 @@
 #include <span>
 
 #include "login.hpp"
+#include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "packet.hpp"
@@ -49,6 +50,11 @@ class SocketSink final : public ReplySink {
       : io_(io), fd_(fd), body_(packet_size - kHeaderSize), spid_(spid), stopping_(stopping) {}
 
   [[nodiscard]] bool lost() const { return lost_; }
+
+  bool interrupted() override {
+    if (!lost_ && !cancelled_ && !stopping_ && attention(std::chrono::milliseconds(0))) cancelled_ = true;
+    return lost_ || cancelled_ || stopping_;
+  }
 
   bool flush() override {
     if (lost_ || cancelled_) return false;
@@ -147,6 +153,13 @@ class SocketSink final : public ReplySink {
   bool cut_ = false;
 };
 
+// Bounds each recv() on `fd` to `limit` (0: no bound).
+void receive_timeout(int fd, std::chrono::milliseconds limit) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(limit).count();
+  const timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
 // The client's next whole message; nullopt when the client left (or a read timed out).
 std::optional<Message> next_message(Transport& io, MessageAssembler& assembler) {
   std::array<std::uint8_t, kHeaderSize> header{};
@@ -167,28 +180,36 @@ void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> fa
   try {
     Session session(options.file, options.database, spid, std::move(faults), tls != nullptr, options.login,
                     options.access_token);
+    session.limit_memory(options.statement_memory);
+    // Until LOGIN7 is answered every read is bounded: a client that connects and never speaks
+    // (or stops half-way through PRELOGIN, TLS or LOGIN7) is dropped, and frees its place.
+    receive_timeout(fd, options.login_timeout);
     MessageAssembler assembler;
     Transport io(fd);
+    bool bounded = true;
     while (const auto message = next_message(io, assembler)) {
       // Login-only encryption: TLS carried LOGIN7; its answer and all after it are plain.
       if (message->type == PacketType::Login7 && session.tls_scope() == TlsScope::LoginOnly) io.stop_tls();
       SocketSink sink(io, fd, session.packet_size(), spid, stopping);
       const bool close = session.handle(*message, sink);
       if (close || sink.lost()) return;
+      if (bounded && session.authenticated()) {
+        receive_timeout(fd, std::chrono::milliseconds(0));  // a logged-in connection may idle
+        bounded = false;
+      }
       if (message->type == PacketType::PreLogin && session.tls_scope() != TlsScope::None && !io.start_tls(*tls, spid))
         return;
     }
-  } catch (const std::exception&) {
+  } catch (...) {
     // The connection ends; the server and its other connections go on.
   }
 }
 
 // One connection past the bound: answered as SQL Server answers it, with error 17809 at login,
 // then closed. A client that sends nothing is dropped after a few seconds.
-void refuse(int fd, std::size_t max_connections, std::uint16_t spid) noexcept {
+void refuse(int fd, std::size_t max_connections, std::uint16_t spid, std::chrono::milliseconds login_timeout) noexcept {
   try {
-    const timeval limit{5, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    receive_timeout(fd, std::min(login_timeout, std::chrono::milliseconds(5000)));
     MessageAssembler assembler;
     Transport io(fd);
     while (const auto message = next_message(io, assembler)) {
@@ -233,6 +254,8 @@ Server::Server(ServerOptions options)
   if (!std::filesystem::exists(options_.file)) {
     throw Error(ErrorKind::FileNotFound, options_.file.string() + ": no emulator file to serve");
   }
+  // Refused now, with the file's name, rather than at each client's login.
+  (void)emu::Reader(options_.file);
   if (options_.database.empty()) options_.database = options_.file.stem().string();
   if (options_.tls) tls_ = TlsContext::self_signed();
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -286,7 +309,7 @@ void Server::accept_loop() {
       if (c->counted) {
         serve(c->fd.get(), options_, faults_, tls_.get(), spid, stopping_);
       } else {
-        refuse(c->fd.get(), options_.max_connections, spid);
+        refuse(c->fd.get(), options_.max_connections, spid, options_.login_timeout);
       }
       // The client sees the end now; the descriptor itself is closed when the thread is reaped.
       ::shutdown(c->fd.get(), SHUT_RDWR);

@@ -91,6 +91,8 @@ Stop write_result_set(ReplySink& sink, const std::vector<Column>& columns, const
     if (drop_after && count == *drop_after) break;
     try {
       if (!next(row)) break;
+    } catch (const Cancelled&) {
+      return Stop::Cancelled;
     } catch (const std::exception& e) {
       // A streamed result fails mid-way as SQL Server's does: the rows sent stay sent, then
       // the ERROR; the batch's DONE carries the error bit.
@@ -183,6 +185,9 @@ bool Session::handle(const Message& message, ReplySink& sink) {
     write_done(w, Token::Done, kDoneError, 0, 0);
     close = true;
   } else {
+    // The request computes under a watch: ATTENTION, a client that leaves or a stopping server
+    // ends it within a poll, and the rows it holds are bounded (watch.hpp).
+    const Watch watch([&sink] { return sink.interrupted(); }, statement_memory_);
     switch (message.type) {
       case PacketType::SqlBatch: return batch(message, sink);
       case PacketType::Rpc: return rpc(message, sink);
@@ -326,6 +331,8 @@ Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const
   std::optional<ServerMessage> failure;
   try {
     database_->run(sql, params, results);
+  } catch (const Cancelled&) {
+    return Outcome::Cancelled;  // SQL Server sends nothing more of a cancelled batch
   } catch (const std::exception& e) {
     failure = as_message(e);  // the statements before it still send their results
   }
@@ -373,6 +380,8 @@ bool Session::batch(const Message& message, ReplySink& sink) {
   Outcome o = Outcome::Failed;
   try {
     o = execute(sink, parse_sql_batch(message.payload), {}, Token::Done, true, "");
+  } catch (const Cancelled&) {
+    o = Outcome::Cancelled;
   } catch (const std::exception& e) {
     write_error(w, as_message(e));
   }
@@ -480,6 +489,8 @@ Session::Outcome Session::rpc_call(ReplySink& sink, const RpcCall& call, bool la
       write_done(w, Token::DoneProc, more, 0, 0);
       return Outcome::Done;
     }
+  } catch (const Cancelled&) {
+    return Outcome::Cancelled;
   } catch (const std::exception& e) {
     write_error(w, as_message(e), call.procedure);
     outcome = Outcome::Failed;

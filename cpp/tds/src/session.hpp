@@ -19,6 +19,7 @@
 #include "packet.hpp"
 #include "request.hpp"
 #include "statements.hpp"
+#include "watch.hpp"
 
 namespace mssqlcdc::tds {
 
@@ -37,6 +38,9 @@ class ReplySink {
   // A socket sink sends the full packets it holds here. Returns false when the request must
   // stop: the client sent ATTENTION (the session then ends the answer with DONE(ATTN)) or left.
   virtual bool flush() { return true; }
+  // Asked while a request computes without sending (a join, a sort): true when it must stop
+  // now, because the client sent ATTENTION or left, or the server is stopping.
+  virtual bool interrupted() { return false; }
   // A stalled answer (a fault script's): waits `d`; false when ATTENTION came first.
   virtual bool wait(std::chrono::milliseconds /*d*/) { return true; }
   // Ends the message: what is left goes out as its last packet.
@@ -68,6 +72,10 @@ class Session {
   [[nodiscard]] std::uint16_t spid() const { return spid_; }
   // What PRELOGIN negotiated: the transport starts TLS after sending its answer.
   [[nodiscard]] TlsScope tls_scope() const { return tls_scope_; }
+  // Whether LOGIN7 was accepted: the connection is past PRELOGIN and login.
+  [[nodiscard]] bool authenticated() const { return state_ == State::LoggedIn; }
+  // The bytes one request may hold in buffered rows before it fails with error 701 (watch.hpp).
+  void limit_memory(std::size_t bytes) { statement_memory_ = bytes; }
 
  private:
   enum class State { PreLogin, Login, LoggedIn };
@@ -100,6 +108,7 @@ class Session {
   std::optional<SqlLogin> sql_login_;
   std::optional<AccessTokenCheck> access_token_;
   bool fedauth_required_ = false;  // this session's PRELOGIN answer said FEDAUTHREQUIRED
+  std::size_t statement_memory_ = kDefaultStatementMemory;
 };
 
 }  // namespace mssqlcdc::tds

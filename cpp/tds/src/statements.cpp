@@ -228,6 +228,11 @@ ServerMessage server_error(int number, const std::string& text) {
     case 8144:
     case 8145: m.state = 2; break;
     case 2627: m.severity = 14; break;
+    case 701: m.severity = 17; break;  // MSSQLSERVER_701: insufficient resources
+    case 103:
+      m.severity = 15;
+      m.state = 4;
+      break;
     case 137:
       m.severity = 15;
       m.state = 2;

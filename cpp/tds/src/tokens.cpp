@@ -23,6 +23,22 @@ void with_length(Writer& w, Token t, Body body) {
   w.patch_u16le(at, static_cast<std::uint16_t>(n));
 }
 
+// A message's text cut to kMaxMessageChars UTF-16 units at a character boundary, so a message
+// that quotes a client's megabyte (an unclosed literal) still fits its token.
+std::string_view clipped(std::string_view text) {
+  if (utf16_units(text) <= kMaxMessageChars) return text;
+  std::size_t units = 0, at = 0;
+  while (at < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[at]);
+    const std::size_t len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    const std::size_t need = len == 4 ? 2 : 1;
+    if (units + need > kMaxMessageChars || at + len > text.size()) break;
+    units += need;
+    at += len;
+  }
+  return text.substr(0, at);
+}
+
 }  // namespace
 
 void write_colmetadata(Writer& w, std::span<const Column> columns) {
@@ -71,7 +87,7 @@ void write_message(Writer& w, Token kind, const ServerMessage& m) {
     w.u32le(static_cast<std::uint32_t>(m.number));
     w.u8(m.state);
     w.u8(m.severity);
-    w.us_varchar(m.text);
+    w.us_varchar(clipped(m.text));
     w.b_varchar(m.server);
     w.b_varchar(m.procedure);
     w.u32le(static_cast<std::uint32_t>(m.line));

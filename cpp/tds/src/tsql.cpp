@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "mssqlcdc/error.hpp"
+#include "mssqlcdc/tds/wire.hpp"
 
 namespace mssqlcdc::tds {
 namespace {
@@ -34,6 +35,24 @@ std::string quoted(std::string_view sql, std::size_t& i, char close) {
   throw Error(ErrorKind::Sql, "Unclosed quotation mark after the character string '" + out + "'.", 105);
 }
 
+// An identifier (a name, bracketed or double-quoted, or a variable) holds at most 128
+// characters; a longer one is error 103, quoting its first 128 (Database identifiers:
+// https://learn.microsoft.com/en-us/sql/relational-databases/databases/database-identifiers).
+std::string identifier(std::string name) {
+  constexpr std::size_t kMax = 128;
+  if (utf16_units(name) > kMax) {
+    std::size_t at = 0;
+    for (std::size_t units = 0; at < name.size() && units < kMax; ++units) {
+      const auto lead = static_cast<unsigned char>(name[at]);
+      at += lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    }
+    throw Error(ErrorKind::Sql,
+                "The identifier that starts with '" + name.substr(0, at) + "' is too long. Maximum length is 128.",
+                103);
+  }
+  return name;
+}
+
 }  // namespace
 
 std::string lower(std::string_view text) {
@@ -62,14 +81,14 @@ std::vector<SqlToken> lex(std::string_view sql) {
     } else if (c == '\'') {
       out.push_back({TokenKind::String, quoted(sql, i, '\'')});
     } else if (c == '[') {
-      out.push_back({TokenKind::QuotedName, quoted(sql, i, ']')});
+      out.push_back({TokenKind::QuotedName, identifier(quoted(sql, i, ']'))});
     } else if (c == '"') {
-      out.push_back({TokenKind::QuotedName, quoted(sql, i, '"')});
+      out.push_back({TokenKind::QuotedName, identifier(quoted(sql, i, '"'))});
     } else if (c == '@') {
       std::size_t j = i + 1;
       if (j < sql.size() && sql[j] == '@') ++j;
       while (j < sql.size() && ident_char(sql[j])) ++j;
-      out.push_back({TokenKind::Variable, std::string(sql.substr(i, j - i))});
+      out.push_back({TokenKind::Variable, identifier(std::string(sql.substr(i, j - i)))});
       i = j;
     } else if (std::isdigit(static_cast<unsigned char>(c)) != 0 ||
                (c == '.' && i + 1 < sql.size() && std::isdigit(static_cast<unsigned char>(sql[i + 1])) != 0)) {
@@ -80,7 +99,7 @@ std::vector<SqlToken> lex(std::string_view sql) {
     } else if (ident_start(c)) {
       std::size_t j = i;
       while (j < sql.size() && ident_char(sql[j])) ++j;
-      out.push_back({TokenKind::Word, std::string(sql.substr(i, j - i))});
+      out.push_back({TokenKind::Word, identifier(std::string(sql.substr(i, j - i)))});
       i = j;
     } else {
       out.push_back({TokenKind::Symbol, std::string(1, c)});

@@ -227,7 +227,8 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
     p.add_argument(
         "--certificate",
         metavar="PATH",
-        help="with --tls, also write the certificate (PEM, no key) to PATH for clients to trust",
+        help="with --tls, also write the certificate (PEM, no key) to PATH for clients to "
+        "trust; PATH must not exist (an existing file is never overwritten)",
     )
     p.add_argument(
         "--access-token-file",
@@ -474,6 +475,13 @@ def _serve(args: argparse.Namespace) -> int:
     if args.certificate and not args.tls:
         print("mssql-cdc emulator serve: --certificate needs --tls; add --tls", file=sys.stderr)
         return 2  # a usage error, as argparse's own
+    if args.certificate and os.path.lexists(args.certificate):
+        print(
+            f"mssql-cdc emulator serve: --certificate {args.certificate} already exists and is "
+            "never overwritten; give a path that does not exist yet",
+            file=sys.stderr,
+        )
+        return 2
     token = None
     if args.access_token_file:
         if not args.tls:
@@ -509,7 +517,17 @@ def _serve(args: argparse.Namespace) -> int:
     jobs = JobClock(args.path)
     try:
         if args.certificate and server.certificate_pem:
-            Path(args.certificate).write_text(server.certificate_pem, encoding="ascii")
+            # "x": created here or not at all, so a file made meanwhile is never overwritten.
+            try:
+                with open(args.certificate, "x", encoding="ascii") as out:
+                    out.write(server.certificate_pem)
+            except FileExistsError:
+                print(
+                    f"mssql-cdc emulator serve: --certificate {args.certificate} appeared "
+                    "while the server started and is never overwritten; give a new path",
+                    file=sys.stderr,
+                )
+                return 2
         tls = " with TLS" if server.tls else ""
         print(
             f"serving {args.path} as database {server.database!r} on "

@@ -5,7 +5,10 @@ answers live in C++ (`cpp/tds`, decision 0700); this module holds the handle a c
 The server checks a SQL login's password against a salted PBKDF2 hash made here; the clear
 password stays in the caller's handle, never in the file or the server (decision 1361). With
 `access_token`, it also accepts that Microsoft Entra token over TLS, as the login; it gets only
-the token's SHA-256 and expiry (decision 1386).
+the token's SHA-256 and expiry (decision 1386). The server survives its clients: a computing
+query stops when its client cancels or leaves or the server stops (decision 1415), a request's
+buffered rows are bounded (decision 1416), a connection must log in within 10 s (decision
+1417), and a file that is no emulator database is refused at start (decision 1418).
 """
 
 from __future__ import annotations
@@ -149,7 +152,11 @@ def serve(
     """Start a TDS server over the emulator file at `path` and return its handle.
 
     Results stream: the server sends each full packet while rows are made, and a client's
-    cancel (ATTENTION) stops a result and is acknowledged.
+    cancel (ATTENTION) stops a result and is acknowledged. A query that computes without
+    sending (a join, a sort) stops within a fraction of a second when its client cancels or
+    leaves or the server stops; one that buffers more than 256 MiB of rows
+    fails with SQL Server's error 701; a connection that has not logged in
+    within 10 s is closed.
 
     Args:
         path: an emulator file (`Emulator.create`).
@@ -176,6 +183,8 @@ def serve(
 
     Raises:
         FileNotFoundError: `path` does not exist.
+        FileFormatError: `path` is no emulator database (`FormatVersionError`: one of another
+            format version), refused before the server listens.
         OSError: the address cannot be bound (a port in use).
         ValueError: `host` is not an IPv4 address, a bound is out of range, or a fault is
             malformed.

@@ -3,12 +3,16 @@
 // a slow client stalls only itself, and an idle one sleeps in recv(). Answers stream: each full
 // packet is sent while rows are still being made, so a connection holds about one packet of a
 // result however long it is, and an ATTENTION from the client stops the result between packets
-// (acknowledged with DONE(ATTN)). At `max_connections` live connections a new one gets SQL
+// (acknowledged with DONE(ATTN)); while a request computes without sending, the engine polls
+// for ATTENTION, a client gone and stop() (watch.hpp), so each ends it within a fraction of a
+// second, and the rows it buffers are bounded (error 701). A connection that does not finish
+// its login within `login_timeout` is dropped. At `max_connections` live connections a new one gets SQL
 // Server's error 17809 at login and is closed. stop() (and the destructor) closes the listener,
 // shuts every connection's socket and joins all threads. No thread touches Python.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -56,6 +60,13 @@ struct ServerOptions {
   std::optional<SqlLogin> login = std::nullopt;
   // The one access token accepted, over TLS, as the login above; nullopt: token logins refused.
   std::optional<AccessTokenCheck> access_token = std::nullopt;
+  // How long a new connection may take from accept to the end of its login (each read is
+  // bounded by it); a client silent for longer is dropped, so silent sockets cannot hold every
+  // place of `max_connections`.
+  std::chrono::milliseconds login_timeout{10'000};
+  // The bytes one request may hold in rows it buffers (a sort, groups, a join's side); past
+  // it the request fails with SQL Server's error 701 and the connection goes on.
+  std::size_t statement_memory = std::size_t{256} << 20;
 };
 
 // One listener and its connections. Thread-safe: its methods may be called from any thread
@@ -63,8 +74,9 @@ struct ServerOptions {
 // Engine when it writes).
 class Server {
  public:
-  // Binds and starts accepting. Throws Error(Io) when the address cannot be bound and
-  // Error(FileNotFound) when the file does not exist.
+  // Binds and starts accepting. Throws Error(Io) when the address cannot be bound,
+  // Error(FileNotFound) when the file does not exist and Error(EmuFileFormat) or
+  // Error(EmuFormatVersion) when it is no emulator file this build reads (named in the text).
   explicit Server(ServerOptions options);
   // stop(), then frees the listener.
   ~Server();

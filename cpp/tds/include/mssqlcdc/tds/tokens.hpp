@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -76,6 +77,9 @@ void write_row(Writer& w, std::span<const Column> columns, std::span<const Value
 // DONE, DONEPROC or DONEINPROC (`kind`) with the status bits (kDone*), the statement's CurCmd
 // and the row count, which clients read when kDoneCount is set.
 void write_done(Writer& w, Token kind, std::uint16_t status, std::uint16_t cur_cmd, std::uint64_t rows);
+// The most characters (UTF-16 units) of a message's text that write_message sends, as SQL Server
+// bounds a message at 2,047 characters (RAISERROR's documented limit); the rest is cut.
+inline constexpr std::size_t kMaxMessageChars = 2047;
 void write_message(Writer& w, Token kind, const ServerMessage& message);  // kind: Error or Info
 // LOGINACK: the TDS version agreed, the server's program name and its version bytes.
 void write_loginack(Writer& w, std::uint32_t tds_version, const std::string& program,
