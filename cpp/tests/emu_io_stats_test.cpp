@@ -126,6 +126,13 @@ TEST_F(StatisticsIo, AWholeTableAggregateReadsEveryRow) {
                             "Table 'orders'. Scan count 1, logical reads 20,"));
 }
 
+TEST_F(StatisticsIo, AnUpperBoundThatAdmitsNullStopsTheReadOfANotNullKeyAtTheBound) {
+  // The backends' `k IS NULL OR k < v`: on a NOT NULL key the read seeks to 6 and stops before 8.
+  EXPECT_TRUE(contains_text(batch("SET STATISTICS IO ON; SELECT order_id FROM dbo.orders WHERE order_id > 5 AND "
+                                  "(order_id IS NULL OR order_id < 8)"),
+                            "Table 'orders'. Scan count 1, logical reads 2,"));
+}
+
 TEST_F(StatisticsIo, OffOrNeverSetSendsNoMessage) {
   EXPECT_FALSE(contains_text(batch("SELECT MAX(order_id) AS m FROM dbo.orders"), "Scan count"));
   EXPECT_FALSE(contains_text(batch("SET STATISTICS IO ON; SET STATISTICS IO OFF; SELECT MAX(order_id) AS m FROM "
