@@ -39,6 +39,8 @@ def extent_by_seeks(
         found = first_at_or_above(middle)
         if found is None:
             above = middle
-        else:
+        elif middle <= found < above:
             known = found
+        else:  # a server that answered outside the seek would make this loop forever
+            raise ValueError(f"a seek for a key >= {middle} answered {found}")
     return low, known
