@@ -142,7 +142,7 @@ class CdcSnapshotReader(DataSourceReader):
         if not keys or n == 1 or any(types.get(k) in _UNSPLITTABLE for k in keys):
             return [[(None, None, None)]]
         if types.get(keys[0]) in _INTEGER_TYPES:
-            # Seeks only (decision 1412): the first column's extent, cut into equal widths; a
+            # Seeks only: the first column's extent, cut into equal widths; a
             # composite key's bounds are the first keys at or above each cut.
             extent = backend.snapshots.key_extent(schema, name, keys[0])
             if extent is None:

@@ -6,6 +6,7 @@ snapshot they read the last committed rows, refused (error 3952) unless the emul
 snapshot isolation. Key bounds are the emulator's own values (int, str, bytes, ...) or the text
 a chunk plan stored (JSON holds no dates), turned back into the key column's value
 (`emulator_bound`) and compared by the engine as SQL Server compares them.
+Integer-led keys are planned by one-row seeks (`first_key_from`; decision 1412).
 """
 
 from __future__ import annotations
@@ -145,8 +146,8 @@ class EmulatorSnapshotReader:
             )
 
     def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
-        """The lowest and highest non-NULL value of one integer key column by one-row seeks
-        (decision 1412); None for an empty table."""
+        """The lowest and highest non-NULL value of one integer key column by one-row seeks;
+        None for an empty table."""
         by_name = {c.name: c for c in self.table_columns(source_schema, source_table)}
         column = by_name.get(key)
         if column is None or column.sql_type not in INTEGER_RANGES:
@@ -164,8 +165,8 @@ class EmulatorSnapshotReader:
         self, source_schema: str, source_table: str, keys: Sequence[str], firsts: Sequence[int]
     ) -> list[KeyBound]:
         """For each integer value of the first key column, in rising order, the smallest key
-        whose first column is at or above it (a tuple for a composite key): one seek each
-        (decision 1412). Repeats and values above every key are dropped."""
+        whose first column is at or above it (a tuple for a composite key): one seek each.
+        Repeats and values above every key are dropped."""
         self._key_check(source_schema, source_table, keys)
         table = f"{source_schema}.{source_table}"
         bounds: list[KeyBound] = []

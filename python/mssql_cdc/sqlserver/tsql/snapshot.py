@@ -4,6 +4,7 @@ Key bounds travel as text the server produced losslessly and come back as parame
 `CAST(? AS <column type>)` (with the column's collation for character keys), so every
 comparison happens on the server. A range `lo <= key < hi` over a composite key is a
 `UNION ALL` of seekable pieces, one per key prefix; NULL sorts first, as in SQL Server.
+`first_key_from` is the one-row seek that plans integer-led keys (decision 1412).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def first_key_from(
     source_schema: str, source_table: str, keys: Sequence[TableColumn], value: int
 ) -> Statement:
     """The smallest key (as lossless text, `k0`, `k1`, ...) whose first column, an integer, is
-    `>= value`: one index seek reading at most one row (decision 1412); no row when none is."""
+    `>= value`: one index seek reading at most one row; no row when none is."""
     if keys[0].sql_type.lower() not in INTEGER_TYPES:
         raise ValueError(f"key column {keys[0].name!r} is {keys[0].sql_type}, not an integer type")
     refs = [f"t.{quote_name(k.name, 'key column')}" for k in keys]

@@ -3,6 +3,7 @@
 Every source-table read first sets the isolation level explicitly (READ COMMITTED or
 SNAPSHOT; never NOLOCK) and, when configured, `SET LOCK_TIMEOUT`. Run over TDS against the
 emulator's front end, not yet against a live server (docs/sqlserver.md).
+Integer-led keys are planned by one-row seeks (decision 1412).
 """
 
 from __future__ import annotations
@@ -107,8 +108,8 @@ class TsqlSnapshotReader:
             return self._session.rows(statement)
 
     def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
-        """The lowest and highest non-NULL value of one integer key column by one-row seeks
-        (decision 1412); None for an empty table."""
+        """The lowest and highest non-NULL value of one integer key column by one-row seeks;
+        None for an empty table."""
         [column] = self.key_columns(source_schema, source_table, [key])
         if column.sql_type not in tsql_snapshot.INTEGER_TYPES:
             raise ValueError(f"key column {key!r} is {column.sql_type}, not an integer type")
@@ -124,7 +125,7 @@ class TsqlSnapshotReader:
     ) -> list[KeyBound]:
         """For each integer value of the first key column, in rising order, the smallest key
         whose first column is at or above it, as server-made text (a tuple for a composite key):
-        one seek each (decision 1412). Repeats and values above every key are dropped."""
+        one seek each. Repeats and values above every key are dropped."""
         columns = self.key_columns(source_schema, source_table, keys)
         bounds: list[KeyBound] = []
         for value in firsts:
