@@ -17,6 +17,7 @@
 #include "bindings.hpp"
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
+#include "mssqlcdc/emu/io_stats.hpp"
 #include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/emu/workload.hpp"
@@ -679,6 +680,21 @@ void bind_emulator(nb::module_& m) {
           },
           "table"_a, "after"_a, "key_columns"_a.none())
       .def(
+          "first_key_from",
+          [](emu::Reader& r, const std::string& t, nb::handle first,
+             std::optional<std::vector<std::string>> kc) -> nb::object {
+            const auto from = to_key(first);
+            if (!from || from->size() != 1) {
+              throw nb::value_error("first_key_from takes one non-NULL value of the first key column");
+            }
+            const auto k = [&]() {
+              nb::gil_scoped_release released;  // it may wait for row locks
+              return r.first_key_from(t, (*from)[0], kc);
+            }();
+            return k ? from_key(*k) : nb::none();
+          },
+          "table"_a, "first"_a, "key_columns"_a.none())
+      .def(
           "key_buckets",
           [](emu::Reader& r, const std::string& t, int n, nb::handle lo, nb::handle hi,
              std::optional<std::vector<std::string>> kc) {
@@ -732,6 +748,24 @@ void bind_emulator(nb::module_& m) {
            })
       .def("server_time_zone", &emu::Reader::server_time_zone)
       .def("tables", &emu::Reader::tables);
+
+  // What reads of a file cost it in this process (decision 1411): table -> counts, and the reset.
+  e.def(
+      "io_statistics",
+      [](const std::string& path) {
+        nb::dict out;
+        for (const auto& [table, io] : emu::file_io(path)->totals()) {
+          nb::dict d;
+          d["scans"] = io.scans;
+          d["seeks"] = io.seeks;
+          d["rows_read"] = io.rows_read;
+          out[nb::str(table.c_str())] = d;
+        }
+        return out;
+      },
+      "path"_a);
+  e.def(
+      "reset_io_statistics", [](const std::string& path) { emu::file_io(path)->clear(); }, "path"_a);
 }
 
 }  // namespace mssqlcdc::py

@@ -13,7 +13,7 @@
 
 namespace mssqlcdc::emu {
 
-Reader::Reader(std::filesystem::path file) : path_(std::move(file)), db_(open_file(path_)) {}
+Reader::Reader(std::filesystem::path file) : path_(std::move(file)), db_(open_file(path_)), file_io_(file_io(path_)) {}
 
 Reader::~Reader() = default;
 
@@ -424,12 +424,14 @@ std::optional<KeyExtent> Reader::key_extent(std::string_view table,
       auto st = db_->prepare("SELECT count(*) FROM " + t.storage());
       st.step();
       out.rows = st.i64(0);
+      IoRead(io_tallies(), t.full_name(), false).rows(out.rows);  // a count visits every row
     }
     if (out.rows == 0) return std::nullopt;
     for (const bool last : {false, true}) {
       auto st = db_->prepare("SELECT " + key_select(key) + " FROM " + t.storage() + " ORDER BY " +
                              key_order(key, last) + " LIMIT 1");
       st.step();
+      IoRead(io_tallies(), t.full_name(), false).rows(1);
       Key k;
       for (std::size_t i = 0; i < key.size(); ++i) k.push_back(to_value(st.cell(static_cast<int>(i)), key[i]->type));
       (last ? out.max : out.min) = std::move(k);
@@ -452,6 +454,7 @@ std::vector<Key> Reader::key_tiles(std::string_view table, std::int64_t n, std::
       auto st = db_->prepare("SELECT count(*) FROM " + t.storage());
       st.step();
       rows = st.i64(0);
+      IoRead(io_tallies(), t.full_name(), false).rows(rows);  // a count visits every row
     }
     // The row indexes where tiles 2, 3, ... start.
     std::vector<std::int64_t> starts;
@@ -470,7 +473,9 @@ std::vector<Key> Reader::key_tiles(std::string_view table, std::int64_t n, std::
     auto st = db_->prepare("SELECT " + key_select(key) + " FROM " + t.storage() + " ORDER BY " + key_order(key, false));
     std::int64_t index = 0;
     std::size_t next = 0;
+    const IoRead io(io_tallies(), t.full_name(), false);
     while (next < starts.size() && st.step()) {
+      io.rows();
       if (index == starts[next]) {
         Key k;
         for (std::size_t i = 0; i < key.size(); ++i) k.push_back(to_value(st.cell(static_cast<int>(i)), key[i]->type));
@@ -493,7 +498,29 @@ std::optional<Key> Reader::next_key(std::string_view table, const Key& after,
     auto st = db_->prepare("SELECT " + key_select(key) + " FROM " + t.storage() + " WHERE " + key_compare(key, ">", 1) +
                            " ORDER BY " + key_order(key, false) + " LIMIT 1");
     for (std::size_t i = 0; i < cells.size(); ++i) st.bind(static_cast<int>(i + 1), cells[i]);
+    const IoRead io(io_tallies(), t.full_name(), true);
     if (!st.step()) return std::nullopt;
+    io.rows();
+    Key k;
+    for (std::size_t i = 0; i < key.size(); ++i) k.push_back(to_value(st.cell(static_cast<int>(i)), key[i]->type));
+    return k;
+  });
+}
+
+std::optional<Key> Reader::first_key_from(std::string_view table, const Value& first,
+                                          const std::optional<std::vector<std::string>>& key_columns) {
+  guard_key_read(table, key_columns, std::nullopt, true, std::nullopt, false);
+  return in_read([&]() -> std::optional<Key> {
+    const Table t = load_table(*db_, table);
+    const auto key = key_columns_of(t, key_columns);
+    const std::vector<const Column*> leading{key[0]};
+    const auto cells = key_cells(t, leading, Key{first}, "first");
+    auto st = db_->prepare("SELECT " + key_select(key) + " FROM " + t.storage() + " WHERE " +
+                           quote_ident(key[0]->name) + " >= ?1 ORDER BY " + key_order(key, false) + " LIMIT 1");
+    st.bind(1, cells[0]);
+    const IoRead io(io_tallies(), t.full_name(), true);
+    if (!st.step()) return std::nullopt;
+    io.rows();
     Key k;
     for (std::size_t i = 0; i < key.size(); ++i) k.push_back(to_value(st.cell(static_cast<int>(i)), key[i]->type));
     return k;
@@ -518,6 +545,9 @@ std::vector<Bucket> Reader::key_buckets(std::string_view table, int n, std::opti
     if (!lo || !hi) {
       auto st = db_->prepare("SELECT min(" + col + "), max(" + col + ") FROM " + t.storage());
       st.step();
+      // Both ends in one statement: SQLite visits every row for them.
+      IoRead(io_tallies(), t.full_name(), false)
+          .rows(sqlite3_stmt_status(st.raw(), SQLITE_STMTSTATUS_FULLSCAN_STEP, 0) + 1);
       if (st.is_null(0)) return out;
       if (!lo) lo = st.i64(0);
       if (!hi) hi = static_cast<__int128>(st.i64(1)) + 1;
@@ -543,6 +573,7 @@ std::vector<Bucket> Reader::key_buckets(std::string_view table, int n, std::opti
       st.bind(1, clamp(b.lo)).bind(2, top ? INT64_MAX : clamp(b.hi));
       st.step();
       b.rows = b.lo > INT64_MAX ? 0 : st.i64(0);
+      IoRead(io_tallies(), t.full_name(), true).rows(b.rows);  // a counted range visits its rows
       out.push_back(b);
       at += w;
     }
@@ -591,7 +622,7 @@ void Reader::read_table(std::string_view table, const KeyRange& range, const Tab
     throw Error(ErrorKind::InvalidArgument, "read_table takes its own read transaction; call it outside snapshot()");
   }
   if (!options.inspect) guard_key_read(table, options.key_columns, range.lo, true, range.hi, false);
-  export_stream(open_table_scan(path_, table, range, options), out);
+  export_stream(open_table_scan(path_, table, range, options, options.inspect ? IoTallies{} : io_tallies()), out);
 }
 
 }  // namespace mssqlcdc::emu

@@ -29,8 +29,8 @@ struct CursorHooks {
 class SqlCursor final : public RowCursor {
  public:
   SqlCursor(std::unique_ptr<Db> db, std::unique_ptr<ReadTxn> txn, const std::string& sql,
-            const std::vector<Cell>& binds, CursorHooks hooks = {})
-      : db_(std::move(db)), txn_(std::move(txn)), hooks_(std::move(hooks)) {
+            const std::vector<Cell>& binds, IoRead io, CursorHooks hooks = {})
+      : db_(std::move(db)), txn_(std::move(txn)), hooks_(std::move(hooks)), io_(std::move(io)) {
     stmt_.emplace(db_->prepare(sql));
     for (std::size_t i = 0; i < binds.size(); ++i) stmt_->bind(static_cast<int>(i + 1), binds[i]);
   }
@@ -51,6 +51,7 @@ class SqlCursor final : public RowCursor {
         return false;
       }
       ++seen_;
+      io_.rows();
       // A change read racing a mid-read cleanup misses the rows below the new mark from here on,
       // as a dirty read racing the deletes would; column 0 is __$start_lsn.
       if (below_ && std::memcmp(sqlite3_column_blob(stmt_->raw(), 0), below_->bytes().data(), Lsn::kBytes) < 0) {
@@ -71,6 +72,7 @@ class SqlCursor final : public RowCursor {
   std::unique_ptr<ReadTxn> txn_;
   std::optional<Stmt> stmt_;
   CursorHooks hooks_;
+  IoRead io_;
   std::int64_t seen_ = 0;
   std::optional<Lsn> below_;
 };
@@ -126,7 +128,8 @@ std::unique_ptr<RowCursor> Reader::mapping_rows(const CellRange& start_lsn) {
   const std::string sql =
       "SELECT start_lsn, tran_begin_time, tran_end_time, tran_id, tran_begin_lsn FROM \"cdc.lsn_time_mapping\"" +
       range_where("start_lsn", start_lsn, binds) + " ORDER BY start_lsn";
-  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds);
+  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds,
+                                     IoRead(io_tallies(), "cdc.lsn_time_mapping", start_lsn.lo.has_value()));
 }
 
 std::unique_ptr<RowCursor> Reader::change_table_rows(std::string_view ci, const CellRange& start_lsn, bool fire_hooks) {
@@ -152,7 +155,8 @@ std::unique_ptr<RowCursor> Reader::change_table_rows(std::string_view ci, const 
   sql += " FROM " + in.change_table() + range_where(R"("__$start_lsn")", start_lsn, binds);
   sql += in.has_command_id ? R"( ORDER BY "__$start_lsn", "__$command_id", "__$seqval", "__$operation")"
                            : R"( ORDER BY "__$start_lsn", "__$seqval", "__$operation")";
-  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds,
+  IoRead io(io_tallies(), "cdc." + std::string(ci) + "_CT", start_lsn.lo.has_value());
+  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds, std::move(io),
                                      CursorHooks{path_, std::move(hooks), in.object_id, std::move(lock)});
 }
 
@@ -196,7 +200,9 @@ std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const Cell
     sql += range_where(quote_ident(key[0]->name), first_key, binds) + " ORDER BY ";
     for (std::size_t i = 0; i < key.size(); ++i) sql += (i ? ", " : "") + quote_ident(key[i]->name);
   }
-  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds,
+  // A heap's read and an unbounded one start at the first row: a scan.
+  IoRead io(io_tallies(), t.full_name(), first_key.lo.has_value());
+  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds, std::move(io),
                                      CursorHooks{path_, std::move(hooks), 0, SchemaLock{}});
 }
 

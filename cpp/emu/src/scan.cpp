@@ -326,7 +326,7 @@ class ChangeScan final : public BatchSource {
 class TableScan final : public BatchSource {
  public:
   TableScan(const std::filesystem::path& path, std::string_view table, const KeyRange& range,
-            const TableReadOptions& options)
+            const TableReadOptions& options, IoTallies io)
       : path_(path), options_(options) {
     if (options.batch_rows < 1 || options.batch_rows > 1'000'000) {
       throw Error(ErrorKind::InvalidArgument,
@@ -375,6 +375,7 @@ class TableScan final : public BatchSource {
     }
     stmt_.emplace(db_->prepare(sql));
     for (std::size_t i = 0; i < binds.size(); ++i) stmt_->bind(static_cast<int>(i + 1), binds[i]);
+    io_ = IoRead(std::move(io), t.full_name(), range.lo.has_value());
     as_text_ = text_flags(cols_, options.text_columns, t.full_name());
     for (std::size_t c = 0; c < cols_.size(); ++c)
       builders_.push_back(make_builder(cols_[c].name, cols_[c].type, as_text_[c]));
@@ -398,6 +399,7 @@ class TableScan final : public BatchSource {
         hooks_.fire_during(path_);
         return rows > 0;
       }
+      io_.rows();
       for (std::size_t c = 0; c < cols_.size(); ++c)
         append_stored(builders_[c], stmt_->raw(), static_cast<int>(c), cols_[c].type, as_text_[c]);
       ++rows;
@@ -415,6 +417,7 @@ class TableScan final : public BatchSource {
   std::vector<Column> cols_;
   std::vector<bool> as_text_;  // per column of cols_: read as text (decision 1345)
   std::vector<ColumnBuilder> builders_;
+  IoRead io_;
   bool finished_ = false;
 };
 
@@ -427,8 +430,8 @@ std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path,
 }
 
 std::unique_ptr<BatchSource> open_table_scan(const std::filesystem::path& path, std::string_view table,
-                                             const KeyRange& range, const TableReadOptions& options) {
-  return std::make_unique<TableScan>(path, table, range, options);
+                                             const KeyRange& range, const TableReadOptions& options, IoTallies io) {
+  return std::make_unique<TableScan>(path, table, range, options, std::move(io));
 }
 
 }  // namespace mssqlcdc::emu

@@ -11,6 +11,7 @@
 
 #include "mssqlcdc/emu/arrow.hpp"
 #include "mssqlcdc/emu/catalog.hpp"
+#include "mssqlcdc/emu/io_stats.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 
 namespace mssqlcdc::emu {
@@ -63,7 +64,8 @@ std::vector<bool> text_flags(const std::vector<Col>& cols, const std::vector<std
 std::unique_ptr<BatchSource> open_change_scan(const std::filesystem::path& path, std::string_view ci,
                                               std::optional<Lsn> from, std::optional<Lsn> to,
                                               const ChangeReadOptions& options);
+// `io`: the tallies the read adds to (io_stats.hpp); a read with a lower bound is a seek.
 std::unique_ptr<BatchSource> open_table_scan(const std::filesystem::path& path, std::string_view table,
-                                             const KeyRange& range, const TableReadOptions& options);
+                                             const KeyRange& range, const TableReadOptions& options, IoTallies io = {});
 
 }  // namespace mssqlcdc::emu

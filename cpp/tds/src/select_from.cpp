@@ -58,7 +58,10 @@ std::vector<const Expr*> conjuncts(const Expr* e) {
 }
 
 // Range hints for source `which` from WHERE conjuncts comparing its column with a constant.
-ScanHints hints_for(const std::vector<const Expr*>& where, const Scope& scope, std::size_t which, Binder& constants) {
+// `x IS NULL OR x < v` (how the backends bound a range, NULL sorting first) bounds a column
+// the relation declares NOT NULL as `x < v` does: there the IS NULL side never holds.
+ScanHints hints_for(const std::vector<const Expr*>& where, const Scope& scope, std::size_t which, Binder& constants,
+                    const std::vector<RelColumn>& columns) {
   std::map<std::size_t, RangeHint> ranges;
   const auto& range = scope.sources[which];
   const auto column_of = [&](const Expr& e) -> std::optional<std::size_t> {
@@ -92,24 +95,41 @@ ScanHints hints_for(const std::vector<const Expr*>& where, const Scope& scope, s
     }
     side = Bound{*v, inclusive};
   };
+  const auto comparison = [&](const Expr* c) {
+    std::string op = c->op;
+    const Expr* col = c->args[0].get();
+    const Expr* other = c->args[1].get();
+    if (!column_of(*col)) {
+      std::swap(col, other);
+      op = op == "<" ? ">" : op == ">" ? "<" : op == "<=" ? ">=" : op == ">=" ? "<=" : op;
+    }
+    const auto s = column_of(*col);
+    if (!s) return;
+    if (op == "=" || op == ">=" || op == ">") tighten(*s, bound(*s, *other), true, op != ">");
+    if (op == "=" || op == "<=" || op == "<") tighten(*s, bound(*s, *other), false, op != "<");
+  };
+  const auto not_null = [&](const Expr& e) {
+    const auto s = column_of(e);
+    const std::size_t at = s ? *s - range.first : columns.size();
+    return at < columns.size() && !columns[at].nullable;
+  };
   for (const Expr* c : where) {
     if (c->kind == ExprKind::Between && !c->negated) {
       if (const auto s = column_of(*c->args[0])) {
         tighten(*s, bound(*s, *c->args[1]), true, true);
         tighten(*s, bound(*s, *c->args[2]), false, true);
       }
-    } else if (c->kind == ExprKind::Binary) {
-      std::string op = c->op;
-      const Expr* col = c->args[0].get();
-      const Expr* other = c->args[1].get();
-      if (!column_of(*col)) {
-        std::swap(col, other);
-        op = op == "<" ? ">" : op == ">" ? "<" : op == "<=" ? ">=" : op == ">=" ? "<=" : op;
+    } else if (c->kind == ExprKind::Binary && c->op == "OR") {
+      const Expr* a = c->args[0].get();
+      const Expr* b = c->args[1].get();
+      if (b->kind == ExprKind::IsNull) std::swap(a, b);
+      if (a->kind == ExprKind::IsNull && !a->negated && b->kind == ExprKind::Binary && b->op != "AND" &&
+          b->op != "OR" && not_null(*a->args[0]) && b->args[0]->kind == ExprKind::Column &&
+          column_of(*b->args[0]) == column_of(*a->args[0])) {
+        comparison(b);
       }
-      const auto s = column_of(*col);
-      if (!s) continue;
-      if (op == "=" || op == ">=" || op == ">") tighten(*s, bound(*s, *other), true, op != ">");
-      if (op == "=" || op == "<=" || op == "<") tighten(*s, bound(*s, *other), false, op != "<");
+    } else if (c->kind == ExprKind::Binary) {
+      comparison(c);
     }
   }
   ScanHints hints;
@@ -146,7 +166,7 @@ Producer joined_rows(const SelectCore& c, std::vector<Opened>& opened, const Sco
     Opened& o = opened[k];
     Producer scan;
     if (o.relation) {
-      ScanHints hints = hints_for(where, scope, k, constants);
+      ScanHints hints = hints_for(where, scope, k, constants, o.relation->columns());
       hints.data_read = data_read && k == 0;
       o.stream = o.relation->scan(hints);
       scan = [stream = o.stream, relation = o.relation](Row& r) {

@@ -83,7 +83,8 @@ enum class Stop { None, Cancelled, Cut, Failed };
 // while rows are still being made. With `drop_after`, at most that many rows go out and the
 // connection is cut before the DONE.
 Stop write_result_set(ReplySink& sink, const std::vector<Column>& columns, const RowSource& next, Token done, bool last,
-                      const std::optional<std::uint64_t>& drop_after) {
+                      const std::optional<std::uint64_t>& drop_after,
+                      const std::function<std::vector<ServerMessage>()>& notes = {}) {
   write_colmetadata(sink.out(), columns);
   std::uint64_t count = 0;
   std::vector<Value> row;
@@ -110,6 +111,12 @@ Stop write_result_set(ReplySink& sink, const std::vector<Column>& columns, const
   if (drop_after) {
     sink.cut();
     return Stop::Cut;
+  }
+  if (notes) {
+    for (ServerMessage m : notes()) {  // SET STATISTICS IO's, after the rows (decision 1411)
+      m.server = kServerName;
+      write_message(sink.out(), Token::Info, m);
+    }
   }
   write_done(sink.out(), done, last ? kDoneCount : kDoneMore | kDoneCount, kCmdSelect, count);
   return Stop::None;
@@ -364,7 +371,7 @@ Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const
       write_done(w, done, status, r.count->cur_cmd, r.count->rows);
       o = last ? Outcome::Ended : Outcome::Done;
     } else if (r.rows) {
-      o = finish(write_result_set(sink, r.rows->columns, rows_of(*r.rows), done, last, drop), last);
+      o = finish(write_result_set(sink, r.rows->columns, rows_of(*r.rows), done, last, drop, r.rows->notes), last);
     }
     if (o != Outcome::Done) return o;
   }

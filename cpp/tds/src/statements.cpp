@@ -97,6 +97,26 @@ void set_option(Cursor& c, emu::Reader& reader) {
   }
 }
 
+// SET STATISTICS IO's message for each table a statement read (error 3615's text, severity 0),
+// as SQL Server names the table: without its schema. Scan count adds seeks and scans; the
+// emulator has no pages, so logical reads are the stored rows it stepped over (decision 1411).
+std::vector<ServerMessage> statistics_io_messages(const emu::IoByTable& tables) {
+  std::vector<ServerMessage> out;
+  for (const auto& [name, io] : tables) {
+    const auto dot = name.find('.');
+    const std::string table = dot == std::string::npos ? name : name.substr(dot + 1);
+    ServerMessage m;
+    m.number = 3615;
+    m.severity = 0;
+    m.text = "Table '" + table + "'. Scan count " + std::to_string(io.scans + io.seeks) + ", logical reads " +
+             std::to_string(io.rows_read) +
+             ", physical reads 0, read-ahead reads 0, lob logical reads 0, lob physical reads 0, lob read-ahead "
+             "reads 0.";
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 // BEGIN TRAN[SACTION], SAVE TRAN[SACTION], COMMIT and ROLLBACK: statements of their own even
 // without a semicolon before or after them ("BEGIN TRAN INSERT ... COMMIT").
 bool starts_transaction_statement(const std::vector<SqlToken>& t, std::size_t i) {
@@ -494,6 +514,7 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
     for (std::size_t i = 1; i + 1 < tokens.size(); ++i) {
       if (tokens[i].is("IMPLICIT_TRANSACTIONS")) implicit_transactions_ = tokens[i + 1].is("ON");
     }
+    if (tokens.size() == 4 && tokens[1].is("STATISTICS") && tokens[2].is("IO")) statistics_io_ = tokens[3].is("ON");
     set_option(c, *reader_);
     return {};
   }
@@ -522,8 +543,24 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
   // SELECT: the query engine (select.hpp) over this connection's catalog; rows stream to the writer.
   Params with_session = params;  // the session's @@ values the query may read
   with_session["@@trancount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{storage_->trancount()}};
-  RowSource rows = run_select(parse_select(tokens), *catalog_, std::move(with_session));
-  return StatementResult{ResultSet{std::move(rows.columns), {}, std::move(rows.next)}, std::nullopt};
+  if (!statistics_io_) {
+    RowSource rows = run_select(parse_select(tokens), *catalog_, std::move(with_session));
+    return StatementResult{ResultSet{std::move(rows.columns), {}, std::move(rows.next)}, std::nullopt};
+  }
+  // SET STATISTICS IO ON: the reads the statement opens add to its own tally, sent after its rows.
+  auto tally = std::make_shared<emu::IoTally>();
+  reader_->count_into(tally);
+  RowSource rows;
+  try {
+    rows = run_select(parse_select(tokens), *catalog_, std::move(with_session));
+  } catch (...) {
+    reader_->count_into(nullptr);
+    throw;
+  }
+  reader_->count_into(nullptr);
+  ResultSet set{std::move(rows.columns), {}, std::move(rows.next)};
+  set.notes = [tally] { return statistics_io_messages(tally->totals()); };
+  return StatementResult{std::move(set), std::nullopt};
 }
 
 }  // namespace mssqlcdc::tds

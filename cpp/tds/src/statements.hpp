@@ -36,10 +36,13 @@ class Storage;
 // A result's columns, then its rows: those in `rows`, then those `more` produces one at a time
 // until it returns false (a SELECT streams its rows through `more`; it may throw Error(Sql)
 // mid-way, after some rows were sent). `more` may be empty.
+// `notes`, when set, gives the INFO messages sent after the rows and before DONE (SET
+// STATISTICS IO's, decision 1411); it is called once the rows are sent.
 struct ResultSet {
   std::vector<Column> columns;
   std::vector<std::vector<Value>> rows;
   std::function<bool(std::vector<Value>&)> more;
+  std::function<std::vector<ServerMessage>()> notes = {};
 };
 
 // What a write did, for DONE's count and command.
@@ -108,6 +111,7 @@ class Database {
   std::optional<std::vector<TypedValue>> evaluate(const std::vector<SqlToken>& select, const Params& params);
   std::string name_;
   bool implicit_transactions_ = false;  // SET IMPLICIT_TRANSACTIONS ON
+  bool statistics_io_ = false;          // SET STATISTICS IO ON
   std::unique_ptr<emu::Reader> reader_;
   std::unique_ptr<Catalog> catalog_;  // over reader_
   std::unique_ptr<Storage> storage_;  // procedures and writes (procedures.hpp)

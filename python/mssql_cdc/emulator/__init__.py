@@ -7,6 +7,7 @@ from __future__ import annotations
 from mssql_cdc.emulator._convert import Time, from_micros, to_micros
 from mssql_cdc.emulator._engine import Change, Emulator, Row, Transaction
 from mssql_cdc.emulator._reader import EmulatorReader
+from mssql_cdc.emulator.io_stats import TableIo, io_statistics, reset_io_statistics
 from mssql_cdc.emulator.jobs import JobClock
 from mssql_cdc.emulator.profiles import PROFILES, Profile, profile_settings
 from mssql_cdc.emulator.serve import TdsServer, serve
@@ -48,12 +49,15 @@ __all__ = [
     "Profile",
     "Row",
     "SchemaError",
+    "TableIo",
     "TdsServer",
     "Time",
     "Transaction",
     "UnknownObjectError",
     "from_micros",
+    "io_statistics",
     "profile_settings",
+    "reset_io_statistics",
     "serve",
     "to_micros",
 ]

@@ -347,6 +347,16 @@ class EmulatorReader:
         )
         return _scalar_or_tuple(key)
 
+    def first_key_from(
+        self, table: str, first: object, *, key_columns: Sequence[str] | None = None
+    ) -> object:
+        """The smallest key whose first column is at or above `first` (one seek reading at most
+        one row), or None."""
+        key: Key | None = self._reader().first_key_from(
+            table, first, None if key_columns is None else list(key_columns)
+        )
+        return _scalar_or_tuple(key)
+
     def key_buckets(
         self,
         table: str,

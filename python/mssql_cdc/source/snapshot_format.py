@@ -2,8 +2,10 @@
 
 `partitions()` records the stamp L on the driver before any row is read (`snapshotLsn` when
 given, else the `latest` rule), then cuts the table by key into partitions or deals the
-`snapshotChunks` round-robin. `read()` reads each key range on an executor and adds the stream's
-metadata columns: `_start_lsn = L`, `_operation = 0`, `_commit_ts` = L's commit time.
+`snapshotChunks` round-robin. A key whose first column is an integer is cut by one-row seeks
+(decision 1412); other keys by NTILE tiles. `read()` reads each key range on an executor and
+adds the stream's metadata columns: `_start_lsn = L`, `_operation = 0`, `_commit_ts` = L's
+commit time.
 """
 
 from __future__ import annotations
@@ -139,11 +141,16 @@ class CdcSnapshotReader(DataSourceReader):
             return groups
         if not keys or n == 1 or any(types.get(k) in _UNSPLITTABLE for k in keys):
             return [[(None, None, None)]]
-        if len(keys) == 1 and types.get(keys[0]) in _INTEGER_TYPES:
+        if types.get(keys[0]) in _INTEGER_TYPES:
+            # Seeks only: the first column's extent, cut into equal widths; a
+            # composite key's bounds are the first keys at or above each cut.
             extent = backend.snapshots.key_extent(schema, name, keys[0])
             if extent is None:
                 return [[(None, None, None)]]
-            return [[r] for r in _cut(integer_bounds(extent[0], extent[1], n))]
+            cuts = integer_bounds(extent[0], extent[1], n)
+            if len(keys) == 1:
+                return [[r] for r in _cut(cuts)]
+            return [[r] for r in _cut(backend.snapshots.first_keys(schema, name, keys, cuts))]
         tiles = backend.snapshots.key_tiles(schema, name, keys, n)
         return [[r] for r in _cut(tiles)]
 

@@ -103,6 +103,9 @@ class SnapshotReader(Protocol):
     def key_tiles(
         self, source_schema: str, source_table: str, keys: Sequence[str], n: int
     ) -> Sequence[KeyBound]: ...
+    def first_keys(
+        self, source_schema: str, source_table: str, keys: Sequence[str], firsts: Sequence[int]
+    ) -> Sequence[KeyBound]: ...
     def read_table(
         self,
         source_schema: str,

@@ -6,6 +6,7 @@ snapshot they read the last committed rows, refused (error 3952) unless the emul
 snapshot isolation. Key bounds are the emulator's own values (int, str, bytes, ...) or the text
 a chunk plan stored (JSON holds no dates), turned back into the key column's value
 (`emulator_bound`) and compared by the engine as SQL Server compares them.
+Integer-led keys are planned by one-row seeks (`first_key_from`; decision 1412).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mssql_cdc.sqlserver.emulated.local_time import (
     times_as_text,
 )
 from mssql_cdc.sqlserver.isolation import source_read_errors
+from mssql_cdc.sqlserver.key_seeks import INTEGER_RANGES, extent_by_seeks
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql.arrow import MAX_BATCH_BYTES, cast_batches, table_schema
 
@@ -45,9 +47,6 @@ def emulator_bound(bound: KeyBound, sql_types: Sequence[str | None]) -> KeyBound
         )
     typed = tuple(typed_part(p, t) for p, t in zip(parts, sql_types, strict=True))
     return typed if isinstance(bound, tuple) else typed[0]  # type: ignore[return-value]
-
-
-_LOWEST = {"tinyint": 0, "smallint": -(2**15), "int": -(2**31), "bigint": -(2**63)}
 
 
 def _time_scale(sql_type: str) -> int:
@@ -147,30 +146,36 @@ class EmulatorSnapshotReader:
             )
 
     def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
-        """MIN and MAX of one integer key column (NULLs ignored); None for an empty table."""
+        """The lowest and highest non-NULL value of one integer key column by one-row seeks;
+        None for an empty table."""
         by_name = {c.name: c for c in self.table_columns(source_schema, source_table)}
         column = by_name.get(key)
-        if column is None or column.sql_type not in _LOWEST:
+        if column is None or column.sql_type not in INTEGER_RANGES:
             raise ValueError(f"key column {key!r} is not an integer column of the table")
         table = f"{source_schema}.{source_table}"
+
+        def first_at_or_above(value: int) -> int | None:
+            found = self.reader.first_key_from(table, value, key_columns=[key])
+            return None if found is None else int(found)  # type: ignore[call-overload]
+
         with self._errors(table):
-            extent = self.reader.key_extent(table, key_columns=[key])
-        if extent is None or extent["max"] is None:
-            return None
-        low = extent["min"]
-        if low is None:  # NULL sorts first and MIN ignores it: the first key at or above
-            # the type's lowest value is the smallest non-NULL one (next_key(NULL) gives None)
-            with self._errors(table):
-                stream = self.reader.read_table(
-                    table,
-                    _LOWEST[column.sql_type],
-                    None,
-                    columns=[key],
-                    key_columns=[key],
-                    batch_rows=1,
-                )
-                low = next((b.column(0)[0].as_py() for b in stream if b.num_rows), None)
-        return (int(low), int(extent["max"])) if low is not None else None
+            return extent_by_seeks(first_at_or_above, column.sql_type)
+
+    def first_keys(
+        self, source_schema: str, source_table: str, keys: Sequence[str], firsts: Sequence[int]
+    ) -> list[KeyBound]:
+        """For each integer value of the first key column, in rising order, the smallest key
+        whose first column is at or above it (a tuple for a composite key): one seek each.
+        Repeats and values above every key are dropped."""
+        self._key_check(source_schema, source_table, keys)
+        table = f"{source_schema}.{source_table}"
+        bounds: list[KeyBound] = []
+        with self._errors(table):
+            for value in firsts:
+                found = _bound(self.reader.first_key_from(table, value, key_columns=list(keys)))
+                if found is not None and (not bounds or found != bounds[-1]):
+                    bounds.append(found)
+        return bounds
 
     def key_tiles(
         self, source_schema: str, source_table: str, keys: Sequence[str], n: int

@@ -1,9 +1,10 @@
-"""The T-SQL of snapshot reads: key extents, NTILE key tiles and rows of a key range.
+"""The T-SQL of snapshot reads: one-row key seeks, NTILE key tiles and rows of a key range.
 
 Key bounds travel as text the server produced losslessly and come back as parameters under
 `CAST(? AS <column type>)` (with the column's collation for character keys), so every
 comparison happens on the server. A range `lo <= key < hi` over a composite key is a
 `UNION ALL` of seekable pieces, one per key prefix; NULL sorts first, as in SQL Server.
+`first_key_from` is the one-row seek that plans integer-led keys (decision 1412).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from mssql_cdc.sqlserver.tsql.statements import PARAM, Statement, column_express
 __all__ = [
     "INTEGER_TYPES",
     "bound_parts",
+    "first_key_from",
     "int_bounds",
-    "key_extent",
     "key_text",
     "key_tiles",
     "key_type",
@@ -105,12 +106,22 @@ def int_bounds(low: int, high: int, n: int) -> list[int]:
     return bounds
 
 
-def key_extent(source_schema: str, source_table: str, key: str) -> Statement:
-    """MIN and MAX of one integer key column (two index seeks)."""
-    column = quote_name(key, "key column")
+def first_key_from(
+    source_schema: str, source_table: str, keys: Sequence[TableColumn], value: int
+) -> Statement:
+    """The smallest key (as lossless text, `k0`, `k1`, ...) whose first column, an integer, is
+    `>= value`: one index seek reading at most one row; no row when none is."""
+    if keys[0].sql_type.lower() not in INTEGER_TYPES:
+        raise ValueError(f"key column {keys[0].name!r} is {keys[0].sql_type}, not an integer type")
+    refs = [f"t.{quote_name(k.name, 'key column')}" for k in keys]
+    texts = ", ".join(
+        f"{key_text(ref, k)} AS [k{i}]" for i, (ref, k) in enumerate(zip(refs, keys, strict=True))
+    )
     return Statement(
-        f"SELECT MIN({column}) AS lo, MAX({column}) AS hi "
-        f"FROM {two_part_name(source_schema, source_table)};"
+        f"SELECT TOP (1) {texts} FROM {two_part_name(source_schema, source_table)} AS t "
+        f"WHERE {refs[0]} >= CAST({PARAM} AS {keys[0].sql_type.lower()}) "
+        f"ORDER BY {', '.join(refs)};",
+        (str(int(value)),),
     )
 
 

@@ -3,6 +3,7 @@
 Every source-table read first sets the isolation level explicitly (READ COMMITTED or
 SNAPSHOT; never NOLOCK) and, when configured, `SET LOCK_TIMEOUT`. Run over TDS against the
 emulator's front end, not yet against a live server (docs/sqlserver.md).
+Integer-led keys are planned by one-row seeks (decision 1412).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import IsolationLevel, KeyBound
 from mssql_cdc.sqlserver.isolation import source_read_errors
+from mssql_cdc.sqlserver.key_seeks import extent_by_seeks
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
 from mssql_cdc.sqlserver.tsql import chunks as tsql_chunks
 from mssql_cdc.sqlserver.tsql import snapshot as tsql_snapshot
@@ -106,16 +108,37 @@ class TsqlSnapshotReader:
             return self._session.rows(statement)
 
     def key_extent(self, source_schema: str, source_table: str, key: str) -> tuple[int, int] | None:
-        """MIN and MAX of one integer key column; None for an empty table."""
+        """The lowest and highest non-NULL value of one integer key column by one-row seeks;
+        None for an empty table."""
         [column] = self.key_columns(source_schema, source_table, [key])
         if column.sql_type not in tsql_snapshot.INTEGER_TYPES:
             raise ValueError(f"key column {key!r} is {column.sql_type}, not an integer type")
-        rows = self._rows(
-            tsql_snapshot.key_extent(source_schema, source_table, key), source_schema, source_table
-        )
-        if not rows or rows[0]["lo"] is None:
-            return None
-        return int(rows[0]["lo"]), int(rows[0]["hi"])
+
+        def first_at_or_above(value: int) -> int | None:
+            found = self._first_key_from(source_schema, source_table, [column], value)
+            return None if found is None else int(str(found))
+
+        return extent_by_seeks(first_at_or_above, column.sql_type)
+
+    def first_keys(
+        self, source_schema: str, source_table: str, keys: Sequence[str], firsts: Sequence[int]
+    ) -> list[KeyBound]:
+        """For each integer value of the first key column, in rising order, the smallest key
+        whose first column is at or above it, as server-made text (a tuple for a composite key):
+        one seek each. Repeats and values above every key are dropped."""
+        columns = self.key_columns(source_schema, source_table, keys)
+        bounds: list[KeyBound] = []
+        for value in firsts:
+            found = self._first_key_from(source_schema, source_table, columns, value)
+            if found is not None and (not bounds or found != bounds[-1]):
+                bounds.append(found)
+        return bounds
+
+    def _first_key_from(
+        self, source_schema: str, source_table: str, columns: Sequence[TableColumn], value: int
+    ) -> KeyBound:
+        statement = tsql_snapshot.first_key_from(source_schema, source_table, columns, value)
+        return _key_of(self._rows(statement, source_schema, source_table), len(columns))
 
     def key_tiles(
         self, source_schema: str, source_table: str, keys: Sequence[str], n: int

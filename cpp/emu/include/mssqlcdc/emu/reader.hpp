@@ -16,6 +16,7 @@
 #include "mssqlcdc/emu/arrow.hpp"
 #include "mssqlcdc/emu/catalog.hpp"
 #include "mssqlcdc/emu/clock.hpp"
+#include "mssqlcdc/emu/io_stats.hpp"
 #include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/sqlite.hpp"
 #include "mssqlcdc/lsn.hpp"
@@ -238,6 +239,11 @@ class Reader {
   // its reads do not wait for, as SQL Server's session never waits for its own locks; nullopt
   // when the session has none.
   void set_own_lock_owner(std::optional<std::int64_t> owner) { own_lock_owner_ = owner; }
+  // Reads of source tables this Reader starts from now on add to `tally` as well as to the
+  // file's (file_io; decision 1411): a TDS statement's SET STATISTICS IO. nullptr stops that.
+  void count_into(std::shared_ptr<IoTally> tally) { statement_io_ = std::move(tally); }
+  // The tallies a read started now adds to: the file's, and the one count_into() set.
+  [[nodiscard]] IoTallies io_tallies() const { return {file_io_, statement_io_}; }
 
   // Groups metadata calls in one read transaction until end_snapshot(): they all see the file
   // as it was at begin_snapshot(). A second begin_snapshot() throws InvalidArgument;
@@ -305,6 +311,10 @@ class Reader {
   // (else InvalidArgument).
   std::optional<Key> next_key(std::string_view table, const Key& after,
                               const std::optional<std::vector<std::string>>& key_columns);
+  // The smallest key whose first column is at or above `first`, or nothing: one seek reading at
+  // most one row (decision 1412). `first` is a value of the first key column.
+  std::optional<Key> first_key_from(std::string_view table, const Value& first,
+                                    const std::optional<std::vector<std::string>>& key_columns);
   // Splits [lo, hi) of a single integer key into `n` buckets of equal width with their row
   // counts; lo and hi default to the table's smallest key and largest key + 1. Empty buckets of
   // zero width are left out. Throws InvalidArgument for n < 1 or a key that is not one integer
@@ -365,6 +375,8 @@ class Reader {
   Isolation isolation_ = Isolation::ReadCommitted;
   std::int64_t lock_timeout_ms_ = -1;
   std::optional<std::int64_t> own_lock_owner_;
+  std::shared_ptr<IoTally> file_io_;
+  std::shared_ptr<IoTally> statement_io_;
 };
 
 }  // namespace mssqlcdc::emu
