@@ -72,8 +72,9 @@ def batch_facts(orders: Orders, app_id: str) -> dict[int, dict[str, Any]]:
 
 
 def check_batches_observe_their_facts(spark: SparkSession, root: Path) -> None:
-    """Two runs of a stream: each batch's `mssql_cdc` metric in the progress equals its facts
-    row, and the listener's Prometheus text holds the newest batch's figures."""
+    """Two runs of a stream, CDC cleanup between them: each batch's `mssql_cdc` metric in the
+    progress equals its facts row (headroom, lags and events too), and the listener's
+    Prometheus text holds the newest batch's figures."""
     orders = Orders(spark, root, app_id="observed-v1")
     orders.orders(3)
     exporter = PrometheusTextExporter()
@@ -81,6 +82,9 @@ def check_batches_observe_their_facts(spark: SparkSession, root: Path) -> None:
     spark.streams.addListener(listener)
     try:
         first = orders.run()
+        # CDC cleanup up to what the stream has read: a watermark, so a headroom, and no loss
+        [bootstrap] = orders.events("bootstrap")
+        orders.emu.cleanup("dbo_orders", bootstrap["min_lsn"])
         orders.commit(("insert", 5, "new"), ("update", 1, "paid"))
         orders.commit(("delete", 2, None))
         second = orders.run()
@@ -100,6 +104,7 @@ def check_batches_observe_their_facts(spark: SparkSession, root: Path) -> None:
     assert (seen[newest]["rows"], seen[newest]["inserts"], seen[newest]["updates"]) == (4, 1, 1)
     assert (seen[newest]["deletes"], seen[newest]["generation"]) == (1, 0)
     # the task's figures are there, not NULL on both sides
+    assert seen[newest]["retention_headroom_hours"] is not None
     assert seen[newest]["ingestion_lag_seconds"] is not None
     assert seen[newest]["end_lsn"] is not None
     assert seen[newest]["events"] == "bootstrap"  # the first batch that read after it
