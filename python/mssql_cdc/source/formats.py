@@ -4,6 +4,7 @@
 `SourceConfig` in each DataSource's constructor; `schema()` resolves the table on the driver,
 with retries of transient errors (docs/source.md, 'Processes'). `connect`, the driver's
 connection factory, is an attribute a test may replace (in a subclass) to inject faults.
+An internal option of `to_delta` adds each task's figures as a column and a row (decision 1391).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class CdcDataSource(_ConfiguredSource):
     """`spark.readStream.format("mssql_cdc")`: every committed change of one table.
 
     The internal option `BATCH_FIGURES_OPTION` (set by `to_delta`, never by users) adds the
-    column `FIGURES_COLUMN` and one row of figures per task (decision 1391)."""
+    column `FIGURES_COLUMN` and one row of figures per task."""
 
     def __init__(self, options: dict[str, str]) -> None:
         internal = BATCH_FIGURES_OPTION.lower()

@@ -4,7 +4,8 @@ docs/source.md describes what it plans ('Offsets', 'Guards', 'Capture instances'
 It is the only stateful object of a query: one backend connection (dropped and reopened on
 transient errors through `sqlserver.retry`), the resolved table, the AvailableNow end and the
 last `max_lsn`. Pickling drops all of it: Spark ships the reader to executors only to call
-`read()`, which opens its own backend.
+`read()`, which opens its own backend. With the batch figures on, the planning's events ride
+on the batch's last range to its task (decision 1391).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class SparkLsnRange(LsnRange, InputPartition):
     """An `LsnRange` Spark can carry as an input partition; `LsnRange` itself imports no pyspark.
 
     `planned_events` names the events planning found (on the batch's last range only), which
-    the task hands on with its batch figures (decision 1391)."""
+    the task hands on with its batch figures."""
 
     planned_events: tuple[str, ...] = ()
 
@@ -78,7 +79,7 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         figures: pa.Schema | None = None,
     ) -> None:
         """`figures`: the output's Arrow schema when the batch figures ride along (the internal
-        option `BATCH_FIGURES_OPTION`, decision 1391); None for the plain change rows."""
+        option `BATCH_FIGURES_OPTION`); None for the plain change rows."""
         self._config = config
         self._columns = tuple(columns)
         self._num_partitions = num_partitions
