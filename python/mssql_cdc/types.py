@@ -6,6 +6,7 @@ defined, so an annotation and the library can never disagree:
 - `Lsn`: an LSN (core's type: canonical text, compared in LSN order).
 - `IsolationLevel`, `Backend`, `SchemaChangePolicy`, `DurationGuard`: the `Literal`s of the
   options isolationLevel, backend, schemaChangePolicy and snapshotDurationGuard.
+- `SilverGranularity`: the `Literal` of `apply_changes(..., granularity=...)`.
 - `SourceOptions`: the source options as a `TypedDict` (every key optional), for the `options`
   dict of `stream()`, `fan_out()` and `reconcile()`.
 - The SQL Server seam's Protocols (`StreamPlanner`, `CaptureCatalog`, `ChangeRangeReader`,
@@ -34,6 +35,7 @@ from mssql_cdc.facts import (
     SnapshotPlanDetail,
 )
 from mssql_cdc.options import Backend, DurationGuard, IsolationLevel, SchemaChangePolicy
+from mssql_cdc.silver import SilverGranularity
 from mssql_cdc.sqlserver import (
     CaptureCatalog,
     ChangeRangeReader,
@@ -61,6 +63,7 @@ __all__ = [
     "SchemaChangeDetail",
     "SchemaChangePolicy",
     "SeededDetail",
+    "SilverGranularity",
     "SnapshotChunkDetail",
     "SnapshotCompletionDetail",
     "SnapshotOpenDetail",

@@ -1,6 +1,7 @@
-"""The `mssql_cdc` observed metric on a Spark Connect session: each batch's figures reach
-`query.recentProgress` and a client-side StreamingQueryListener, equal to its facts row; the
-story is the classic tier's (tests/spark/support/observed_story.py)."""
+"""The `mssql_cdc` observed metric on a Spark Connect session: each batch's figures (counts,
+LSNs, retention headroom, lags, events) reach `query.recentProgress` and a client-side
+StreamingQueryListener, equal to its facts row; the story is the classic tier's
+(tests/spark/support/observed_story.py)."""
 
 from __future__ import annotations
 

@@ -71,3 +71,15 @@ def test_every_detail_payload_of_the_facts_table_is_exported_as_a_typed_dict() -
     exported = {n for n in types.__all__ if n.endswith(("Detail", "Extent"))}
     assert exported == defined
     assert all(typing.is_typeddict(getattr(types, n)) for n in exported)
+
+
+def test_the_granularity_literal_is_silvers_own_and_what_apply_changes_accepts() -> None:
+    from mssql_cdc.silver import SilverGranularity
+    from mssql_cdc.silver.checks import check_arguments
+
+    assert types.SilverGranularity is SilverGranularity
+    names = {"bronze": "b", "target": "t", "control_table": "c", "facts_table": None}
+    for granularity in typing.get_args(types.SilverGranularity):
+        check_arguments(**names, keys=["id"], capture_instance=None, granularity=granularity)
+    with pytest.raises(ConfigError, match="granularity='history' is not one of 'key', 'commit'"):
+        check_arguments(**names, keys=["id"], capture_instance=None, granularity="history")

@@ -6,6 +6,11 @@ from __future__ import annotations
 # Namespaces: `lsn.increment(x)` and `clock.now()` read better than bare names.
 from mssql_cdc.core import clock, lsn
 from mssql_cdc.core.app_id import validate_app_id
+from mssql_cdc.core.batch_figures import (
+    BATCH_FIGURES_OPTION,
+    FIGURES_COLUMN,
+    FIGURES_FIELDS,
+)
 from mssql_cdc.core.batch_files import BatchFiles, plain_files, read_batch_files
 from mssql_cdc.core.checkpoint import (
     MAX_GENERATION,
@@ -133,8 +138,11 @@ from mssql_cdc.core.stores import (
 from mssql_cdc.core.with_block import EndsWithBlock
 
 __all__ = [
+    "BATCH_FIGURES_OPTION",
     "CHARACTER_TYPES",
     "EVENT_KINDS",
+    "FIGURES_COLUMN",
+    "FIGURES_FIELDS",
     "GUID_ORDER",
     "JARS_ENV",
     "MAX_GENERATION",

@@ -379,18 +379,20 @@ class Emulator(Permissions, EndsWithBlock):
         tls: bool = False,
         login: str = "sa",
         password: str | None = None,
+        access_token: str | None = None,
     ) -> TdsServer:
-        """Return a running TDS server over this file: `mssql_cdc.emulator.serve.serve`."""
-        limit = max_connections  # a short name keeps this module under its 420-line bound
+        """Return a running TDS server over this file: `mssql_cdc.emulator.serve.serve`, whose
+        `access_token` (with `tls`) is the one Microsoft Entra token it also accepts."""
         return serve(
             self._path,
             host=host,
             port=port,
             database=database,
-            max_connections=limit,
+            max_connections=max_connections,
             tls=tls,
             login=login,
             password=password,
+            access_token=access_token,
         )
 
 

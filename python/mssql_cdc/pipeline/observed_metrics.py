@@ -6,6 +6,11 @@ the tasks that read the batch for the sink's append (no job of its own) and publ
 `StreamingQueryProgress.observedMetrics["mssql_cdc"]`: in `query.lastProgress`, in a
 `StreamingQueryListener`'s `onQueryProgress`. Each field bears the name of
 the facts column it equals (docs/operations.md, 'In Spark's streaming progress').
+
+The figures only a range's task learns (its end's commit time, the retention watermark, the
+source's newest commit, the events) reach the metric as one trailing row per task in the
+hidden column `FIGURES_COLUMN`; the headroom and lags are folded from them here with the facts
+table's formulas, and the rows are dropped before the sink (`without_figures`, decision 1391).
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from mssql_cdc.core import FIGURES_COLUMN
 from mssql_cdc.errors import ConfigError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 __all__ = [
     "OBSERVED_FIELDS",
@@ -25,6 +31,7 @@ __all__ = [
     "observed_figures",
     "observed_stream",
     "progress_fields",
+    "without_figures",
 ]
 
 OBSERVED_METRICS: Final = "mssql_cdc"
@@ -40,24 +47,96 @@ OBSERVED_FIELDS: Final = (
     "inserts",
     "updates",
     "generation",
+    "end_lsn",
+    "retention_headroom_hours",
+    "ingestion_lag_seconds",
+    "capture_lag_seconds",
+    "events",
 )
-"""The observed metric's fields, in order; each equals the batch's facts column of its name,
-the commit times as Spark's text of a TIMESTAMP_NTZ (`yyyy-MM-dd HH:mm:ss[.ffffff]`)."""
+"""The observed metric's fields, in order; each but `events` equals the batch's facts column of
+its name, the commit times as Spark's text of a TIMESTAMP_NTZ (`yyyy-MM-dd HH:mm:ss[.ffffff]`).
+`events` names, comma-joined in order of name, the facts events of the batch: its source events
+(`capture_instance_switched`, `data_skipped`, `schema_change`) and, on the first batch that
+reads from the snapshot's LSN (the generation's first with an `end_lsn`), the snapshot that
+opened the generation (`bootstrap` or `resnapshot`); NULL when none."""
+
+_MICROS_PER_HOUR: Final = 3_600_000_000
+_MICROS_PER_SECOND: Final = 1_000_000
 
 
-def observed_stream(df: DataFrame, generation: int) -> DataFrame:
+def observed_stream(
+    df: DataFrame, generation: int, opened_by: tuple[str, str] | None = None
+) -> DataFrame:
     """The streaming DataFrame `df` observing `OBSERVED_METRICS`: the sink's batch aggregates,
-    commit times as text (Spark Connect's progress carries no timestamp value), and the
-    generation, a literal the query carries for its whole life."""
+    commit times as text (Spark Connect's progress carries no timestamp value), the generation,
+    a literal the query carries for its whole life, and the figures of `df`'s
+    `FIGURES_COLUMN` rows folded as the facts row folds the metrics files.
+
+    Args:
+        df: the `mssql_cdc` source's stream with the batch figures on.
+        generation: the checkpoint generation the query runs in.
+        opened_by: (`bootstrap` or `resnapshot`, the snapshot's LSN) when a snapshot opened the
+            generation: the batch whose ranges start at that LSN names it in `events` (a
+            batch with nothing to read has no ranges, so the next one does).
+    """
     from pyspark.sql import functions as F
 
     from mssql_cdc.sink import aggregate_columns
 
-    figures = [
-        *aggregate_columns(times_as_text=True),
+    figures = F.col(FIGURES_COLUMN)
+    to_lsn = figures.getField("to_lsn")
+
+    def newest(field: str) -> Column:
+        return F.max(figures.getField(field).cast("timestamp_ntz"))
+
+    # E: the end offset's commit time (the range ending highest), else the newest row's
+    end = F.coalesce(
+        F.max_by(figures.getField("to_commit_ts"), to_lsn).cast("timestamp_ntz"),
+        F.max("_commit_ts"),
+    )
+    found = F.flatten(F.collect_list(F.split(figures.getField("events"), ",")))
+    no_events = F.array().cast("array<string>")
+    opening = no_events
+    if opened_by is not None:
+        event, at = opened_by
+        starts = F.min(figures.getField("batch_start_lsn"))
+        opening = F.when(starts == F.lit(at), F.array(F.lit(event))).otherwise(no_events)
+    events = F.array_join(F.array_sort(F.array_distinct(F.concat(opening, found))), ",")
+    columns = [
+        *aggregate_columns(times_as_text=True, rows_of=figures.isNull()),
         F.lit(generation).cast("int").alias("generation"),
+        F.max(to_lsn).alias("end_lsn"),
+        _rounded(newest("retention_watermark_ts"), end, _MICROS_PER_HOUR, 2).alias(
+            "retention_headroom_hours"
+        ),
+        _rounded(end, newest("source_max_commit_ts"), _MICROS_PER_SECOND, 3).alias(
+            "ingestion_lag_seconds"
+        ),
+        F.max(figures.getField("capture_lag_seconds")).alias("capture_lag_seconds"),
+        F.nullif(events, F.lit("")).alias("events"),
     ]
-    return df.observe(OBSERVED_METRICS, *figures)
+    return df.observe(OBSERVED_METRICS, *columns)
+
+
+def without_figures(df: DataFrame) -> DataFrame:
+    """A micro-batch of the observed stream as the sink takes it: the change rows alone,
+    without `FIGURES_COLUMN` (a narrow filter and projection in the batch's one read)."""
+    from pyspark.sql import functions as F
+
+    if FIGURES_COLUMN not in df.columns:
+        return df
+    return df.where(F.col(FIGURES_COLUMN).isNull()).drop(FIGURES_COLUMN)
+
+
+def _rounded(earlier: Column, later: Column, unit: int, scale: int) -> Column:
+    """(later - earlier) in `unit` microseconds, rounded half-up to `scale` decimals, as the
+    facts table's formulas round: exact microseconds divided as decimals, so no double rounds
+    first (the divisor's decimal keeps 11 or 8 digits of scale, which no tie is nearer than)."""
+    from pyspark.sql import functions as F
+
+    micros = F.timestamp_diff("MICROSECOND", earlier, later).cast("decimal(20,0)")
+    divisor = F.lit(unit).cast(f"decimal({len(str(unit))},0)")
+    return F.round(micros / divisor, scale).cast("double")
 
 
 def observed_figures(progress: Any) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.listener import StreamingQueryListener
 
 __all__ = ["PROMETHEUS_FAMILIES", "PrometheusTextExporter"]
+
+_EVENT: Final = "event"  # the events of the newest batch, a sample each
+_EVENT_TIME: Final = "event_timestamp"  # per event, the newest batch that recorded it
 
 PROMETHEUS_FAMILIES: Final = (
     ("mssql_cdc_batch_id", "batchId", "Id of the newest micro-batch that observed figures."),
@@ -38,8 +41,35 @@ PROMETHEUS_FAMILIES: Final = (
         "timestamp",
         "Unix time the newest micro-batch started, from its progress.",
     ),
+    (
+        "mssql_cdc_retention_headroom_hours",
+        "retention_headroom_hours",
+        "Hours from CDC cleanup's watermark to the stream's end at the newest batch.",
+    ),
+    (
+        "mssql_cdc_ingestion_lag_seconds",
+        "ingestion_lag_seconds",
+        "Seconds the stream's end was behind the source's newest commit at the newest batch.",
+    ),
+    (
+        "mssql_cdc_capture_lag_seconds",
+        "capture_lag_seconds",
+        "Seconds from the source's newest captured commit to when the newest batch read.",
+    ),
+    (
+        "mssql_cdc_batch_event",
+        _EVENT,
+        "1 for each event (label event) the newest micro-batch recorded.",
+    ),
+    (
+        "mssql_cdc_event_timestamp_seconds",
+        _EVENT_TIME,
+        "Unix time of the newest micro-batch that recorded each event (label event).",
+    ),
 )
-"""Each gauge family: its name, the figure it shows and its `# HELP` text."""
+"""Each gauge family: its name, the figure it shows and its `# HELP` text. The last two have
+a sample per event name (`bootstrap`, `resnapshot`, `data_skipped`, `schema_change`,
+`capture_instance_switched`), labelled `event`, and none before a batch names one."""
 
 # the figures taken from the observed metric; batchId and timestamp are the progress's own
 _OBSERVED_KEYS: Final = tuple(k for _, k, _ in PROMETHEUS_FAMILIES if k in OBSERVED_FIELDS)
@@ -47,11 +77,14 @@ _OBSERVED_KEYS: Final = tuple(k for _, k, _ in PROMETHEUS_FAMILIES if k in OBSER
 
 @dataclass(frozen=True, slots=True)
 class _Latest:
-    """One query's newest figures, keyed by the names of `PROMETHEUS_FAMILIES`' figures."""
+    """One query's newest figures, keyed by the names of `PROMETHEUS_FAMILIES`' figures; the
+    newest batch's events, and per event the start time of the newest batch that named it."""
 
     name: str
     query_id: str
     figures: Mapping[str, float]
+    events: tuple[str, ...] = ()
+    event_times: Mapping[str, float] = field(default_factory=dict)
 
 
 class PrometheusTextExporter:
@@ -85,9 +118,13 @@ class PrometheusTextExporter:
         figures["batchId"] = _number(fields.get("batchId"))
         figures["timestamp"] = _unix_seconds(fields.get("timestamp"))
         query_id = str(fields.get("id") or "")
-        latest = _Latest(str(fields.get("name") or ""), query_id, figures)
+        events = tuple(e for e in str(observed.get("events") or "").split(",") if e)
         with self._lock:
-            self._latest[query_id] = latest
+            before = self._latest.get(query_id)
+            times = dict(before.event_times) if before is not None else {}
+            times.update((event, figures["timestamp"]) for event in events)
+            name = str(fields.get("name") or "")
+            self._latest[query_id] = _Latest(name, query_id, figures, events, times)
         return True
 
     def render(self) -> str:
@@ -103,7 +140,9 @@ class PrometheusTextExporter:
             lines.append(f"# TYPE {family} gauge")
             for query in kept:
                 labels = f'query="{_escape_label(query.name)}",id="{_escape_label(query.query_id)}"'
-                lines.append(f"{family}{{{labels}}} {_sample(query.figures[key])}")
+                for event, value in _samples(query, key):
+                    extra = "" if event is None else f',event="{_escape_label(event)}"'
+                    lines.append(f"{family}{{{labels}{extra}}} {_sample(value)}")
         return "\n".join(lines) + "\n"
 
     def listener(self) -> StreamingQueryListener:
@@ -127,6 +166,15 @@ class PrometheusTextExporter:
                 pass
 
         return _Listener()
+
+
+def _samples(query: _Latest, key: str) -> list[tuple[str | None, float]]:
+    """A family's samples of one query: (its `event` label or None, its value)."""
+    if key == _EVENT:
+        return [(event, 1.0) for event in sorted(query.events)]
+    if key == _EVENT_TIME:
+        return sorted(query.event_times.items())
+    return [(None, query.figures[key])]
 
 
 def _number(value: Any) -> float:

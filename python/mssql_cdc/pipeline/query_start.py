@@ -1,6 +1,7 @@
-"""Starting a stream's query: the `mssql_cdc` source at the generation's start, observed as the
-`mssql_cdc` metric of the query's progress, into the Delta sink through `foreachBatch`, in the
-generation's Spark checkpoint."""
+"""Starting a stream's query: the `mssql_cdc` source at the generation's start, with its batch
+figures, observed as the `mssql_cdc` metric of the query's progress, into the Delta sink
+through `foreachBatch` (the figures' rows dropped first), in the generation's Spark checkpoint
+(decisions 1382, 1391)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,18 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import GenerationPaths, StoreSettings, check_inside, is_store_uri, lsn
+from mssql_cdc.core import (
+    BATCH_FIGURES_OPTION,
+    GenerationPaths,
+    StoreSettings,
+    check_inside,
+    is_store_uri,
+    lsn,
+)
 from mssql_cdc.facts import sink_id
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs
-from mssql_cdc.pipeline.observed_metrics import observed_stream
+from mssql_cdc.pipeline.observed_metrics import observed_stream, without_figures
 from mssql_cdc.tables import store_settings
 
 if TYPE_CHECKING:
@@ -60,9 +68,13 @@ def start_query(
         metrics_path=metrics,
         store=store,
     )
-    changes = spark.readStream.format("mssql_cdc").options(**reader.to_options()).load()
+    options = {**reader.to_options(), BATCH_FIGURES_OPTION: "true"}
+    changes = spark.readStream.format("mssql_cdc").options(**options).load()
+    opened_by = None
+    if start is not None:
+        opened_by = ("resnapshot" if paths.generation > 0 else "bootstrap", lsn.normalize(start))
     writer = (
-        observed_stream(changes, paths.generation)
+        observed_stream(changes, paths.generation, opened_by)
         .writeStream.foreachBatch(_answerable(sink))
         .option("checkpointLocation", paths.checkpoint)
         .queryName(args.query_name or sink_id(args.app_id, paths.generation))
@@ -73,13 +85,14 @@ def start_query(
 
 
 def _answerable(sink: Callable[[DataFrame, int], None]) -> Callable[[DataFrame, int], None]:
-    """`sink` as Spark calls it through Py4J, which answers only an `Exception`: any other
+    """`sink` as Spark calls it through Py4J, handed the batch's change rows alone (the
+    figures' rows and column dropped). Py4J answers only an `Exception`: any other
     BaseException (a failpoint's InjectedFault, KeyboardInterrupt) would end Py4J's callback
     thread unanswered and leave the query waiting forever, so it fails the batch instead."""
 
     def call(df: DataFrame, batch_id: int) -> None:
         try:
-            sink(df, batch_id)
+            sink(without_figures(df), batch_id)
         except Exception:
             raise
         except BaseException as exc:

@@ -27,9 +27,14 @@ _REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
 _ADDED = ("_batch_id", "_snapshot")
 
 
-def aggregate_columns(*, times_as_text: bool = False) -> list[Column]:
+def aggregate_columns(
+    *, times_as_text: bool = False, rows_of: Column | None = None
+) -> list[Column]:
     """The step-5 aggregates as named Spark aggregate columns: rows, LSN and commit-time
     ranges, and the counts of deletes (1), inserts (2) and update after-images (4).
+
+    `rows_of` is a condition a row must meet to count in `rows` (default: every row); the
+    stream's observed metric counts change rows only, not the rows of figures beside them.
 
     `times_as_text` gives the commit times as Spark's text of a TIMESTAMP_NTZ
     (`yyyy-MM-dd HH:mm:ss[.ffffff]`): a streaming progress carries no timestamp value on Spark
@@ -41,7 +46,7 @@ def aggregate_columns(*, times_as_text: bool = False) -> list[Column]:
 
     op = F.col("_operation")
     return [
-        F.count(F.lit(1)).alias("rows"),
+        F.count(F.lit(1) if rows_of is None else F.when(rows_of, 1)).alias("rows"),
         F.min("_start_lsn").alias("min_lsn"),
         F.max("_start_lsn").alias("max_lsn"),
         time(F.min("_commit_ts")).alias("min_commit_ts"),

@@ -48,7 +48,7 @@ from mssql_cdc.sqlserver import ReadColumn, permission_error, pieces
 if TYPE_CHECKING:
     from mssql_cdc.sqlserver import Backend
 
-__all__ = ["plan_batch"]
+__all__ = ["plan_batch", "planned_batch"]
 
 _log = logging.getLogger("mssql_cdc.source.formats")
 
@@ -65,7 +65,35 @@ def plan_batch(
     num_partitions: int,
     min_rows: int = MIN_ROWS_PER_RANGE,
 ) -> list[LsnRange]:
-    """The ranges of the batch `(start, end]`, after its guards, checks and event files.
+    """The ranges of the batch `(start, end]`: `planned_batch` without its events' names."""
+    ranges, _ = planned_batch(
+        backend,
+        config,
+        table,
+        columns,
+        start,
+        end,
+        time_zone=time_zone,
+        num_partitions=num_partitions,
+        min_rows=min_rows,
+    )
+    return ranges
+
+
+def planned_batch(
+    backend: Backend,
+    config: SourceConfig,
+    table: ResolvedTable,
+    columns: Sequence[ReadColumn],
+    start: StreamOffset,
+    end: StreamOffset,
+    *,
+    time_zone: str,
+    num_partitions: int,
+    min_rows: int = MIN_ROWS_PER_RANGE,
+) -> tuple[list[LsnRange], tuple[str, ...]]:
+    """The ranges of the batch `(start, end]`, after its guards, checks and event files, and
+    the names of the events it recorded in those files (in the order written).
 
     Raises:
         DataLossError: with failOnDataLoss=true, a piece's changes were purged.
@@ -123,7 +151,7 @@ def plan_batch(
             folder = open_folder(config.metrics_path, config.store)
             write_json_atomic(config.metrics_path, record.file_name, record.to_json(), folder)
     nulls = {i.name: null_columns(columns, i) for i in table.instances}
-    return batch_ranges(
+    ranges = batch_ranges(
         _TilesOrWhole(planner),
         kept,
         start=start,
@@ -133,6 +161,7 @@ def plan_batch(
         null_columns=nulls,
         min_rows=min_rows,
     )
+    return ranges, tuple(record.event for record in events)
 
 
 def _schema_events(

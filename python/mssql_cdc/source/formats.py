@@ -4,6 +4,7 @@
 `SourceConfig` in each DataSource's constructor; `schema()` resolves the table on the driver,
 with retries of transient errors (docs/source.md, 'Processes'). `connect`, the driver's
 connection factory, is an attribute a test may replace (in a subclass) to inject faults.
+An internal option of `to_delta` adds each task's figures as a column and a row (decision 1391).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
+from pyspark.sql.types import StructType
 
+from mssql_cdc.core import BATCH_FIGURES_OPTION, FIGURES_COLUMN, FIGURES_FIELDS
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.source.parallelism import default_parallelism
@@ -25,7 +28,7 @@ from mssql_cdc.source.table_schema import (
 from mssql_cdc.sqlserver import Backend, Reconnecting, call_with_retries, open_backend
 
 if TYPE_CHECKING:
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import StructField
 
 __all__ = ["CdcDataSource", "CdcSnapshotDataSource", "Connect", "register"]
 
@@ -48,6 +51,15 @@ def _infer_schema(config: SourceConfig, *, chunk: bool, connect: Connect) -> Str
         slot.drop()
 
 
+def _figures_field() -> StructField:
+    """`FIGURES_COLUMN` as a nullable struct of `FIGURES_FIELDS` (no JVM needed)."""
+    from pyspark.sql.types import DoubleType, StringType, StructField
+
+    kinds = {"STRING": StringType(), "DOUBLE": DoubleType()}
+    struct = StructType([StructField(name, kinds[kind], True) for name, kind in FIGURES_FIELDS])
+    return StructField(FIGURES_COLUMN, struct, True)
+
+
 class _ConfiguredSource(DataSource):
     """A format whose options are parsed once, when Spark creates it, into `config`.
 
@@ -64,20 +76,40 @@ class _ConfiguredSource(DataSource):
 
 
 class CdcDataSource(_ConfiguredSource):
-    """`spark.readStream.format("mssql_cdc")`: every committed change of one table."""
+    """`spark.readStream.format("mssql_cdc")`: every committed change of one table.
+
+    The internal option `BATCH_FIGURES_OPTION` (set by `to_delta`, never by users) adds the
+    column `FIGURES_COLUMN` and one row of figures per task."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        internal = BATCH_FIGURES_OPTION.lower()
+        self.figures = any(
+            k.lower() == internal and str(v).strip().lower() == "true" for k, v in options.items()
+        )
+        super().__init__({k: v for k, v in options.items() if k.lower() != internal})
 
     @classmethod
     def name(cls) -> str:
         return "mssql_cdc"
 
     def schema(self) -> StructType:
-        return _infer_schema(self.config, chunk=False, connect=self.connect)
+        found = _infer_schema(self.config, chunk=False, connect=self.connect)
+        if not self.figures:
+            return found
+        return StructType([*found.fields, _figures_field()])
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
         from mssql_cdc.source.planner import CdcStreamReader
 
         n = self.config.partitions(type(self).default_num_partitions)
-        return CdcStreamReader(self.config, read_columns(schema), n, connect=self.connect)
+        figures = None
+        if self.figures:
+            from pyspark.sql.pandas.types import to_arrow_schema
+
+            figures = to_arrow_schema(schema, timezone="UTC")
+        return CdcStreamReader(
+            self.config, read_columns(schema), n, connect=self.connect, figures=figures
+        )
 
 
 class CdcSnapshotDataSource(_ConfiguredSource):

@@ -4,13 +4,15 @@ docs/source.md describes what it plans ('Offsets', 'Guards', 'Capture instances'
 It is the only stateful object of a query: one backend connection (dropped and reopened on
 transient errors through `sqlserver.retry`), the resolved table, the AvailableNow end and the
 last `max_lsn`. Pickling drops all of it: Spark ships the reader to executors only to call
-`read()`, which opens its own backend.
+`read()`, which opens its own backend. With the batch figures on, the planning's events ride
+on the batch's last range to its task (decision 1391).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -23,7 +25,7 @@ from pyspark.sql.streaming.datasource import (
 
 from mssql_cdc.core import LsnRange, Offset, StreamOffset, format_commit_ts, initial_lsn, lsn
 from mssql_cdc.options import SourceConfig
-from mssql_cdc.source.batch_plan import plan_batch
+from mssql_cdc.source.batch_plan import planned_batch
 from mssql_cdc.source.loss_guards import skip_end
 from mssql_cdc.source.range_reader import read_range
 from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
@@ -49,12 +51,19 @@ def _plain(offset: Offset) -> dict[str, str]:
     return {"lsn": offset["lsn"], "commit_ts": offset["commit_ts"]}
 
 
+@dataclass(frozen=True)
 class SparkLsnRange(LsnRange, InputPartition):
-    """An `LsnRange` Spark can carry as an input partition; `LsnRange` itself imports no pyspark."""
+    """An `LsnRange` Spark can carry as an input partition; `LsnRange` itself imports no pyspark.
+
+    `planned_events` names the events planning found (on the batch's last range only), which
+    the task hands on with its batch figures."""
+
+    planned_events: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, part: LsnRange) -> SparkLsnRange:
-        return cls(**{name: getattr(part, name) for name in LsnRange.__dataclass_fields__})
+    def of(cls, part: LsnRange, planned_events: tuple[str, ...] = ()) -> SparkLsnRange:
+        fields = {name: getattr(part, name) for name in LsnRange.__dataclass_fields__}
+        return cls(**fields, planned_events=planned_events if part.last else ())
 
 
 class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -67,10 +76,14 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         num_partitions: int,
         *,
         connect: Callable[[SourceConfig], Backend] = open_backend,
+        figures: pa.Schema | None = None,
     ) -> None:
+        """`figures`: the output's Arrow schema when the batch figures ride along (the internal
+        option `BATCH_FIGURES_OPTION`); None for the plain change rows."""
         self._config = config
         self._columns = tuple(columns)
         self._num_partitions = num_partitions
+        self._figures = figures
         self._connect = connect  # the driver's connection factory; executors use their own
         self._slot: Reconnecting[Backend] | None = None
         self._table: ResolvedTable | None = None
@@ -86,6 +99,7 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             "_columns": self._columns,
             "_num_partitions": self._num_partitions,
             "_connect": self._connect,
+            "_figures": self._figures,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -94,6 +108,7 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             state["_columns"],
             state["_num_partitions"],
             connect=state["_connect"],
+            figures=state.get("_figures"),
         )
 
     def _backend_slot(self) -> Reconnecting[Backend]:
@@ -187,11 +202,11 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if finish.lsn <= begin.lsn:
             return []  # no range, no guard, no query, no file
 
-        def work(backend: Backend) -> list[LsnRange]:
+        def work(backend: Backend) -> tuple[list[LsnRange], tuple[str, ...]]:
             if self._time_zone is not None and self._time_zone[:1] in ("+", "-"):
                 self._time_zone = None  # a server offset without a zone is re-read per batch
             table = self._resolved(backend, refresh=True)
-            return plan_batch(
+            return planned_batch(
                 backend,
                 self._config,
                 table,
@@ -202,13 +217,16 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 num_partitions=self._num_partitions,
             )
 
-        ranges = call_with_retries("partitions", self._backend_slot(), work)
-        return [SparkLsnRange.of(r) for r in ranges]
+        ranges, events = call_with_retries("partitions", self._backend_slot(), work)
+        return [SparkLsnRange.of(r, events) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, LsnRange):
             raise TypeError(f"mssql_cdc reads LsnRange partitions, not {type(partition)}")
-        return read_range(self._config, self._columns, partition)
+        planned = getattr(partition, "planned_events", ())
+        return read_range(
+            self._config, self._columns, partition, figures=self._figures, planned_events=planned
+        )
 
     def commit(self, end: dict[str, str]) -> None:
         """Nothing to do: Spark calls it one batch late, and the source keeps no state."""

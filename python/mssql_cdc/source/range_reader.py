@@ -3,7 +3,8 @@
 Stateless: the task opens its own backend from the pickled config, yields the range's Arrow
 batches, runs the executor guard once the rows are read, writes the range's metrics file and
 closes the backend in `finally`, on error too. Never retried here: Spark reruns the task, which
-rewrites the same metrics file.
+rewrites the same metrics file. With the batch figures on (decision 1391) every batch carries
+the NULL column `FIGURES_COLUMN`, and the task ends with one row holding its figures.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import closing
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import (
+    FIGURES_COLUMN,
+    FIGURES_FIELDS,
     EventJson,
     LsnRange,
     RangeMetrics,
@@ -62,20 +65,34 @@ def range_refusal(exc: BaseException) -> int | None:
 
 
 def read_range(
-    config: SourceConfig, columns: Sequence[ReadColumn], part: LsnRange
+    config: SourceConfig,
+    columns: Sequence[ReadColumn],
+    part: LsnRange,
+    *,
+    figures: pa.Schema | None = None,
+    planned_events: Sequence[str] = (),
 ) -> Iterator[pa.RecordBatch]:
     """Yield the change rows of `part` cast to the declared schema, then guard and record.
+
+    With `figures` (the output's Arrow schema, `FIGURES_COLUMN` last) each batch gains that
+    column as NULL, and a last row holds the range's figures and the names of the events of
+    `planned_events` (planning's, on the batch's last range) and of the task's own.
 
     Raises:
         DataLossError: with failOnDataLoss=true, CDC cleanup ran during the read, the instance
             vanished, or the server refused the range as purged (`possible` is True).
     """
     with closing(open_backend(config)) as backend:
-        yield from _read(config, columns, part, backend.changes)
+        yield from _read(config, columns, part, backend.changes, figures, tuple(planned_events))
 
 
 def _read(
-    config: SourceConfig, columns: Sequence[ReadColumn], part: LsnRange, reader: ChangeRangeReader
+    config: SourceConfig,
+    columns: Sequence[ReadColumn],
+    part: LsnRange,
+    reader: ChangeRangeReader,
+    figures: pa.Schema | None = None,
+    planned_events: tuple[str, ...] = (),
 ) -> Iterator[pa.RecordBatch]:
     started = time.perf_counter()
     stats = reader.session_stats()
@@ -101,7 +118,7 @@ def _read(
                 rows += batch.num_rows
                 size += batch.nbytes
                 counter = _count(counter, batch)
-                yield batch
+                yield batch if figures is None else _with_null_figures(batch, figures)
         except Exception as exc:  # re-raised unless the server refused a purged or vanished range
             refused = _number(exc)
             if refused not in _RANGE_ERRORS:
@@ -151,7 +168,7 @@ def _read(
             reason=reason,
         )
         events.append(record.to_json())
-    if config.metrics_path is None:
+    if config.metrics_path is None and figures is None:
         return
     metrics: RangeMetrics = {
         "kind": "range",
@@ -179,9 +196,39 @@ def _read(
         metrics["counts"] = counter.result()
     if part.last:
         _last_range_metrics(metrics, reader, ci, part.time_zone)
-    name = range_file_name(part.from_lsn, part.to_lsn)
-    folder = open_folder(config.metrics_path, config.store)
-    write_json_atomic(config.metrics_path, name, metrics, folder)
+    if config.metrics_path is not None:
+        name = range_file_name(part.from_lsn, part.to_lsn)
+        folder = open_folder(config.metrics_path, config.store)
+        write_json_atomic(config.metrics_path, name, metrics, folder)
+    if figures is not None:
+        found = [*planned_events, *(str(e["event"]) for e in events)]
+        yield _figures_row(figures, metrics, found)
+
+
+def _with_null_figures(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """`batch` with `FIGURES_COLUMN` added, NULL on every change row."""
+    import pyarrow as pa
+
+    kind = schema.field(FIGURES_COLUMN).type
+    return pa.RecordBatch.from_arrays(
+        [*batch.columns, pa.nulls(batch.num_rows, kind)], schema=schema
+    )
+
+
+def _figures_row(schema: pa.Schema, metrics: RangeMetrics, events: Sequence[str]) -> pa.RecordBatch:
+    """The task's last row: every column NULL but `FIGURES_COLUMN`, which holds the range's
+    figures as its metrics file does, and the events' names joined by commas (NULL if none)."""
+    import pyarrow as pa
+
+    written: dict[str, Any] = dict(metrics)
+    values = {name: written.get(name) for name, _ in FIGURES_FIELDS}
+    values["batch_start_lsn"] = metrics["batch_start_lsn"]
+    values["events"] = ",".join(dict.fromkeys(events)) or None
+    arrays = [
+        pa.array([values], type=f.type) if f.name == FIGURES_COLUMN else pa.nulls(1, f.type)
+        for f in schema
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _count(counter: RangeCounter | None, batch: pa.RecordBatch) -> RangeCounter | None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.core import SQL_TYPE_KEY
+from mssql_cdc.core import FIGURES_COLUMN, SQL_TYPE_KEY
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import METADATA_COLUMNS, SourceConfig
 from mssql_cdc.source.type_rules import spark_type_of, union_columns
@@ -207,7 +207,7 @@ def read_columns(schema: Any) -> tuple[ReadColumn, ...]:
     """The declared columns of a Spark StructType the source produced (metadata left out)."""
     out = []
     for field in schema.fields:
-        if field.name in METADATA_COLUMNS:
+        if field.name in METADATA_COLUMNS or field.name == FIGURES_COLUMN:
             continue
         out.append(ReadColumn(field.name, field.dataType.simpleString().upper()))
     return tuple(out)

@@ -6,6 +6,7 @@ Prometheus's documented grammar (https://prometheus.io/docs/instrumenting/exposi
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import datetime
 from pathlib import Path
@@ -44,18 +45,36 @@ def plain(value: Any) -> Any:
     return value
 
 
+SOURCE_EVENTS = ("capture_instance_switched", "data_skipped", "schema_change")
+
+
 def batch_facts(orders: Orders, app_id: str) -> dict[int, dict[str, Any]]:
-    rows = orders.facts_rows()
-    return {
-        r["batch_id"]: {k: r[k] for k in OBSERVED_FIELDS}
-        for r in rows
-        if r["event"] is None and r["app_id"] == app_id
-    }
+    """Each micro-batch's figures as the facts table holds them. `events`, which no column
+    holds, is derived from the event rows: the source events recorded with the batch's id, and
+    the snapshot row that opened the generation on the first batch that read after it (the
+    lowest batch id with an `end_lsn`: a batch with nothing to read has none)."""
+    rows = [r for r in orders.facts_rows() if r["app_id"] == app_id]
+    opened = {r["event"] for r in rows if r["event"] in ("bootstrap", "resnapshot")}
+    batches = [r for r in rows if r["event"] is None]
+    first = min((r["batch_id"] for r in batches if r["end_lsn"] is not None), default=None)
+    found = {}
+    for r in batches:
+        names = {
+            e["event"]
+            for e in rows
+            if e["event"] in SOURCE_EVENTS and e["batch_id"] == r["batch_id"]
+        }
+        if r["batch_id"] == first:
+            names |= opened
+        figures = {k: r[k] for k in OBSERVED_FIELDS if k != "events"}
+        found[r["batch_id"]] = {**figures, "events": ",".join(sorted(names)) or None}
+    return found
 
 
 def check_batches_observe_their_facts(spark: SparkSession, root: Path) -> None:
-    """Two runs of a stream: each batch's `mssql_cdc` metric in the progress equals its facts
-    row, and the listener's Prometheus text holds the newest batch's figures."""
+    """Two runs of a stream, CDC cleanup between them: each batch's `mssql_cdc` metric in the
+    progress equals its facts row (headroom, lags and events too), and the listener's
+    Prometheus text holds the newest batch's figures."""
     orders = Orders(spark, root, app_id="observed-v1")
     orders.orders(3)
     exporter = PrometheusTextExporter()
@@ -63,6 +82,9 @@ def check_batches_observe_their_facts(spark: SparkSession, root: Path) -> None:
     spark.streams.addListener(listener)
     try:
         first = orders.run()
+        # CDC cleanup up to what the stream has read: a watermark, so a headroom, and no loss
+        [bootstrap] = orders.events("bootstrap")
+        orders.emu.cleanup("dbo_orders", bootstrap["min_lsn"])
         orders.commit(("insert", 5, "new"), ("update", 1, "paid"))
         orders.commit(("delete", 2, None))
         second = orders.run()
@@ -81,6 +103,11 @@ def check_batches_observe_their_facts(spark: SparkSession, root: Path) -> None:
     # after-image) and a delete
     assert (seen[newest]["rows"], seen[newest]["inserts"], seen[newest]["updates"]) == (4, 1, 1)
     assert (seen[newest]["deletes"], seen[newest]["generation"]) == (1, 0)
+    # the task's figures are there, not NULL on both sides
+    assert seen[newest]["retention_headroom_hours"] is not None
+    assert seen[newest]["ingestion_lag_seconds"] is not None
+    assert seen[newest]["end_lsn"] is not None
+    assert seen[newest]["events"] == "bootstrap"  # the first batch that read after it
 
     for _ in range(100):  # the listener may still be handed the last progress
         text = parse(exporter.render())
@@ -95,5 +122,12 @@ def check_batches_observe_their_facts(spark: SparkSession, root: Path) -> None:
         ("mssql_cdc_batch_updates", "updates"),
         ("mssql_cdc_batch_deletes", "deletes"),
         ("mssql_cdc_generation", "generation"),
+        ("mssql_cdc_retention_headroom_hours", "retention_headroom_hours"),
+        ("mssql_cdc_ingestion_lag_seconds", "ingestion_lag_seconds"),
+        ("mssql_cdc_capture_lag_seconds", "capture_lag_seconds"),
     ]:
-        assert text.value(family, **labels) == facts[newest][column], family
+        value, wanted = text.value(family, **labels), facts[newest][column]
+        if wanted is None:  # Prometheus's missing value (no cleanup has run: no watermark)
+            assert math.isnan(value), family
+        else:
+            assert value == wanted, family

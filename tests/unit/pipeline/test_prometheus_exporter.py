@@ -86,7 +86,38 @@ def test_a_query_name_with_quotes_backslashes_and_line_feeds_is_escaped_in_its_l
     exporter.record(progress(name, "q1", 1, figures(2, 2, 0, 0, 0)))
     text = exporter.render()
     assert parse(text).value("mssql_cdc_batch_rows", query=name, id="q1") == 2
-    assert len(text.splitlines()) == 3 * len(PROMETHEUS_FAMILIES)  # no raw line feed leaked
+    # no raw line feed leaked: a HELP, a TYPE and a sample per family, but the two event
+    # families, which have no sample for a batch without events
+    assert len(text.splitlines()) == 3 * len(PROMETHEUS_FAMILIES) - 2
+
+
+def test_headroom_lags_and_each_batchs_events_are_exported_and_an_events_time_is_kept() -> None:
+    exporter = PrometheusTextExporter()
+    first = {**figures(3, 3, 0, 0, 1), "events": "resnapshot"}
+    first |= {"retention_headroom_hours": 71.25, "ingestion_lag_seconds": 0.5}
+    later = {**figures(1, 1, 0, 0, 1), "events": "data_skipped,schema_change"}
+    later |= {"retention_headroom_hours": 70.0, "ingestion_lag_seconds": 2.125}
+    later |= {"capture_lag_seconds": 4.0}
+    assert exporter.record(progress("orders.g1", "q1", 0, first))
+    after = {**progress("orders.g1", "q1", 1, later), "timestamp": "2026-10-01T13:00:05.250Z"}
+    assert exporter.record(after)
+    parsed = parse(exporter.render())
+    q1 = {"query": "orders.g1", "id": "q1"}
+    assert parsed.value("mssql_cdc_retention_headroom_hours", **q1) == 70.0
+    assert parsed.value("mssql_cdc_ingestion_lag_seconds", **q1) == 2.125
+    assert parsed.value("mssql_cdc_capture_lag_seconds", **q1) == 4.0
+    # the newest batch's events, one sample each; the re-snapshot of batch 0 is not among them
+    assert sorted(
+        (labels["event"], value) for labels, value in parsed.samples["mssql_cdc_batch_event"]
+    ) == [("data_skipped", 1), ("schema_change", 1)]
+    # each event's newest batch: 2026-10-01 is 20727 days after 1970-01-01 (by hand)
+    day = 20727 * 86400
+    assert parsed.value("mssql_cdc_event_timestamp_seconds", **q1, event="resnapshot") == (
+        day + 12 * 3600 + 5.25
+    )
+    assert parsed.value("mssql_cdc_event_timestamp_seconds", **q1, event="schema_change") == (
+        day + 13 * 3600 + 5.25
+    )
 
 
 def test_a_figure_the_batch_lacks_is_exported_as_nan() -> None:

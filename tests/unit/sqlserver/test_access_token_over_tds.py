@@ -115,6 +115,22 @@ def test_a_fixed_access_token_option_logs_in(server: TdsServer) -> None:
         session.close()
 
 
+def test_an_emulator_handle_serves_a_token_login_and_refuses_a_wrong_token(path: Path) -> None:
+    emu = Emulator.open(path)
+    try:
+        with emu.serve(tls=True, access_token=TOKEN) as srv:
+            session = connect(config(srv, accessToken=TOKEN))
+            try:
+                assert session.scalar(statements.max_lsn()) is not None
+            finally:
+                session.close()
+            with pytest.raises(ConnectError) as caught:
+                connect(config(srv, accessToken=WRONG))
+    finally:
+        emu.close()
+    assert error_number(caught.value) == 18456
+
+
 def test_a_wrong_token_is_login_failed_and_shows_in_no_error_or_log(
     server: TdsServer, provider: list[str], caplog: pytest.LogCaptureFixture
 ) -> None:
