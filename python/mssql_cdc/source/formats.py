@@ -34,12 +34,16 @@ Connect = Callable[[SourceConfig], Backend]
 _NEEDED = ("ReadMaxRows", "ReadAllAvailable", "SupportsTriggerAvailableNow")
 
 
-def _infer_schema(config: SourceConfig, *, chunk: bool, connect: Connect) -> StructType:
+def _infer_schema(
+    config: SourceConfig, *, chunk: bool, connect: Connect, marked: bool = False
+) -> StructType:
     def work(backend: Backend) -> StructType:
         backend.catalog.resolve_time_zone(config.source_time_zone)  # a bad zone fails at load
         table = resolve_table(backend.catalog, config.capture_instance)
         columns = declared_columns(backend.catalog, config, table)
-        return spark_schema(columns, include_command_id=config.include_command_id, chunk=chunk)
+        return spark_schema(
+            columns, include_command_id=config.include_command_id, chunk=chunk, marked=marked
+        )
 
     slot = Reconnecting(lambda: connect(config), lambda b: b.close())
     try:
@@ -71,7 +75,8 @@ class CdcDataSource(_ConfiguredSource):
         return "mssql_cdc"
 
     def schema(self) -> StructType:
-        return _infer_schema(self.config, chunk=False, connect=self.connect)
+        marked = self.config.snapshot_mode != "never"
+        return _infer_schema(self.config, chunk=False, connect=self.connect, marked=marked)
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
         from mssql_cdc.source.planner import CdcStreamReader

@@ -1,0 +1,147 @@
+"""The source's own snapshots (option snapshotMode), through Spark's real streaming engine
+against the emulator, with plain sinks of the test's own: a foreachBatch that collects rows.
+
+The oracles are plain Python: the emulator's table rows (`Emulator.rows`) and the changes the
+test committed. A downstream merge is written here independently of the library: apply each
+row in (`_start_lsn`, `_seqval`, `_operation`) order; a delete removes the key; a snapshot row
+(`_operation` 0) and an insert or update after-image set it; and once a re-snapshot at S has
+arrived whole, keys it lacks whose last row came from before S are gone (docs/source.md,
+'Snapshots in the stream').
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import StreamingQueryException
+from pyspark.sql import DataFrame, SparkSession
+
+from mssql_cdc import register
+from mssql_cdc.emulator import Emulator
+from tests.support import emulator_profile
+
+START = "2026-09-28T13:50:00"
+
+
+def at_second(seconds: int) -> str:
+    m, s = divmod(seconds, 60)
+    return f"2026-09-28T14:{m:02d}:{s:02d}"
+
+
+def orders(path: Path, n: int) -> Emulator:
+    """dbo.orders with keys 0..n-1 inserted one commit each (status "new")."""
+    emu = emulator_profile.create(path, start=START)
+    emu.create_table(
+        "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
+    )
+    emu.enable_cdc("dbo.orders")
+    for k in range(n):
+        emu.commit([("insert", "dbo.orders", {"order_id": k, "status": "new"})], at=at_second(k))
+    emulator_profile.wait_for_capture(emu, at_second(n - 1))
+    return emu
+
+
+def run(
+    spark: SparkSession,
+    path: Path,
+    checkpoint: Path,
+    *,
+    fail_at: int | None = None,
+    **options: str,
+) -> list[list[dict[str, Any]]]:
+    """One availableNow run; the rows of each batch in order. With `fail_at`, the sink fails
+    batch `fail_at` (counted in this run) before keeping its rows, and the query fails."""
+    register(spark)
+    batches: list[list[dict[str, Any]]] = []
+
+    def collect(df: DataFrame, batch_id: int) -> None:
+        if fail_at is not None and len(batches) == fail_at:
+            raise RuntimeError("the test's sink fails this batch")
+        batches.append([r.asDict() for r in df.collect()])
+
+    query = (
+        spark.readStream.format("mssql_cdc")
+        .options(captureInstance="dbo_orders", backend="emulator", emulatorPath=str(path))
+        .options(**options)
+        .load()
+        .writeStream.foreachBatch(collect)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    if fail_at is None:
+        assert query.awaitTermination(300)
+    else:
+        with pytest.raises(StreamingQueryException, match="the test's sink fails this batch"):
+            query.awaitTermination(300)
+    return batches
+
+
+def merged(rows: list[dict[str, Any]]) -> dict[int, str | None]:
+    """The test's own merge of the stream's rows, in arrival order of snapshots (see above)."""
+    table: dict[int, tuple[str, str | None]] = {}  # key -> (LSN of its last row, status)
+    snapshots: dict[str, set[int]] = {}
+    order = sorted(rows, key=lambda r: (r["_start_lsn"], r["_seqval"] or "", r["_operation"]))
+    for r in order:
+        key, op = r["order_id"], r["_operation"]
+        if op == 0:
+            snapshots.setdefault(r["_snapshot"], set()).add(key)
+        if op == 1:
+            table.pop(key, None)
+        elif op in (0, 2, 4):
+            table[key] = (r["_start_lsn"], r["status"])
+    for stamp, keys in snapshots.items():
+        for key in [k for k, (seen, _) in table.items() if seen < stamp and k not in keys]:
+            del table[key]
+    return {k: status for k, (_, status) in table.items()}
+
+
+def source_table(emu: Emulator) -> dict[int, str | None]:
+    return {int(str(r["order_id"])): r["status"] for r in emu.rows("dbo.orders")}  # type: ignore[misc]
+
+
+def test_an_initial_snapshot_arrives_in_key_chunks_then_only_the_changes_after_it(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
+    emu = orders(path, 10)
+    stamp = emu.max_lsn()
+    first = run(spark, path, ckpt, snapshotMode="initial", maxCommitsPerBatch="4")
+    sizes = [len(b) for b in first if b]
+    assert sizes == [4, 4, 2]  # no batch above maxCommitsPerBatch rows
+    rows = [r for b in first for r in b]
+    assert sorted(r["order_id"] for r in rows) == list(range(10))
+    assert {(r["_operation"], r["_start_lsn"], r["_snapshot"]) for r in rows} == {(0, stamp, stamp)}
+    # each batch holds the next keys in order
+    assert [r["order_id"] for r in rows] == sorted(r["order_id"] for r in rows)
+
+    emu.commit([("update", "dbo.orders", {"order_id": 3, "status": "paid"})], at=at_second(40))
+    emu.commit([("delete", "dbo.orders", {"order_id": 4})], at=at_second(41))
+    emulator_profile.wait_for_capture(emu, at_second(41))
+    second = run(spark, path, ckpt, snapshotMode="initial", maxCommitsPerBatch="4")
+    changes = [r for b in second for r in b]
+    assert sorted((r["order_id"], r["_operation"]) for r in changes) == [(3, 3), (3, 4), (4, 1)]
+    assert all(r["_snapshot"] is None and r["_start_lsn"] > (stamp or "") for r in changes)
+    assert merged(rows + changes) == source_table(emu)
+
+
+def test_a_restart_in_the_middle_of_the_initial_snapshot_reads_each_row_once(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
+    emu = orders(path, 9)
+    kept = run(spark, path, ckpt, fail_at=1, snapshotMode="initial", maxCommitsPerBatch="3")
+    assert [len(b) for b in kept] == [3]
+    # a change to a key already read while the snapshot is unfinished: it arrives after the
+    # snapshot, as a change
+    emu.commit([("update", "dbo.orders", {"order_id": 1, "status": "late"})], at=at_second(50))
+    emulator_profile.wait_for_capture(emu, at_second(50))
+    rest = run(spark, path, ckpt, snapshotMode="initial", maxCommitsPerBatch="3")
+    rows = [r for b in kept + rest for r in b]
+    snapshot = [r["order_id"] for r in rows if r["_operation"] == 0]
+    assert sorted(snapshot) == list(range(9))  # every key once, none twice
+    changes = [(r["order_id"], r["_operation"]) for r in rows if r["_operation"] != 0]
+    assert sorted(changes) == [(1, 3), (1, 4)]
+    assert merged(rows) == source_table(emu)
