@@ -145,3 +145,67 @@ def test_a_restart_in_the_middle_of_the_initial_snapshot_reads_each_row_once(
     changes = [(r["order_id"], r["_operation"]) for r in rows if r["_operation"] != 0]
     assert sorted(changes) == [(1, 3), (1, 4)]
     assert merged(rows) == source_table(emu)
+
+
+def lose_everything_unread(emu: Emulator, when: str) -> None:
+    """An idle entry at `when`, days later, then the cleanup job: every change before it is
+    purged (retention counts from the newest entry)."""
+    emu.idle(at=when)
+    emulator_profile.wait_for_capture(emu, when)
+    emu.run_cleanup_job()
+
+
+def test_a_loss_under_when_needed_re_snapshots_inside_the_stream_and_a_merge_stays_equal(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
+    emu = orders(path, 6)
+    first = run(spark, path, ckpt, snapshotMode="when_needed", maxCommitsPerBatch="4")
+    assert [len(b) for b in first if b] == [4, 2]
+    # changes the stream never reads: cleanup purges them first
+    emu.commit([("update", "dbo.orders", {"order_id": 1, "status": "paid"})], at=at_second(40))
+    emu.commit([("delete", "dbo.orders", {"order_id": 2})], at=at_second(41))
+    emu.commit([("insert", "dbo.orders", {"order_id": 10, "status": "new"})], at=at_second(42))
+    lose_everything_unread(emu, "2026-10-03T00:00:00")
+    second = run(spark, path, ckpt, snapshotMode="when_needed", maxCommitsPerBatch="4")
+    again = [r for b in second for r in b]
+    stamps = {r["_snapshot"] for r in again}
+    assert len(stamps) == 1  # one new snapshot
+    assert None not in stamps  # and no change row
+    [stamp] = stamps
+    assert stamp > max(r["_snapshot"] for b in first for r in b)
+    assert {(r["_operation"], r["_start_lsn"]) for r in again} == {(0, stamp)}
+    assert sorted(r["order_id"] for r in again) == [0, 1, 3, 4, 5, 10]
+    assert [len(b) for b in second if b] == [4, 2]
+    rows = [r for b in first + second for r in b]
+    assert (
+        merged(rows)
+        == source_table(emu)
+        == {0: "new", 1: "paid", 3: "new", 4: "new", 5: "new", 10: "new"}
+    )
+
+    # a change after the re-snapshot streams as usual
+    emu.commit([("delete", "dbo.orders", {"order_id": 0})], at="2026-10-03T00:01:00")
+    emulator_profile.wait_for_capture(emu, "2026-10-03T00:01:00")
+    third = run(spark, path, ckpt, snapshotMode="when_needed", maxCommitsPerBatch="4")
+    assert [(r["order_id"], r["_operation"], r["_snapshot"]) for b in third for r in b] == [
+        (0, 1, None)
+    ]
+    assert merged(rows + [r for b in third for r in b]) == source_table(emu)
+
+    # a second loss within the anti-loop interval fails as a loss did before
+    emu.commit([("delete", "dbo.orders", {"order_id": 3})], at="2026-10-03T00:02:00")
+    lose_everything_unread(emu, "2026-10-08T00:00:00")
+    register(spark)
+    query = (
+        spark.readStream.format("mssql_cdc")
+        .options(captureInstance="dbo_orders", backend="emulator", emulatorPath=str(path))
+        .options(snapshotMode="when_needed", maxCommitsPerBatch="4")
+        .load()
+        .writeStream.foreachBatch(lambda df, _: df.count())
+        .option("checkpointLocation", str(ckpt))
+        .trigger(availableNow=True)
+        .start()
+    )
+    with pytest.raises(StreamingQueryException, match="re-snapshots at most once"):
+        query.awaitTermination(300)
