@@ -2,7 +2,8 @@
 against the emulator, with plain sinks of the test's own: a foreachBatch that collects rows.
 
 The oracles are plain Python: the emulator's table rows (`Emulator.rows`) and the changes the
-test committed. A downstream merge is written here independently of the library: apply each
+test committed, and a downstream merge written independently of the library
+(`tests/spark/support/stream_snapshot_support.merged`): apply each
 row in (`_start_lsn`, `_seqval`, `_operation`) order; a delete removes the key; a snapshot row
 (`_operation` 0) and an insert or update after-image set it; and once a re-snapshot at S has
 arrived whole, keys it lacks whose last row came from before S are gone (docs/source.md,
@@ -20,27 +21,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from mssql_cdc import register
 from mssql_cdc.emulator import Emulator
+from tests.spark.support.stream_snapshot_support import at_second, merged, orders, source_table
 from tests.support import emulator_profile
-
-START = "2026-09-28T13:50:00"
-
-
-def at_second(seconds: int) -> str:
-    m, s = divmod(seconds, 60)
-    return f"2026-09-28T14:{m:02d}:{s:02d}"
-
-
-def orders(path: Path, n: int) -> Emulator:
-    """dbo.orders with keys 0..n-1 inserted one commit each (status "new")."""
-    emu = emulator_profile.create(path, start=START)
-    emu.create_table(
-        "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
-    )
-    emu.enable_cdc("dbo.orders")
-    for k in range(n):
-        emu.commit([("insert", "dbo.orders", {"order_id": k, "status": "new"})], at=at_second(k))
-    emulator_profile.wait_for_capture(emu, at_second(n - 1))
-    return emu
 
 
 def run(
@@ -77,29 +59,6 @@ def run(
         with pytest.raises(StreamingQueryException, match="the test's sink fails this batch"):
             query.awaitTermination(300)
     return batches
-
-
-def merged(rows: list[dict[str, Any]]) -> dict[int, str | None]:
-    """The test's own merge of the stream's rows, in arrival order of snapshots (see above)."""
-    table: dict[int, tuple[str, str | None]] = {}  # key -> (LSN of its last row, status)
-    snapshots: dict[str, set[int]] = {}
-    order = sorted(rows, key=lambda r: (r["_start_lsn"], r["_seqval"] or "", r["_operation"]))
-    for r in order:
-        key, op = r["order_id"], r["_operation"]
-        if op == 0:
-            snapshots.setdefault(r["_snapshot"], set()).add(key)
-        if op == 1:
-            table.pop(key, None)
-        elif op in (0, 2, 4):
-            table[key] = (r["_start_lsn"], r["status"])
-    for stamp, keys in snapshots.items():
-        for key in [k for k, (seen, _) in table.items() if seen < stamp and k not in keys]:
-            del table[key]
-    return {k: status for k, (_, status) in table.items()}
-
-
-def source_table(emu: Emulator) -> dict[int, str | None]:
-    return {int(str(r["order_id"])): r["status"] for r in emu.rows("dbo.orders")}  # type: ignore[misc]
 
 
 def test_an_initial_snapshot_arrives_in_key_chunks_then_only_the_changes_after_it(
