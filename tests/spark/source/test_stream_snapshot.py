@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from mssql_cdc import register
 from mssql_cdc.emulator import Emulator
+from tests.spark.support.backends import BACKENDS, Backend, backend_options
 from tests.spark.support.stream_snapshot_support import at_second, merged, orders, source_table
 from tests.support import emulator_profile
 
@@ -31,10 +32,12 @@ def run(
     checkpoint: Path,
     *,
     fail_at: int | None = None,
+    backend: Backend = "emulator",
     **options: str,
 ) -> list[list[dict[str, Any]]]:
-    """One availableNow run; the rows of each batch in order. With `fail_at`, the sink fails
-    batch `fail_at` (counted in this run) before keeping its rows, and the query fails."""
+    """One availableNow run through `backend`; the rows of each batch in order. With `fail_at`,
+    the sink fails batch `fail_at` (counted in this run) before keeping its rows, and the query
+    fails."""
     register(spark)
     batches: list[list[dict[str, Any]]] = []
 
@@ -45,7 +48,7 @@ def run(
 
     query = (
         spark.readStream.format("mssql_cdc")
-        .options(captureInstance="dbo_orders", backend="emulator", emulatorPath=str(path))
+        .options(captureInstance="dbo_orders", **backend_options(path, backend))
         .options(**options)
         .load()
         .writeStream.foreachBatch(collect)
@@ -86,18 +89,28 @@ def test_an_initial_snapshot_arrives_in_key_chunks_then_only_the_changes_after_i
     assert merged(rows + changes) == source_table(emu)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_restart_in_the_middle_of_the_initial_snapshot_reads_each_row_once(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, backend: Backend
 ) -> None:
+    """Through each backend: the next key travels in the offset as JSON and back."""
     path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
     emu = orders(path, 9)
-    kept = run(spark, path, ckpt, fail_at=1, snapshotMode="initial", maxCommitsPerBatch="3")
+    kept = run(
+        spark,
+        path,
+        ckpt,
+        fail_at=1,
+        backend=backend,
+        snapshotMode="initial",
+        maxCommitsPerBatch="3",
+    )
     assert [len(b) for b in kept] == [3]
     # a change to a key already read while the snapshot is unfinished: it arrives after the
     # snapshot, as a change
     emu.commit([("update", "dbo.orders", {"order_id": 1, "status": "late"})], at=at_second(50))
     emulator_profile.wait_for_capture(emu, at_second(50))
-    rest = run(spark, path, ckpt, snapshotMode="initial", maxCommitsPerBatch="3")
+    rest = run(spark, path, ckpt, backend=backend, snapshotMode="initial", maxCommitsPerBatch="3")
     rows = [r for b in kept + rest for r in b]
     snapshot = [r["order_id"] for r in rows if r["_operation"] == 0]
     assert sorted(snapshot) == list(range(9))  # every key once, none twice
