@@ -12,6 +12,7 @@ arrived whole, keys it lacks whose last row came from before S are gone (docs/so
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,12 @@ def run(
     *,
     fail_at: int | None = None,
     backend: Backend = "emulator",
+    progress: list[dict[str, Any]] | None = None,
     **options: str,
 ) -> list[list[dict[str, Any]]]:
     """One availableNow run through `backend`; the rows of each batch in order. With `fail_at`,
     the sink fails batch `fail_at` (counted in this run) before keeping its rows, and the query
-    fails."""
+    fails. `progress` receives the query's progress records."""
     register(spark)
     batches: list[list[dict[str, Any]]] = []
 
@@ -61,6 +63,8 @@ def run(
     else:
         with pytest.raises(StreamingQueryException, match="the test's sink fails this batch"):
             query.awaitTermination(300)
+    if progress is not None:
+        progress += [json.loads(p.json) for p in query.recentProgress]
     return batches
 
 
@@ -70,7 +74,14 @@ def test_an_initial_snapshot_arrives_in_key_chunks_then_only_the_changes_after_i
     path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
     emu = orders(path, 10)
     stamp = emu.max_lsn()
-    first = run(spark, path, ckpt, snapshotMode="initial", maxCommitsPerBatch="4")
+    progress: list[dict[str, Any]] = []
+    first = run(
+        spark, path, ckpt, progress=progress, snapshotMode="initial", maxCommitsPerBatch="4"
+    )
+    # a sink sees in the query's progress where the snapshot stands
+    ends = [p["sources"][0]["endOffset"] for p in progress if p["numInputRows"]]
+    assert [e.get("snapshot") for e in ends] == ["4", "8", "done"]
+    assert {e["lsn"] for e in ends} == {stamp}
     sizes = [len(b) for b in first if b]
     assert sizes == [4, 4, 2]  # no batch above maxCommitsPerBatch rows
     rows = [r for b in first for r in b]
