@@ -326,7 +326,20 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 num_partitions=self._num_partitions,
             )
 
-        ranges = call_with_retries("partitions", self._backend_slot(), work)
+        try:
+            ranges = call_with_retries("partitions", self._backend_slot(), work)
+        except DataLossError as exc:
+            if self._config.snapshot_mode != "when_needed" or exc.possible:
+                raise
+            # The batch's offsets are in Spark's log already (a cleanup after latestOffset, or
+            # a replay after a stop): the batch becomes the whole table, stamped at its end.
+            _log.warning(
+                "%s; snapshotMode=when_needed: this batch reads the whole table instead, "
+                "stamped %s, in one batch",
+                exc.args[0].split(". ")[0],
+                finish.lsn,
+            )
+            return self._snapshot_partitions(first, last, None, None)
         return [SparkLsnRange.of(r) for r in ranges]
 
     def _snapshot_partitions(
