@@ -192,3 +192,23 @@ def test_a_loss_under_when_needed_re_snapshots_inside_the_stream_and_a_merge_sta
     )
     with pytest.raises(StreamingQueryException, match="re-snapshots at most once"):
         query.awaitTermination(300)
+
+
+def test_a_batch_replayed_after_its_changes_were_purged_reads_the_table_under_when_needed(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The sink fails a change batch, the stream stops for days, cleanup purges the batch's
+    range: the restart must replay that batch's offsets, and reads the table instead."""
+    path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
+    emu = orders(path, 4)
+    first = run(spark, path, ckpt, snapshotMode="when_needed")
+    assert [len(b) for b in first if b] == [4]
+    emu.commit([("delete", "dbo.orders", {"order_id": 2})], at=at_second(40))
+    emu.commit([("insert", "dbo.orders", {"order_id": 9, "status": "new"})], at=at_second(41))
+    emulator_profile.wait_for_capture(emu, at_second(41))
+    assert run(spark, path, ckpt, fail_at=0, snapshotMode="when_needed") == []
+    lose_everything_unread(emu, "2026-10-03T00:00:00")
+    replay = run(spark, path, ckpt, snapshotMode="when_needed")
+    rows = [r for b in replay for r in b]
+    assert sorted(r["order_id"] for r in rows if r["_operation"] == 0) == [0, 1, 3, 9]
+    assert merged([r for b in first for r in b] + rows) == source_table(emu)
