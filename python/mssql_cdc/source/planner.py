@@ -306,7 +306,7 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         first, last = SourceOffset.from_json(start), SourceOffset.from_json(end)
         keys = snapshot_keys(first, last)
         if keys is not None:
-            return self._snapshot_partitions(first, last, *keys)
+            return self._snapshot_partitions(last.position, *keys)
         begin, finish = first.position, last.position
         if finish.lsn <= begin.lsn:
             return []  # no range, no guard, no query, no file
@@ -339,14 +339,13 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 exc.args[0].split(". ")[0],
                 finish.lsn,
             )
-            return self._snapshot_partitions(first, last, None, None)
+            return self._snapshot_partitions(finish, None, None)
         return [SparkLsnRange.of(r) for r in ranges]
 
     def _snapshot_partitions(
-        self, first: SourceOffset, last: SourceOffset, lo: KeyBound, hi: KeyBound
+        self, stamp: StreamOffset, lo: KeyBound, hi: KeyBound
     ) -> list[InputPartition]:
-        """The one partition of a batch of the stream's own snapshot: keys `[lo, hi)`."""
-        stamp = last.position
+        """The one partition of a batch of the stream's own snapshot at `stamp`: keys `[lo, hi)`."""
 
         def work(backend: Backend) -> SnapshotPartition:
             table = self._resolved(backend)
