@@ -51,6 +51,7 @@ OPTION_SUMMARIES: dict[str, str] = {
     "lockTimeoutMs": "give up a waiting source-table read after this many milliseconds",
     "snapshotDurationGuard": "`warn` (default), `refuse` or `off` for a long snapshot",
     "snapshotOnSwitch": "re-snapshot when a capture-instance switch changes columns or key",
+    "snapshotMode": "`never`, `initial` (snapshot first) or `when_needed` (and after a loss)",
     "user": "the SQL login, passed to the driver apart from `connectionString`",
     "password": "the login's password, passed to the driver apart from `connectionString`",
     "accessToken": "a Microsoft Entra access token (`mssql-python` only)",

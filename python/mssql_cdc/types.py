@@ -4,8 +4,9 @@ Everything here but `SourceOptions` is the library's own type, re-exported from 
 defined, so an annotation and the library can never disagree:
 
 - `Lsn`: an LSN (core's type: canonical text, compared in LSN order).
-- `IsolationLevel`, `Backend`, `SchemaChangePolicy`, `DurationGuard`: the `Literal`s of the
-  options isolationLevel, backend, schemaChangePolicy and snapshotDurationGuard.
+- `IsolationLevel`, `Backend`, `SchemaChangePolicy`, `DurationGuard`, `StreamSnapshotMode`: the
+  `Literal`s of the options isolationLevel, backend, schemaChangePolicy,
+  snapshotDurationGuard and snapshotMode.
 - `SilverGranularity`: the `Literal` of `apply_changes(..., granularity=...)`.
 - `SourceOptions`: the source options as a `TypedDict` (every key optional), for the `options`
   dict of `stream()`, `fan_out()` and `reconcile()`.
@@ -34,7 +35,13 @@ from mssql_cdc.facts import (
     SnapshotOpenDetail,
     SnapshotPlanDetail,
 )
-from mssql_cdc.options import Backend, DurationGuard, IsolationLevel, SchemaChangePolicy
+from mssql_cdc.options import (
+    Backend,
+    DurationGuard,
+    IsolationLevel,
+    SchemaChangePolicy,
+    StreamSnapshotMode,
+)
 from mssql_cdc.silver import SilverGranularity
 from mssql_cdc.sqlserver import (
     CaptureCatalog,
@@ -71,6 +78,7 @@ __all__ = [
     "SnapshotReader",
     "SourceOptions",
     "StreamPlanner",
+    "StreamSnapshotMode",
     "TileHasher",
 ]
 
@@ -109,6 +117,7 @@ class SourceOptions(TypedDict, total=False):
     lockTimeoutMs: int | str
     snapshotDurationGuard: DurationGuard
     snapshotOnSwitch: bool | str
+    snapshotMode: StreamSnapshotMode
     user: str
     password: str
     accessToken: str

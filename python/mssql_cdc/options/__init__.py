@@ -12,6 +12,7 @@ from mssql_cdc.options.config import (
     SchemaChangePolicy,
     SnapshotMode,
     SourceConfig,
+    StreamSnapshotMode,
 )
 from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.options.credentials import CREDENTIAL_OPTIONS, Credentials
@@ -42,6 +43,7 @@ __all__ = [
     "SnapshotMode",
     "SourceConfig",
     "StoreFolder",
+    "StreamSnapshotMode",
     "change_table",
     "check_chunk_order",
     "check_collation",

@@ -7,6 +7,7 @@ connection string, the password and the token are never printed, logged or shown
 (credentials apart from the connection string: decision 1385). Options named `fs.*` are
 Hadoop's file-system settings (`fs.s3a.endpoint`, `fs.s3a.bucket.<b>.secret.key`), kept in
 `store` for a `metricsPath` on an object store and never shown either (decision 1352).
+`snapshotMode` is the source's own snapshots (decision 1395).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "SnapshotMode",
     "SourceConfig",
     "StartingPosition",
+    "StreamSnapshotMode",
 ]
 
 Backend = Literal["mssql-python", "pymssql", "emulator"]
@@ -61,12 +63,15 @@ IsolationLevel = Literal["readCommitted", "snapshot"]
 DurationGuard = Literal["warn", "refuse", "off"]
 # The modes of to_delta's arguments, beside the options' modes: the one definition of each.
 OnDataLoss = Literal["fail", "resnapshot"]
+# The source's own snapshots (option snapshotMode, docs/source-options.md).
+StreamSnapshotMode = Literal["never", "initial", "when_needed"]
 SnapshotMode = Mode  # one definition, in core, which the recovery decision crosses C++ with
 
 BACKENDS: tuple[Backend, ...] = ("mssql-python", "pymssql", "emulator")
 _POLICIES: tuple[SchemaChangePolicy, ...] = ("classify", "fail")
 _ISOLATION: tuple[IsolationLevel, ...] = ("readCommitted", "snapshot")
 _GUARDS: tuple[DurationGuard, ...] = ("warn", "refuse", "off")
+_STREAM_SNAPSHOTS: tuple[StreamSnapshotMode, ...] = ("never", "initial", "when_needed")
 
 KNOWN_OPTIONS = (
     "captureInstance",
@@ -91,6 +96,7 @@ KNOWN_OPTIONS = (
     "lockTimeoutMs",
     "snapshotDurationGuard",
     "snapshotOnSwitch",
+    "snapshotMode",
     *CREDENTIAL_OPTIONS,
 )
 """Every option either format or `to_delta` reads; one dict feeds them all, so none is unknown."""
@@ -133,6 +139,8 @@ class SourceConfig:
     snapshot_duration_guard: DurationGuard
     # At a switch bronze cannot absorb, re-snapshot into the next generation.
     snapshot_on_switch: bool = False
+    # `mssql_cdc` snapshots the table itself first (initial) and after a loss (when_needed).
+    snapshot_mode: StreamSnapshotMode = "never"
     # Credentials apart from the connection string; Credentials' repr hides the secrets.
     credentials: Credentials = field(default_factory=Credentials)
     # The `fs.*` options: how the executors reach a metricsPath on an object store.
@@ -153,6 +161,7 @@ class SourceConfig:
         opts = OptionReader(plain, KNOWN_OPTIONS)
         backend = opts.choice("backend", BACKENDS, default="mssql-python")
         connection = _connection_string(opts, backend)
+        fail_on_data_loss = opts.boolean("failOnDataLoss", default=True)
         return cls(
             capture_instance=_capture_instance(opts),
             backend=backend,
@@ -167,7 +176,7 @@ class SourceConfig:
                 hint="omit it for no limit",
             ),
             num_partitions=_num_partitions(opts),
-            fail_on_data_loss=opts.boolean("failOnDataLoss", default=True),
+            fail_on_data_loss=fail_on_data_loss,
             metrics_path=opts.folder("metricsPath"),
             include_command_id=opts.boolean("includeCommandId", default=True),
             arrow_batch_size=_count(opts, "arrowBatchSize", 10000, MAX_ARROW_BATCH_SIZE),
@@ -181,6 +190,7 @@ class SourceConfig:
             lock_timeout_ms=opts.non_negative("lockTimeoutMs", maximum=MAX_LOCK_TIMEOUT_MS),
             snapshot_duration_guard=opts.choice("snapshotDurationGuard", _GUARDS, default="warn"),
             snapshot_on_switch=opts.boolean("snapshotOnSwitch", default=False),
+            snapshot_mode=_snapshot_mode(opts, fail_on_data_loss=fail_on_data_loss),
             credentials=parse_credentials(
                 {name: opts.untrimmed(name) for name in CREDENTIAL_OPTIONS}, backend, connection
             ),
@@ -221,6 +231,7 @@ class SourceConfig:
             "lockTimeoutMs": self.lock_timeout_ms,
             "snapshotDurationGuard": self.snapshot_duration_guard,
             "snapshotOnSwitch": self.snapshot_on_switch,
+            "snapshotMode": self.snapshot_mode,
         }
         written = {name: _text(value) for name, value in values.items() if value is not None}
         return written | self.credentials.to_options() | self.store.to_options()
@@ -364,6 +375,17 @@ def _isolation(opts: OptionReader) -> IsolationLevel:
             "snapshots never read uncommitted rows: NOLOCK and READ UNCOMMITTED are never used"
         )
     return opts.choice("isolationLevel", _ISOLATION, default="readCommitted")
+
+
+def _snapshot_mode(opts: OptionReader, *, fail_on_data_loss: bool) -> StreamSnapshotMode:
+    mode = opts.choice("snapshotMode", _STREAM_SNAPSHOTS, default="never")
+    if mode == "when_needed" and not fail_on_data_loss:
+        raise ConfigError(
+            "option snapshotMode=when_needed re-snapshots on a loss, and failOnDataLoss=false "
+            "skips it: they contradict; remove failOnDataLoss=false (or choose snapshotMode "
+            "never or initial)"
+        )
+    return mode
 
 
 def _optional(opts: OptionReader, name: str, parse: Callable[[str], T]) -> T | None:

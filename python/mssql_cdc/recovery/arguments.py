@@ -6,7 +6,9 @@ settings; they are checked here, in one fixed order, so one call always names th
 Every refusal is a `ConfigError` (a `ValueError`) raised before anything is read, written or
 started. The stream's folders are compared resolved and kept apart (decision 1310). The raw
 source options are consulted only to tell whether the caller gave
-`startingLsn` (its default, `earliest`, cannot be told apart once parsed).
+`startingLsn` (its default, `earliest`, cannot be told apart once parsed). The source's own
+snapshots (option snapshotMode other than never) are refused here: these calls take their
+snapshots themselves, into generations (decision 1397).
 """
 
 from __future__ import annotations
@@ -130,6 +132,13 @@ def check_recovery_settings(
     Raises:
         ConfigError: the first defect found, naming the argument and what to pass.
     """
+    if config.snapshot_mode != "never":
+        raise ConfigError(
+            f"option snapshotMode={config.snapshot_mode} makes the source snapshot the table "
+            "itself, and to_delta takes its snapshots itself (bootstrap=True, "
+            "on_data_loss='resnapshot'), into generations: remove snapshotMode (or set it to "
+            "never) here, or read spark.readStream.format('mssql_cdc') into a sink of your own"
+        )
     loss = _choice("on_data_loss", on_data_loss, ("fail", "resnapshot"))
     snapshot = _choice("snapshot", mode, ("full", "chunked"))
     interval = _interval(interval_days)

@@ -37,12 +37,16 @@ Connect = Callable[[SourceConfig], Backend]
 _NEEDED = ("ReadMaxRows", "ReadAllAvailable", "SupportsTriggerAvailableNow")
 
 
-def _infer_schema(config: SourceConfig, *, chunk: bool, connect: Connect) -> StructType:
+def _infer_schema(
+    config: SourceConfig, *, chunk: bool, connect: Connect, marked: bool = False
+) -> StructType:
     def work(backend: Backend) -> StructType:
         backend.catalog.resolve_time_zone(config.source_time_zone)  # a bad zone fails at load
         table = resolve_table(backend.catalog, config.capture_instance)
         columns = declared_columns(backend.catalog, config, table)
-        return spark_schema(columns, include_command_id=config.include_command_id, chunk=chunk)
+        return spark_schema(
+            columns, include_command_id=config.include_command_id, chunk=chunk, marked=marked
+        )
 
     slot = Reconnecting(lambda: connect(config), lambda b: b.close())
     try:
@@ -93,7 +97,8 @@ class CdcDataSource(_ConfiguredSource):
         return "mssql_cdc"
 
     def schema(self) -> StructType:
-        found = _infer_schema(self.config, chunk=False, connect=self.connect)
+        marked = self.config.snapshot_mode != "never"
+        found = _infer_schema(self.config, chunk=False, connect=self.connect, marked=marked)
         if not self.figures:
             return found
         return StructType([*found.fields, _figures_field()])

@@ -6,6 +6,10 @@ transient errors through `sqlserver.retry`), the resolved table, the AvailableNo
 last `max_lsn`. Pickling drops all of it: Spark ships the reader to executors only to call
 `read()`, which opens its own backend. With the batch figures on, the planning's events ride
 on the batch's last range to its task (decision 1391).
+
+With snapshotMode `initial` or `when_needed` the stream reads its own snapshot first, and with
+`when_needed` again after a loss, as batches of key ranges (`source.stream_snapshot`; decision
+1395); its rows carry `_snapshot` (decision 1396).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -23,11 +28,22 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from mssql_cdc.core import LsnRange, Offset, StreamOffset, format_commit_ts, initial_lsn, lsn
-from mssql_cdc.options import SourceConfig
+from mssql_cdc.core import (
+    LsnRange,
+    Offset,
+    StreamOffset,
+    clock,
+    format_commit_ts,
+    initial_lsn,
+    lsn,
+)
+from mssql_cdc.errors import DataLossError
+from mssql_cdc.options import KeyBound, SourceConfig
 from mssql_cdc.source.batch_plan import planned_batch
-from mssql_cdc.source.loss_guards import skip_end
+from mssql_cdc.source.loss_guards import range_after_is_purged, skip_end
 from mssql_cdc.source.range_reader import read_range
+from mssql_cdc.source.snapshot_format import SnapshotPartition, read_snapshot
+from mssql_cdc.source.stream_snapshot import SnapshotCursor, SourceOffset, snapshot_keys
 from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
 from mssql_cdc.sqlserver import (
     Backend,
@@ -37,6 +53,7 @@ from mssql_cdc.sqlserver import (
     open_backend,
     serving_instance,
 )
+from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -44,6 +61,10 @@ if TYPE_CHECKING:
 __all__ = ["CdcStreamReader", "SparkLsnRange"]
 
 _log = logging.getLogger("mssql_cdc.source.formats")
+
+RESNAPSHOT_INTERVAL = timedelta(days=7)
+"""The anti-loop guard of snapshotMode=when_needed: at most one re-snapshot in this interval,
+the default of to_delta's resnapshot_interval_days."""
 
 
 def _plain(offset: Offset) -> dict[str, str]:
@@ -137,6 +158,8 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict[str, str]:
         def work(backend: Backend) -> dict[str, str]:
             table = self._resolved(backend)
+            if self._config.snapshot_mode != "never":  # the snapshot at S, nothing read yet
+                return SourceOffset(self._stamp(backend, table), SnapshotCursor(None)).to_json()
             oldest = table.instances[0]
             chosen = initial_lsn(
                 self._config.starting_lsn,
@@ -163,11 +186,108 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
 
     def latestOffset(self, start: dict[str, str], limit: ReadLimit) -> dict[str, str]:
-        begin = StreamOffset.from_json(start)
-        offset = call_with_retries(
-            "latestOffset", self._backend_slot(), lambda b: self._latest(b, begin, limit)
+        begin = SourceOffset.from_json(start)
+
+        def work(backend: Backend) -> dict[str, str]:
+            if begin.reading:
+                return self._next_chunk(backend, begin, limit).to_json()
+            if self._config.snapshot_mode == "when_needed":
+                again = self._resnapshot_if_lost(backend, begin, limit)
+                if again is not None:
+                    return again.to_json()
+            offset = self._latest(backend, begin.position, limit)
+            if offset == begin.position.to_json():
+                return begin.to_json()  # an idle poll keeps the offset as it was
+            return SourceOffset(StreamOffset.from_json(offset), None, begin.resnapshot_at).to_json()
+
+        return call_with_retries("latestOffset", self._backend_slot(), work)
+
+    def _stamp(self, backend: Backend, table: ResolvedTable) -> StreamOffset:
+        """A new snapshot's S: the `latest` rule, as the batch format stamps its snapshots."""
+        stamp = initial_lsn(
+            "latest",
+            capture_instance=table.instance.name,
+            max_lsn=backend.planner.max_lsn(),
+            oldest_min_lsn=None,
+            oldest_start_lsn=None,
+            start_lsn=table.instance.start_lsn,
         )
-        return _plain(offset)
+        return StreamOffset(stamp, self._commit_ts(backend, stamp))
+
+    def _keys(self, table: ResolvedTable) -> tuple[str, ...]:
+        return tuple(self._config.snapshot_keys or table.instance.index_columns)
+
+    def _cursor(self, backend: Backend, after: KeyBound, limit: ReadLimit) -> SnapshotCursor:
+        """Where the batch that reads from key `after` (None: the first key) ends: after at
+        most the read limit's rows (maxCommitsPerBatch counts a snapshot's rows), else at the
+        table's end."""
+        table = self._resolved(backend)
+        keys = self._keys(table)
+        if not isinstance(limit, ReadMaxRows) or not keys:
+            return SnapshotCursor(None, done=True)
+        hi = backend.chunks.key_at(
+            table.source_schema,
+            table.source_table,
+            keys,
+            after,
+            inclusive=True,
+            position=limit.max_rows,
+        )
+        return SnapshotCursor(None, done=True) if hi is None else SnapshotCursor(hi)
+
+    def _next_chunk(self, backend: Backend, begin: SourceOffset, limit: ReadLimit) -> SourceOffset:
+        after = None if begin.cursor is None else begin.cursor.next_key
+        cursor = self._cursor(backend, after, limit)
+        return SourceOffset(begin.position, cursor, begin.resnapshot_at)
+
+    def _resnapshot_if_lost(
+        self, backend: Backend, begin: SourceOffset, limit: ReadLimit
+    ) -> SourceOffset | None:
+        """With when_needed: a new snapshot's first batch when the changes after `begin` were
+        purged (the driver guard's test), else None.
+
+        Raises:
+            DataLossError: the anti-loop guard: the stream re-snapshotted less than
+                RESNAPSHOT_INTERVAL ago.
+        """
+        start = begin.position
+        newest = backend.planner.max_lsn()
+        if (newest or lsn.ZERO) <= start.lsn:
+            return None  # an idle poll: nothing after start, so nothing purged
+        table = self._resolved(backend, refresh=True)
+        serving = serving_instance(table.instances, lsn.increment(start.lsn))
+        found = backend.planner.min_lsn(serving.name)
+        if not range_after_is_purged(start.lsn, newest, found):
+            return None
+        now = clock.now()
+        last = begin.resnapshot_at
+        if last is not None and now - last < RESNAPSHOT_INTERVAL:
+            raise DataLossError(
+                f"capture instance '{serving.name}': changes from {lsn.increment(start.lsn)} on "
+                f"were purged by CDC cleanup again, and this stream re-snapshotted at "
+                f"{last.isoformat(timespec='seconds')} UTC, less than "
+                f"{RESNAPSHOT_INTERVAL.days} days ago; snapshotMode=when_needed re-snapshots at "
+                "most once in that interval so a cleanup faster than the stream cannot loop. "
+                "Raise the capture instance's retention or the stream's rate, then restart the "
+                "query from a new checkpoint",
+                serving.name,
+                start.commit_ts,
+                None,
+                lsn.increment(start.lsn),
+                found,
+                False,
+            )
+        stamp = self._stamp(backend, table)
+        _log.warning(
+            "capture instance '%s': changes from %s on were purged by CDC cleanup before this "
+            "stream read them (min_lsn %s); snapshotMode=when_needed: re-snapshotting the table "
+            "at %s inside the stream",
+            serving.name,
+            lsn.increment(start.lsn),
+            found,
+            stamp.lsn,
+        )
+        return SourceOffset(stamp, self._cursor(backend, None, limit), now)
 
     def _latest(self, backend: Backend, start: StreamOffset, limit: ReadLimit) -> Offset:
         newest = backend.planner.max_lsn() or lsn.ZERO
@@ -198,7 +318,11 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"lsn": self._last_max, "commit_ts": self._times.get(self._last_max, "")}
 
     def partitions(self, start: dict[str, str], end: dict[str, str]) -> Sequence[InputPartition]:
-        begin, finish = StreamOffset.from_json(start), StreamOffset.from_json(end)
+        first, last = SourceOffset.from_json(start), SourceOffset.from_json(end)
+        keys = snapshot_keys(first, last)
+        if keys is not None:
+            return self._snapshot_partitions(last.position, *keys)
+        begin, finish = first.position, last.position
         if finish.lsn <= begin.lsn:
             return []  # no range, no guard, no query, no file
 
@@ -217,16 +341,56 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 num_partitions=self._num_partitions,
             )
 
-        ranges, events = call_with_retries("partitions", self._backend_slot(), work)
+        try:
+            ranges, events = call_with_retries("partitions", self._backend_slot(), work)
+        except DataLossError as exc:
+            if self._config.snapshot_mode != "when_needed" or exc.possible:
+                raise
+            # The batch's offsets are in Spark's log already (a cleanup after latestOffset, or
+            # a replay after a stop): the batch becomes the whole table, stamped at its end.
+            _log.warning(
+                "%s; snapshotMode=when_needed: this batch reads the whole table instead, "
+                "stamped %s, in one batch",
+                exc.args[0].split(". ")[0],
+                finish.lsn,
+            )
+            return self._snapshot_partitions(finish, None, None)
         return [SparkLsnRange.of(r, events) for r in ranges]
 
+    def _snapshot_partitions(
+        self, stamp: StreamOffset, lo: KeyBound, hi: KeyBound
+    ) -> list[InputPartition]:
+        """The one partition of a batch of the stream's own snapshot at `stamp`: keys `[lo, hi)`."""
+
+        def work(backend: Backend) -> SnapshotPartition:
+            table = self._resolved(backend)
+            return SnapshotPartition(
+                table.instance.name,
+                table.source_schema,
+                table.source_table,
+                stamp.lsn,
+                stamp.commit_ts,
+                self._zone(backend),
+                self._keys(table),
+                ((None, lo, hi),),
+            )
+
+        part = call_with_retries("partitions", self._backend_slot(), work)
+        if lo is not None:
+            failpoint("source.inside_snapshot")  # a batch in the middle of the snapshot
+        return [part]
+
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, SnapshotPartition):
+            rows = read_snapshot(self._config, self._columns, partition, progress=False)
+            return _marked(rows, partition.stamp_lsn)
         if not isinstance(partition, LsnRange):
             raise TypeError(f"mssql_cdc reads LsnRange partitions, not {type(partition)}")
         planned = getattr(partition, "planned_events", ())
-        return read_range(
+        rows = read_range(
             self._config, self._columns, partition, figures=self._figures, planned_events=planned
         )
+        return rows if self._config.snapshot_mode == "never" else _marked(rows, None)
 
     def commit(self, end: dict[str, str]) -> None:
         """Nothing to do: Spark calls it one batch late, and the source keeps no state."""
@@ -234,3 +398,15 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def stop(self) -> None:
         if self._slot is not None:
             self._slot.drop()
+
+
+def _marked(rows: Iterator[pa.RecordBatch], stamp: str | None) -> Iterator[pa.RecordBatch]:
+    """`rows` with `_snapshot` last: the snapshot's S on its rows, NULL on changes."""
+    import pyarrow as pa
+
+    for batch in rows:
+        n = batch.num_rows
+        mark = pa.nulls(n, pa.string()) if stamp is None else pa.array([stamp] * n, pa.string())
+        yield pa.RecordBatch.from_arrays(
+            [*batch.columns, mark], names=[*batch.schema.names, "_snapshot"]
+        )

@@ -35,7 +35,7 @@ from mssql_cdc.sqlserver import Backend, ReadColumn, Reconnecting, call_with_ret
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["CdcSnapshotReader", "SnapshotPartition", "integer_bounds"]
+__all__ = ["CdcSnapshotReader", "SnapshotPartition", "integer_bounds", "read_snapshot"]
 
 # How often a task of a whole read rewrites its progress file, at most.
 _PROGRESS_SECONDS = 1.0
@@ -157,59 +157,78 @@ class CdcSnapshotReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SnapshotPartition):
             raise TypeError(f"mssql_cdc_snapshot reads SnapshotPartitions, not {type(partition)}")
-        with closing(open_backend(self._config)) as backend:
-            for chunk, lo, hi in partition.ranges:
-                yield from self._read_range(backend, partition, chunk, lo, hi)
+        return read_snapshot(self._config, self._columns, partition)
 
-    def _read_range(
-        self,
-        backend: Backend,
-        part: SnapshotPartition,
-        chunk: int | None,
-        lo: KeyBound,
-        hi: KeyBound,
-    ) -> Iterator[pa.RecordBatch]:
-        started = time.perf_counter()
-        rows = size = 0
-        # A whole read with a metrics folder tells the driver how far it is.
-        progress = self._config.metrics_path if chunk is None else None
-        reported = started
-        for batch in backend.snapshots.read_table(
-            part.source_schema,
-            part.source_table,
-            columns=self._columns,
-            keys=part.keys,
-            lo=lo,
-            hi=hi,
-            batch_rows=self._config.arrow_batch_size,
-        ):
-            out = _with_metadata(
-                batch, part, chunk, include_command_id=self._config.include_command_id
+
+def read_snapshot(
+    config: SourceConfig,
+    columns: Sequence[ReadColumn],
+    partition: SnapshotPartition,
+    *,
+    progress: bool = True,
+) -> Iterator[pa.RecordBatch]:
+    """Yield the rows of `partition`'s key ranges, in turn, with the stream's metadata columns.
+
+    `progress`: a whole read with a metrics folder writes progress files there (the batch
+    format's driver reads them); the stream's own snapshot writes none.
+    """
+    with closing(open_backend(config)) as backend:
+        for chunk, lo, hi in partition.ranges:
+            yield from _read_range(
+                config, columns, backend, partition, chunk, lo, hi, progress=progress
             )
-            rows += out.num_rows
-            size += out.nbytes
-            if progress is not None and time.perf_counter() - reported >= _PROGRESS_SECONDS:
-                reported = time.perf_counter()
-                _write_progress(progress, part.index, rows, done=False)
-            yield out
-        if progress is not None:
-            _write_progress(progress, part.index, rows, done=True)
-        if chunk is not None and self._config.metrics_path is not None:
-            record: dict[str, Any] = {
-                "kind": "chunk",
-                "chunk": chunk,
-                "rows": rows,
-                "bytes": size,
-                "seconds": round(time.perf_counter() - started, 6),
-                "stamp_lsn": part.stamp_lsn,
-                "high_lsn": backend.planner.max_lsn(),
-            }
-            write_json_atomic(
-                self._config.metrics_path,
-                chunk_file_name(chunk),
-                record,
-                open_folder(self._config.metrics_path, self._config.store),
-            )
+
+
+def _read_range(
+    config: SourceConfig,
+    columns: Sequence[ReadColumn],
+    backend: Backend,
+    part: SnapshotPartition,
+    chunk: int | None,
+    lo: KeyBound,
+    hi: KeyBound,
+    *,
+    progress: bool,
+) -> Iterator[pa.RecordBatch]:
+    started = time.perf_counter()
+    rows = size = 0
+    # A whole read with a metrics folder tells the driver how far it is.
+    folder = config.metrics_path if chunk is None and progress else None
+    reported = started
+    for batch in backend.snapshots.read_table(
+        part.source_schema,
+        part.source_table,
+        columns=columns,
+        keys=part.keys,
+        lo=lo,
+        hi=hi,
+        batch_rows=config.arrow_batch_size,
+    ):
+        out = _with_metadata(batch, part, chunk, include_command_id=config.include_command_id)
+        rows += out.num_rows
+        size += out.nbytes
+        if folder is not None and time.perf_counter() - reported >= _PROGRESS_SECONDS:
+            reported = time.perf_counter()
+            _write_progress(folder, part.index, rows, done=False)
+        yield out
+    if folder is not None:
+        _write_progress(folder, part.index, rows, done=True)
+    if chunk is not None and config.metrics_path is not None:
+        record: dict[str, Any] = {
+            "kind": "chunk",
+            "chunk": chunk,
+            "rows": rows,
+            "bytes": size,
+            "seconds": round(time.perf_counter() - started, 6),
+            "stamp_lsn": part.stamp_lsn,
+            "high_lsn": backend.planner.max_lsn(),
+        }
+        write_json_atomic(
+            config.metrics_path,
+            chunk_file_name(chunk),
+            record,
+            open_folder(config.metrics_path, config.store),
+        )
 
 
 def _write_progress(folder: str, partition: int, rows: int, *, done: bool) -> None:

@@ -5,7 +5,7 @@
 schema, each captured column's SQL type (`datetime2(7)`) in its field metadata under
 `core.SQL_TYPE_KEY`, so bronze can record it (decision 1343); `read_columns` reads the declared
 columns back from a Spark schema, so the stream reader and the executors need no catalog query
-to know them.
+to know them. With the source's own snapshots the schema ends with `_snapshot` (decision 1396).
 """
 
 from __future__ import annotations
@@ -184,11 +184,16 @@ def _spark_type(text: str) -> DataType:
 
 
 def spark_schema(
-    columns: Sequence[ReadColumn], *, include_command_id: bool, chunk: bool = False
+    columns: Sequence[ReadColumn],
+    *,
+    include_command_id: bool,
+    chunk: bool = False,
+    marked: bool = False,
 ) -> StructType:
     """The output schema: metadata columns first, then the declared columns, each with its SQL
-    type (when known) in its field metadata under `SQL_TYPE_KEY`."""
-    from pyspark.sql.types import IntegerType, StructField, StructType
+    type (when known) in its field metadata under `SQL_TYPE_KEY`; last `_chunk` (`chunk`) or
+    `_snapshot` (`marked`: the stream's own snapshots)."""
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
     fields = [
         StructField(name, _spark_type(kind), True)
@@ -200,6 +205,8 @@ def spark_schema(
         fields.append(StructField(c.name, _spark_type(c.spark_type), True, metadata))
     if chunk:
         fields.append(StructField("_chunk", IntegerType(), True))
+    if marked:
+        fields.append(StructField("_snapshot", StringType(), True))
     return StructType(fields)
 
 

@@ -3,6 +3,7 @@
 Arm them with the environment variable MSSQL_CDC_FAILPOINTS ("name=action,name=action") or
 with the `failpoints({...})` context manager. `raise` throws InjectedFault, a BaseException so
 no `except Exception` swallows it; `kill` ends the process at once with exit code 137.
+Where the source's own point runs and what its `kill` ends: decision 1398.
 """
 
 from __future__ import annotations
@@ -34,9 +35,15 @@ POINTS = frozenset(
         "silver.after_merge",
         "sink.after_target_write",
         "sink.after_facts_write",
+        "source.inside_snapshot",
     }
 )
-"""The names of every failpoint; arming another name raises ConfigError."""
+"""The names of every failpoint; arming another name raises ConfigError.
+
+`source.inside_snapshot` is the one in the `mssql_cdc` source: it fires while the planner plans
+a batch in the middle of the source's own snapshot (option snapshotMode, not the snapshot's
+first batch), after Spark logged the batch's offsets. The planner runs in Spark's driver-side
+Python runner, so `kill` ends that process and fails the query."""
 
 
 class InjectedFault(BaseException):

@@ -45,6 +45,7 @@ def test_the_defaults_are_those_of_the_option_table() -> None:
     assert config.isolation_level == "readCommitted"
     assert config.lock_timeout_ms is None
     assert config.snapshot_duration_guard == "warn"
+    assert config.snapshot_mode == "never"
 
 
 GOOD: list[tuple[str, str, str, Any]] = [
@@ -75,6 +76,9 @@ GOOD: list[tuple[str, str, str, Any]] = [
     ("snapshotDurationGuard", "Refuse", "snapshot_duration_guard", "refuse"),
     ("snapshotDurationGuard", "off", "snapshot_duration_guard", "off"),
     ("snapshotOnSwitch", "TRUE", "snapshot_on_switch", True),
+    ("snapshotMode", "Initial", "snapshot_mode", "initial"),
+    ("snapshotMode", "WHEN_NEEDED", "snapshot_mode", "when_needed"),
+    ("snapshotMode", "never", "snapshot_mode", "never"),
 ]
 
 
@@ -127,6 +131,11 @@ BAD: list[tuple[str, str, str]] = [
     ("lockTimeoutMs", "-5", "option lockTimeoutMs must be a whole number >= 0"),
     ("snapshotDurationGuard", "block", "option snapshotDurationGuard must be one of warn"),
     ("snapshotOnSwitch", "sometimes", "snapshotOnSwitch"),
+    (
+        "snapshotMode",
+        "always",
+        "option snapshotMode must be one of never, initial, when_needed (got 'always')",
+    ),
 ]
 
 
@@ -315,3 +324,11 @@ def test_the_options_reference_lists_every_known_option() -> None:
     doc = (Path(__file__).resolve().parents[3] / "docs" / "source-options.md").read_text()
     missing = [name for name in KNOWN_OPTIONS if f"| `{name}` |" not in doc]
     assert not missing
+
+
+def test_snapshot_mode_when_needed_with_fail_on_data_loss_false_is_refused_naming_both() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse(snapshotMode="when_needed", failOnDataLoss="false")
+    assert "snapshotMode=when_needed" in str(caught.value)
+    assert "failOnDataLoss=false" in str(caught.value)
+    assert parse(snapshotMode="initial", failOnDataLoss="false").snapshot_mode == "initial"

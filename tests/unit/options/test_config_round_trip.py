@@ -186,6 +186,8 @@ def configs(draw: st.DrawFn, emulator_files: list[str]) -> SourceConfig:
         connection = draw(optional(st.just(connection)))
         emulator_path = draw(st.sampled_from(emulator_files))
     keys = draw(optional(unique_names(4).map(tuple)))
+    fail_on_data_loss = draw(st.booleans())
+    modes = ["never", "initial", "when_needed"] if fail_on_data_loss else ["never", "initial"]
     return SourceConfig(
         capture_instance=draw(CAPTURE_INSTANCES),
         backend=backend,
@@ -195,7 +197,7 @@ def configs(draw: st.DrawFn, emulator_files: list[str]) -> SourceConfig:
         starting_lsn=draw(st.sampled_from(["earliest", "latest"]) | CANONICAL_LSNS),
         max_commits_per_batch=draw(optional(COUNTS)),
         num_partitions=draw(optional(PARTITIONS)),
-        fail_on_data_loss=draw(st.booleans()),
+        fail_on_data_loss=fail_on_data_loss,
         metrics_path=draw(optional(LOCAL_PATHS)),
         include_command_id=draw(st.booleans()),
         arrow_batch_size=draw(BATCH_SIZES),
@@ -208,6 +210,7 @@ def configs(draw: st.DrawFn, emulator_files: list[str]) -> SourceConfig:
         isolation_level=draw(st.sampled_from(["readCommitted", "snapshot"])),
         lock_timeout_ms=draw(optional(st.integers(0, MAX_LOCK_TIMEOUT_MS))),
         snapshot_duration_guard=draw(st.sampled_from(["warn", "refuse", "off"])),
+        snapshot_mode=draw(st.sampled_from(modes)),
     )
 
 
@@ -300,6 +303,8 @@ def raw_options(draw: st.DrawFn, emulator_files: list[str]) -> dict[str, object]
         "lockTimeoutMs": count_text(low=0),
         "snapshotDurationGuard": any_case("warn") | any_case("refuse") | any_case("off"),
         "snapshotOnSwitch": boolean_text(),
+        # when_needed refuses failOnDataLoss=false: tests/unit/options/test_config.py
+        "snapshotMode": any_case("never") | any_case("initial"),
         "someSparkOption": st.text(max_size=5),  # unknown: warned about, then ignored
     }
     given.update({k: v for k, v in maybe.items() if draw(st.booleans())})
@@ -376,6 +381,7 @@ def test_options_are_written_in_their_canonical_spelling_defaults_included(
         "lockTimeoutMs": "7",
         "snapshotDurationGuard": "warn",
         "snapshotOnSwitch": "false",
+        "snapshotMode": "never",
     }
 
 

@@ -237,3 +237,14 @@ def test_gap_deletes_is_off_unless_asked_and_carried_when_asked(
 ) -> None:
     assert check(options, tmp_path).gap_deletes is False
     assert check(options, tmp_path, gap_deletes=True).gap_deletes is True
+
+
+@pytest.mark.parametrize("mode", ["initial", "when_needed"])
+def test_to_delta_refuses_the_source_s_own_snapshots_naming_the_option(
+    options: dict[str, object], tmp_path: Path, mode: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        check({**options, "snapshotMode": mode}, tmp_path, on_data_loss="fail")
+    assert f"option snapshotMode={mode}" in str(caught.value)
+    assert "spark.readStream.format('mssql_cdc')" in str(caught.value)
+    check({**options, "snapshotMode": "never"}, tmp_path)  # today's behaviour passes
