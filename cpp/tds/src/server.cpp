@@ -163,10 +163,11 @@ std::optional<Message> next_message(Transport& io, MessageAssembler& assembler) 
 // Serves one connection until the client leaves, the login fails or the server stops. A
 // message that cannot even be framed ends the connection; everything else is answered.
 void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> faults, const TlsContext* tls,
-           std::uint16_t spid, const std::atomic<bool>& stopping) noexcept {
+           std::shared_ptr<StatementLog> log, std::uint16_t spid, const std::atomic<bool>& stopping) noexcept {
   try {
     Session session(options.file, options.database, spid, std::move(faults), tls != nullptr, options.login,
                     options.access_token);
+    session.set_statement_log(std::move(log));
     MessageAssembler assembler;
     Transport io(fd);
     while (const auto message = next_message(io, assembler)) {
@@ -235,6 +236,7 @@ Server::Server(ServerOptions options)
   }
   if (options_.database.empty()) options_.database = options_.file.stem().string();
   if (options_.tls) tls_ = TlsContext::self_signed();
+  if (!options_.log_statements.empty()) log_ = std::make_shared<StatementLog>(options_.log_statements);
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw Error(ErrorKind::Io, std::string("socket: ") + std::strerror(errno));
   listen_fd_ = fd;
@@ -284,7 +286,7 @@ void Server::accept_loop() {
     const std::uint16_t spid = next_spid_++;
     c->thread = std::thread([this, c, spid] {
       if (c->counted) {
-        serve(c->fd.get(), options_, faults_, tls_.get(), spid, stopping_);
+        serve(c->fd.get(), options_, faults_, tls_.get(), log_, spid, stopping_);
       } else {
         refuse(c->fd.get(), options_.max_connections, spid);
       }

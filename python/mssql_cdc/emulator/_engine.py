@@ -379,9 +379,10 @@ class Emulator(Permissions, EndsWithBlock):
         tls: bool = False,
         login: str = "sa",
         password: str | None = None,
+        log_statements: str | os.PathLike[str] | bool = False,
     ) -> TdsServer:
         """Return a running TDS server over this file: `mssql_cdc.emulator.serve.serve`."""
-        limit = max_connections  # a short name keeps this module under its 420-line bound
+        limit, log = max_connections, log_statements  # short names keep the module in bounds
         return serve(
             self._path,
             host=host,
@@ -391,6 +392,7 @@ class Emulator(Permissions, EndsWithBlock):
             tls=tls,
             login=login,
             password=password,
+            log_statements=log,
         )
 
 

@@ -5,7 +5,8 @@ answers live in C++ (`cpp/tds`, decision 0700); this module holds the handle a c
 The server checks a SQL login's password against a salted PBKDF2 hash made here; the clear
 password stays in the caller's handle, never in the file or the server (decision 1361). With
 `access_token`, it also accepts that Microsoft Entra token over TLS, as the login; it gets only
-the token's SHA-256 and expiry (decision 1386).
+the token's SHA-256 and expiry (decision 1386). With `log_statements`, it writes what clients
+send and the errors it returns, passwords masked (decision 1421).
 """
 
 from __future__ import annotations
@@ -145,6 +146,7 @@ def serve(
     login: str = DEFAULT_LOGIN,
     password: str | None = None,
     access_token: str | None = None,
+    log_statements: str | os.PathLike[str] | bool = False,
 ) -> TdsServer:
     """Start a TDS server over the emulator file at `path` and return its handle.
 
@@ -173,10 +175,15 @@ def serve(
             server accepts (needs `tls`), in LOGIN7's FEDAUTH feature, as `login`. A JWT's
             `exp` claim is its expiry. A wrong or expired token gets error 18456. The server
             keeps only its SHA-256; the token is never printed.
+        log_statements: write each login, SQL batch, RPC (with its parameters) and error
+            returned, one line each with the connection's spid: True for stderr, or a file's
+            path (appended to). Password literals (`CREATE LOGIN ... PASSWORD = '...'`,
+            password parameters) are masked and LOGIN7's password is never written.
 
     Raises:
         FileNotFoundError: `path` does not exist.
-        OSError: the address cannot be bound (a port in use).
+        OSError: the address cannot be bound (a port in use), or the `log_statements` file
+            cannot be opened.
         ValueError: `host` is not an IPv4 address, a bound is out of range, or a fault is
             malformed.
     """
@@ -204,8 +211,9 @@ def serve(
     salt = os.urandom(16)
     digest = hashlib.pbkdf2_hmac("sha256", secret.encode("utf-8"), salt, _HASH_ITERATIONS)
     check = (login, salt, digest, _HASH_ITERATIONS)
+    log_target = "-" if log_statements is True else os.fspath(log_statements or "")
     server = _native.tds.Server(
-        str(p), host, port, name, max_connections, script, tls, check, token_check
+        str(p), host, port, name, max_connections, script, tls, check, token_check, log_target
     )
     if not _loopback(host):
         warnings.warn(

@@ -25,6 +25,7 @@
 namespace mssqlcdc::tds {
 
 class TlsContext;
+class StatementLog;
 
 // What a Server listens on and serves.
 // The SQL login a server accepts: its name, matched without case, and a salted
@@ -56,6 +57,9 @@ struct ServerOptions {
   std::optional<SqlLogin> login = std::nullopt;
   // The one access token accepted, over TLS, as the login above; nullopt: token logins refused.
   std::optional<AccessTokenCheck> access_token = std::nullopt;
+  // Where each login, batch, RPC (with its parameters) and error returned is written, one line
+  // each, passwords masked: "-" for stderr, a file's path (appended to), or "" for nowhere.
+  std::string log_statements = "";
 };
 
 // One listener and its connections. Thread-safe: its methods may be called from any thread
@@ -93,6 +97,7 @@ class Server {
   ServerOptions options_;
   std::shared_ptr<FaultScript> faults_;
   std::shared_ptr<const TlsContext> tls_;
+  std::shared_ptr<StatementLog> log_;  // null without options.log_statements
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
