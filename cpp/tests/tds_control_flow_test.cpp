@@ -90,10 +90,26 @@ TEST_F(TdsControlFlow, BeginEndGroupsAnIfBranch) {
 }
 
 TEST_F(TdsControlFlow, ALoopThatNeverEndsFailsWithTheLoopLimitError) {
-  const Bytes reply = batch("DECLARE @x int = 0; WHILE 1 = 1 SET @x = 1; SELECT N'not-reached' AS r");
-  EXPECT_EQ(first_message(reply, Token::Error).number, 50000);
-  EXPECT_TRUE(contains_text(reply, "WHILE loop ran"));
-  EXPECT_FALSE(contains_text(reply, "not-reached"));
+  Database db(file_.path(), "shop");
+  db.set_loop_limit(50);
+  std::vector<StatementResult> done;
+  try {
+    db.run("DECLARE @x int = 0; WHILE 1 = 1 SET @x = @x + 1; SELECT N'not-reached' AS r", {}, done);
+    FAIL() << "the loop ended";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.number(), 50000);
+    EXPECT_NE(std::string(e.what()).find("A WHILE loop ran 50 times"), std::string::npos);
+  }
+  // DECLARE, then the 50 SETs the loop ran; the SELECT after it never ran.
+  EXPECT_EQ(done.size(), 51U);
+}
+
+TEST_F(TdsControlFlow, ALoopBelowTheLimitRunsToItsEnd) {
+  Database db(file_.path(), "shop");
+  db.set_loop_limit(50);
+  std::vector<StatementResult> done;
+  db.run("DECLARE @x int = 0; WHILE @x < 50 SET @x = @x + 1; SELECT @x AS r", {}, done);
+  EXPECT_EQ(done.size(), 52U);
 }
 
 TEST_F(TdsControlFlow, CatchReadsTheErrorOfItsTryAndTheBatchGoesOn) {
@@ -101,7 +117,7 @@ TEST_F(TdsControlFlow, CatchReadsTheErrorOfItsTryAndTheBatchGoesOn) {
       "BEGIN TRY SELECT 1 / 0 AS x END TRY\n"
       "BEGIN CATCH SELECT N'caught ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N' ' + ERROR_MESSAGE() + N' sev ' + "
       "CAST(ERROR_SEVERITY() AS nvarchar(5)) + N' at ' + CAST(@@ERROR AS nvarchar(10)) AS m END CATCH\n"
-      "SELECT ISNULL(CAST(ERROR_NUMBER() AS nvarchar(10)), N'outside-null') AS after_catch");
+      "SELECT ISNULL(CAST(ERROR_NUMBER() AS nvarchar(20)), N'outside-null') AS after_catch");
   EXPECT_EQ(first_message(reply, Token::Error).number, 0);
   EXPECT_TRUE(contains_text(reply, "caught 8134 Divide by zero error encountered. sev 16 at 8134"));
   EXPECT_TRUE(contains_text(reply, "outside-null"));

@@ -75,7 +75,7 @@ TEST_F(TdsLocalTables, InsertExecPutsAProceduresRowsInATableVariable) {
       "INSERT INTO @cols EXEC sys.sp_cdc_get_captured_columns @capture_instance = N'dbo_orders'; "
       "SELECT N'cols=' + CAST(COUNT(*) AS nvarchar(5)) AS c FROM @cols");
   EXPECT_EQ(error_number(reply), 0);
-  EXPECT_TRUE(contains_text(reply, "cols=2"));  // order_id and status
+  EXPECT_TRUE(contains_text(reply, "cols=3"));  // order_id, status and amount
 }
 
 TEST_F(TdsLocalTables, ValuesThatDoNotMatchTheColumnsAre213AndNullInANotNullColumnIs515) {

@@ -22,9 +22,6 @@
 namespace mssqlcdc::tds {
 namespace {
 
-// The most times one WHILE runs its body in one execution (decision 1419).
-constexpr std::int64_t kMaxLoopIterations = 1'000'000;
-
 SqlToken word(const std::string& w) { return SqlToken{TokenKind::Word, w}; }
 SqlToken symbol(char c) { return SqlToken{TokenKind::Symbol, std::string(1, c)}; }
 
@@ -270,8 +267,8 @@ Database::Flow Database::run_node(const BatchNode& node, BatchState& s, bool fir
       std::int64_t iterations = 0;
       while (condition(node.tokens, s.vars)) {
         s.set_error(0);
-        if (++iterations > kMaxLoopIterations) {
-          sql_error(50000, "A WHILE loop ran " + std::to_string(kMaxLoopIterations) +
+        if (++iterations > loop_limit_) {
+          sql_error(50000, "A WHILE loop ran " + std::to_string(loop_limit_) +
                                " times without its condition becoming false; the emulator stops a loop "
                                "there. Check the loop changes what its condition reads, or end it with BREAK.");
         }

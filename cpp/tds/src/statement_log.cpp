@@ -139,7 +139,7 @@ void StatementLog::line(std::uint16_t spid, const std::string& text) {
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm utc{};
   gmtime_r(&seconds, &utc);
-  char stamp[40];
+  char stamp[96];
   std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
                 utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms));
   const std::string whole = std::string(stamp) + " spid " + std::to_string(spid) + " " + text + "\n";

@@ -102,6 +102,11 @@ class Database {
 
   [[nodiscard]] const std::string& name() const { return name_; }
 
+  // The most times one WHILE runs its body in one execution before the batch fails with 50000
+  // (decision 1419); tests set a smaller one.
+  static constexpr std::int64_t kDefaultLoopLimit = 100'000;
+  void set_loop_limit(std::int64_t limit) { loop_limit_ = limit; }
+
   // The session's id, which @@SPID returns (51 until the session sets it).
   void set_spid(std::uint16_t spid) { spid_ = spid; }
 
@@ -145,6 +150,7 @@ class Database {
   std::optional<std::vector<TypedValue>> evaluate(const std::vector<SqlToken>& select, const Params& params);
   std::string name_;
   std::uint16_t spid_ = 51;
+  std::int64_t loop_limit_ = kDefaultLoopLimit;
   bool implicit_transactions_ = false;  // SET IMPLICIT_TRANSACTIONS ON
   std::unique_ptr<emu::Reader> reader_;
   std::unique_ptr<Catalog> catalog_;  // over reader_

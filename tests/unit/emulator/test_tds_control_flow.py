@@ -94,7 +94,8 @@ def test_raiserror_formats_its_arguments_in_catch_through_pymssql(server: TdsSer
         cursor = conn.cursor()
         cursor.execute(
             "BEGIN TRY RAISERROR(N'This is message %s %d.', 16, 4, N'number', 5) END TRY "
-            "BEGIN CATCH SELECT ERROR_MESSAGE() AS m, ERROR_STATE() AS s, ERROR_NUMBER() AS n END CATCH"
+            "BEGIN CATCH SELECT ERROR_MESSAGE() AS m, ERROR_STATE() AS s, ERROR_NUMBER() AS n "
+            "END CATCH"
         )
         assert cursor.fetchall() == [("This is message number 5.", 4, 50000)]
     finally:

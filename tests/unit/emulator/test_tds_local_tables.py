@@ -31,10 +31,7 @@ def server(tmp_path: Path) -> Iterator[TdsServer]:
     emu.create_table("dbo.orders", COLUMNS, primary_key="order_id")
     emu.enable_cdc("dbo.orders")
     emu.commit(
-        [
-            ("insert", "dbo.orders", {"order_id": k, "region": r, "amount": a})
-            for k, r, a in ROWS
-        ]
+        [("insert", "dbo.orders", {"order_id": k, "region": r, "amount": a}) for k, r, a in ROWS]
     )
     with emu.serve() as srv:
         yield srv

@@ -1,4 +1,4 @@
-"""`serve(log_statements=...)` and `emulator serve --log-statements`: what clients send, written down.
+"""`serve(log_statements=...)` and `emulator serve --log-statements`: what clients send.
 
 Each login, batch, RPC (with its parameters) and error returned is one line with the
 connection's spid; passwords never appear: not LOGIN7's, not a `CREATE LOGIN ... PASSWORD =
@@ -43,9 +43,10 @@ def test_the_log_holds_batches_rpcs_and_errors_and_no_password(
     emulator_file: Path, tmp_path: Path
 ) -> None:
     log = tmp_path / "statements.log"
-    with Emulator.open(emulator_file) as emu, emu.serve(
-        password=SERVER_PASSWORD, log_statements=log
-    ) as server:
+    with (
+        Emulator.open(emulator_file) as emu,
+        emu.serve(password=SERVER_PASSWORD, log_statements=log) as server,
+    ):
         conn: Any = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10)
         try:
             cursor = conn.cursor()
@@ -73,7 +74,8 @@ def test_the_log_holds_batches_rpcs_and_errors_and_no_password(
     assert any("error 208" in line and "Invalid object name" in line for line in lines)
     # The ODBC driver sends its parameterized statement as an RPC; its parameter is logged.
     rpc = [line for line in lines if " rpc: " in line and "order_id = @P1" in line]
-    assert rpc and "=1" in rpc[0]
+    assert rpc
+    assert "=1" in rpc[0]
     assert all(" spid " in line for line in lines)
 
 
@@ -101,8 +103,13 @@ def test_serve_log_statements_writes_to_stderr_from_the_command_line(
         first = proc.stdout.readline()  # "serving PATH as database 'shop' on 127.0.0.1:PORT"
         port = int(first.rsplit(":", 1)[1])
         conn: Any = pymssql.connect(
-            server="127.0.0.1", port=str(port), user="sa", password=SERVER_PASSWORD,
-            database="shop", autocommit=True, login_timeout=10,
+            server="127.0.0.1",
+            port=str(port),
+            user="sa",
+            password=SERVER_PASSWORD,
+            database="shop",
+            autocommit=True,
+            login_timeout=10,
         )
         try:
             cursor = conn.cursor()
