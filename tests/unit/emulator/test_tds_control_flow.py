@@ -44,13 +44,14 @@ def test_a_while_loop_inserts_rows_and_reports_them_through_pymssql(server: TdsS
         cursor = conn.cursor()
         cursor.execute(
             """
-            DECLARE @i int = 1
+            DECLARE @i int = 1, @key int
             WHILE @i <= 10
             BEGIN
                 SET @i = @i + 1
                 IF @i % 2 = 1 CONTINUE
                 IF @i > 8 BREAK
-                INSERT INTO dbo.orders (order_id, status) VALUES (@i * 10, N'loop')
+                SET @key = @i * 10
+                INSERT INTO dbo.orders (order_id, status) VALUES (@key, N'loop')
             END
             SELECT order_id FROM dbo.orders WHERE status = N'loop' ORDER BY order_id
             """
