@@ -72,8 +72,7 @@ void bind_tds(nb::module_& m) {
             }
             // nanobind constructs in place into the storage it allocated: its custom __init__ form.
             new (self) tds::Server(tds::ServerOptions{path, host, port, database, max_connections, to_faults(faults),
-                                                      tls, std::move(sql_login), std::move(token),
-                                                      log_statements});
+                                                      tls, std::move(sql_login), std::move(token), log_statements});
           },
           "path"_a, "host"_a, "port"_a, "database"_a, "max_connections"_a, "faults"_a = std::vector<FaultTuple>{},
           "tls"_a = false, "login"_a = nb::none(), "access_token"_a = nb::none(), "log_statements"_a = "")

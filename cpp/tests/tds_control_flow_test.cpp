@@ -221,8 +221,9 @@ TEST(BatchTree, WordsInsideAStatementDoNotStartAnother) {
 TEST(RaiserrorFormat, FormatsAsTheRaiserrorPagesExamples) {
   EXPECT_EQ(format_raiserror("This is message %s %d.", {Value{std::string("number")}, Value{std::int64_t{5}}}),
             "This is message number 5.");
-  EXPECT_EQ(format_raiserror("<<%*.*s>>", {Value{std::int64_t{7}}, Value{std::int64_t{3}}, Value{std::string("abcde")}}),
-            "<<    abc>>");
+  EXPECT_EQ(
+      format_raiserror("<<%*.*s>>", {Value{std::int64_t{7}}, Value{std::int64_t{3}}, Value{std::string("abcde")}}),
+      "<<    abc>>");
   EXPECT_EQ(format_raiserror("<<%7.3s>>", {Value{std::string("abcde")}}), "<<    abc>>");
   EXPECT_EQ(format_raiserror("100%% of %x", {Value{std::int64_t{255}}}), "100% of ff");
   EXPECT_EQ(format_raiserror("missing %s", {}), "missing (null)");

@@ -1,7 +1,8 @@
 // The statement log (serve --log-statements): a line per login, batch, RPC and error, and no
 // password: not LOGIN7's, not CREATE LOGIN's PASSWORD literal
 // (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-login-transact-sql), not
-// sp_addlogin's (https://learn.microsoft.com/en-us/sql/relational-databases/system-stored-procedures/sp-addlogin-transact-sql).
+// sp_addlogin's
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-stored-procedures/sp-addlogin-transact-sql).
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -146,7 +146,8 @@ std::string format_raiserror(const std::string& format, const std::vector<Value>
     }
     std::string spec = "%";
     std::size_t k = i + 1;
-    while (k < format.size() && std::string_view("-+0# ").find(format[k]) != std::string_view::npos) spec += format[k++];
+    while (k < format.size() && std::string_view("-+0# ").find(format[k]) != std::string_view::npos)
+      spec += format[k++];
     const auto number_or_star = [&]() {
       if (k < format.size() && format[k] == '*') {
         const Value* v = take();
@@ -344,7 +345,8 @@ void Database::raiserror(const std::vector<SqlToken>& t, BatchState& s) {
   const std::int64_t severity = std::clamp<std::int64_t>(as_int(values[1].value, "RAISERROR severity"), 0, 25);
   std::int64_t state = as_int(values[2].value, "RAISERROR state");
   if (state < 0) state = 1;
-  if (state > 255) sql_error(2748, "Cannot specify a state of " + std::to_string(state) + ". The state must be 0 to 255.");
+  if (state > 255)
+    sql_error(2748, "Cannot specify a state of " + std::to_string(state) + ". The state must be 0 to 255.");
   if (severity > 18) {
     sql_error(2754,
               "Error severity levels greater than 18 can only be specified by members of the sysadmin role, using "

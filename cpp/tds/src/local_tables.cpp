@@ -2,8 +2,9 @@
 // them: DECLARE @t TABLE (https://learn.microsoft.com/en-us/sql/t-sql/data-types/table-transact-sql),
 // INSERT ... VALUES | SELECT | EXEC into one
 // (https://learn.microsoft.com/en-us/sql/t-sql/statements/insert-transact-sql), and WITH
-// common_table_expression (https://learn.microsoft.com/en-us/sql/t-sql/queries/with-common-table-expression-transact-sql),
-// whose CTEs are computed once, in order, before the statement that follows them (decision 1420).
+// common_table_expression
+// (https://learn.microsoft.com/en-us/sql/t-sql/queries/with-common-table-expression-transact-sql), whose CTEs are
+// computed once, in order, before the statement that follows them (decision 1420).
 #include "local_tables.hpp"
 
 #include <optional>
@@ -23,9 +24,7 @@ class LocalRelation : public Relation {
  public:
   explicit LocalRelation(std::shared_ptr<const LocalTable> table) : table_(std::move(table)) {}
   [[nodiscard]] const std::vector<RelColumn>& columns() const override { return table_->columns; }
-  [[nodiscard]] std::unique_ptr<RowStream> scan(const ScanHints&) override {
-    return std::make_unique<Stream>(table_);
-  }
+  [[nodiscard]] std::unique_ptr<RowStream> scan(const ScanHints&) override { return std::make_unique<Stream>(table_); }
 
  private:
   class Stream : public RowStream {
@@ -124,8 +123,8 @@ std::vector<RelColumn> table_columns(const std::vector<SqlToken>& definition) {
   for (const auto& part : split_commas(definition)) {
     if (part.empty()) syntax_error_near(definition, definition.size());
     const SqlToken& head = part.front();
-    if (head.kind == TokenKind::Word && (head.is("PRIMARY") || head.is("UNIQUE") || head.is("CONSTRAINT") ||
-                                         head.is("INDEX") || head.is("CHECK"))) {
+    if (head.kind == TokenKind::Word &&
+        (head.is("PRIMARY") || head.is("UNIQUE") || head.is("CONSTRAINT") || head.is("INDEX") || head.is("CHECK"))) {
       continue;  // a table constraint: read, not enforced
     }
     if (!head.is_name() || part.size() < 2 || !part[1].is_name()) syntax_error_near(part, part.size() < 2 ? 0 : 1);

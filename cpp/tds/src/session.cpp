@@ -212,7 +212,10 @@ bool Session::login(const Message& message, ReplySink& sink) {
   const Login7 req = parse_login7(message.payload);
   Writer& w = sink.out();
   const auto refuse = [&](ServerMessage m) {
-    if (m.number != 18456) log_error(m), write_error(w, std::move(m));
+    if (m.number != 18456) {
+      log_error(m);
+      write_error(w, std::move(m));
+    }
     const ServerMessage failed = server_error(18456, "Login failed for user '" + req.user_name + "'.");
     log_error(failed);
     write_error(w, failed);

@@ -107,7 +107,7 @@ class Session {
   std::optional<SqlLogin> sql_login_;
   std::optional<AccessTokenCheck> access_token_;
   std::shared_ptr<StatementLog> log_;  // null: nothing is logged
-  bool fedauth_required_ = false;  // this session's PRELOGIN answer said FEDAUTHREQUIRED
+  bool fedauth_required_ = false;      // this session's PRELOGIN answer said FEDAUTHREQUIRED
 };
 
 }  // namespace mssqlcdc::tds

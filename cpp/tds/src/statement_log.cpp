@@ -68,7 +68,7 @@ std::string value_text(const RpcParam& p) {
 std::string mask_passwords(std::string_view sql) {
   std::string out;
   out.reserve(sql.size());
-  bool mask_next = false;      // the next literal is a password
+  bool mask_next = false;          // the next literal is a password
   bool mask_to_semicolon = false;  // inside sp_addlogin / sp_password
   for (std::size_t i = 0; i < sql.size();) {
     const char c = sql[i];
@@ -78,8 +78,8 @@ std::string mask_passwords(std::string_view sql) {
       i = end;
       continue;
     }
-    if (c == '\'' || ((c == 'N' || c == 'n') && i + 1 < sql.size() && sql[i + 1] == '\'' &&
-                      (i == 0 || !word_char(sql[i - 1])))) {
+    if (c == '\'' ||
+        ((c == 'N' || c == 'n') && i + 1 < sql.size() && sql[i + 1] == '\'' && (i == 0 || !word_char(sql[i - 1])))) {
       const std::size_t open = c == '\'' ? i : i + 1;
       const std::size_t end = literal_end(sql, open);
       if (mask_next || mask_to_semicolon) {
@@ -135,8 +135,7 @@ StatementLog::StatementLog(const std::string& target) {
 void StatementLog::line(std::uint16_t spid, const std::string& text) {
   const auto now = std::chrono::system_clock::now();
   const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   char stamp[96];
@@ -153,7 +152,9 @@ void StatementLog::login(std::uint16_t spid, const std::string& user, const std:
   line(spid, "login: user " + user + ", database " + database);
 }
 
-void StatementLog::batch(std::uint16_t spid, std::string_view sql) { line(spid, "batch: " + escaped(mask_passwords(sql))); }
+void StatementLog::batch(std::uint16_t spid, std::string_view sql) {
+  line(spid, "batch: " + escaped(mask_passwords(sql)));
+}
 
 void StatementLog::rpc(std::uint16_t spid, const RpcCall& call) {
   std::string text = "rpc: " + call.procedure;

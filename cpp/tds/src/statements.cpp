@@ -364,7 +364,8 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
   const std::size_t target = tokens.size() > 1 && tokens[1].is("INTO") ? 2 : 1;
   if ((head.is("INSERT") || head.is("UPDATE") || head.is("DELETE")) && target < tokens.size() &&
       tokens[target].kind == TokenKind::Variable) {
-    if (head.is("INSERT")) return StatementResult{std::nullopt, std::nullopt, std::nullopt, insert_local(tokens, params)};
+    if (head.is("INSERT"))
+      return StatementResult{std::nullopt, std::nullopt, std::nullopt, insert_local(tokens, params)};
     sql_error(50000, "The emulator's table variables take INSERT only; " + tokens[target].text +
                          " cannot be updated or deleted from. Declare another table variable and INSERT ... SELECT "
                          "the rows to keep.");

@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
+#include "local_tables.hpp"
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "mssqlcdc/tds/types.hpp"
-#include "local_tables.hpp"
 #include "relations.hpp"
 #include "select.hpp"
 
@@ -110,8 +110,9 @@ class Database {
   // The session's id, which @@SPID returns (51 until the session sets it).
   void set_spid(std::uint16_t spid) { spid_ = spid; }
 
-  // Runs a batch statement by statement (batch.hpp's tree: blocks, IF, WHILE, TRY ... CATCH). The first failing statement ends the batch with an
-  // Error(Sql, text, number); the results before it are in `done`, so the caller can send them.
+  // Runs a batch statement by statement (batch.hpp's tree: blocks, IF, WHILE, TRY ... CATCH). The first failing
+  // statement ends the batch with an Error(Sql, text, number); the results before it are in `done`, so the caller can
+  // send them.
   void run(std::string_view sql, const Params& params, std::vector<StatementResult>& done);
   // Runs a stored procedure called by name (an RPC); its result sets. Throws as run() does.
   std::vector<ResultSet> call(const ProcCall& call);
@@ -153,8 +154,8 @@ class Database {
   std::int64_t loop_limit_ = kDefaultLoopLimit;
   bool implicit_transactions_ = false;  // SET IMPLICIT_TRANSACTIONS ON
   std::unique_ptr<emu::Reader> reader_;
-  std::unique_ptr<Catalog> catalog_;  // over reader_
-  std::unique_ptr<Storage> storage_;  // procedures and writes (procedures.hpp)
+  std::unique_ptr<Catalog> catalog_;             // over reader_
+  std::unique_ptr<Storage> storage_;             // procedures and writes (procedures.hpp)
   std::unique_ptr<BatchCatalog> batch_catalog_;  // the batch's table variables and CTEs, over catalog_
 };
 
