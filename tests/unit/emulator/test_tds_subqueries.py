@@ -65,3 +65,20 @@ def test_correlated_and_uncorrelated_subqueries_answer_as_python_computes(
     ]
     assert got == expected
     assert expected  # the query selects something
+
+
+def test_concat_and_coalesce_answer_as_their_pages_say(server: TdsServer) -> None:
+    """CONCAT (https://learn.microsoft.com/en-us/sql/t-sql/functions/concat-transact-sql): its
+    example A, and NULL as an empty string; COALESCE
+    (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/coalesce-transact-sql): the
+    first argument that is not NULL."""
+    conn = mssql_python.connect(server.connection_string("mssql-python"), timeout=10)
+    try:
+        cursor = conn.cursor()
+        cursor.execute(
+            "SELECT CONCAT('Happy ', 'Birthday ', 11, '/', '25') AS a, "
+            "CONCAT(N'x', NULL, N'y') AS b, COALESCE(NULL, NULL, N'third') AS c"
+        )
+        assert tuple(cursor.fetchone()) == ("Happy Birthday 11/25", "xy", "third")
+    finally:
+        conn.close()
