@@ -203,6 +203,18 @@ TEST_F(TdsControlFlow, AnEndWithoutABeginIsASyntaxErrorBeforeAnythingRuns) {
   EXPECT_EQ(first_message(batch("BEGIN SELECT 1"), Token::Error).number, 102);
 }
 
+TEST_F(TdsControlFlow, BlocksNestedPastTheBoundAre191NotACrash) {
+  std::string deep;
+  for (int k = 0; k < 100000; ++k) deep += "BEGIN ";
+  EXPECT_EQ(first_message(batch(deep), Token::Error).number, 191);
+  std::string fine = "DECLARE @n int = 0 ";
+  for (int k = 0; k < 20; ++k) fine += "IF 1 = 1 BEGIN ";
+  fine += "SET @n = 20 ";
+  for (int k = 0; k < 20; ++k) fine += "END ";
+  fine += "SELECT N'depth=' + CAST(@n AS nvarchar(5)) AS d";
+  EXPECT_TRUE(contains_text(batch(fine), "depth=20"));
+}
+
 // The statement tree: words that belong to a statement do not cut it.
 std::size_t statements_in(const std::string& sql) { return parse_batch(lex(sql)).size(); }
 

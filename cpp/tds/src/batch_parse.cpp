@@ -12,6 +12,9 @@
 namespace mssqlcdc::tds {
 namespace {
 
+// How deeply blocks, IF, WHILE and TRY may nest in one batch (error 191 past it).
+constexpr int kMaxBlockNesting = 128;
+
 [[noreturn]] void syntax_error_at(const std::vector<SqlToken>& t, std::size_t at) {
   if (at >= t.size()) sql_error(102, "Incorrect syntax near '" + (t.empty() ? std::string(";") : t.back().text) + "'.");
   const bool block_word = t[at].is("END") || t[at].is("ELSE") || t[at].is("TRY") || t[at].is("CATCH");
@@ -95,6 +98,21 @@ class BatchParser {
   }
 
   BatchNode statement() {
+    // Blocks, branches and loops nest by recursion here and when they run: bounded as the
+    // query parser bounds parentheses, with SQL Server's error for a statement nested too deeply.
+    struct Level {
+      int& depth;
+      explicit Level(int& d) : depth(d) {
+        if (++depth > kMaxBlockNesting) {
+          sql_error(191,
+                    "Some part of your SQL statement is nested too deeply. Rewrite the query or break it up into "
+                    "smaller queries.");
+        }
+      }
+      ~Level() { --depth; }
+      Level(const Level&) = delete;
+      Level& operator=(const Level&) = delete;
+    } level(depth_);
     skip_semicolons();
     if (i_ >= t_.size()) syntax_error_at(t_, i_);
     BatchNode n;
@@ -235,6 +253,7 @@ class BatchParser {
 
   const std::vector<SqlToken>& t_;
   std::size_t i_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace
