@@ -1,7 +1,9 @@
 // statements.hpp: what the front end answers, over one emulator file. A Database runs one
 // connection's batches: SET options are accepted, USE names this database, and SELECT runs in
 // the query engine (select.hpp) over the emulator's catalog (catalog.hpp). DECLARE, SET @v,
-// SELECT @v = and PRINT keep a batch's variables, usable where parameters are. BEGIN, COMMIT,
+// SELECT @v = and PRINT keep a batch's variables, usable where parameters are; a batch runs as
+// batch.hpp's statement tree (blocks, IF, WHILE, TRY ... CATCH, RAISERROR, THROW; batch_run.cpp)
+// and keeps its table variables and CTEs in a BatchCatalog (local_tables.hpp). BEGIN, COMMIT,
 // ROLLBACK and SAVE TRANSACTION and SET IMPLICIT_TRANSACTIONS drive the connection's
 // transaction (procedures.hpp's Storage), which INSERT, UPDATE and DELETE write in.
 // Anything else raises SQL Server's own error: 2812 for an unknown procedure, 208 for an
