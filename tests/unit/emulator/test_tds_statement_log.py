@@ -21,7 +21,7 @@ import mssql_python
 import pymssql
 import pytest
 
-from mssql_cdc.emulator import Emulator
+from mssql_cdc.emulator import Emulator, serve
 
 SERVER_PASSWORD = "Srv-pw-7731!"
 LOGIN_SECRET = "Very$ecret-4410"
@@ -123,3 +123,12 @@ def test_serve_log_statements_writes_to_stderr_from_the_command_line(
         _, err = proc.communicate(timeout=30)
     assert "batch: SELECT N'logged-from-cli' AS x" in err
     assert SERVER_PASSWORD not in err
+
+
+def test_a_log_file_that_cannot_be_opened_fails_serve_naming_it(
+    emulator_file: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-folder" / "statements.log"
+    with pytest.raises(OSError, match="statement log") as raised:
+        serve(emulator_file, log_statements=missing)
+    assert str(missing) in str(raised.value)
