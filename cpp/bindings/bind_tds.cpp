@@ -57,7 +57,8 @@ void bind_tds(nb::module_& m) {
           [](tds::Server* self, const std::string& path, const std::string& host, std::uint16_t port,
              const std::string& database, std::size_t max_connections, const std::vector<FaultTuple>& faults, bool tls,
              const std::optional<std::tuple<std::string, nb::bytes, nb::bytes, std::uint32_t>>& login,
-             const std::optional<std::tuple<nb::bytes, std::optional<std::int64_t>>>& access_token) {
+             const std::optional<std::tuple<nb::bytes, std::optional<std::int64_t>>>& access_token,
+             const std::string& log_statements) {
             std::optional<tds::SqlLogin> sql_login;
             if (login) {
               const auto& [name, salt, hash, iterations] = *login;
@@ -70,11 +71,21 @@ void bind_tds(nb::module_& m) {
               token = tds::AccessTokenCheck{std::string(hash.c_str(), hash.size()), expires_at};
             }
             // nanobind constructs in place into the storage it allocated: its custom __init__ form.
-            new (self) tds::Server(tds::ServerOptions{path, host, port, database, max_connections, to_faults(faults),
-                                                      tls, std::move(sql_login), std::move(token)});
+            tds::ServerOptions options;
+            options.file = path;
+            options.host = host;
+            options.port = port;
+            options.database = database;
+            options.max_connections = max_connections;
+            options.faults = to_faults(faults);
+            options.tls = tls;
+            options.login = std::move(sql_login);
+            options.access_token = std::move(token);
+            options.log_statements = log_statements;
+            new (self) tds::Server(std::move(options));
           },
           "path"_a, "host"_a, "port"_a, "database"_a, "max_connections"_a, "faults"_a = std::vector<FaultTuple>{},
-          "tls"_a = false, "login"_a = nb::none(), "access_token"_a = nb::none())
+          "tls"_a = false, "login"_a = nb::none(), "access_token"_a = nb::none(), "log_statements"_a = "")
       .def_prop_ro("host", &tds::Server::host)
       .def_prop_ro("port", &tds::Server::port)
       .def_prop_ro("database", &tds::Server::database)

@@ -95,6 +95,16 @@ TEST_F(TdsBatches, IsNullAndCoalesceTakeANullLiteral) {
   EXPECT_TRUE(contains_text(reply, "coalesce-y"));
 }
 
+// CONCAT's page (https://learn.microsoft.com/en-us/sql/t-sql/functions/concat-transact-sql):
+// its example A gives 'Happy Birthday 11/25'; a NULL argument is an empty string.
+TEST_F(TdsBatches, ConcatJoinsTextAndNumbersAndSkipsNulls) {
+  const Bytes reply = batch("SELECT CONCAT('Happy ', 'Birthday ', 11, '/', '25', NULL) AS r");
+  EXPECT_EQ(error_number(reply), 0);
+  const std::string raw(reply.begin(), reply.end());
+  EXPECT_NE(raw.find("Happy Birthday 11/25"), std::string::npos);  // varchar: single bytes
+  EXPECT_EQ(error_number(batch("SELECT CONCAT('only one') AS r")), 189);
+}
+
 TEST_F(TdsBatches, VariablesAreLsnArgumentsOfTheChangeFunction) {
   const Bytes reply = batch(
       "DECLARE @from_lsn binary(10), @to_lsn binary(10); "

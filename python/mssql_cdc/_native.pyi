@@ -386,6 +386,7 @@ class _TdsServer:
         tls: bool = False,
         login: tuple[str, bytes, bytes, int] | None = None,
         access_token: tuple[bytes, int | None] | None = None,
+        log_statements: str = "",
     ) -> None: ...
     @property
     def host(self) -> str: ...

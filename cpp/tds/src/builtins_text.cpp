@@ -131,7 +131,35 @@ TypedValue hashbytes(const std::vector<TypedValue>& args) {
 
 }  // namespace
 
+// CONCAT (https://learn.microsoft.com/en-us/sql/t-sql/functions/concat-transact-sql): 2 to 254
+// arguments, each converted to text as CAST does, NULL as an empty string; nvarchar when any
+// argument is nchar or nvarchar, else varchar, as long as the arguments together, (max) past 4000
+// (nvarchar) or 8000 (varchar) characters.
+TypedValue concat(const std::vector<TypedValue>& args) {
+  if (args.size() < 2 || args.size() > 254) sql_error(189, "The concat function requires 2 to 254 arguments.");
+  bool unicode = false;
+  std::size_t length = 0;
+  bool max = false;
+  for (const TypedValue& a : args) {
+    const SqlKind k = a.type.kind;
+    unicode = unicode || k == SqlKind::NChar || k == SqlKind::NVarChar;
+    if (a.type.length == kMax) max = true;
+    length += is_text(k) || is_binary(k) ? a.type.length : 40;  // a number or a time as text
+  }
+  const std::size_t limit = unicode ? 4000 : 8000;
+  const ColumnType t{unicode ? SqlKind::NVarChar : SqlKind::VarChar,
+                     max || length > limit ? kMax : static_cast<std::uint16_t>(std::max<std::size_t>(length, 1))};
+  std::string out;
+  for (const TypedValue& a : args) {
+    if (is_null(a.value)) continue;
+    const TypedValue text = convert(ColumnType{SqlKind::NVarChar, kMax}, a, 0);
+    if (const auto* s = std::get_if<std::string>(&text.value)) out += *s;
+  }
+  return {t, out};
+}
+
 std::optional<TypedValue> text_builtin(std::string_view fn, const std::vector<TypedValue>& args) {
+  if (fn == "concat") return concat(args);
   if (fn == "substring") return substring(args);
   if (fn == "nchar") return nchar(args);
   if (fn == "hashbytes") return hashbytes(args);

@@ -31,16 +31,19 @@ enum class ExprKind : std::uint8_t {
   Unary,       // `op` "-" or "NOT" over args[0]
   Binary,      // `op` + - * / % = <> < <= > >= AND OR over args[0], args[1]
   Between,     // args[0] BETWEEN args[1] AND args[2]; `negated`
-  In,          // args[0] IN (args[1..]); `negated`
+  In,          // args[0] IN (args[1..]) or IN (`subquery`); `negated`
   IsNull,      // args[0] IS [NOT] NULL; `negated` for IS NOT
   Like,        // args[0] LIKE args[1]; `negated`
   Case,        // [operand?] WHEN/THEN pairs in args, then ELSE; see `has_operand`, `has_else`
   Convert,     // CAST/CONVERT to `target`; args[0], optional style args[1]
   AtTimeZone,  // args[0] AT TIME ZONE args[1]
   Collate,     // args[0] COLLATE `op`, a modelled collation's name
+  Subquery,    // (SELECT ...) as a value: `subquery`
+  Exists,      // EXISTS (SELECT ...): `subquery`
 };
 
 struct Expr;
+struct Query;
 using ExprPtr = std::unique_ptr<Expr>;
 
 struct OrderItem {
@@ -62,8 +65,9 @@ struct Expr {
   bool over = false;  // a window: OVER ([PARTITION BY partition] ORDER BY order)
   std::vector<ExprPtr> partition;
   std::vector<OrderItem> order;
-  std::string text;  // the expression as normalized text, to match GROUP BY expressions
-  int depth = 1;     // levels of operators below and including this one (parser's bound: 191)
+  std::shared_ptr<const Query> subquery;  // Subquery, Exists, and IN (SELECT ...)
+  std::string text;                       // the expression as normalized text, to match GROUP BY expressions
+  int depth = 1;                          // levels of operators below and including this one (parser's bound: 191)
 };
 
 struct Query;

@@ -7,6 +7,7 @@
 
 #include "builtins.hpp"
 #include "mssqlcdc/emu/zone.hpp"
+#include "mssqlcdc/error.hpp"
 #include "scalar_kinds.hpp"
 #include "select_engine.hpp"
 #include "tsql.hpp"
@@ -37,7 +38,8 @@ void collect(const Expr& e, std::vector<const Expr*>& aggregates, std::vector<co
 }
 
 bool has_column(const Expr& e) {
-  if (e.kind == ExprKind::Column || is_aggregate_call(e) || e.over) return true;
+  // A subquery may read the outer row; an uncorrelated one caches its own answer instead.
+  if (e.kind == ExprKind::Column || is_aggregate_call(e) || e.over || e.subquery) return true;
   return std::any_of(e.args.begin(), e.args.end(), [](const ExprPtr& a) { return has_column(*a); });
 }
 
@@ -163,7 +165,25 @@ Fn Binder::compile_node(const Expr& e) {
     }
     case ExprKind::Variable: return variable(e);
     case ExprKind::Column: {
-      const std::size_t i = scope_.resolve(e.name);
+      std::size_t i = 0;
+      try {
+        i = scope_.resolve(e.name);
+      } catch (const Error& err) {
+        // Inside a subquery, a name its own FROM lacks is the outer query's column.
+        if (!env_.outer || (err.number() != 207 && err.number() != 4104)) throw;
+        std::size_t j = 0;
+        try {
+          j = env_.outer->scope.resolve(e.name);
+        } catch (const Error&) {
+          throw err;
+        }
+        env_.outer->used = true;
+        const auto outer = env_.outer;
+        const ColumnType type = outer->scope.slots[j].type;
+        return [outer, j, type](const Row&) {
+          return TypedValue{type, outer->row != nullptr && j < outer->row->size() ? (*outer->row)[j] : Value{}};
+        };
+      }
       if (grouped_) {
         sql_error(8120, "Column '" + joined(e.name) +
                             "' is invalid in the select list because it is not contained in either an aggregate "
@@ -196,7 +216,10 @@ Fn Binder::compile_node(const Expr& e) {
         return truth(both && neg ? std::optional<bool>(!*both) : both);
       };
     }
+    case ExprKind::Subquery:
+    case ExprKind::Exists: return subquery(e);
     case ExprKind::In: {
+      if (e.subquery) return subquery(e);
       std::vector<Fn> fns;
       for (const auto& a : e.args) fns.push_back(compile(*a));
       const bool neg = e.negated;
@@ -266,6 +289,84 @@ Fn Binder::compile_node(const Expr& e) {
     }
   }
   sql_error(102, "Incorrect syntax near '" + e.text + "'.");
+}
+
+Fn Binder::subquery(const Expr& e) {
+  // The subquery runs for each row it is evaluated on, seeing that row as its outer query's
+  // (a copy of this scope; none in a grouped query). One that reads no outer column is run once
+  // and its answer kept.
+  auto outer = std::make_shared<Outer>();
+  if (!grouped_) outer->scope = scope_;
+  auto inner = std::make_shared<Env>(Env{env_.catalog, env_.params, false, outer});
+  const std::shared_ptr<const Query> q = e.subquery;
+  const ExprKind kind = e.kind;
+  const bool negated = e.negated;
+  const Fn needle = kind == ExprKind::In ? compile(*e.args[0]) : Fn{};
+  struct Answer {
+    std::optional<TypedValue> value;            // Subquery, Exists
+    std::optional<std::vector<TypedValue>> in;  // IN: the subquery's values
+  };
+  auto kept = std::make_shared<Answer>();
+  return [outer, inner, q, kind, negated, needle, kept](const Row& r) -> TypedValue {
+    const auto run = [&]() {
+      outer->row = &r;
+      RowSource rows = run_query(*q, q, *inner);
+      if (rows.columns.size() != 1 && kind != ExprKind::Exists) {
+        sql_error(116,
+                  "Only one expression can be specified in the select list when the subquery is not introduced "
+                  "with EXISTS.");
+      }
+      return rows;
+    };
+    if (kind == ExprKind::In) {
+      const TypedValue v = needle(r);
+      if (!kept->in) {
+        RowSource rows = run();
+        std::vector<TypedValue> values;
+        Row row;
+        while (rows.next(row)) values.push_back(TypedValue{rows.columns[0].type, row[0]});
+        if (outer->used) {
+          kept->in.reset();
+        } else {
+          kept->in = values;
+        }
+        if (is_null(v.value)) return truth(std::nullopt);
+        bool unknown = false;
+        for (const auto& item : values) {
+          if (is_null(item.value)) unknown = true;
+          else if (compare(v, item) == 0) return truth(!negated);
+        }
+        return unknown ? truth(std::nullopt) : truth(negated);
+      }
+      if (is_null(v.value)) return truth(std::nullopt);
+      bool unknown = false;
+      for (const auto& item : *kept->in) {
+        if (is_null(item.value)) unknown = true;
+        else if (compare(v, item) == 0) return truth(!negated);
+      }
+      return unknown ? truth(std::nullopt) : truth(negated);
+    }
+    if (kept->value) return *kept->value;
+    RowSource rows = run();
+    Row row;
+    TypedValue answer;
+    if (kind == ExprKind::Exists) {
+      answer = truth(rows.next(row));
+    } else {
+      answer = TypedValue{rows.columns[0].type, Value{}};
+      if (rows.next(row)) {
+        answer.value = row[0];
+        Row more;
+        if (rows.next(more)) {
+          sql_error(512,
+                    "Subquery returned more than 1 value. This is not permitted when the subquery follows =, !=, <, "
+                    "<= , >, >= or when the subquery is used as an expression.");
+        }
+      }
+    }
+    if (!outer->used) kept->value = answer;
+    return answer;
+  };
 }
 
 Fn Binder::variable(const Expr& e) {

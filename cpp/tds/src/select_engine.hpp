@@ -61,10 +61,19 @@ struct Scope {
   [[nodiscard]] std::size_t resolve(const ObjectName& name) const;
 };
 
+// What a subquery may read of the query around it: that query's columns (a copy of its scope)
+// and the row being evaluated, set before each run of the subquery.
+struct Outer {
+  Scope scope;
+  const Row* row = nullptr;
+  bool used = false;  // a column of the outer query was bound: the subquery is correlated
+};
+
 struct Env {
   Catalog& catalog;
   std::shared_ptr<const Params> params;
-  bool outermost = true;  // false inside a derived table, whose reads are never data reads
+  bool outermost = true;                   // false inside a derived table, whose reads are never data reads
+  std::shared_ptr<Outer> outer = nullptr;  // inside a subquery: the query around it
 };
 
 // A whole query, its UNION ALL cores and its ORDER BY; `owner` keeps the tree alive for as long
@@ -100,6 +109,7 @@ class Binder {
   Fn case_of(const Expr& e);
   Fn at_time_zone(const Expr& e);
   Fn call(const Expr& e);
+  Fn subquery(const Expr& e);  // (SELECT ...), EXISTS (SELECT ...) and x IN (SELECT ...)
 
   const Env& env_;
   const Scope& scope_;

@@ -118,8 +118,12 @@ std::vector<Row> grouped_rows(const SelectCore& c, const std::vector<const Expr*
 
 void compute_windows(std::vector<Row>& rows, const std::vector<const Expr*>& windows, Binder& binder) {
   for (const Expr* w : windows) {
-    if (w->op != "ntile" && w->op != "row_number") {
+    const bool ranks = w->op == "rank" || w->op == "dense_rank";
+    if (w->op != "ntile" && w->op != "row_number" && !ranks) {
       sql_error(195, "'" + w->op + "' is not a recognized windowing function.");
+    }
+    if ((ranks || w->op == "row_number" || w->op == "ntile") && w->order.empty()) {
+      sql_error(4112, "The function '" + w->op + "' must have an OVER clause with ORDER BY.");
     }
     std::vector<Fn> part, order;
     std::vector<bool> desc_all;
@@ -132,7 +136,7 @@ void compute_windows(std::vector<Row>& rows, const std::vector<const Expr*>& win
       if (tiles <= 0)
         sql_error(4116, "The function 'ntile' takes only a positive int or bigint expression as its input.");
     } else if (!w->args.empty()) {
-      sql_error(174, "The row_number function requires 0 argument(s).");
+      sql_error(174, "The " + w->op + " function requires 0 argument(s).");
     }
     std::vector<std::vector<TypedValue>> keys(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -157,9 +161,27 @@ void compute_windows(std::vector<Row>& rows, const std::vector<const Expr*>& win
       const auto n = static_cast<std::int64_t>(end - start);
       // NTILE: n / tiles rows per tile, the first n % tiles tiles one row more.
       const std::int64_t small = n / tiles, big = n % tiles;
+      // RANK: one more than the rows ordered before the row; DENSE_RANK: one more than the
+      // distinct ORDER BY values before it. Ties share a rank.
+      const auto tied = [&](std::size_t a, std::size_t b) {
+        for (std::size_t k = part.size(); k < keys[a].size(); ++k) {
+          const std::vector<TypedValue> x{keys[a][k]}, y{keys[b][k]};
+          if (compare_keys(x, y, {false}) != 0) return false;
+        }
+        return true;
+      };
+      std::int64_t rank = 0;
+      std::int64_t dense = 0;
       for (std::size_t k = start; k < end; ++k) {
         const auto pos = static_cast<std::int64_t>(k - start);
         std::int64_t v = pos + 1;
+        if (ranks) {
+          if (k == start || !tied(idx[k - 1], idx[k])) {
+            rank = pos + 1;
+            ++dense;
+          }
+          v = w->op == "rank" ? rank : dense;
+        }
         if (w->op == "ntile") {
           v = pos < big * (small + 1) ? pos / (small + 1) + 1
                                       : big + (pos - big * (small + 1)) / std::max<std::int64_t>(small, 1) + 1;

@@ -142,6 +142,9 @@ Source Parser::source() {
   if (symbol('(')) {
     s.derived = query();
     expect_symbol(')');
+  } else if (peek() != nullptr && peek()->kind == TokenKind::Variable) {
+    s.name = {next().text};  // a table variable (local_tables.hpp)
+    s.alias = s.name.back();
   } else {
     s.name = dotted();
     if (s.name.size() == 4 || s.name.size() == 3) s.name.erase(s.name.begin());  // [server.]database.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <cstdint>
+
 #include "select_parser.hpp"
 
 namespace mssqlcdc::tds::parser {
@@ -86,6 +88,13 @@ ExprPtr Parser::comparison() {
   }
   if (word("IN")) {
     expect_symbol('(');
+    if (peek() != nullptr && peek()->is("SELECT")) {
+      auto in = make(ExprKind::In, "IN", list(std::move(e)));
+      in->subquery = subquery();
+      in->negated = negated;
+      in->text += "subquery#" + std::to_string(reinterpret_cast<std::uintptr_t>(in->subquery.get()));
+      return in;
+    }
     std::vector<ExprPtr> args = list(std::move(e));
     do {
       args.push_back(expression());
@@ -239,7 +248,12 @@ ExprPtr Parser::primary() {
     }
     case TokenKind::Symbol:
       if (t.is_symbol('(')) {
-        if (peek() != nullptr && peek()->is("SELECT")) --i_, fail();  // scalar subqueries: not served
+        if (peek() != nullptr && peek()->is("SELECT")) {
+          auto sub = make(ExprKind::Subquery, "SUBQUERY", {});
+          sub->subquery = subquery();
+          sub->text += "#" + std::to_string(reinterpret_cast<std::uintptr_t>(sub->subquery.get()));
+          return sub;
+        }
         ExprPtr e = expression();
         expect_symbol(')');
         return e;
@@ -250,6 +264,13 @@ ExprPtr Parser::primary() {
     case TokenKind::QuotedName: break;
   }
   if (t.is("NULL")) return literal(TypedValue{ColumnType{SqlKind::Int}, std::monostate{}}, "null");
+  if (t.is("EXISTS") && next_is_symbol('(') && peek(1) != nullptr && peek(1)->is("SELECT")) {
+    ++i_;
+    auto e = make(ExprKind::Exists, "EXISTS", {});
+    e->subquery = subquery();
+    e->text += "#" + std::to_string(reinterpret_cast<std::uintptr_t>(e->subquery.get()));
+    return e;
+  }
   if (t.is("CASE")) return case_expression();
   if ((t.is("CAST") || t.is("CONVERT") || t.is("TRY_CAST")) && next_is_symbol('(')) {
     ++i_;
@@ -319,6 +340,14 @@ ExprPtr Parser::primary() {
   for (const auto& a : e->args) e->text += a->text + ",";
   e->text += e->over ? ")over" : ")";
   return e;
+}
+
+std::shared_ptr<const Query> Parser::subquery() {
+  // After the '(': the query, then its ')'. Its text is unique, so GROUP BY never matches it.
+  const Nested nested(*this);
+  std::shared_ptr<const Query> q = query();
+  expect_symbol(')');
+  return q;
 }
 
 ExprPtr Parser::case_expression() {

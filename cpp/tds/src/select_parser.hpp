@@ -64,6 +64,7 @@ class Parser {
   ExprPtr number(const SqlToken& t);
   ExprPtr primary();
   ExprPtr case_expression();
+  std::shared_ptr<const Query> subquery();  // (SELECT ...) after its '(' (scalar, EXISTS, IN)
 
   // The token cursor.
   const SqlToken* peek(std::size_t ahead = 0) const { return i_ + ahead < t_.size() ? &t_[i_ + ahead] : nullptr; }

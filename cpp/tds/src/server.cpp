@@ -176,7 +176,7 @@ std::optional<Message> next_message(Transport& io, MessageAssembler& assembler) 
 // Serves one connection until the client leaves, the login fails or the server stops. A
 // message that cannot even be framed ends the connection; everything else is answered.
 void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> faults, const TlsContext* tls,
-           std::uint16_t spid, const std::atomic<bool>& stopping) noexcept {
+           std::shared_ptr<StatementLog> log, std::uint16_t spid, const std::atomic<bool>& stopping) noexcept {
   try {
     Session session(options.file, options.database, spid, std::move(faults), tls != nullptr, options.login,
                     options.access_token);
@@ -184,6 +184,7 @@ void serve(int fd, const ServerOptions& options, std::shared_ptr<FaultScript> fa
     // Until LOGIN7 is answered every read is bounded: a client that connects and never speaks
     // (or stops half-way through PRELOGIN, TLS or LOGIN7) is dropped, and frees its place.
     receive_timeout(fd, options.login_timeout);
+    session.set_statement_log(std::move(log));
     MessageAssembler assembler;
     Transport io(fd);
     bool bounded = true;
@@ -258,6 +259,7 @@ Server::Server(ServerOptions options)
   (void)emu::Reader(options_.file);
   if (options_.database.empty()) options_.database = options_.file.stem().string();
   if (options_.tls) tls_ = TlsContext::self_signed();
+  if (!options_.log_statements.empty()) log_ = std::make_shared<StatementLog>(options_.log_statements);
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw Error(ErrorKind::Io, std::string("socket: ") + std::strerror(errno));
   listen_fd_ = fd;
@@ -307,7 +309,7 @@ void Server::accept_loop() {
     const std::uint16_t spid = next_spid_++;
     c->thread = std::thread([this, c, spid] {
       if (c->counted) {
-        serve(c->fd.get(), options_, faults_, tls_.get(), spid, stopping_);
+        serve(c->fd.get(), options_, faults_, tls_.get(), log_, spid, stopping_);
       } else {
         refuse(c->fd.get(), options_.max_connections, spid, options_.login_timeout);
       }

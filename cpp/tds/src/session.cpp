@@ -21,6 +21,7 @@ constexpr std::array<std::uint8_t, 4> kServerVersion{16, 0, 0x03, 0xE8};  // 16.
 const char* const kServerName = "mssql-cdc-emulator";
 
 ServerMessage as_message(const std::exception& e) {
+  if (const auto* raised = dynamic_cast<const RaisedError*>(&e)) return raised->message();  // RAISERROR, THROW
   if (const auto* err = dynamic_cast<const Error*>(&e)) {
     if (err->number() != 0) return server_error(err->number(), err->what());
   }
@@ -33,6 +34,13 @@ void write_error(Writer& w, ServerMessage m, const std::string& procedure = "") 
   m.server = kServerName;
   m.procedure = procedure;
   write_message(w, Token::Error, m);
+}
+
+// RAISERROR's message: an ERROR from severity 11, an INFO below (the RAISERROR page).
+void write_error_or_info(Writer& w, ServerMessage m, const std::string& procedure) {
+  m.server = kServerName;
+  m.procedure = procedure;
+  write_message(w, m.severity > 10 ? Token::Error : Token::Info, m);
 }
 
 // Pulls one row at a time; false at the end. The seam to the engine's row producers: a result
@@ -216,8 +224,13 @@ bool Session::login(const Message& message, ReplySink& sink) {
   const Login7 req = parse_login7(message.payload);
   Writer& w = sink.out();
   const auto refuse = [&](ServerMessage m) {
-    if (m.number != 18456) write_error(w, std::move(m));
-    write_error(w, server_error(18456, "Login failed for user '" + req.user_name + "'."));
+    if (m.number != 18456) {
+      log_error(m);
+      write_error(w, std::move(m));
+    }
+    const ServerMessage failed = server_error(18456, "Login failed for user '" + req.user_name + "'.");
+    log_error(failed);
+    write_error(w, failed);
     write_done(w, Token::Done, kDoneError, 0, 0);
     sink.end();
     return true;
@@ -298,6 +311,8 @@ bool Session::logged_in(const Login7& req, const std::string& user, ReplySink& s
     return true;
   }
   database_ = std::make_unique<Database>(file_, database_name_, user);
+  database_->set_spid(spid_);
+  if (log_) log_->login(spid_, user, database_name_);
   if (req.packet_size != 0) packet_size_ = std::clamp<std::size_t>(req.packet_size, kMinPacketSize, kMaxPacketSize);
   state_ = State::LoggedIn;
   write_envchange(w, EnvChange::Database, database_name_, "master");
@@ -347,6 +362,10 @@ Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const
     const StatementResult& r = results[i];
     if (r.transaction) write_transaction_change(w, *r.transaction);
     if (r.print) write_message(w, Token::Info, ServerMessage{0, 1, 0, *r.print, kServerName, "", 1});
+    if (r.message) {
+      if (r.message->severity > 10) log_error(*r.message);
+      write_error_or_info(w, *r.message, procedure);
+    }
     if (r.database) {
       write_envchange(w, EnvChange::Database, *r.database, database_name_);
       write_message(
@@ -376,6 +395,7 @@ Session::Outcome Session::execute(ReplySink& sink, const std::string& sql, const
     if (o != Outcome::Done) return o;
   }
   if (failure) {
+    log_error(*failure);
     write_error(w, *failure, procedure);
     return Outcome::Failed;
   }
@@ -386,10 +406,13 @@ bool Session::batch(const Message& message, ReplySink& sink) {
   Writer& w = sink.out();
   Outcome o = Outcome::Failed;
   try {
-    o = execute(sink, parse_sql_batch(message.payload), {}, Token::Done, true, "");
+    const std::string sql = parse_sql_batch(message.payload);
+    if (log_) log_->batch(spid_, sql);
+    o = execute(sink, sql, {}, Token::Done, true, "");
   } catch (const Cancelled&) {
     o = Outcome::Cancelled;
   } catch (const std::exception& e) {
+    log_error(as_message(e));
     write_error(w, as_message(e));
   }
   switch (o) {
@@ -409,6 +432,7 @@ bool Session::rpc(const Message& message, ReplySink& sink) {
   try {
     calls = parse_rpc(message.payload);
   } catch (const std::exception& e) {
+    log_error(as_message(e));
     write_error(sink.out(), as_message(e));
     write_done(sink.out(), Token::DoneProc, kDoneError, 0, 0);
     sink.end();
@@ -432,6 +456,7 @@ bool Session::rpc(const Message& message, ReplySink& sink) {
 
 Session::Outcome Session::rpc_call(ReplySink& sink, const RpcCall& call, bool last) {
   Writer& w = sink.out();
+  if (log_) log_->rpc(spid_, call);
   const std::uint16_t more = last ? kDoneFinal : kDoneMore;
   // Statement parameters: named ones by name, unnamed ones by their place in the declaration.
   const auto bind = [](const std::vector<RpcParam>& values, std::size_t from, const std::string& decl) {
@@ -499,6 +524,7 @@ Session::Outcome Session::rpc_call(ReplySink& sink, const RpcCall& call, bool la
   } catch (const Cancelled&) {
     return Outcome::Cancelled;
   } catch (const std::exception& e) {
+    log_error(as_message(e));
     write_error(w, as_message(e), call.procedure);
     outcome = Outcome::Failed;
   }
@@ -539,6 +565,7 @@ void Session::transaction(const Message& message, Writer& w) {
                   50000);
     }
   } catch (const std::exception& e) {
+    log_error(as_message(e));
     write_error(w, as_message(e));
     write_done(w, Token::Done, kDoneError, 0, 0);
     return;

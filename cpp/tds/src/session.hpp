@@ -18,6 +18,7 @@
 #include "mssqlcdc/tds/faults.hpp"
 #include "packet.hpp"
 #include "request.hpp"
+#include "statement_log.hpp"
 #include "statements.hpp"
 #include "watch.hpp"
 
@@ -68,6 +69,8 @@ class Session {
   // must close after it (a failed login, a fatal error, a cut).
   [[nodiscard]] bool handle(const Message& message, ReplySink& sink);
   [[nodiscard]] Reply handle(const Message& message);
+  // Writes logins, batches, RPCs and the errors sent to `log` (serve --log-statements).
+  void set_statement_log(std::shared_ptr<StatementLog> log) { log_ = std::move(log); }
   [[nodiscard]] std::size_t packet_size() const { return packet_size_; }
   [[nodiscard]] std::uint16_t spid() const { return spid_; }
   // What PRELOGIN negotiated: the transport starts TLS after sending its answer.
@@ -94,6 +97,10 @@ class Session {
   Outcome execute(ReplySink& sink, const std::string& sql, const Params& params, Token done, bool ends,
                   const std::string& procedure);
 
+  // Logs an error sent to the client, when there is a statement log.
+  void log_error(const ServerMessage& m) const {
+    if (log_) log_->error(spid_, m);
+  }
   std::filesystem::path file_;
   std::string database_name_;
   std::uint16_t spid_;
@@ -107,7 +114,8 @@ class Session {
   std::shared_ptr<FaultScript> faults_;
   std::optional<SqlLogin> sql_login_;
   std::optional<AccessTokenCheck> access_token_;
-  bool fedauth_required_ = false;  // this session's PRELOGIN answer said FEDAUTHREQUIRED
+  std::shared_ptr<StatementLog> log_;  // null: nothing is logged
+  bool fedauth_required_ = false;      // this session's PRELOGIN answer said FEDAUTHREQUIRED
   std::size_t statement_memory_ = kDefaultStatementMemory;
 };
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "batch.hpp"
 #include "builtins.hpp"
 #include "catalog.hpp"
 #include "mssqlcdc/emu/reader.hpp"
@@ -46,20 +47,6 @@ class Cursor {
   const std::vector<SqlToken>& t_;
   std::size_t i_ = 0;
 };
-
-bool is_keyword(const SqlToken& t) {
-  // Reserved words that start statements: a batch starting with any other word is a call.
-  static const char* const kKeywords[] = {
-      "SELECT",  "INSERT",  "UPDATE", "DELETE", "MERGE",      "CREATE",  "ALTER",    "DROP",    "IF",
-      "WHILE",   "DECLARE", "BEGIN",  "COMMIT", "ROLLBACK",   "WITH",    "SET",      "USE",     "EXEC",
-      "EXECUTE", "PRINT",   "RETURN", "GRANT",  "REVOKE",     "DENY",    "TRUNCATE", "WAITFOR", "RAISERROR",
-      "THROW",   "OPEN",    "CLOSE",  "FETCH",  "DEALLOCATE", "DBCC",    "KILL",     "BULK",    "CHECKPOINT",
-      "BACKUP",  "RESTORE", "SAVE",   "GOTO",   "BREAK",      "CONTINUE"};
-  for (const char* k : kKeywords) {
-    if (t.is(k)) return true;
-  }
-  return false;
-}
 
 // SET TRANSACTION ISOLATION LEVEL and SET LOCK_TIMEOUT set the reader's session (its source-table
 // reads wait for row locks by them, decision 1335); other session options change nothing the
@@ -115,60 +102,6 @@ std::vector<ServerMessage> statistics_io_messages(const emu::IoByTable& tables) 
     out.push_back(std::move(m));
   }
   return out;
-}
-
-// BEGIN TRAN[SACTION], SAVE TRAN[SACTION], COMMIT and ROLLBACK: statements of their own even
-// without a semicolon before or after them ("BEGIN TRAN INSERT ... COMMIT").
-bool starts_transaction_statement(const std::vector<SqlToken>& t, std::size_t i) {
-  if (t[i].kind != TokenKind::Word) return false;
-  if (t[i].is("COMMIT") || t[i].is("ROLLBACK")) return true;
-  const bool tran = i + 1 < t.size() && (t[i + 1].is("TRAN") || t[i + 1].is("TRANSACTION"));
-  return (t[i].is("BEGIN") || t[i].is("SAVE")) && tran;
-}
-
-// How many tokens the transaction statement at `i` takes: its word, TRAN/TRANSACTION/WORK,
-// then a name or @variable when one follows.
-std::size_t transaction_statement_length(const std::vector<SqlToken>& t, std::size_t i) {
-  std::size_t n = 1;
-  if (i + n < t.size() && (t[i + n].is("TRAN") || t[i + n].is("TRANSACTION") || t[i + n].is("WORK"))) ++n;
-  if (i + n < t.size() && !t[i + 1].is("WORK")) {
-    const SqlToken& name = t[i + n];
-    if (name.kind == TokenKind::Variable || name.kind == TokenKind::QuotedName ||
-        (name.kind == TokenKind::Word && !is_keyword(name))) {
-      ++n;
-    }
-  }
-  return n;
-}
-
-std::vector<std::vector<SqlToken>> split_transaction_statements(const std::vector<SqlToken>& t) {
-  std::vector<std::vector<SqlToken>> out;
-  int depth = 0;
-  std::size_t start = 0;
-  const auto cut = [&](std::size_t at) {
-    if (at > start)
-      out.emplace_back(t.begin() + static_cast<std::ptrdiff_t>(start), t.begin() + static_cast<std::ptrdiff_t>(at));
-    start = at;
-  };
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (t[i].is_symbol('(')) ++depth;
-    if (t[i].is_symbol(')')) --depth;
-    if (depth != 0 || !starts_transaction_statement(t, i)) continue;
-    cut(i);
-    i += transaction_statement_length(t, i) - 1;
-    cut(i + 1);
-  }
-  cut(t.size());
-  return out;
-}
-
-// The statements SET IMPLICIT_TRANSACTIONS ON begins a transaction before (the SET
-// IMPLICIT_TRANSACTIONS page): writes, and a SELECT that reads a table.
-bool begins_implicit_transaction(const std::vector<SqlToken>& t) {
-  const SqlToken& head = t.front();
-  if (head.is("INSERT") || head.is("UPDATE") || head.is("DELETE") || head.is("TRUNCATE")) return true;
-  if (!head.is("SELECT")) return false;
-  return std::any_of(t.begin(), t.end(), [](const SqlToken& x) { return x.kind == TokenKind::Word && x.is("FROM"); });
 }
 
 // The transaction or savepoint name a statement gives: a name, or a character @variable's value.
@@ -268,16 +201,21 @@ Database::Database(const std::filesystem::path& file, std::string name, const st
     : name_(std::move(name)),
       reader_(std::make_unique<emu::Reader>(file)),
       catalog_(emulator_catalog(*reader_, name_)),
-      storage_(std::make_unique<Storage>(file, *reader_, name_)) {
+      storage_(std::make_unique<Storage>(file, *reader_, name_)),
+      batch_catalog_(std::make_unique<BatchCatalog>(*catalog_)) {
   reader_->act_as(login.empty() ? std::nullopt : std::optional<std::string>(login), name_, false);
 }
 
 Database::~Database() = default;
 
-std::optional<std::vector<TypedValue>> Database::evaluate(const std::vector<SqlToken>& select, const Params& params) {
+Params Database::session_params(const Params& params) const {
   Params with_session = params;
   with_session["@@trancount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{storage_->trancount()}};
-  RowSource rows = run_select(parse_select(select), *catalog_, std::move(with_session));
+  return with_session;
+}
+
+std::optional<std::vector<TypedValue>> Database::evaluate(const std::vector<SqlToken>& select, const Params& params) {
+  RowSource rows = run_select(parse_select(select), *batch_catalog_, session_params(params));
   std::optional<std::vector<TypedValue>> last;
   std::vector<Value> row;
   while (rows.next(row)) {
@@ -301,9 +239,18 @@ bool Database::run_variables(const std::vector<SqlToken>& t, Params& vars, Decla
       const SqlToken& v = t[at++];
       if (at < t.size() && t[at].is("AS")) ++at;
       std::vector<SqlToken> type = until_symbol(t, at, ",=");
-      if (type.empty() || type.front().is("TABLE") || type.front().is("CURSOR")) {
-        sql_error(50000, "The emulator's TDS front end declares scalar variables only; " + v.text +
-                             " cannot be a table or a cursor.");
+      if (type.empty() || type.front().is("CURSOR")) {
+        sql_error(50000, "The emulator's TDS front end has no cursors; " + v.text +
+                             " cannot be one. Read the rows with a SELECT, or into a table variable.");
+      }
+      if (declared.count(lower(v.text)) == 0 && type.front().is("TABLE")) {
+        // DECLARE @t TABLE (definition): a table variable of the batch (local_tables.hpp).
+        if (type.size() < 3 || !type[1].is_symbol('(') || !type.back().is_symbol(')')) syntax_error_near(&type.front());
+        batch_catalog_->declare(v.text, table_columns(std::vector<SqlToken>(type.begin() + 2, type.end() - 1)));
+        declared[lower(v.text)] = std::move(type);
+        if (at >= t.size()) break;
+        ++at;
+        continue;
       }
       std::vector<SqlToken> expr;
       if (at < t.size() && t[at].is_symbol('=')) {
@@ -367,104 +314,6 @@ bool Database::run_variables(const std::vector<SqlToken>& t, Params& vars, Decla
     return true;
   }
   return false;
-}
-
-std::vector<SqlToken> Database::if_branch(const std::vector<SqlToken>& t, const Params& vars) {
-  // The condition ends at the first top-level word that starts a statement; the first branch at
-  // a top-level ELSE outside a CASE.
-  std::size_t at = 1;
-  int depth = 0;
-  for (; at < t.size(); ++at) {
-    if (t[at].is_symbol('(')) ++depth;
-    if (t[at].is_symbol(')')) --depth;
-    if (depth == 0 && t[at].kind == TokenKind::Word && is_keyword(t[at]) && at > 1) break;
-  }
-  if (at >= t.size() || at == 1) syntax_error_near(at < t.size() ? &t[at] : nullptr);
-  std::size_t else_at = at;
-  int cases = 0;
-  depth = 0;
-  for (; else_at < t.size(); ++else_at) {
-    const SqlToken& x = t[else_at];
-    if (x.is_symbol('(')) ++depth;
-    if (x.is_symbol(')')) --depth;
-    if (x.kind == TokenKind::Word && x.is("CASE")) ++cases;
-    if (x.kind == TokenKind::Word && x.is("END") && cases > 0) --cases;
-    if (depth == 0 && cases == 0 && x.kind == TokenKind::Word && x.is("ELSE")) break;
-  }
-  if (t[at].is("BEGIN") && !(at + 1 < t.size() && (t[at + 1].is("TRAN") || t[at + 1].is("TRANSACTION")))) {
-    sql_error(50000,
-              "The emulator's TDS front end runs IF with one statement per branch; BEGIN ... END blocks are "
-              "not read. Write the branch as one statement, or send the blocks as separate batches.");
-  }
-  std::vector<SqlToken> select{word_token("SELECT"), word_token("CASE"), word_token("WHEN")};
-  select.insert(select.end(), t.begin() + 1, t.begin() + static_cast<std::ptrdiff_t>(at));
-  for (const char* w : {"THEN", "1", "ELSE", "0", "END"}) {
-    select.push_back(std::isdigit(static_cast<unsigned char>(w[0])) ? SqlToken{TokenKind::Number, w} : word_token(w));
-  }
-  const auto row = evaluate(select, vars);
-  const auto* taken = row ? std::get_if<std::int64_t>(&row->front().value) : nullptr;
-  if (taken != nullptr && *taken == 1) {
-    return {t.begin() + static_cast<std::ptrdiff_t>(at), t.begin() + static_cast<std::ptrdiff_t>(else_at)};
-  }
-  if (else_at + 1 < t.size()) return {t.begin() + static_cast<std::ptrdiff_t>(else_at) + 1, t.end()};
-  return {};
-}
-
-void Database::run(std::string_view sql, const Params& params, std::vector<StatementResult>& done) {
-  std::vector<std::vector<SqlToken>> statements;
-  for (const auto& statement : split_statements(lex(sql))) {
-    if (statement.front().is("IF")) {
-      statements.push_back(statement);  // its branches are split when it runs
-      continue;
-    }
-    for (auto& part : split_transaction_statements(statement)) statements.push_back(std::move(part));
-  }
-  Params vars = params;  // the batch's variables join its parameters
-  vars["@@rowcount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{0}};
-  Declared declared;
-  for (std::size_t i = 0; i < statements.size(); ++i) {
-    if (statements[i].front().is("IF")) {
-      // IF condition statement [ELSE statement]: the branch taken runs next, as its statements.
-      auto branch = if_branch(statements[i], vars);
-      const auto at = statements.begin() + static_cast<std::ptrdiff_t>(i) + 1;
-      auto parts = branch.empty() ? std::vector<std::vector<SqlToken>>{} : split_transaction_statements(branch);
-      statements.insert(at, parts.begin(), parts.end());
-      continue;
-    }
-    const auto tokens = statements[i];
-    StatementResult assigned;
-    if (run_variables(tokens, vars, declared, assigned)) {
-      vars["@@rowcount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{tokens.front().is("SELECT") ? 1 : 0}};
-      done.push_back(std::move(assigned));
-      continue;
-    }
-    const int before = storage_->trancount();
-    const std::uint64_t descriptor = storage_->descriptor();
-    bool implicit = false;
-    if (implicit_transactions_ && before == 0 && begins_implicit_transaction(tokens)) {
-      storage_->begin_transaction();
-      implicit = true;
-    }
-    StatementResult r;
-    try {
-      r = run_statement(tokens, vars, i == 0);
-    } catch (...) {
-      if (implicit && storage_->trancount() == 1) storage_->rollback_transaction();  // it wrote nothing
-      throw;
-    }
-    const int after = storage_->trancount();
-    if (before == 0 && after > 0) {
-      r.transaction = TransactionChange{EnvChange::BeginTransaction, storage_->descriptor()};
-    } else if (before > 0 && after == 0) {
-      const bool rolled_back = tokens.front().is("ROLLBACK");
-      r.transaction =
-          TransactionChange{rolled_back ? EnvChange::RollbackTransaction : EnvChange::CommitTransaction, descriptor};
-    }
-    // @@ROWCOUNT after a write; a SELECT's rows are counted as they are sent, after the batch ran.
-    const std::int64_t count = r.count ? static_cast<std::int64_t>(r.count->rows) : 0;
-    vars["@@rowcount"] = TypedValue{ColumnType{SqlKind::Int}, count};
-    done.push_back(std::move(r));
-  }
 }
 
 std::vector<ResultSet> Database::call(const ProcCall& call) { return run_procedure(*storage_, call); }
@@ -537,14 +386,22 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
     run_security_statement(*storage_, tokens, params);
     return {};
   }
+  if (head.is("WITH")) return run_with_ctes(tokens, params, first);
+  const std::size_t target = tokens.size() > 1 && tokens[1].is("INTO") ? 2 : 1;
+  if ((head.is("INSERT") || head.is("UPDATE") || head.is("DELETE")) && target < tokens.size() &&
+      tokens[target].kind == TokenKind::Variable) {
+    if (head.is("INSERT"))
+      return StatementResult{std::nullopt, std::nullopt, std::nullopt, insert_local(tokens, params)};
+    sql_error(50000, "The emulator's table variables take INSERT only; " + tokens[target].text +
+                         " cannot be updated or deleted from. Declare another table variable and INSERT ... SELECT "
+                         "the rows to keep.");
+  }
   if (head.is("INSERT") || head.is("UPDATE") || head.is("DELETE")) {
     return StatementResult{std::nullopt, std::nullopt, std::nullopt, run_write(*storage_, tokens, params, name_)};
   }
   // SELECT: the query engine (select.hpp) over this connection's catalog; rows stream to the writer.
-  Params with_session = params;  // the session's @@ values the query may read
-  with_session["@@trancount"] = TypedValue{ColumnType{SqlKind::Int}, std::int64_t{storage_->trancount()}};
   if (!statistics_io_) {
-    RowSource rows = run_select(parse_select(tokens), *catalog_, std::move(with_session));
+    RowSource rows = run_select(parse_select(tokens), *batch_catalog_, session_params(params));
     return StatementResult{ResultSet{std::move(rows.columns), {}, std::move(rows.next)}, std::nullopt};
   }
   // SET STATISTICS IO ON: the reads the statement opens add to its own tally, sent after its rows.
@@ -552,7 +409,7 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
   reader_->count_into(tally);
   RowSource rows;
   try {
-    rows = run_select(parse_select(tokens), *catalog_, std::move(with_session));
+    rows = run_select(parse_select(tokens), *batch_catalog_, session_params(params));
   } catch (...) {
     reader_->count_into(nullptr);
     throw;

@@ -1,7 +1,9 @@
 // statements.hpp: what the front end answers, over one emulator file. A Database runs one
 // connection's batches: SET options are accepted, USE names this database, and SELECT runs in
 // the query engine (select.hpp) over the emulator's catalog (catalog.hpp). DECLARE, SET @v,
-// SELECT @v = and PRINT keep a batch's variables, usable where parameters are. BEGIN, COMMIT,
+// SELECT @v = and PRINT keep a batch's variables, usable where parameters are; a batch runs as
+// batch.hpp's statement tree (blocks, IF, WHILE, TRY ... CATCH, RAISERROR, THROW; batch_run.cpp)
+// and keeps its table variables and CTEs in a BatchCatalog (local_tables.hpp). BEGIN, COMMIT,
 // ROLLBACK and SAVE TRANSACTION and SET IMPLICIT_TRANSACTIONS drive the connection's
 // transaction (procedures.hpp's Storage), which INSERT, UPDATE and DELETE write in.
 // Anything else raises SQL Server's own error: 2812 for an unknown procedure, 208 for an
@@ -16,8 +18,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "local_tables.hpp"
+#include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/tokens.hpp"
 #include "mssqlcdc/tds/types.hpp"
 #include "relations.hpp"
@@ -31,6 +36,7 @@ namespace mssqlcdc::tds {
 
 struct SqlToken;
 struct ProcCall;
+struct BatchNode;
 class Storage;
 
 // A result's columns, then its rows: those in `rows`, then those `more` produces one at a time
@@ -67,6 +73,21 @@ struct StatementResult {
   std::optional<WriteCount> count = std::nullopt;               // INSERT, UPDATE, DELETE: DONE with the rows affected
   std::optional<TransactionChange> transaction = std::nullopt;  // sent before the statement's DONE
   std::optional<std::string> print = std::nullopt;              // PRINT: an INFO message, no DONE
+  // RAISERROR outside TRY: its message, sent as an ERROR (severity 11 and up) or an INFO, no DONE.
+  std::optional<ServerMessage> message = std::nullopt;
+};
+
+// An error a batch raised itself (RAISERROR, THROW, a re-thrown caught error): sent with its
+// own number, severity and state rather than those server_error() gives the number.
+class RaisedError : public Error {
+ public:
+  explicit RaisedError(ServerMessage message)
+      : Error(ErrorKind::Sql, message.text, message.number), message_(std::move(message)) {}
+  // The message as the client receives it.
+  [[nodiscard]] const ServerMessage& message() const { return message_; }
+
+ private:
+  ServerMessage message_;
 };
 
 // A transaction manager request (MS-TDS 2.2.6.9) or its T-SQL statement.
@@ -86,8 +107,17 @@ class Database {
 
   [[nodiscard]] const std::string& name() const { return name_; }
 
-  // Runs a batch statement by statement. The first failing statement ends the batch with an
-  // Error(Sql, text, number); the results before it are in `done`, so the caller can send them.
+  // The most times one WHILE runs its body in one execution before the batch fails with 50000
+  // (decision 1419); tests set a smaller one.
+  static constexpr std::int64_t kDefaultLoopLimit = 100'000;
+  void set_loop_limit(std::int64_t limit) { loop_limit_ = limit; }
+
+  // The session's id, which @@SPID returns (51 until the session sets it).
+  void set_spid(std::uint16_t spid) { spid_ = spid; }
+
+  // Runs a batch statement by statement (batch.hpp's tree: blocks, IF, WHILE, TRY ... CATCH). The first failing
+  // statement ends the batch with an Error(Sql, text, number); the results before it are in `done`, so the caller can
+  // send them.
   void run(std::string_view sql, const Params& params, std::vector<StatementResult>& done);
   // Runs a stored procedure called by name (an RPC); its result sets. Throws as run() does.
   std::vector<ResultSet> call(const ProcCall& call);
@@ -102,19 +132,37 @@ class Database {
   StatementResult run_transaction_statement(const std::vector<SqlToken>& tokens, const Params& params);
   // The batch's declared variables: name (lower case, with '@') -> the type's tokens.
   using Declared = std::map<std::string, std::vector<SqlToken>>;
+  // A running batch's variables, declarations, results and caught errors (batch_run.cpp).
+  struct BatchState;
+  // What a statement asks of the statements around it.
+  enum class Flow { Next, Break, Continue, Return };
+  Flow run_nodes(const std::vector<BatchNode>& nodes, BatchState& s, bool top);
+  Flow run_node(const BatchNode& node, BatchState& s, bool first);
+  void run_simple(const std::vector<SqlToken>& tokens, BatchState& s, bool first);
+  // RAISERROR (msg, severity, state [, args]) [WITH ...] and THROW [number, message, state].
+  void raiserror(const std::vector<SqlToken>& tokens, BatchState& s);
+  void throw_statement(const std::vector<SqlToken>& tokens, BatchState& s);
+  // An IF or WHILE condition's truth, by SELECT CASE WHEN condition THEN 1 ELSE 0 END.
+  bool condition(const std::vector<SqlToken>& tokens, const Params& vars);
   // DECLARE, SET @v = e, SELECT @v = e [FROM ...] and PRINT e; false for any other statement.
   bool run_variables(const std::vector<SqlToken>& tokens, Params& vars, Declared& declared, StatementResult& out);
-  // IF condition statement [ELSE statement]: the tokens of the branch the condition takes
-  // (empty when it is false and there is no ELSE). Throws 102, or 50000 for a BEGIN ... END block.
-  std::vector<SqlToken> if_branch(const std::vector<SqlToken>& tokens, const Params& vars);
+  // INSERT [INTO] @t [(columns)] VALUES (...)[, ...] | SELECT ... | EXEC proc ... (local_tables.cpp).
+  WriteCount insert_local(const std::vector<SqlToken>& tokens, const Params& params);
+  // WITH name [(columns)] AS (query) [, ...] statement: the CTEs, then the statement over them.
+  StatementResult run_with_ctes(const std::vector<SqlToken>& tokens, const Params& params, bool first);
+  // `params` with the session's @@ values a query may read (@@TRANCOUNT).
+  [[nodiscard]] Params session_params(const Params& params) const;
   // Runs a SELECT and returns its last row's values with their column types; nullopt for none.
   std::optional<std::vector<TypedValue>> evaluate(const std::vector<SqlToken>& select, const Params& params);
   std::string name_;
+  std::uint16_t spid_ = 51;
+  std::int64_t loop_limit_ = kDefaultLoopLimit;
   bool implicit_transactions_ = false;  // SET IMPLICIT_TRANSACTIONS ON
   bool statistics_io_ = false;          // SET STATISTICS IO ON
   std::unique_ptr<emu::Reader> reader_;
-  std::unique_ptr<Catalog> catalog_;  // over reader_
-  std::unique_ptr<Storage> storage_;  // procedures and writes (procedures.hpp)
+  std::unique_ptr<Catalog> catalog_;             // over reader_
+  std::unique_ptr<Storage> storage_;             // procedures and writes (procedures.hpp)
+  std::unique_ptr<BatchCatalog> batch_catalog_;  // the batch's table variables and CTEs, over catalog_
 };
 
 }  // namespace mssqlcdc::tds

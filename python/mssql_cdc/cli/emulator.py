@@ -231,6 +231,15 @@ def register(verbs: Any) -> None:  # argparse's subparsers action has no public 
         "trust; PATH must not exist (an existing file is never overwritten)",
     )
     p.add_argument(
+        "--log-statements",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="FILE",
+        help="write each login, batch, RPC with its parameters and error returned, passwords "
+        "masked, to stderr, or appended to FILE when one is given",
+    )
+    p.add_argument(
         "--access-token-file",
         metavar="PATH",
         help="with --tls, also accept the Microsoft Entra access token held in PATH as the "
@@ -513,6 +522,7 @@ def _serve(args: argparse.Namespace) -> int:
         login=args.login,
         password=password,
         access_token=token,
+        log_statements=args.log_statements or False,
     )
     jobs = JobClock(args.path)
     try:

@@ -8,7 +8,8 @@ password stays in the caller's handle, never in the file or the server (decision
 the token's SHA-256 and expiry (decision 1386). The server survives its clients: a computing
 query stops when its client cancels or leaves or the server stops (decision 1415), a request's
 buffered rows are bounded (decision 1416), a connection must log in within 10 s (decision
-1417), and a file that is no emulator database is refused at start (decision 1418).
+1417), and a file that is no emulator database is refused at start (decision 1418). With `log_statements`, it writes
+what clients send and the errors it returns, passwords masked (decision 1421).
 """
 
 from __future__ import annotations
@@ -148,6 +149,7 @@ def serve(
     login: str = DEFAULT_LOGIN,
     password: str | None = None,
     access_token: str | None = None,
+    log_statements: str | os.PathLike[str] | bool = False,
 ) -> TdsServer:
     """Start a TDS server over the emulator file at `path` and return its handle.
 
@@ -180,12 +182,17 @@ def serve(
             server accepts (needs `tls`), in LOGIN7's FEDAUTH feature, as `login`. A JWT's
             `exp` claim is its expiry. A wrong or expired token gets error 18456. The server
             keeps only its SHA-256; the token is never printed.
+        log_statements: write each login, SQL batch, RPC (with its parameters) and error
+            returned, one line each with the connection's spid: True for stderr, or a file's
+            path (appended to). Password literals (`CREATE LOGIN ... PASSWORD = '...'`,
+            password parameters) are masked and LOGIN7's password is never written.
 
     Raises:
         FileNotFoundError: `path` does not exist.
         FileFormatError: `path` is no emulator database (`FormatVersionError`: one of another
             format version), refused before the server listens.
-        OSError: the address cannot be bound (a port in use).
+        OSError: the address cannot be bound (a port in use), or the `log_statements` file
+            cannot be opened.
         ValueError: `host` is not an IPv4 address, a bound is out of range, or a fault is
             malformed.
     """
@@ -213,8 +220,9 @@ def serve(
     salt = os.urandom(16)
     digest = hashlib.pbkdf2_hmac("sha256", secret.encode("utf-8"), salt, _HASH_ITERATIONS)
     check = (login, salt, digest, _HASH_ITERATIONS)
+    log_target = "-" if log_statements is True else os.fspath(log_statements or "")
     server = _native.tds.Server(
-        str(p), host, port, name, max_connections, script, tls, check, token_check
+        str(p), host, port, name, max_connections, script, tls, check, token_check, log_target
     )
     if not _loopback(host):
         warnings.warn(

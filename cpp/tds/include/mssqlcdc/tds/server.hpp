@@ -29,6 +29,7 @@
 namespace mssqlcdc::tds {
 
 class TlsContext;
+class StatementLog;
 
 // What a Server listens on and serves.
 // The SQL login a server accepts: its name, matched without case, and a salted
@@ -67,6 +68,9 @@ struct ServerOptions {
   // The bytes one request may hold in rows it buffers (a sort, groups, a join's side); past
   // it the request fails with SQL Server's error 701 and the connection goes on.
   std::size_t statement_memory = std::size_t{256} << 20;
+  // Where each login, batch, RPC (with its parameters) and error returned is written, one line
+  // each, passwords masked: "-" for stderr, a file's path (appended to), or "" for nowhere.
+  std::string log_statements = "";
 };
 
 // One listener and its connections. Thread-safe: its methods may be called from any thread
@@ -105,6 +109,7 @@ class Server {
   ServerOptions options_;
   std::shared_ptr<FaultScript> faults_;
   std::shared_ptr<const TlsContext> tls_;
+  std::shared_ptr<StatementLog> log_;  // null without options.log_statements
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
