@@ -62,14 +62,33 @@ def bronze_change(c: SourceChange, batch: int) -> dict[str, Any]:
 
 
 def snapshot_row(at: int, row: dict[str, object]) -> dict[str, Any]:
-    return {"_start_lsn": lsn(at), "_seqval": None, "_operation": 0, **row, "_batch_id": None,
-            "_snapshot": lsn(at), "_chunk": None}  # fmt: skip
+    return {
+        "_start_lsn": lsn(at),
+        "_seqval": None,
+        "_operation": 0,
+        **row,
+        "_batch_id": None,
+        "_snapshot": lsn(at),
+        "_chunk": None,
+    }
 
 
 def facts_row(**values: Any) -> dict[str, Any]:
-    base = {"app_id": "dbo_t", "generation": 0, "batch_id": None, "rows": 0, "event": None,
-            "min_lsn": None, "max_lsn": None, "inserts": None, "updates": None,
-            "deletes": None, "lost_from_ts": None, "lost_to_ts": None, "target": BRONZE}  # fmt: skip
+    base = {
+        "app_id": "dbo_t",
+        "generation": 0,
+        "batch_id": None,
+        "rows": 0,
+        "event": None,
+        "min_lsn": None,
+        "max_lsn": None,
+        "inserts": None,
+        "updates": None,
+        "deletes": None,
+        "lost_from_ts": None,
+        "lost_to_ts": None,
+        "target": BRONZE,
+    }
     return base | values
 
 
@@ -85,10 +104,10 @@ def clean() -> StreamOutput:
         facts_row(event="bootstrap", rows=2, min_lsn=lsn(1), max_lsn=lsn(1)),
         facts_row(
             batch_id=0, rows=2, min_lsn=lsn(2), max_lsn=lsn(2), inserts=0, updates=1, deletes=0
-        ),  # fmt: skip
+        ),
         facts_row(
             batch_id=1, rows=2, min_lsn=lsn(3), max_lsn=lsn(3), inserts=1, updates=0, deletes=1
-        ),  # fmt: skip
+        ),
     ]
     silver = ({"id": 1, "v": "a2", "_start_lsn": lsn(2)}, {"id": 3, "v": "c", "_start_lsn": lsn(3)})
     return StreamOutput(BRONZE, tuple(bronze), tuple(facts), None, silver)
@@ -126,7 +145,8 @@ def test_a_planted_silent_loss_is_reported() -> None:
     found = violations(replace(out, bronze=bronze, facts=facts))
 
     assert len(found) == 1, found
-    assert "is missing from bronze" in found[0] and CHANGES[4].start_lsn in found[0]
+    assert "is missing from bronze" in found[0]
+    assert CHANGES[4].start_lsn in found[0]
 
 
 def test_a_loss_inside_a_resnapshot_interval_is_allowed_and_the_snapshot_is_checked() -> None:
@@ -148,7 +168,7 @@ def test_a_loss_inside_a_resnapshot_interval_is_allowed_and_the_snapshot_is_chec
             min_lsn=lsn(2),
             max_lsn=lsn(2),
             lost_from_ts=T0 + timedelta(seconds=1),
-        ),  # fmt: skip
+        ),
         out.facts[2] | {"app_id": "dbo_t.g1", "generation": 1},
     )
     state = {"generation": 1, "snapshot": {"lsn": lsn(2)}, "recovering": None}
@@ -188,8 +208,17 @@ def test_silver_that_kept_a_deleted_key_is_reported() -> None:
 
 def test_a_resnapshot_row_without_a_state_file_is_reported() -> None:
     out = clean()
-    facts = (*out.facts, facts_row(app_id="dbo_t.g1", generation=1, event="resnapshot",
-                                   rows=None, min_lsn=lsn(3), max_lsn=lsn(3)))  # fmt: skip
+    facts = (
+        *out.facts,
+        facts_row(
+            app_id="dbo_t.g1",
+            generation=1,
+            event="resnapshot",
+            rows=None,
+            min_lsn=lsn(3),
+            max_lsn=lsn(3),
+        ),
+    )
 
     found = violations(replace(out, facts=facts))
 
