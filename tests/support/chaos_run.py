@@ -404,12 +404,12 @@ def run_chaos(settings: ChaosSettings) -> ChaosResult:
         source.commit_some()
     driver = Driver(out, source, result)
     log(f"driver started on {driver.start()}")
-    wait_until_bootstrapped(source, driver, settings.tables, log)
-    start = time.monotonic()
-    bag: list[str] = []
-    next_fault = start + faults_rng.uniform(0.5, 1.5) * settings.mean_gap
-    next_copy = start + HISTORY_EVERY
     try:
+        wait_until_bootstrapped(source, driver, settings.tables, log)
+        start = time.monotonic()
+        bag: list[str] = []
+        next_fault = start + faults_rng.uniform(0.5, 1.5) * settings.mean_gap
+        next_copy = start + HISTORY_EVERY
         while (now := time.monotonic()) < start + settings.seconds:
             source.commit_some()
             if now >= next_copy:
@@ -470,6 +470,7 @@ def wait_until_bootstrapped(source: Source, driver: Driver, tables: int, log: An
     """Commit the workload until every stream has bootstrapped, so the faults meet a job
     that streams (a loaded machine starts Spark slowly)."""
     from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError
 
     log("waiting for every stream's bootstrap before the first fault")
     deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
@@ -479,7 +480,10 @@ def wait_until_bootstrapped(source: Source, driver: Driver, tables: int, log: An
         time.sleep(1.0)
         if not (facts / "_delta_log").exists():
             continue
-        events = DeltaTable(str(facts)).to_pyarrow_table(columns=["event"]).column("event")
+        try:
+            events = DeltaTable(str(facts)).to_pyarrow_table(columns=["event"])["event"]
+        except DeltaError:  # a log whose first commit is not finished yet
+            continue
         if events.to_pylist().count("bootstrap") >= tables:
             log("every stream bootstrapped: faults start")
             return
