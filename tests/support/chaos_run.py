@@ -57,6 +57,7 @@ from tests.support.history_checker import (
     SourceHistory,
     check_history,
     load_outputs,
+    save_run,
 )
 
 __all__ = ["FAULT_KINDS", "ChaosResult", "ChaosSettings", "main", "run_chaos"]
@@ -455,7 +456,9 @@ def run_chaos(settings: ChaosSettings) -> ChaosResult:
             }
             for t in source.tables
         ]
-        result.report = check_history(histories, load_outputs(streams, str(driver.lake / "facts")))
+        facts = str(driver.lake / "facts")
+        save_run(out, histories, streams, facts)
+        result.report = check_history(histories, load_outputs(streams, facts))
     finally:
         driver.kill()
         source.stop_server()

@@ -22,12 +22,15 @@ The rules, per stream:
   row, and no recovery is left open;
 - silver: equal to the source table at the end, key by key and column by column.
 
-`CheckReport.render()` prints what was checked and every violation.
+`CheckReport.render()` prints what was checked and every violation. A chaos run saves its
+inputs in its folder (`save_run`); `python -m tests.support.history_checker FOLDER` checks
+them again (decision 1403).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +45,8 @@ __all__ = [
     "StreamOutput",
     "check_history",
     "load_outputs",
+    "load_run",
+    "save_run",
     "source_state",
 ]
 
@@ -177,6 +182,71 @@ def _same_rows(
     return all(a[k].get(c) == b[k].get(c) for k in a for c in {*a[k], *b[k]})
 
 
+def _later_states(
+    history: SourceHistory, at: int, until: datetime | None
+) -> dict[tuple[object, ...], list[dict[str, object] | None]]:
+    """Each key's states after the commits above `at` made up to `until` (none without it):
+    the images a snapshot read stamped `at` may also have seen (docs/snapshots.md, step 2 of
+    'Full snapshots': a later commit the read saw reaches bronze again through the stream)."""
+    state = source_state(history, at)
+    later: dict[tuple[object, ...], list[dict[str, object] | None]] = defaultdict(list)
+    if until is None:
+        return later
+    commits: dict[int, list[SourceChange]] = defaultdict(list)
+    for change in sorted(history.changes, key=_order):
+        if lsn_int(change.start_lsn) > at and change.commit_ts <= until:
+            commits[lsn_int(change.start_lsn)].append(change)
+    for lsn in sorted(commits):
+        touched = []
+        for change in commits[lsn]:
+            key = tuple(change.values.get(k) for k in history.key)
+            touched.append(key)
+            if change.operation in (2, 4):
+                state[key] = dict(change.values)
+            else:
+                state.pop(key, None)
+        for key in touched:  # a commit's own before-images are never seen alone
+            later[key].append(state.get(key))
+    return later
+
+
+def _same_row(a: Mapping[str, object] | None, b: Mapping[str, object] | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return all(a.get(c) == b.get(c) for c in {*a, *b})
+
+
+def _compare_snapshot(
+    what: str,
+    history: SourceHistory,
+    at: int,
+    until: datetime | None,
+    found: Sequence[Mapping[str, Any]],
+    report: CheckReport,
+) -> None:
+    """Each key of a snapshot read stamped `at` holds the source's image at `at`, or one a
+    commit after it made before the snapshot's completion row was written (`until`)."""
+    base = source_state(history, at)
+    later = _later_states(history, at, until)
+    strict = {k: v for k, v in base.items() if not later.get(k)}
+    _compare_rows(
+        what,
+        history.key,
+        strict,
+        [r for r in found if tuple(r.get(c) for c in history.key) not in later],
+        report,
+    )
+    seen = {tuple(r.get(c) for c in history.key): _source_columns(r) for r in found}
+    for key, states in later.items():
+        allowed = [base.get(key), *states]
+        if not any(_same_row(seen.get(key), state) for state in allowed):
+            report.violations.append(
+                f"{what}: key {key} is {seen.get(key)!r}, the source held it as none of "
+                f"{allowed!r} between the snapshot's LSN and its completion"
+            )
+        report.checked["snapshot keys changed during the read"] += 1
+
+
 def _lost_intervals(
     facts: Sequence[Mapping[str, Any]],
 ) -> list[tuple[str, datetime | None, int | None, datetime | None]]:
@@ -267,15 +337,10 @@ def _check_snapshots(history: SourceHistory, out: StreamOutput, report: CheckRep
     }
     for lsn, rows in snapshots.items():
         at = lsn_int(lsn)
-        _compare_rows(
-            f"snapshot {lsn} of {out.target}",
-            history.key,
-            source_state(history, at),
-            rows,
-            report,
-        )
-        report.checked["snapshots rebuilt"] += 1
         completion = completions.get(at)
+        until = completion.get("written_at") if completion else None
+        _compare_snapshot(f"snapshot {lsn} of {out.target}", history, at, until, rows, report)
+        report.checked["snapshots rebuilt"] += 1
         if completion is None:
             report.violations.append(f"{out.target}: snapshot {lsn} has no completion facts row")
         elif completion.get("rows") is not None and completion["rows"] != len(rows):
@@ -346,7 +411,7 @@ def _check_state(out: StreamOutput, report: CheckReport) -> None:
             f"{out.target}: the state file is at generation {state.get('generation')}, the "
             f"newest resnapshot row at {newest['generation']}"
         )
-    snapshot = (state.get("snapshot") or {}).get("lsn")
+    snapshot = state.get("snapshot_lsn")
     if snapshot is None or lsn_int(snapshot) != lsn_int(newest["min_lsn"]):
         report.violations.append(
             f"{out.target}: the state file's snapshot is {snapshot}, the newest resnapshot "
@@ -407,3 +472,66 @@ def load_outputs(streams: Sequence[Mapping[str, str]], facts: str) -> dict[str, 
             silver=_delta_rows(silver) if silver and Path(silver).exists() else None,
         )
     return outputs
+
+
+def save_run(
+    folder: Path,
+    histories: Mapping[str, SourceHistory],
+    streams: Sequence[Mapping[str, str]],
+    facts: str,
+) -> None:
+    """Write a run's histories and stream paths to `folder/history.json`."""
+    doc = {
+        "facts": facts,
+        "streams": list(streams),
+        "tables": {
+            table: {
+                "key": list(h.key),
+                "final_rows": list(h.final_rows),
+                "changes": [
+                    {
+                        "start_lsn": c.start_lsn,
+                        "seqval": c.seqval,
+                        "operation": c.operation,
+                        "command_id": c.command_id,
+                        "commit_ts": c.commit_ts.isoformat(),
+                        "values": dict(c.values),
+                    }
+                    for c in h.changes
+                ],
+            }
+            for table, h in histories.items()
+        },
+    }
+    (folder / "history.json").write_text(json.dumps(doc, default=str))
+
+
+def load_run(folder: Path) -> tuple[dict[str, SourceHistory], dict[str, StreamOutput]]:
+    """A saved run's histories (`save_run`) and what the library left, read again."""
+    doc = json.loads((folder / "history.json").read_text())
+    histories = {
+        table: SourceHistory(
+            table,
+            tuple(t["key"]),
+            tuple(
+                SourceChange(
+                    c["start_lsn"],
+                    c["seqval"],
+                    c["operation"],
+                    c["command_id"],
+                    datetime.fromisoformat(c["commit_ts"]),
+                    c["values"],
+                )
+                for c in t["changes"]
+            ),
+            tuple(t["final_rows"]),
+        )
+        for table, t in doc["tables"].items()
+    }
+    return histories, load_outputs(doc["streams"], doc["facts"])
+
+
+if __name__ == "__main__":
+    report = check_history(*load_run(Path(sys.argv[1])))
+    print(report.render())
+    sys.exit(0 if report.ok else 1)

@@ -171,7 +171,7 @@ def test_a_loss_inside_a_resnapshot_interval_is_allowed_and_the_snapshot_is_chec
         ),
         out.facts[2] | {"app_id": "dbo_t.g1", "generation": 1},
     )
-    state = {"generation": 1, "snapshot": {"lsn": lsn(2)}, "recovering": None}
+    state = {"generation": 1, "snapshot_lsn": lsn(2), "commit_ts": "2026-12-05T10:00:02.000"}
 
     assert violations(replace(out, bronze=bronze, facts=facts, state=state)) == []
 
@@ -245,3 +245,19 @@ def test_the_loader_reads_delta_tables_and_the_state_file_without_the_library(
     assert len(loaded["dbo.t"].facts) == 3
     report = check_history({"dbo.t": replace(HISTORY)}, loaded)
     assert report.ok, report.render()
+
+
+def test_a_snapshot_may_hold_a_later_image_made_before_its_completion_row_only() -> None:
+    # docs/snapshots.md, 'Full snapshots', step 2: every commit at or before the snapshot's
+    # LSN is in the read; a later one the read also saw reaches bronze again as a change.
+    out = clean()
+    bronze = (snapshot_row(1, {"id": 1, "v": "a2"}), *out.bronze[1:])  # commit 2's image
+    completed = T0 + timedelta(seconds=2, milliseconds=500)  # after commit 2, before 3
+    facts = (out.facts[0] | {"written_at": completed}, *out.facts[1:])
+
+    assert violations(replace(out, bronze=bronze, facts=facts)) == []
+
+    too_late = (out.facts[0] | {"written_at": T0 + timedelta(seconds=1, milliseconds=500)},)
+    found = violations(replace(out, bronze=bronze, facts=too_late + out.facts[1:]))
+    assert len(found) == 1, found
+    assert found[0].startswith(f"snapshot {lsn(1)} of {BRONZE}: key (1,) column v is 'a2'")
