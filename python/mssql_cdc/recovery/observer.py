@@ -102,8 +102,9 @@ class RetryingObserver:
         )
 
     def connect(self) -> None:
-        """Open the first connection now (a refused login or a bad setting is raised here)."""
-        self._read("connect", lambda _o: None)
+        """Open the first connection now, without a retry: a server that cannot be reached,
+        a refused login or a bad setting is raised here, at once."""
+        self._slot.get()
 
     def _read(self, method: str, read: Callable[[BackendObserver], T]) -> T:
         return call_with_retries(f"pre-flight {method}", self._slot, read)
@@ -125,8 +126,9 @@ class RetryingObserver:
 
 
 def open_observer(config: SourceConfig) -> SourceObserver:
-    """The observer of the configured backend, retrying transient errors; the caller closes it.
-    The first connection opens here, so a bad setting is raised at once.
+    """The observer of the configured backend; the caller closes it. The first connection
+    opens here and is not retried (an unreachable server is raised at once); the reads after
+    it retry transient errors on a new connection.
 
     Raises:
         ImportError: the driver package is not installed (the message names it).
