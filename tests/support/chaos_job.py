@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ def main(job_file: str) -> int:
         running.await_termination()
     for failure in running.failures:
         print(f"chaos job: stream failed: {failure}", flush=True)
+        cause = failure.__cause__ or failure
+        print("".join(traceback.format_exception(cause)), flush=True)
     if running.failures:
         return 1
     if mode == "final":

@@ -70,6 +70,7 @@ SWITCH_DISABLE_AFTER = (15.0, 45.0)  # seconds after a switch, drawn
 HISTORY_EVERY = 3.0  # seconds between copies of the change tables
 FINAL_TIMEOUT = 900.0
 BOOTSTRAP_TIMEOUT = 600.0
+CLEANUP_RETENTION = (5.0, 120.0)  # seconds of changes a cleanup keeps, drawn
 _META = "__$"
 
 
@@ -81,7 +82,7 @@ class ChaosSettings:
     seed: int
     out: Path
     tables: int = 3
-    mean_gap: float = 10.0  # mean seconds between two faults
+    mean_gap: float = 20.0  # mean seconds between two faults
     commit_every: float = 0.25  # seconds between two workload transactions
 
 
@@ -505,7 +506,7 @@ def inject(kind: str, source: Source, driver: Driver, rng: random.Random, now: f
         driver.kill()
         return f"kill -9; restarted on {driver.start()}"
     if kind == "cleanup":
-        return source.cleanup(rng.uniform(2.0, 30.0))
+        return source.cleanup(rng.uniform(*CLEANUP_RETENTION))
     if kind == "switch":
         return source.switch(now)
     if kind == "add_column":
@@ -560,7 +561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="the seed (default: a new one)")
     parser.add_argument("--out", type=Path, default=None, help="a new folder for the run")
     parser.add_argument("--tables", type=int, default=3)
-    parser.add_argument("--mean-gap", type=float, default=10.0, help="mean seconds per fault")
+    parser.add_argument("--mean-gap", type=float, default=20.0, help="mean seconds per fault")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
     out = args.out or REPO / "build" / "chaos" / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
