@@ -5,6 +5,7 @@ from __future__ import annotations
 
 # Namespaces: `lsn.increment(x)` and `clock.now()` read better than bare names.
 from mssql_cdc.core import clock, lsn
+from mssql_cdc.core.abandoned_writes import drop_abandoned_first_writes
 from mssql_cdc.core.app_id import validate_app_id
 from mssql_cdc.core.batch_files import BatchFiles, plain_files, read_batch_files
 from mssql_cdc.core.checkpoint import (
@@ -200,6 +201,7 @@ __all__ = [
     "deltalake_options",
     "did_you_mean",
     "digestible",
+    "drop_abandoned_first_writes",
     "error_from",
     "estimate_snapshot",
     "filesystem_spec",

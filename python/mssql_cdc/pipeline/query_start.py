@@ -1,6 +1,6 @@
 """Starting a stream's query: the `mssql_cdc` source at the generation's start, observed as the
 `mssql_cdc` metric of the query's progress, into the Delta sink through `foreachBatch`, in the
-generation's Spark checkpoint."""
+generation's Spark checkpoint, rid first of a first write a killed run left (decision 1404)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import GenerationPaths, StoreSettings, check_inside, is_store_uri, lsn
+from mssql_cdc.core import (
+    GenerationPaths,
+    StoreSettings,
+    check_inside,
+    drop_abandoned_first_writes,
+    is_store_uri,
+    lsn,
+)
 from mssql_cdc.facts import sink_id
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs
@@ -69,6 +76,8 @@ def start_query(
     )
     if args.trigger:
         writer = writer.trigger(**args.trigger)
+    if not is_store_uri(paths.checkpoint):
+        drop_abandoned_first_writes(paths.checkpoint)  # else Spark refuses batch 0 for good
     return writer.start()
 
 
