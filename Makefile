@@ -9,7 +9,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 CMAKE_FLAGS := -G Ninja -DMSSQLCDC_BUILD_TESTS=ON -DMSSQLCDC_BUILD_PYTHON=OFF
 
-.PHONY: help setup demo test test-cpp test-cpp-sanitize lint docs test-python test-installed bench clean
+.PHONY: help setup demo test test-cpp test-cpp-sanitize lint docs test-python test-installed bench chaos clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -73,6 +73,13 @@ test-installed: setup ## the built wheel in a fresh virtualenv: --version, demo 
 
 bench: setup ## run the benchmarks (or ONLY="b4_snapshot ...") and write bench/REPORT.md
 	@$(PY) bench/run.py $(ONLY)
+
+# A chaos run (docs/reliability.md): a fan_out job over TDS under random faults for SECONDS,
+# then the history checker; SEED replays a run's faults (default: a new seed, printed).
+SECONDS ?= 900
+SEED ?=
+chaos: setup ## a chaos run of SECONDS (default 900) with SEED (default new), then the history checker
+	@$(PY) -m tests.support.chaos_run --seconds $(SECONDS) $(if $(SEED),--seed $(SEED))
 
 clean: ## remove build output (keeps .venv and the jar cache)
 	rm -rf build

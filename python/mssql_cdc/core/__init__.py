@@ -5,6 +5,7 @@ from __future__ import annotations
 
 # Namespaces: `lsn.increment(x)` and `clock.now()` read better than bare names.
 from mssql_cdc.core import clock, lsn
+from mssql_cdc.core.abandoned_writes import drop_abandoned_first_writes
 from mssql_cdc.core.app_id import validate_app_id
 from mssql_cdc.core.batch_figures import (
     BATCH_FIGURES_OPTION,
@@ -218,6 +219,7 @@ __all__ = [
     "deltalake_options",
     "did_you_mean",
     "digestible",
+    "drop_abandoned_first_writes",
     "error_from",
     "estimate_snapshot",
     "filesystem_spec",

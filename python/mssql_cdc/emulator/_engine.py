@@ -384,7 +384,6 @@ class Emulator(Permissions, EndsWithBlock):
     ) -> TdsServer:
         """Return a running TDS server over this file: `mssql_cdc.emulator.serve.serve`, whose
         `access_token` (with `tls`) is the one Microsoft Entra token it also accepts."""
-        limit, log = max_connections, log_statements  # short names keep the module in bounds
         return serve(
             self._path,
             host=host,
@@ -395,7 +394,7 @@ class Emulator(Permissions, EndsWithBlock):
             login=login,
             password=password,
             access_token=access_token,
-            log_statements=log,
+            log_statements=log_statements,
         )
 
 

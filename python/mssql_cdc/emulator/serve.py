@@ -8,8 +8,9 @@ password stays in the caller's handle, never in the file or the server (decision
 the token's SHA-256 and expiry (decision 1386). The server survives its clients: a computing
 query stops when its client cancels or leaves or the server stops (decision 1415), a request's
 buffered rows are bounded (decision 1416), a connection must log in within 10 s (decision
-1417), and a file that is no emulator database is refused at start (decision 1418). With `log_statements`, it writes
-what clients send and the errors it returns, passwords masked (decision 1421).
+1417), and a file that is no emulator database is refused at start (decision 1418). With
+`log_statements`, it writes what clients send and the errors it returns, passwords masked
+(decision 1421).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ The whole description is checked first (`fan_out_plan.py`); then each stream's `
 runs in a thread of its own, so one stream's pre-flight (a recovery, a bootstrap snapshot)
 does not hold up the others, and at most `max_snapshots` full snapshots are read at once
 (`snapshot/slots.py`). Each stream keeps its own checkpoint, app_id and generation, and
-recovers on its own; the streams share one facts table. Decision 1020.
+recovers on its own; the streams share one facts table. Decision 1020. A stream that failed
+because its connection to the source failed past its retries says so, and to run the job
+again (decision 1406).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from mssql_cdc.pipeline.fan_out_plan import (
     plan_streams,
 )
 from mssql_cdc.snapshot import limited
+from mssql_cdc.sqlserver import is_transient
 from mssql_cdc.tables import check_session, ensure_table, table_ref
 
 if TYPE_CHECKING:
@@ -48,6 +51,14 @@ log = logging.getLogger(__name__)
 _INITIALIZING = "Initializing sources"
 # What Spark and PySpark say when a Python process did not connect back in time.
 _WORKER_DID_NOT_START = ("Python worker failed to connect back", "[CANNOT_OPEN_SOCKET]")
+
+
+# What a stream whose connection failed past its retries says to do.
+_CONNECTION_ADVICE = (
+    "; the connection to the source failed after its retries (a transient error: a server "
+    "restarting, a network cut): check that the server answers, then run the job again: each "
+    "stream resumes where it stopped"
+)
 
 
 def _did_not_start(failure: BaseException | None) -> bool:
@@ -335,7 +346,8 @@ class FanOutJob:
         error = StreamFailedError(
             f"{planned.label}, app_id {planned.args.app_id!r}, failed: "
             f"{type(exc).__name__}: {text[:cut] if cut > 0 else text}"
-            + (f"\n{advice}" if advice else ""),
+            + (f"\n{advice}" if advice else "")
+            + (_CONNECTION_ADVICE if is_transient(exc) else ""),
             planned.args.app_id,
             planned.config.capture_instance,
         )

@@ -1,7 +1,7 @@
 """Starting a stream's query: the `mssql_cdc` source at the generation's start, with its batch
 figures, observed as the `mssql_cdc` metric of the query's progress, into the Delta sink
-through `foreachBatch` (the figures' rows dropped first), in the generation's Spark checkpoint
-(decisions 1382, 1391)."""
+through `foreachBatch` (the figures' rows dropped first), in the generation's Spark checkpoint,
+rid first of a first write a killed run left (decisions 1382, 1391, 1404)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from mssql_cdc.core import (
     GenerationPaths,
     StoreSettings,
     check_inside,
+    drop_abandoned_first_writes,
     is_store_uri,
     lsn,
 )
@@ -81,6 +82,8 @@ def start_query(
     )
     if args.trigger:
         writer = writer.trigger(**args.trigger)
+    if not is_store_uri(paths.checkpoint):
+        drop_abandoned_first_writes(paths.checkpoint)  # else Spark refuses batch 0 for good
     return writer.start()
 
 

@@ -2,18 +2,20 @@
 and the key planning of chunked snapshots (docs/snapshots.md).
 
 `open_probe(config)` picks the backend: the emulator file, or a T-SQL session through the
-`sqlserver` Protocols. Every call reads the source afresh. The emulator's chunk bounds are
-ordered by its engine, never by Python (decision 1331).
+`sqlserver` Protocols. Every call reads the source afresh. A T-SQL probe's calls retry a
+transient error on a new session, as the pre-flight's do (decision 1405): a snapshot holds its
+probe while it waits for a slot and while Spark reads, long enough for a server to restart.
+The emulator's chunk bounds are ordered by its engine, never by Python (decision 1331).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from mssql_cdc.core import (
     Instance,
@@ -27,6 +29,8 @@ from mssql_cdc.core import (
 from mssql_cdc.options import KeyBound, SourceConfig
 
 __all__ = ["ResolvedSource", "SourceProbe", "open_probe", "stamp"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,8 +322,62 @@ class _TsqlProbe:
         self._planner.close()
 
 
+class _RetryingProbe:
+    """A T-SQL probe whose calls, all reads, retry transient errors on a new session. Its
+    first session opens here without a retry: an unreachable server is raised at once."""
+
+    def __init__(self, config: SourceConfig) -> None:
+        from mssql_cdc.sqlserver import Reconnecting
+
+        self._slot: Reconnecting[_TsqlProbe] = Reconnecting(
+            lambda: _TsqlProbe(config), lambda p: p.close()
+        )
+        self._slot.get()
+
+    def _call(self, method: str, read: Callable[[_TsqlProbe], T]) -> T:
+        from mssql_cdc.sqlserver import call_with_retries
+
+        return call_with_retries(f"snapshot probe {method}", self._slot, read)
+
+    def resolved(self) -> ResolvedSource:
+        return self._call("resolved", lambda p: p.resolved())
+
+    def observe(self) -> Observation:
+        return self._call("observe", lambda p: p.observe())
+
+    def commit_ts(self, at: str) -> str | None:
+        return self._call("commit_ts", lambda p: p.commit_ts(at))
+
+    def nth_entry_after(self, after: str, n: int) -> str | None:
+        return self._call("nth_entry_after", lambda p: p.nth_entry_after(after, n))
+
+    def column_types(self) -> dict[str, str]:
+        return self._call("column_types", lambda p: p.column_types())
+
+    def int_extent(self, key: str) -> tuple[int, int] | None:
+        return self._call("int_extent", lambda p: p.int_extent(key))
+
+    def row_count(self) -> int | None:
+        return self._call("row_count", lambda p: p.row_count())
+
+    def buckets(self, key: str, n: int, lo: int, hi: int) -> Sequence[tuple[int, int, int]]:
+        return self._call("buckets", lambda p: p.buckets(key, n, lo, hi))
+
+    def keyset_max(self, keys: Sequence[str]) -> KeyBound:
+        return self._call("keyset_max", lambda p: p.keyset_max(keys))
+
+    def keyset_bounds(self, keys: Sequence[str], every: int, upto: KeyBound) -> list[KeyBound]:
+        return self._call("keyset_bounds", lambda p: p.keyset_bounds(keys, every, upto))
+
+    def first_key_above(self, keys: Sequence[str], bound: KeyBound) -> KeyBound:
+        return self._call("first_key_above", lambda p: p.first_key_above(keys, bound))
+
+    def close(self) -> None:
+        self._slot.drop()
+
+
 def open_probe(config: SourceConfig) -> SourceProbe:
     """The probe of the configured backend; the caller closes it."""
     if config.backend == "emulator":
         return _EmulatorProbe(config)
-    return _TsqlProbe(config)
+    return _RetryingProbe(config)

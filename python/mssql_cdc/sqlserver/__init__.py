@@ -50,7 +50,7 @@ from mssql_cdc.sqlserver.tsql.backend import (
     permission_error,
 )
 from mssql_cdc.sqlserver.tsql.drivers import error_number
-from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries
+from mssql_cdc.sqlserver.tsql.retry import Reconnecting, call_with_retries, is_transient
 from mssql_cdc.sqlserver.tsql.snapshot_backend import TsqlSnapshotReader
 
 # The emulator backend loads pyarrow and the native engine, so it is imported on first use:
@@ -90,6 +90,7 @@ __all__ = [
     "error_number",
     "heartbeat",
     "heartbeat_sql",
+    "is_transient",
     "open_backend",
     "permission_error",
     "pieces",

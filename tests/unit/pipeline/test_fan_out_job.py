@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mssql_cdc import is_data_loss
-from mssql_cdc.errors import DataLossError, StreamFailedError
+from mssql_cdc.errors import ConnectionLostError, DataLossError, StreamFailedError
 from mssql_cdc.pipeline.fan_out_job import FanOutJob, OnFailure
 from mssql_cdc.pipeline.fan_out_plan import JobSettings, PlannedStream, plan_streams
 from mssql_cdc.snapshot.slots import slot
@@ -270,3 +270,31 @@ def test_a_failure_that_is_no_write_fault_gets_no_advice(
         str(failed.value)
         == "streams[0] (dbo_t0), app_id 'dbo_t0', failed: RuntimeError: the sink broke"
     )
+
+
+def test_a_stream_whose_connection_failed_past_its_retries_says_to_run_the_job_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chaos run's driver ended with the driver's own text, which says nothing of what to do.
+    def start(app_id: str) -> Query:
+        raise ConnectionLostError("the connection broke mid-result")
+
+    job = job_of(tmp_path, monkeypatch, start, n=1)
+    with pytest.raises(StreamFailedError) as failed:
+        job.await_termination(30)
+    text = str(failed.value)
+    assert text.startswith("streams[0] (dbo_t0), app_id 'dbo_t0', failed: ConnectionLostError:")
+    assert "the connection to the source failed after its retries" in text
+    assert text.endswith("run the job again: each stream resumes where it stopped")
+
+
+def test_a_stream_that_failed_otherwise_gets_no_connection_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def start(app_id: str) -> Query:
+        raise DataLossError("dbo_t0: purged", "dbo_t0")
+
+    job = job_of(tmp_path, monkeypatch, start, n=1)
+    with pytest.raises(StreamFailedError) as failed:
+        job.await_termination(30)
+    assert "connection" not in str(failed.value)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mssql_cdc.core.recovery_decision import Instance
-from mssql_cdc.emulator import Emulator
+from mssql_cdc.emulator import Emulator, serve
+from mssql_cdc.emulator.wire_faults import WireFault
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.recovery.observer import open_observer
+from mssql_cdc.sqlserver.tsql import retry
 
 
 def test_the_observer_reports_what_the_emulator_holds_before_and_after_cleanup(
@@ -68,3 +72,32 @@ def test_the_lost_interval_ends_at_the_true_instant_of_a_low_water_mark_in_a_rep
         )
     finally:
         observer.close()
+
+
+def test_the_observer_reads_again_on_a_new_connection_after_a_transient_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chaos run restarted the server while a restarted job's pre-flight read max_lsn: the
+    # stream failed with the driver's raw error. Microsoft lists 40613 (database not
+    # currently available) among the transient errors to retry on a new connection
+    # (https://learn.microsoft.com/azure/azure-sql/database/troubleshoot-common-errors-issues).
+    monkeypatch.setattr(retry, "sleep", lambda _seconds: None)
+    emu = Emulator.create(tmp_path / "e.db", start="2026-09-28T13:50:00")
+    emu.create_table("dbo.orders", {"order_id": "int"}, primary_key="order_id")
+    emu.enable_cdc("dbo.orders")
+    lsn = emu.commit([("insert", "dbo.orders", {"order_id": 1})], at="2026-09-28T14:00:00")
+    fault = WireFault("error", match="fn_cdc_get_max_lsn", number=40613, times=1)
+    with serve(emu.path, faults=[fault]) as server:
+        config = SourceConfig.from_options(
+            {
+                "backend": "pymssql",
+                "connectionString": server.connection_string("pymssql"),
+                "captureInstance": "dbo_orders",
+            }
+        )
+        observer = open_observer(config)
+        try:
+            assert observer.max_lsn() == lsn
+            assert observer.max_lsn() == lsn  # the fault fired once; the new connection stays
+        finally:
+            observer.close()

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mssql_cdc.emulator import Emulator
+import pytest
+
+from mssql_cdc.emulator import Emulator, serve
+from mssql_cdc.emulator.wire_faults import WireFault
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.snapshot.chunk_plan import int_chunks, key_extent, keyset_chunks
 from mssql_cdc.snapshot.probe import open_probe, stamp
+from mssql_cdc.sqlserver.tsql import retry
 
 
 def _source(tmp_path: Path, key_type: str) -> tuple[Emulator, SourceConfig]:
@@ -90,3 +94,32 @@ def test_the_stamp_of_a_commit_in_the_repeated_hour_of_a_fall_back_is_its_true_i
     at = stamp(probe)
     assert at.lsn == last
     assert at.commit_ts == "2026-11-01T06:20:00.000"
+
+
+def test_a_probe_over_tds_reads_again_on_a_new_connection_after_a_transient_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chaos run restarted the server while a re-snapshot held its probe's session (opened
+    # before its turn for a snapshot slot): the stamp's read failed with the driver's raw
+    # error and the stream failed. Microsoft lists 40613 (database not currently available)
+    # among the transient errors to retry on a new connection
+    # (https://learn.microsoft.com/azure/azure-sql/database/troubleshoot-common-errors-issues).
+    monkeypatch.setattr(retry, "sleep", lambda _seconds: None)
+    emu, _ = _source(tmp_path, "int")
+    last = emu.commit([("insert", "dbo.t", {"k": 1, "v": 1})], at="2026-09-28T14:00:01.250")
+    fault = WireFault("error", match="fn_cdc_get_max_lsn", number=40613, times=1)
+    with serve(emu.path, faults=[fault]) as server:
+        config = SourceConfig.from_options(
+            {
+                "captureInstance": "dbo_t",
+                "backend": "pymssql",
+                "connectionString": server.connection_string("pymssql"),
+            }
+        )
+        probe = open_probe(config)
+        try:
+            at = stamp(probe)
+            assert (at.lsn, at.commit_ts) == (last, "2026-09-28T14:00:01.250")
+            assert probe.row_count() == 1
+        finally:
+            probe.close()

@@ -1,0 +1,46 @@
+"""A short chaos run in CI: a fan_out job over TDS under random faults, then the checker.
+
+The run (tests/support/chaos_run.py) streams three tables of a `realistic` emulator through
+pymssql and mssql-python in turn, with a fixed seed, for `SECONDS`: kill -9 of the driver,
+CDC cleanup at a short retention, a capture-instance switch, a column added, the TDS server
+restarted, a connection cut in the middle of a result and a slow server, each kind at least
+once. The oracle is the independent history checker (tests/support/history_checker.py) over
+the change history the run kept aside: every change once in bronze or inside a recorded loss,
+each snapshot equal to the source at its LSN, facts equal to bronze, silver equal to the
+source. `make chaos SECONDS=N SEED=S` runs a long one (docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.chaos_run import FAULT_KINDS, ChaosSettings, run_chaos
+
+SEED = 40
+SECONDS = 80.0  # with faults 3.5 to 10.5 s apart: at least seven, every kind once
+
+
+def test_a_short_chaos_run_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
+    result = run_chaos(
+        ChaosSettings(seconds=SECONDS, seed=SEED, out=tmp_path / "chaos", mean_gap=7.0)
+    )
+
+    print(result.render())
+    # One defect is known and open (docs/reliability.md): a kill between bronze's append and
+    # its facts row, then a loss before the replay, leaves that batch without a facts row, so
+    # the facts rows add up to fewer changes than bronze holds. Bronze itself stays right. Until
+    # the recovery writes that row, only that one message is tolerated; every other check holds.
+    unexpected = [v for v in result.report.violations if not _known_missing_facts_row(v)]
+    assert unexpected == [], result.render()
+    assert set(result.faults) == set(FAULT_KINDS), result.render()
+    assert result.report.checked["source changes checked"] > 100
+    assert set(result.driver_starts) == {"pymssql", "mssql-python"}
+
+
+def _known_missing_facts_row(violation: str) -> bool:
+    """The open defect's message: the facts rows count fewer changes than bronze holds."""
+    _, _, tail = violation.partition(": facts batch rows add up to ")
+    if not tail or " changes, bronze holds " not in tail:
+        return False
+    facts, bronze = tail.split(" changes, bronze holds ")
+    return int(facts) < int(bronze)
