@@ -3,6 +3,8 @@
 `spark-pipelines` runs this file with `spark` set to the pipeline's Spark Connect session.
 The source's options are the configuration keys under `mssql_cdc.source.` of
 spark-pipeline.yml, plus `connectionString` from MSSQL_CDC_CONNECTION_STRING when it is set.
+Query functions may not analyze a DataFrame (no `.columns`, `.schema` or actions), so
+everything they need is read here, when the file runs.
 """
 
 from __future__ import annotations
@@ -10,52 +12,50 @@ from __future__ import annotations
 import os
 
 from pyspark import pipelines as dp
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 import mssql_cdc
-from mssql_cdc.silver import DELETE_FLAG, bronze_shape, latest_images
 
 spark: SparkSession = globals()["spark"]  # set by spark-pipelines before this file runs
 
-SOURCE = "mssql_cdc.source."
-STAMP = "__newest_snapshot"
-
 mssql_cdc.register(spark)
 
+SOURCE = "mssql_cdc.source."
+OPTIONS = {k[len(SOURCE) :]: v for k, v in spark.conf.getAll.items() if k.startswith(SOURCE)}
+if os.environ.get("MSSQL_CDC_CONNECTION_STRING"):
+    OPTIONS["connectionString"] = os.environ["MSSQL_CDC_CONNECTION_STRING"]
+LISTED = spark.conf.get("mssql_cdc.silver.keys", "") or ""
+KEYS = [k.strip() for k in LISTED.split(",") if k.strip()]
 
-def source_options() -> dict[str, str]:
-    """The source's options: the pipeline configuration under SOURCE, and the connection
-    string from the environment."""
-    options = {k[len(SOURCE) :]: v for k, v in spark.conf.getAll.items() if k.startswith(SOURCE)}
-    connection = os.environ.get("MSSQL_CDC_CONNECTION_STRING")
-    if connection:
-        options["connectionString"] = connection
-    return options
+# A key's rows apply in this order (docs/silver.md); the last one is its image.
+APPLY_ORDER = ("_start_lsn", "_command_id", "_seqval", "_operation")
+DELETES = (1, 3)  # a delete, and an update's before-image whose after-image went to another key
+STAMP, RANK = "__newest_snapshot", "__rank"
+NOT_IN_SILVER = ("_capture_instance", "_seqval", "_operation", "_command_id", "_snapshot")
 
 
 @dp.table(comment="Every row the mssql_cdc source read: its snapshots and changes, in order")
 def bronze() -> DataFrame:
-    return spark.readStream.format("mssql_cdc").options(**source_options()).load()
+    return spark.readStream.format("mssql_cdc").options(**OPTIONS).load()
 
 
 @dp.materialized_view(comment="The source table's rows: bronze applied from its newest snapshot")
 def silver() -> DataFrame:
     """One row per key: the last row of each key in apply order among the rows of bronze's
-    newest snapshot (`_snapshot` = S) and the changes after S. Rows from before S are left
-    out, so a key deleted while the stream could not read (a loss) is gone once the source's
-    re-snapshot at S is in bronze; a run ends only after the snapshot it started is whole."""
-    listed = spark.conf.get("mssql_cdc.silver.keys", "") or ""
-    keys = [k.strip() for k in listed.split(",") if k.strip()]
+    newest snapshot (`_snapshot` = S) and the changes after S, deletes left out. Rows older
+    than S are left out, so a key deleted while the stream could not read (a loss) is gone
+    once the source's re-snapshot at S is in bronze; a run ends only after the snapshot it
+    started is whole."""
     rows = spark.read.table("bronze")
-    shape = bronze_shape(rows, "bronze")
     newest = rows.agg(F.max("_snapshot").alias(STAMP))
     since = rows.crossJoin(newest).where(
         F.col(STAMP).isNull()
         | (F.col("_snapshot") == F.col(STAMP))
         | (F.col("_snapshot").isNull() & (F.col("_start_lsn") > F.col(STAMP)))
     )
-    images = latest_images(since.drop(STAMP), keys, shape, ref="bronze")
-    return images.where(~F.col(DELETE_FLAG)).select(
-        *shape.captured_names, "_start_lsn", "_commit_ts"
+    last_first = Window.partitionBy(*KEYS).orderBy(
+        *[F.col(c).desc_nulls_last() for c in APPLY_ORDER]
     )
+    images = since.withColumn(RANK, F.row_number().over(last_first)).where(F.col(RANK) == 1)
+    return images.where(~F.col("_operation").isin(*DELETES)).drop(*NOT_IN_SILVER, STAMP, RANK)
