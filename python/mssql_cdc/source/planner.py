@@ -236,10 +236,13 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 RESNAPSHOT_INTERVAL ago.
         """
         start = begin.position
+        newest = backend.planner.max_lsn()
+        if (newest or lsn.ZERO) <= start.lsn:
+            return None  # an idle poll: nothing after start, so nothing purged
         table = self._resolved(backend, refresh=True)
         serving = serving_instance(table.instances, lsn.increment(start.lsn))
         found = backend.planner.min_lsn(serving.name)
-        if not range_after_is_purged(start.lsn, backend.planner.max_lsn(), found):
+        if not range_after_is_purged(start.lsn, newest, found):
             return None
         now = clock.now()
         last = begin.resnapshot_at

@@ -11,6 +11,10 @@ killed child and the run after it read the emulator in process, or served over T
 mssql-python or pymssql (issue 15), so every backend is crashed without running each row
 three times. The `raise` rows read in process.
 
+`source.inside_snapshot` kills the planner of the source alone (option snapshotMode) in the middle
+of its own snapshot, in a child whose sink is a plain Delta path; a restart on the same
+checkpoint must neither lose nor duplicate a row (decision 1398).
+
 `silver.after_merge` is not repeated here: tests/spark/silver/test_silver.py crashes it with `raise`
 (test_a_crash_after_the_merge_is_finished_by_the_next_call) and with `kill`
 (test_a_killed_call_after_the_merge_is_finished_by_the_next_call), on a history with deletes
@@ -33,11 +37,14 @@ import pytest
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
-from mssql_cdc import stream
+from mssql_cdc import register, stream
 from mssql_cdc.facts import read_batch_commit
 from mssql_cdc.testing import InjectedFault, failpoints
 from tests.spark.support.backends import Backend
 from tests.spark.support.recovery_support import Orders, restore, stash
+from tests.spark.support.stream_snapshot_support import at_second, merged, source_table
+from tests.spark.support.stream_snapshot_support import orders as snapshot_orders
+from tests.support import emulator_profile
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -128,6 +135,11 @@ def crash_in_child(
         timeout=600,
     )
     assert child.returncode == 137, child.stderr[-3000:]
+    wait_for_jvm(pid_file)
+
+
+def wait_for_jvm(pid_file: Path) -> None:
+    """Wait until the killed child's JVM, whose pid it wrote into `pid_file`, has exited."""
     jvm = int(pid_file.read_text())
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -357,3 +369,64 @@ def wave_appends(orders: Orders) -> Counter[int]:
         if "backfill" in metadata:
             waves[int(metadata["wave"])] += 1
     return waves
+
+
+def test_a_kill_inside_the_source_s_own_snapshot_neither_loses_nor_duplicates_a_row(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path, ckpt, target = tmp_path / "e.db", tmp_path / "ckpt", str(tmp_path / "plain")
+    emu = snapshot_orders(path, 9)
+    options = {
+        "captureInstance": "dbo_orders",
+        "backend": "emulator",
+        "emulatorPath": str(path),
+        "snapshotMode": "initial",
+        "maxCommitsPerBatch": "3",
+    }
+    pid_file, args_file = tmp_path / "child-jvm.pid", tmp_path / "child-args.json"
+    args_file.write_text(
+        json.dumps(
+            {
+                "call": "source_stream",
+                "warehouse": str(tmp_path / "child-warehouse"),
+                "jvm_pid_file": str(pid_file),
+                "options": options,
+                "target": target,
+                "checkpoint": str(ckpt),
+            }
+        )
+    )
+    env = {**os.environ, "MSSQL_CDC_FAILPOINTS": "source.inside_snapshot=kill"}
+    child = subprocess.run(
+        [sys.executable, "-m", "tests.spark.support.crash_child", str(args_file)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert child.returncode == 137, child.stderr[-3000:]
+    assert "the query failed" in child.stderr  # the planner's runner died, then the child
+    wait_for_jvm(pid_file)
+    kept = [r.asDict() for r in spark.read.format("delta").load(target).collect()]
+    assert sorted(r["order_id"] for r in kept) == [0, 1, 2]  # the first batch only
+    assert len(list((ckpt / "offsets").iterdir())) > len(list((ckpt / "commits").iterdir()))
+
+    emu.commit([("update", "dbo.orders", {"order_id": 7, "status": "paid"})], at=at_second(40))
+    emu.commit([("delete", "dbo.orders", {"order_id": 1})], at=at_second(41))
+    emulator_profile.wait_for_capture(emu, at_second(41))
+    register(spark)
+    query = (
+        spark.readStream.format("mssql_cdc")
+        .options(**options)
+        .load()
+        .writeStream.format("delta")
+        .option("checkpointLocation", str(ckpt))
+        .trigger(availableNow=True)
+        .start(target)
+    )
+    assert query.awaitTermination(300)
+    rows = [r.asDict() for r in spark.read.format("delta").load(target).collect()]
+    snapshot = Counter(r["order_id"] for r in rows if r["_operation"] == 0)
+    assert snapshot == Counter(range(9))  # every key once: none lost, none twice
+    assert merged(rows) == source_table(emu)

@@ -2,7 +2,8 @@
 against the emulator, with plain sinks of the test's own: a foreachBatch that collects rows.
 
 The oracles are plain Python: the emulator's table rows (`Emulator.rows`) and the changes the
-test committed. A downstream merge is written here independently of the library: apply each
+test committed, and a downstream merge written independently of the library
+(`tests/spark/support/stream_snapshot_support.merged`): apply each
 row in (`_start_lsn`, `_seqval`, `_operation`) order; a delete removes the key; a snapshot row
 (`_operation` 0) and an insert or update after-image set it; and once a re-snapshot at S has
 arrived whole, keys it lacks whose last row came from before S are gone (docs/source.md,
@@ -20,27 +21,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from mssql_cdc import register
 from mssql_cdc.emulator import Emulator
+from tests.spark.support.stream_snapshot_support import at_second, merged, orders, source_table
 from tests.support import emulator_profile
-
-START = "2026-09-28T13:50:00"
-
-
-def at_second(seconds: int) -> str:
-    m, s = divmod(seconds, 60)
-    return f"2026-09-28T14:{m:02d}:{s:02d}"
-
-
-def orders(path: Path, n: int) -> Emulator:
-    """dbo.orders with keys 0..n-1 inserted one commit each (status "new")."""
-    emu = emulator_profile.create(path, start=START)
-    emu.create_table(
-        "dbo.orders", {"order_id": "int", "status": "nvarchar(20)"}, primary_key="order_id"
-    )
-    emu.enable_cdc("dbo.orders")
-    for k in range(n):
-        emu.commit([("insert", "dbo.orders", {"order_id": k, "status": "new"})], at=at_second(k))
-    emulator_profile.wait_for_capture(emu, at_second(n - 1))
-    return emu
 
 
 def run(
@@ -77,29 +59,6 @@ def run(
         with pytest.raises(StreamingQueryException, match="the test's sink fails this batch"):
             query.awaitTermination(300)
     return batches
-
-
-def merged(rows: list[dict[str, Any]]) -> dict[int, str | None]:
-    """The test's own merge of the stream's rows, in arrival order of snapshots (see above)."""
-    table: dict[int, tuple[str, str | None]] = {}  # key -> (LSN of its last row, status)
-    snapshots: dict[str, set[int]] = {}
-    order = sorted(rows, key=lambda r: (r["_start_lsn"], r["_seqval"] or "", r["_operation"]))
-    for r in order:
-        key, op = r["order_id"], r["_operation"]
-        if op == 0:
-            snapshots.setdefault(r["_snapshot"], set()).add(key)
-        if op == 1:
-            table.pop(key, None)
-        elif op in (0, 2, 4):
-            table[key] = (r["_start_lsn"], r["status"])
-    for stamp, keys in snapshots.items():
-        for key in [k for k, (seen, _) in table.items() if seen < stamp and k not in keys]:
-            del table[key]
-    return {k: status for k, (_, status) in table.items()}
-
-
-def source_table(emu: Emulator) -> dict[int, str | None]:
-    return {int(str(r["order_id"])): r["status"] for r in emu.rows("dbo.orders")}  # type: ignore[misc]
 
 
 def test_an_initial_snapshot_arrives_in_key_chunks_then_only_the_changes_after_it(
@@ -145,3 +104,67 @@ def test_a_restart_in_the_middle_of_the_initial_snapshot_reads_each_row_once(
     changes = [(r["order_id"], r["_operation"]) for r in rows if r["_operation"] != 0]
     assert sorted(changes) == [(1, 3), (1, 4)]
     assert merged(rows) == source_table(emu)
+
+
+def lose_everything_unread(emu: Emulator, when: str) -> None:
+    """An idle entry at `when`, days later, then the cleanup job: every change before it is
+    purged (retention counts from the newest entry)."""
+    emu.idle(at=when)
+    emulator_profile.wait_for_capture(emu, when)
+    emu.run_cleanup_job()
+
+
+def test_a_loss_under_when_needed_re_snapshots_inside_the_stream_and_a_merge_stays_equal(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
+    emu = orders(path, 6)
+    first = run(spark, path, ckpt, snapshotMode="when_needed", maxCommitsPerBatch="4")
+    assert [len(b) for b in first if b] == [4, 2]
+    # changes the stream never reads: cleanup purges them first
+    emu.commit([("update", "dbo.orders", {"order_id": 1, "status": "paid"})], at=at_second(40))
+    emu.commit([("delete", "dbo.orders", {"order_id": 2})], at=at_second(41))
+    emu.commit([("insert", "dbo.orders", {"order_id": 10, "status": "new"})], at=at_second(42))
+    lose_everything_unread(emu, "2026-10-03T00:00:00")
+    second = run(spark, path, ckpt, snapshotMode="when_needed", maxCommitsPerBatch="4")
+    again = [r for b in second for r in b]
+    stamps = {r["_snapshot"] for r in again}
+    assert len(stamps) == 1  # one new snapshot
+    assert None not in stamps  # and no change row
+    [stamp] = stamps
+    assert stamp > max(r["_snapshot"] for b in first for r in b)
+    assert {(r["_operation"], r["_start_lsn"]) for r in again} == {(0, stamp)}
+    assert sorted(r["order_id"] for r in again) == [0, 1, 3, 4, 5, 10]
+    assert [len(b) for b in second if b] == [4, 2]
+    rows = [r for b in first + second for r in b]
+    assert (
+        merged(rows)
+        == source_table(emu)
+        == {0: "new", 1: "paid", 3: "new", 4: "new", 5: "new", 10: "new"}
+    )
+
+    # a change after the re-snapshot streams as usual
+    emu.commit([("delete", "dbo.orders", {"order_id": 0})], at="2026-10-03T00:01:00")
+    emulator_profile.wait_for_capture(emu, "2026-10-03T00:01:00")
+    third = run(spark, path, ckpt, snapshotMode="when_needed", maxCommitsPerBatch="4")
+    assert [(r["order_id"], r["_operation"], r["_snapshot"]) for b in third for r in b] == [
+        (0, 1, None)
+    ]
+    assert merged(rows + [r for b in third for r in b]) == source_table(emu)
+
+    # a second loss within the anti-loop interval fails as a loss did before
+    emu.commit([("delete", "dbo.orders", {"order_id": 3})], at="2026-10-03T00:02:00")
+    lose_everything_unread(emu, "2026-10-08T00:00:00")
+    register(spark)
+    query = (
+        spark.readStream.format("mssql_cdc")
+        .options(captureInstance="dbo_orders", backend="emulator", emulatorPath=str(path))
+        .options(snapshotMode="when_needed", maxCommitsPerBatch="4")
+        .load()
+        .writeStream.foreachBatch(lambda df, _: df.count())
+        .option("checkpointLocation", str(ckpt))
+        .trigger(availableNow=True)
+        .start()
+    )
+    with pytest.raises(StreamingQueryException, match="re-snapshots at most once"):
+        query.awaitTermination(300)
