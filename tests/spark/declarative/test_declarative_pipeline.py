@@ -47,9 +47,13 @@ def spark_pipelines() -> Path:
 
 
 def pipeline(tmp_path: Path, emulator_file: Path) -> Path:
-    """A copy of the example whose configuration reads the emulator file and keeps every file
-    the run writes (catalog, tables, checkpoints) under `tmp_path`; Delta's jars come from the
-    local copy of `make setup` when there is one, else from Maven Central as in the example."""
+    """A copy of the example whose configuration reads the emulator file; every file a run
+    writes is under `tmp_path`: the checkpoints in `storage`, the tables and the catalog in the
+    copy's folder, where the run starts. Delta's jars come from the local copy of `make setup`
+    when there is one, else from Maven Central as in the example. The warehouse is left at its
+    default and the UI settings are not set: the pipeline applies its configuration to each flow
+    again, and a setting Spark holds with another value (a warehouse path it qualified, the
+    console progress bar) fails the flow."""
     folder = tmp_path / "pipeline"
     shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("__pycache__"))
     spec_file = folder / "spark-pipeline.yml"
@@ -67,10 +71,6 @@ def pipeline(tmp_path: Path, emulator_file: Path) -> Path:
             "mssql_cdc.source.backend": "emulator",
             "mssql_cdc.source.emulatorPath": str(emulator_file),
             "mssql_cdc.source.maxCommitsPerBatch": "4",  # a snapshot of several batches
-            "spark.sql.warehouse.dir": str(tmp_path / "warehouse"),
-            "spark.driver.extraJavaOptions": f"-Dderby.system.home={tmp_path / 'derby'}",
-            "spark.ui.enabled": "false",
-            "spark.ui.showConsoleProgress": "false",
             "spark.sql.shuffle.partitions": "2",
             "spark.databricks.delta.snapshotPartitions": "2",
         }
@@ -160,7 +160,7 @@ def test_the_example_pipeline_keeps_bronze_and_silver_equal_to_the_table_through
         emu.commit([("insert", "dbo.orders", {"order_id": k, "status": "new"})], at=at_second(k))
     emulator_profile.wait_for_capture(emu, at_second(9))
     folder = pipeline(tmp_path, path)
-    warehouse = tmp_path / "warehouse"
+    warehouse = folder / "spark-warehouse"
 
     # 1. bootstrap: the source's initial snapshot, in batches of at most 4 rows
     run_pipeline(folder)
