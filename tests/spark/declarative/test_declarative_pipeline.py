@@ -50,23 +50,23 @@ def pipeline(tmp_path: Path, emulator_file: Path) -> Path:
     """A copy of the example whose configuration reads the emulator file; every file a run
     writes is under `tmp_path`: the checkpoints in `storage`, the tables and the catalog in the
     copy's folder, where the run starts. Delta's jars come from the local copy of `make setup`
-    when there is one, else from Maven Central as in the example. The warehouse is left at its
-    default and the UI settings are not set: the pipeline applies its configuration to each flow
-    again, and a setting Spark holds with another value (a warehouse path it qualified, the
-    console progress bar) fails the flow."""
+    when there is one (on the server's class path), else from Maven Central as in the
+    example's conf/spark-defaults.conf."""
     folder = tmp_path / "pipeline"
     shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    spec_file = folder / "spark-pipeline.yml"
-    spec = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
-    conf: dict[str, str] = spec["configuration"]
     try:
         jars = delta_jars()
     except Exception:  # noqa: BLE001 - no local copy: the example's spark.jars.packages
         jars = []
     if jars:
-        del conf["spark.jars.packages"]
-        conf["spark.driver.extraClassPath"] = os.pathsep.join(str(j) for j in jars)
-    conf.update(
+        defaults = folder / "conf" / "spark-defaults.conf"
+        lines = defaults.read_text(encoding="utf-8").splitlines()
+        lines = [line for line in lines if not line.startswith("spark.jars.packages")]
+        lines.append("spark.driver.extraClassPath " + os.pathsep.join(str(j) for j in jars))
+        defaults.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spec_file = folder / "spark-pipeline.yml"
+    spec = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
+    spec["configuration"].update(
         {
             "mssql_cdc.source.backend": "emulator",
             "mssql_cdc.source.emulatorPath": str(emulator_file),
@@ -87,6 +87,7 @@ def run_pipeline(folder: Path, *args: str) -> str:
         "SPARK_HOME": str(Path(pyspark.__file__).parent),
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_CONF_DIR": str(folder / "conf"),
     }
     env.pop("SPARK_REMOTE", None)
     done = subprocess.run(
