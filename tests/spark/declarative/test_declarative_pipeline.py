@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +82,29 @@ def pipeline(tmp_path: Path, emulator_file: Path) -> Path:
     return folder
 
 
+# A local `spark-pipelines run` starts its Spark Connect server on Spark Connect's default port
+# and its client connects there: two at once on one machine collide (BindException).
+CONNECT_PORT = 15002
+
+
+def wait_for_connect_port(seconds: float = 300) -> None:
+    """Wait until no other local Spark Connect server holds CONNECT_PORT."""
+    deadline = time.monotonic() + seconds
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("0.0.0.0", CONNECT_PORT))
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+        time.sleep(2)
+
+
 def run_pipeline(folder: Path, *args: str) -> str:
     """One `spark-pipelines run`; returns its output after checking that the run completed."""
+    wait_for_connect_port()
     env = {
         **os.environ,
         "SPARK_HOME": str(Path(pyspark.__file__).parent),
