@@ -306,7 +306,7 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         first, last = SourceOffset.from_json(start), SourceOffset.from_json(end)
         keys = snapshot_keys(first, last)
         if keys is not None:
-            return self._snapshot_partitions(first, last, *keys)
+            return self._snapshot_partitions(last.position, *keys)
         begin, finish = first.position, last.position
         if finish.lsn <= begin.lsn:
             return []  # no range, no guard, no query, no file
@@ -326,14 +326,26 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 num_partitions=self._num_partitions,
             )
 
-        ranges = call_with_retries("partitions", self._backend_slot(), work)
+        try:
+            ranges = call_with_retries("partitions", self._backend_slot(), work)
+        except DataLossError as exc:
+            if self._config.snapshot_mode != "when_needed" or exc.possible:
+                raise
+            # The batch's offsets are in Spark's log already (a cleanup after latestOffset, or
+            # a replay after a stop): the batch becomes the whole table, stamped at its end.
+            _log.warning(
+                "%s; snapshotMode=when_needed: this batch reads the whole table instead, "
+                "stamped %s, in one batch",
+                exc.args[0].split(". ")[0],
+                finish.lsn,
+            )
+            return self._snapshot_partitions(finish, None, None)
         return [SparkLsnRange.of(r) for r in ranges]
 
     def _snapshot_partitions(
-        self, first: SourceOffset, last: SourceOffset, lo: KeyBound, hi: KeyBound
+        self, stamp: StreamOffset, lo: KeyBound, hi: KeyBound
     ) -> list[InputPartition]:
-        """The one partition of a batch of the stream's own snapshot: keys `[lo, hi)`."""
-        stamp = last.position
+        """The one partition of a batch of the stream's own snapshot at `stamp`: keys `[lo, hi)`."""
 
         def work(backend: Backend) -> SnapshotPartition:
             table = self._resolved(backend)

@@ -12,6 +12,7 @@ arrived whole, keys it lacks whose last row came from before S are gone (docs/so
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from mssql_cdc import register
 from mssql_cdc.emulator import Emulator
+from tests.spark.support.backends import BACKENDS, Backend, backend_options
 from tests.spark.support.stream_snapshot_support import at_second, merged, orders, source_table
 from tests.support import emulator_profile
 
@@ -31,10 +33,13 @@ def run(
     checkpoint: Path,
     *,
     fail_at: int | None = None,
+    backend: Backend = "emulator",
+    progress: list[dict[str, Any]] | None = None,
     **options: str,
 ) -> list[list[dict[str, Any]]]:
-    """One availableNow run; the rows of each batch in order. With `fail_at`, the sink fails
-    batch `fail_at` (counted in this run) before keeping its rows, and the query fails."""
+    """One availableNow run through `backend`; the rows of each batch in order. With `fail_at`,
+    the sink fails batch `fail_at` (counted in this run) before keeping its rows, and the query
+    fails. `progress` receives the query's progress records."""
     register(spark)
     batches: list[list[dict[str, Any]]] = []
 
@@ -45,7 +50,7 @@ def run(
 
     query = (
         spark.readStream.format("mssql_cdc")
-        .options(captureInstance="dbo_orders", backend="emulator", emulatorPath=str(path))
+        .options(captureInstance="dbo_orders", **backend_options(path, backend))
         .options(**options)
         .load()
         .writeStream.foreachBatch(collect)
@@ -58,6 +63,8 @@ def run(
     else:
         with pytest.raises(StreamingQueryException, match="the test's sink fails this batch"):
             query.awaitTermination(300)
+    if progress is not None:
+        progress += [json.loads(p.json) for p in query.recentProgress]
     return batches
 
 
@@ -67,7 +74,14 @@ def test_an_initial_snapshot_arrives_in_key_chunks_then_only_the_changes_after_i
     path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
     emu = orders(path, 10)
     stamp = emu.max_lsn()
-    first = run(spark, path, ckpt, snapshotMode="initial", maxCommitsPerBatch="4")
+    progress: list[dict[str, Any]] = []
+    first = run(
+        spark, path, ckpt, progress=progress, snapshotMode="initial", maxCommitsPerBatch="4"
+    )
+    # a sink sees in the query's progress where the snapshot stands
+    ends = [p["sources"][0]["endOffset"] for p in progress if p["numInputRows"]]
+    assert [e.get("snapshot") for e in ends] == ["4", "8", "done"]
+    assert {e["lsn"] for e in ends} == {stamp}
     sizes = [len(b) for b in first if b]
     assert sizes == [4, 4, 2]  # no batch above maxCommitsPerBatch rows
     rows = [r for b in first for r in b]
@@ -86,18 +100,28 @@ def test_an_initial_snapshot_arrives_in_key_chunks_then_only_the_changes_after_i
     assert merged(rows + changes) == source_table(emu)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_restart_in_the_middle_of_the_initial_snapshot_reads_each_row_once(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, backend: Backend
 ) -> None:
+    """Through each backend: the next key travels in the offset as JSON and back."""
     path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
     emu = orders(path, 9)
-    kept = run(spark, path, ckpt, fail_at=1, snapshotMode="initial", maxCommitsPerBatch="3")
+    kept = run(
+        spark,
+        path,
+        ckpt,
+        fail_at=1,
+        backend=backend,
+        snapshotMode="initial",
+        maxCommitsPerBatch="3",
+    )
     assert [len(b) for b in kept] == [3]
     # a change to a key already read while the snapshot is unfinished: it arrives after the
     # snapshot, as a change
     emu.commit([("update", "dbo.orders", {"order_id": 1, "status": "late"})], at=at_second(50))
     emulator_profile.wait_for_capture(emu, at_second(50))
-    rest = run(spark, path, ckpt, snapshotMode="initial", maxCommitsPerBatch="3")
+    rest = run(spark, path, ckpt, backend=backend, snapshotMode="initial", maxCommitsPerBatch="3")
     rows = [r for b in kept + rest for r in b]
     snapshot = [r["order_id"] for r in rows if r["_operation"] == 0]
     assert sorted(snapshot) == list(range(9))  # every key once, none twice
@@ -168,3 +192,23 @@ def test_a_loss_under_when_needed_re_snapshots_inside_the_stream_and_a_merge_sta
     )
     with pytest.raises(StreamingQueryException, match="re-snapshots at most once"):
         query.awaitTermination(300)
+
+
+def test_a_batch_replayed_after_its_changes_were_purged_reads_the_table_under_when_needed(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The sink fails a change batch, the stream stops for days, cleanup purges the batch's
+    range: the restart must replay that batch's offsets, and reads the table instead."""
+    path, ckpt = tmp_path / "e.db", tmp_path / "ckpt"
+    emu = orders(path, 4)
+    first = run(spark, path, ckpt, snapshotMode="when_needed")
+    assert [len(b) for b in first if b] == [4]
+    emu.commit([("delete", "dbo.orders", {"order_id": 2})], at=at_second(40))
+    emu.commit([("insert", "dbo.orders", {"order_id": 9, "status": "new"})], at=at_second(41))
+    emulator_profile.wait_for_capture(emu, at_second(41))
+    assert run(spark, path, ckpt, fail_at=0, snapshotMode="when_needed") == []
+    lose_everything_unread(emu, "2026-10-03T00:00:00")
+    replay = run(spark, path, ckpt, snapshotMode="when_needed")
+    rows = [r for b in replay for r in b]
+    assert sorted(r["order_id"] for r in rows if r["_operation"] == 0) == [0, 1, 3, 9]
+    assert merged([r for b in first for r in b] + rows) == source_table(emu)

@@ -124,3 +124,28 @@ def test_initial_does_not_re_snapshot_a_loss(tmp_path: Path) -> None:
     end = reader.latestOffset(start, ReadAllAvailable())
     with pytest.raises(DataLossError, match="purged by CDC cleanup"):
         reader.partitions(start, end)
+
+
+def test_when_needed_reads_a_change_batch_purged_after_its_offsets_as_the_whole_table(
+    tmp_path: Path,
+) -> None:
+    """A cleanup between latestOffset and partitions (or a replay after a long stop): the batch's
+    offsets are fixed, so the batch becomes a snapshot stamped at its end offset."""
+    path = tmp_path / "e.db"
+    emu = orders(path)
+    commits(emu, range(3))
+    reader = reader_for(path, snapshotMode="when_needed")
+    start = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    emu.commit([("delete", "dbo.orders", {"order_id": 1})], at=at(30))
+    commits(emu, range(7, 8), start=31)
+    end = reader.latestOffset(start, ReadAllAvailable())
+    assert set(end) == {"lsn", "commit_ts"}  # a change batch, planned before the cleanup
+    emu.cleanup("dbo_orders", emu.idle(at=at(40)))
+    rows = rows_of(reader, start, end)
+    assert sorted(keys(rows)) == [0, 2, 7]  # the table as it is: key 1 is gone
+    assert {(r["_operation"], r["_start_lsn"], r["_snapshot"]) for r in rows} == {
+        (0, end["lsn"], end["lsn"])
+    }
+    initial = reader_for(path, snapshotMode="initial")
+    with pytest.raises(DataLossError, match="purged by CDC cleanup"):
+        initial.partitions(start, end)
