@@ -5,10 +5,11 @@ re-snapshot inside the stream, and `--full-refresh bronze`.
 Each step is one `spark-pipelines run` in a process of its own (the CLI starts its own local
 Spark Connect server); the tables are read back with deltalake, without Spark. The oracles
 are plain Python: the emulator's table rows (`Emulator.rows`) and a merge of bronze's rows
-written here from the rules of docs/source.md, 'Snapshots in the stream': rows apply in
-(`_start_lsn`, `_seqval`, `_operation`) order, a delete (1) removes its key, a snapshot row (0),
-an insert (2) or an update's after-image (4) sets it, and once a snapshot at S is in bronze
-the keys it lacks whose last row is older than S are gone.
+(`merged` of tests/spark/support/stream_snapshot_support.py) from the rules of docs/source.md,
+'Snapshots in the stream': rows apply in (`_start_lsn`, `_seqval`, `_operation`) order, a
+delete (1) removes its key, a snapshot row (0), an insert (2) or an update's after-image (4)
+sets it, and once a snapshot at S is in bronze the keys it lacks whose last row is older than
+S are gone.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ import pyspark
 import yaml
 from deltalake import DeltaTable
 
-from mssql_cdc.emulator import Emulator
 from mssql_cdc.spark import delta_jars
+from tests.spark.support.stream_snapshot_support import merged, source_table
 from tests.support import emulator_profile
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "declarative-pipeline"
@@ -132,29 +133,6 @@ def run_pipeline(folder: Path, *args: str) -> str:
 def table_rows(warehouse: Path, name: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = DeltaTable(str(warehouse / name)).to_pyarrow_table().to_pylist()
     return rows
-
-
-def merged(bronze: list[dict[str, Any]]) -> dict[int, str | None]:
-    """The table bronze's rows describe, by the rules in this module's docstring."""
-    table: dict[int, tuple[str, str | None]] = {}  # key -> (LSN of its last row, status)
-    snapshots: dict[str, set[int]] = {}
-    ordered = sorted(bronze, key=lambda r: (r["_start_lsn"], r["_seqval"] or "", r["_operation"]))
-    for r in ordered:
-        key, op = r["order_id"], r["_operation"]
-        if op == 0:
-            snapshots.setdefault(r["_snapshot"], set()).add(key)
-        if op == 1:
-            table.pop(key, None)
-        elif op in (0, 2, 4):
-            table[key] = (r["_start_lsn"], r["status"])
-    for stamp, keys in snapshots.items():
-        for key in [k for k, (seen, _) in table.items() if seen < stamp and k not in keys]:
-            del table[key]
-    return {k: status for k, (_, status) in table.items()}
-
-
-def source_table(emu: Emulator) -> dict[int, str | None]:
-    return {int(str(r["order_id"])): r["status"] for r in emu.rows("dbo.orders")}  # type: ignore[misc]
 
 
 def silver_table(warehouse: Path) -> dict[int, str | None]:
