@@ -245,3 +245,18 @@ def test_the_checker_catches_core_importing_spark_but_not_for_types_only() -> No
 def test_the_checker_sees_imports_inside_functions() -> None:
     lazy = "def f():\n    from mssql_cdc.recovery import preflight\n"
     assert violations("sink", lazy) == ["sink imports mssql_cdc.recovery"]
+
+
+def test_no_package_reaches_the_native_module_through_the_package_face() -> None:
+    # `from mssql_cdc import _native` reads as an import of the top-level face, which imports
+    # every stage: a lower package would then seem to depend on all of them. Import the module
+    # by its own path (`import mssql_cdc._native as _native`). The CLI sits above the face.
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        where = path.relative_to(PACKAGE)
+        if where.parts[0] in ("cli", "__init__.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "mssql_cdc" and not node.level:
+                offenders.append(f"{where}: {[a.name for a in node.names]}")
+    assert offenders == []

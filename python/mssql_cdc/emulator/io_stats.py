@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from mssql_cdc import _native
+import mssql_cdc._native as _native
 
 __all__ = ["TableIo", "io_statistics", "reset_io_statistics"]
 
