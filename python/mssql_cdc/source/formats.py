@@ -5,10 +5,13 @@
 with retries of transient errors (docs/source.md, 'Processes'). `connect`, the driver's
 connection factory, is an attribute a test may replace (in a subclass) to inject faults.
 An internal option of `to_delta` adds each task's figures as a column and a row (decision 1391).
+Inside a Spark Declarative Pipeline's definition file `register` skips the `EXPLAIN` and the
+conf change the pipeline refuses and warns what to set instead (decision 1425).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,6 +22,7 @@ from mssql_cdc.core import BATCH_FIGURES_OPTION, FIGURES_COLUMN, FIGURES_FIELDS
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.source.parallelism import default_parallelism
+from mssql_cdc.source.pipeline_refusals import refused_by_pipeline
 from mssql_cdc.source.table_schema import (
     declared_columns,
     read_columns,
@@ -33,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["CdcDataSource", "CdcSnapshotDataSource", "Connect", "register"]
 
 Connect = Callable[[SourceConfig], Backend]
+
+log = logging.getLogger(__name__)
 
 _NEEDED = ("ReadMaxRows", "ReadAllAvailable", "SupportsTriggerAvailableNow")
 
@@ -143,6 +149,11 @@ def register(spark: Any) -> None:
     `spark.sql.redaction.options.regex` so plans show `connectionString`, `password` and
     `accessToken` as redacted.
 
+    In a Spark Declarative Pipeline's definition file, which refuses `EXPLAIN` and
+    `spark.conf.set`, the parallelism is `spark.default.parallelism` (else None) and a
+    redaction pattern that lacks those names is left as it is, with a WARNING naming the
+    pattern to put in the pipeline's configuration (docs/pipelines.md).
+
     Raises:
         ConfigError: `spark` is not a SparkSession (classic or Spark Connect).
         ImportError: the installed PySpark lacks Spark 4.2's admission-control API.
@@ -187,11 +198,27 @@ def redact_connection_strings(conf: Any) -> None:
 
     A streaming query's plan lists its source options (in `explain()`, in the UI, and in the
     message of a failed query); Spark's default pattern redacts only `url`. The pattern is
-    extended, never replaced: each name it does not already mention is added.
+    extended, never replaced: each name it does not already mention is added. Where a
+    pipeline's definition file refuses the change, the pattern stays and a WARNING names the
+    one to set in the pipeline's configuration.
     """
     current = str(conf.get(_REDACTION, "(?i)url") or "")
     missing = [name for name in _SECRET_OPTIONS if name.lower() not in current.lower()]
     if not missing:
         return
     parts = ([current] if current else []) + [f"(?i){name}" for name in missing]
-    conf.set(_REDACTION, "|".join(parts))
+    try:
+        conf.set(_REDACTION, "|".join(parts))
+    except Exception as error:
+        if not refused_by_pipeline(error):
+            raise
+        log.warning(
+            "register: this Spark Declarative Pipeline refuses spark.conf.set, so %s stays %r "
+            "and plans may show the source options %s; set %s to %r in the pipeline's "
+            "configuration (spark-pipeline.yml) to redact them (docs/pipelines.md)",
+            _REDACTION,
+            current,
+            ", ".join(missing),
+            _REDACTION,
+            "|".join(parts),
+        )

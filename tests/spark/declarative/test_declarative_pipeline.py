@@ -1,6 +1,8 @@
 """The example Spark Declarative Pipeline (examples/declarative-pipeline) run by
 `spark-pipelines run` against the emulator: bootstrap, changes, a loss and the source's
-re-snapshot inside the stream, and `--full-refresh bronze`.
+re-snapshot inside the stream, and `--full-refresh bronze`. The copy's configuration lacks
+the example's redaction pattern, so `mssql_cdc.register` in the definition file meets both of
+the pipeline's refusals (`EXPLAIN` and `spark.conf.set`; decision 1425).
 
 Each step is one `spark-pipelines run` in a process of its own (the CLI starts its own local
 Spark Connect server); the tables are read back with deltalake, without Spark. The oracles
@@ -38,6 +40,9 @@ START = "2026-09-28T13:50:00"
 ACCUMULATOR_RESPONSE = "[UNKNOWN_RESPONSE] Unknown response: Plan observed(__python_accumulator__"
 
 
+REDACTION = "spark.sql.redaction.options.regex"
+
+
 def at_second(seconds: int) -> str:
     m, s = divmod(seconds, 60)
     return f"2026-09-28T14:{m:02d}:{s:02d}"
@@ -69,6 +74,10 @@ def pipeline(tmp_path: Path, emulator_file: Path) -> Path:
         defaults.write_text("\n".join(lines) + "\n", encoding="utf-8")
     spec_file = folder / "spark-pipeline.yml"
     spec = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
+    # Without the example's redaction pattern `mssql_cdc.register` meets the pipeline's refusal
+    # of `spark.conf.set` (and with no `spark.default.parallelism`, its refusal of `EXPLAIN`):
+    # the runs show that it registers anyway and warns what to set.
+    del spec["configuration"][REDACTION]
     spec["configuration"].update(
         {
             "mssql_cdc.source.backend": "emulator",
@@ -164,8 +173,10 @@ def test_the_example_pipeline_keeps_bronze_and_silver_equal_to_the_table_through
     folder = pipeline(tmp_path, path)
     warehouse = folder / "spark-warehouse"
 
-    # 1. bootstrap: the source's initial snapshot, in batches of at most 4 rows
-    run_pipeline(folder)
+    # 1. bootstrap: the source's initial snapshot, in batches of at most 4 rows; `register`
+    # ran in the definition file without the redaction pattern, and said what to set
+    out = run_pipeline(folder)
+    assert f"set {REDACTION} to " in out, out[-6000:]
     bronze = table_rows(warehouse, "bronze")
     assert {r["_operation"] for r in bronze} == {0}
     assert sorted(r["order_id"] for r in bronze) == list(range(10))  # each key once
