@@ -108,6 +108,8 @@ class RecoveryReads(Protocol):
 class RecoveryWrites(Protocol):
     """The durable steps of a re-snapshot besides the state file (docs/data-loss.md step 4)."""
 
+    def finish_last_batch(self, state: GenerationState) -> None: ...
+
     def take_full(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
     ) -> StartingSnapshot: ...
@@ -335,6 +337,9 @@ def _resnapshot(
     source: SourceObserver,
 ) -> GenerationState | None:
     g = decision.next_generation
+    # The live generation is left for good: a batch of it in bronze without its facts row
+    # (a run stopped between the two) gets that row from bronze first (decision 1423).
+    writes.finish_last_batch(state)
     # Three steps a user waits through: the loss found, the snapshot, the generation switch.
     report(
         log,

@@ -4,6 +4,7 @@ without Spark jobs, commit lookup, write retries and migrations."""
 from __future__ import annotations
 
 from mssql_cdc.tables.commit_lookup import Commit, find_commits
+from mssql_cdc.tables.commit_rows import commit_frame, read_commit_rows
 from mssql_cdc.tables.definitions import CONTROL, FACTS, library_columns
 from mssql_cdc.tables.delta_log import CommitSummary, LogHead, LogReader
 from mssql_cdc.tables.delta_read import newest_version, read_rows
@@ -53,6 +54,7 @@ __all__ = [
     "check_append_schema",
     "check_session",
     "columns_of",
+    "commit_frame",
     "ensure_table",
     "find_commits",
     "is_local",
@@ -66,6 +68,7 @@ __all__ = [
     "open_for_write",
     "open_table",
     "quote_identifier",
+    "read_commit_rows",
     "read_rows",
     "recorded_sql_types",
     "require_distinct",
