@@ -8,7 +8,8 @@ performs the re-snapshot step by step, each durable write followed by its failpo
 state write is a compare-and-set against the state this round read: when another run changed
 it meanwhile, the round ends and the pre-flight gathers and decides again (decision 0615).
 What it reads and writes beyond the state file arrives through two narrow Protocols, so the
-order of work is tested without Spark.
+order of work is tested without Spark. A re-snapshot first finishes the generation it leaves:
+a batch bronze holds without its facts row gets that row from bronze (decision 1423).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ Delta transaction key whose version is the batch id, so a batch Spark replays af
 any point writes nothing twice; the checks before them catch a checkpoint rewound under the
 same app_id, which the keys would otherwise turn into silently skipped batches. The batch is
 read once, by its append, which observes its aggregates; only a replay whose append Delta
-skips reads it again, and nothing is cached (decision 1350).
+skips reads it again, and nothing is cached (decision 1350); its facts row then counts bronze's
+rows of the batch, which the source may have purged or skipped since (decision 1423).
 """
 
 from __future__ import annotations

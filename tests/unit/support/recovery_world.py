@@ -58,7 +58,8 @@ class World:
     journal: list[tuple[str, object]] = field(default_factory=list)
     source_reads: list[str] = field(default_factory=list)
     target_reads: list[str] = field(default_factory=list)  # the seconds-long Spark queries
-    finished: list[int] = field(default_factory=list)  # generations whose last batch was finished
+    # finish_last_batch calls: the generation, and the state file as it was then
+    finished: list[tuple[int, GenerationState | None]] = field(default_factory=list)
     purge_during_read: int | None = None  # cleanup moves min_lsn here while a read runs
 
     def request(self, **kw: object) -> RecoveryRequest:
@@ -113,7 +114,7 @@ class World:
 
     # RecoveryWrites
     def finish_last_batch(self, state: GenerationState) -> None:
-        self.finished.append(state.generation)
+        self.finished.append((state.generation, read_state(self.checkpoint)))
 
     def take_full(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
