@@ -339,7 +339,7 @@ def _resnapshot(
 ) -> GenerationState | None:
     g = decision.next_generation
     # The live generation is left for good: a batch of it in bronze without its facts row
-    # (a run stopped between the two) gets that row from bronze first (decision 1423).
+    # (a run stopped between the two) gets that row from bronze first.
     writes.finish_last_batch(state)
     # Three steps a user waits through: the loss found, the snapshot, the generation switch.
     report(

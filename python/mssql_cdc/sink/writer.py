@@ -312,7 +312,7 @@ class DeltaSink:
 
     def _replayed(self, spark: SparkSession, df: DataFrame, batch_id: int) -> BatchAggregates:
         """A replay's aggregates: those of bronze's rows of the batch, which its append
-        committed (decision 1423). The batch is still read again, for its reader's metrics
+        committed. The batch is still read again, for its reader's metrics
         files; a read that fails because CDC cleanup purged the range meanwhile, or that reads
         other rows than the append did (the range skipped with failOnDataLoss=false), changes
         nothing. Where bronze's commit is out of reach, the read's aggregates are written."""
