@@ -1,5 +1,5 @@
-"""The facts table's rows: keys, metrics folding, snapshot rows, detail payloads, and the
-snapshot family of a stream with its cache."""
+"""The facts table's rows: keys, metrics folding, snapshot rows, detail payloads, the
+snapshot family of a stream with its cache, and a batch's row counted from bronze."""
 
 from __future__ import annotations
 

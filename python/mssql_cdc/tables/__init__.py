@@ -1,5 +1,6 @@
 """The library's Delta tables: references, shapes, definitions, writes, the Delta log read
-without Spark jobs, commit lookup, write retries and migrations."""
+without Spark jobs, commit lookup and the rows one commit added, write retries and
+migrations."""
 
 from __future__ import annotations
 
