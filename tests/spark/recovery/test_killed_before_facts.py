@@ -118,3 +118,25 @@ def _no_active_streams(spark: SparkSession) -> Any:
     yield
     for query in spark.streams.active:
         query.stop()
+
+
+def test_spark_reads_the_same_rows_of_a_commit_as_deltalake(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The Spark reading (for a table out of deltalake's reach) of one commit's rows agrees
+    with the in-process one, and neither sees the commits around it."""
+    from mssql_cdc.tables import commit_frame, read_commit_rows, table_ref
+
+    target = str(tmp_path / "bronze")
+    columns = ["_start_lsn", "_operation"]
+    for n, ops in enumerate([[2, 2], [3, 4, 1], [2]]):
+        rows = [(f"0x{n:020X}", op) for op in ops]
+        spark.createDataFrame(rows, "_start_lsn STRING, _operation INT").write.format("delta").mode(
+            "append"
+        ).save(target)
+    ref = table_ref(target)
+    in_process = sorted(
+        tuple(r.values()) for r in read_commit_rows(ref, 1, columns=columns).to_pylist()
+    )
+    on_spark = sorted(tuple(r) for r in commit_frame(spark, ref, 1).select(*columns).collect())
+    assert in_process == on_spark == [(f"0x{1:020X}", op) for op in (1, 3, 4)]
