@@ -1,8 +1,13 @@
-"""The facts table's rows: keys, metrics folding, snapshot rows, detail payloads, and the
-snapshot family of a stream with its cache."""
+"""The facts table's rows: keys, metrics folding, snapshot rows, detail payloads, the
+snapshot family of a stream with its cache, and a batch's row counted from bronze."""
 
 from __future__ import annotations
 
+from mssql_cdc.facts.bronze_batch import (
+    aggregates_of_arrow,
+    bronze_batch_aggregates,
+    finish_batch_from_bronze,
+)
 from mssql_cdc.facts.detail_payloads import (
     BatchDetail,
     CaptureInstanceSwitchedDetail,
@@ -108,12 +113,14 @@ __all__ = [
     "SnapshotPlanDetail",
     "StreamHistory",
     "TxnKey",
+    "aggregates_of_arrow",
     "append_facts",
     "batch_commit_metadata",
     "batch_facts_metadata",
     "batch_key",
     "batch_row",
     "batch_samples",
+    "bronze_batch_aggregates",
     "cached_app_id",
     "check_health_table",
     "checkpoint_owners",
@@ -123,6 +130,7 @@ __all__ = [
     "facts_key",
     "family_condition",
     "family_of",
+    "finish_batch_from_bronze",
     "fold_metrics",
     "format_time",
     "gap_deletes_key",

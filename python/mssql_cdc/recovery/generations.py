@@ -168,6 +168,7 @@ def open_next_generation(
         gap_deletes=request.gap_deletes,
         chunked_at=chunked_at,
         repair=repair,
+        checkpoint=str(request.checkpoint),
     )
     with closing(open_observer(config)) as observer:
         return recover(request, reads, writes, observer)

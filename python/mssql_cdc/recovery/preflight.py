@@ -8,7 +8,8 @@ performs the re-snapshot step by step, each durable write followed by its failpo
 state write is a compare-and-set against the state this round read: when another run changed
 it meanwhile, the round ends and the pre-flight gathers and decides again (decision 0615).
 What it reads and writes beyond the state file arrives through two narrow Protocols, so the
-order of work is tested without Spark.
+order of work is tested without Spark. A re-snapshot first finishes the generation it leaves:
+a batch bronze holds without its facts row gets that row from bronze (decision 1423).
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ class RecoveryReads(Protocol):
 
 class RecoveryWrites(Protocol):
     """The durable steps of a re-snapshot besides the state file (docs/data-loss.md step 4)."""
+
+    def finish_last_batch(self, state: GenerationState) -> None: ...
 
     def take_full(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
@@ -335,6 +338,9 @@ def _resnapshot(
     source: SourceObserver,
 ) -> GenerationState | None:
     g = decision.next_generation
+    # The live generation is left for good: a batch of it in bronze without its facts row
+    # (a run stopped between the two) gets that row from bronze first.
+    writes.finish_last_batch(state)
     # Three steps a user waits through: the loss found, the snapshot, the generation switch.
     report(
         log,

@@ -11,8 +11,14 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mssql_cdc.core import StreamOffset
-from mssql_cdc.facts import BatchSample, RepairDetail, SnapshotFacts, sink_has_batches
+from mssql_cdc.core import GenerationState, StreamOffset, live_paths, spark_only
+from mssql_cdc.facts import (
+    BatchSample,
+    RepairDetail,
+    SnapshotFacts,
+    finish_batch_from_bronze,
+    sink_has_batches,
+)
 from mssql_cdc.facts import batch_samples as read_batch_samples
 from mssql_cdc.facts import snapshot_facts as read_snapshot_facts
 from mssql_cdc.options import SourceConfig
@@ -102,6 +108,25 @@ class SparkRecoveryWrites(_OnSpark):
     gap_deletes: bool = False
     chunked_at: StreamOffset | None = None
     repair: RepairDetail | None = None
+    checkpoint: str = ""
+
+    def finish_last_batch(self, state: GenerationState) -> None:
+        if not self.facts:
+            return
+        metrics = None
+        if self.checkpoint and not spark_only(self.checkpoint):
+            paths = live_paths(
+                self.checkpoint, self.app_id, state, metrics_path=self.config.metrics_path
+            )
+            metrics = paths.metrics_path or None
+        finish_batch_from_bronze(
+            self.spark,
+            target=self.target,
+            facts_table=self.facts,
+            app_id=self.app_id,
+            generation=state.generation,
+            metrics_path=metrics,
+        )
 
     def take_full(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None

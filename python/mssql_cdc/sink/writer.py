@@ -5,7 +5,8 @@ Delta transaction key whose version is the batch id, so a batch Spark replays af
 any point writes nothing twice; the checks before them catch a checkpoint rewound under the
 same app_id, which the keys would otherwise turn into silently skipped batches. The batch is
 read once, by its append, which observes its aggregates; only a replay whose append Delta
-skips reads it again, and nothing is cached (decision 1350).
+skips reads it again, and nothing is cached (decision 1350); its facts row then counts bronze's
+rows of the batch, which the source may have purged or skipped since (decision 1423).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from mssql_cdc.core import EventRecord, StoreFiles, check_cleanable_folder, is_store_uri
 from mssql_cdc.core import clock as _clock
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, is_data_loss
 from mssql_cdc.facts import (
     BatchAggregates,
     FactsRow,
@@ -29,6 +30,7 @@ from mssql_cdc.facts import (
     batch_facts_metadata,
     batch_key,
     batch_row,
+    bronze_batch_aggregates,
     distinct_events,
     facts_key,
     fold_metrics,
@@ -286,7 +288,7 @@ class DeltaSink:
 
         if held:
             phases.debug("%d replay", batch_id)
-            return self._reread(df)
+            return self._replayed(spark, df, batch_id)
         observed = observe(df)
         rows = observed.frame.withColumn("_batch_id", F.lit(batch_id).cast("bigint"))
         key = batch_key(self.app_id, self.generation, batch_id)
@@ -305,8 +307,38 @@ class DeltaSink:
                 batch_id,
                 self.target,
             )
-            return self._reread(df)
+            return self._replayed(spark, df, batch_id)
         return agg
+
+    def _replayed(self, spark: SparkSession, df: DataFrame, batch_id: int) -> BatchAggregates:
+        """A replay's aggregates: those of bronze's rows of the batch, which its append
+        committed. The batch is still read again, for its reader's metrics
+        files; a read that fails because CDC cleanup purged the range meanwhile, or that reads
+        other rows than the append did (the range skipped with failOnDataLoss=false), changes
+        nothing. Where bronze's commit is out of reach, the read's aggregates are written."""
+        failed: Exception | None = None
+        read: BatchAggregates | None = None
+        try:
+            read = self._reread(df)
+        except Exception as exc:
+            if not is_data_loss(exc):
+                raise
+            failed = exc
+        found = bronze_batch_aggregates(spark, self.target, self.sink_id, batch_id)
+        if found is None:
+            if read is None:
+                raise failed or RuntimeError(f"{self!r}: batch {batch_id} was not read")
+            return read
+        if read != found:
+            log.warning(
+                "%r: batch %d, which bronze already holds, %s; its facts row counts bronze's "
+                "%d rows of it",
+                self,
+                batch_id,
+                "reads other rows now" if failed is None else "can no longer be read",
+                found.rows,
+            )
+        return found
 
     def _bronze_holds(self, spark: SparkSession, batch_id: int) -> bool:
         """Bronze already recorded this batch's transaction version: Delta would skip its

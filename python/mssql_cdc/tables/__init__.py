@@ -1,9 +1,11 @@
 """The library's Delta tables: references, shapes, definitions, writes, the Delta log read
-without Spark jobs, commit lookup, write retries and migrations."""
+without Spark jobs, commit lookup and the rows one commit added, write retries and
+migrations."""
 
 from __future__ import annotations
 
 from mssql_cdc.tables.commit_lookup import Commit, find_commits
+from mssql_cdc.tables.commit_rows import commit_frame, read_commit_rows
 from mssql_cdc.tables.definitions import CONTROL, FACTS, library_columns
 from mssql_cdc.tables.delta_log import CommitSummary, LogHead, LogReader
 from mssql_cdc.tables.delta_read import newest_version, read_rows
@@ -53,6 +55,7 @@ __all__ = [
     "check_append_schema",
     "check_session",
     "columns_of",
+    "commit_frame",
     "ensure_table",
     "find_commits",
     "is_local",
@@ -66,6 +69,7 @@ __all__ = [
     "open_for_write",
     "open_table",
     "quote_identifier",
+    "read_commit_rows",
     "read_rows",
     "recorded_sql_types",
     "require_distinct",

@@ -26,21 +26,7 @@ def test_a_short_chaos_run_loses_nothing_and_duplicates_nothing(tmp_path: Path) 
     )
 
     print(result.render())
-    # One defect is known and open (docs/reliability.md): a kill between bronze's append and
-    # its facts row, then a loss before the replay, leaves that batch without a facts row, so
-    # the facts rows add up to fewer changes than bronze holds. Bronze itself stays right. Until
-    # the recovery writes that row, only that one message is tolerated; every other check holds.
-    unexpected = [v for v in result.report.violations if not _known_missing_facts_row(v)]
-    assert unexpected == [], result.render()
+    assert result.report.violations == [], result.render()
     assert set(result.faults) == set(FAULT_KINDS), result.render()
     assert result.report.checked["source changes checked"] > 100
     assert set(result.driver_starts) == {"pymssql", "mssql-python"}
-
-
-def _known_missing_facts_row(violation: str) -> bool:
-    """The open defect's message: the facts rows count fewer changes than bronze holds."""
-    _, _, tail = violation.partition(": facts batch rows add up to ")
-    if not tail or " changes, bronze holds " not in tail:
-        return False
-    facts, bronze = tail.split(" changes, bronze holds ")
-    return int(facts) < int(bronze)

@@ -77,6 +77,20 @@ def test_an_unpurged_range_writes_nothing_and_reads_no_instances_without_a_range
     assert world.source_reads == ["max_lsn"]
 
 
+def test_a_loss_finishes_the_live_generation_s_last_batch_before_it_records_recovering(
+    world: World,
+) -> None:
+    run(world)
+    # Before any state write: the generation left for good is finished while still live.
+    assert world.finished == [(0, None)]
+
+
+def test_a_pre_flight_without_a_loss_finishes_no_batch(world: World) -> None:
+    world.max_lsn = 100
+    run(world)
+    assert world.finished == []
+
+
 def test_a_pre_flight_without_a_loss_reads_no_snapshot_of_the_target(world: World) -> None:
     world.min_lsn = 101  # the first LSN after the committed 100 is still there
     world.whole = [StreamOffset(L(90), ts(90))]

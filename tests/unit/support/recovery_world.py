@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from mssql_cdc.core.checkpoint import read_state
+from mssql_cdc.core.checkpoint import GenerationState, read_state
 from mssql_cdc.core.offsets import StreamOffset
 from mssql_cdc.core.recovery_decision import CompletionRow, Instance, OpenRow
 from mssql_cdc.recovery.preflight import BatchSample, FamilyRows, RecoveryRequest, StartingSnapshot
@@ -58,6 +58,8 @@ class World:
     journal: list[tuple[str, object]] = field(default_factory=list)
     source_reads: list[str] = field(default_factory=list)
     target_reads: list[str] = field(default_factory=list)  # the seconds-long Spark queries
+    # finish_last_batch calls: the generation, and the state file as it was then
+    finished: list[tuple[int, GenerationState | None]] = field(default_factory=list)
     purge_during_read: int | None = None  # cleanup moves min_lsn here while a read runs
 
     def request(self, **kw: object) -> RecoveryRequest:
@@ -111,6 +113,9 @@ class World:
         pass
 
     # RecoveryWrites
+    def finish_last_batch(self, state: GenerationState) -> None:
+        self.finished.append((state.generation, read_state(self.checkpoint)))
+
     def take_full(
         self, generation: int, lost_from_ts: str | None, lost_to_ts: str | None
     ) -> StartingSnapshot:
