@@ -63,6 +63,7 @@ from mssql_cdc.facts.rows import (
     family_condition,
     last_batch,
     source_event_row,
+    source_event_rows,
 )
 from mssql_cdc.facts.snapshot_family import (
     BatchSample,
@@ -157,6 +158,7 @@ __all__ = [
     "snapshot_plan_row",
     "snapshots_key",
     "source_event_row",
+    "source_event_rows",
     "validate_app_id",
     "wave_key",
 ]

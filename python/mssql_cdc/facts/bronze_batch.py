@@ -22,13 +22,11 @@ from mssql_cdc.facts.keys import facts_key, sink_id
 from mssql_cdc.facts.metrics import fold_metrics
 from mssql_cdc.facts.rows import (
     BatchAggregates,
-    FactsRow,
     append_facts,
     batch_facts_metadata,
     batch_row,
-    distinct_events,
     last_batch,
-    source_event_row,
+    source_event_rows,
 )
 from mssql_cdc.facts.snapshot_family import now_naive
 from mssql_cdc.options import open_folder
@@ -180,7 +178,15 @@ def finish_batch_from_bronze(
         duration_ms=0,
         written_at=written_at,
     )
-    events = _event_rows(records, app_id, generation, appended, target, written_at)
+    events = source_event_rows(
+        records,
+        app_id=app_id,
+        generation=generation,
+        batch_id=appended,
+        target=target,
+        started_at=written_at,
+        written_at=written_at,
+    )
     append_facts(
         spark,
         facts.ref,
@@ -197,30 +203,3 @@ def finish_batch_from_bronze(
         aggregates.rows,
     )
     return appended
-
-
-def _event_rows(
-    records: list[EventRecord],
-    app_id: str,
-    generation: int,
-    batch_id: int,
-    target: str,
-    written_at: datetime,
-) -> list[FactsRow]:
-    rows: list[FactsRow] = []
-    for record in records:
-        try:
-            rows.append(
-                source_event_row(
-                    record,
-                    app_id=app_id,
-                    generation=generation,
-                    batch_id=batch_id,
-                    target=target,
-                    started_at=written_at,
-                    written_at=written_at,
-                )
-            )
-        except ValueError as exc:  # a record with unreadable times, as the sink skips it
-            log.warning("%s: event record %r skipped: %s", target, record.event, exc)
-    return distinct_events(rows)

@@ -65,6 +65,7 @@ __all__ = [
     "family_filter",
     "last_batch",
     "source_event_row",
+    "source_event_rows",
 ]
 
 log = logging.getLogger(__name__)
@@ -306,6 +307,37 @@ def source_event_row(
         target=target,
         written_at=written_at,
     )
+
+
+def source_event_rows(
+    records: Sequence[EventRecord],
+    *,
+    app_id: str,
+    generation: int,
+    batch_id: int,
+    target: str,
+    started_at: datetime,
+    written_at: datetime,
+) -> list[FactsRow]:
+    """The event rows of one batch's records (`source_event_row` each), distinct; a record
+    whose times cannot be read is skipped with a warning, as its file carries nothing else."""
+    rows: list[FactsRow] = []
+    for record in records:
+        try:
+            rows.append(
+                source_event_row(
+                    record,
+                    app_id=app_id,
+                    generation=generation,
+                    batch_id=batch_id,
+                    target=target,
+                    started_at=started_at,
+                    written_at=written_at,
+                )
+            )
+        except ValueError as exc:
+            log.warning("%s: event record %r skipped: %s", target, record.event, exc)
+    return distinct_events(rows)
 
 
 def distinct_events(rows: Sequence[FactsRow]) -> list[FactsRow]:

@@ -23,7 +23,6 @@ from mssql_cdc.core import clock as _clock
 from mssql_cdc.errors import ConfigError, is_data_loss
 from mssql_cdc.facts import (
     BatchAggregates,
-    FactsRow,
     FoldedMetrics,
     append_facts,
     batch_commit_metadata,
@@ -31,12 +30,11 @@ from mssql_cdc.facts import (
     batch_key,
     batch_row,
     bronze_batch_aggregates,
-    distinct_events,
     facts_key,
     fold_metrics,
     last_batch,
     sink_id,
-    source_event_row,
+    source_event_rows,
     validate_app_id,
 )
 from mssql_cdc.options import is_uri, open_folder
@@ -381,7 +379,15 @@ class DeltaSink:
         commit."""
         assert self.facts_table is not None
         # written_at is stamped just before the commit; the event query below comes first
-        events = self._event_rows(records, batch_id, started_at, started_at)
+        events = source_event_rows(
+            records,
+            app_id=self.app_id,
+            generation=self.generation,
+            batch_id=batch_id,
+            target=self.target.text,
+            started_at=started_at,
+            written_at=started_at,
+        )
         if events:
             seen = already_recorded(spark, self.facts_table, self.sink_id, batch_id, events)
             events = [e for e in events if (e.event, e.min_lsn, e.detail) not in seen]
@@ -419,31 +425,6 @@ class DeltaSink:
         if last is None or batch_id > last.batch_id:
             self._last = LastBatch(batch_id, end_lsn)
         failpoint("sink.after_facts_write")
-
-    def _event_rows(
-        self,
-        records: list[EventRecord],
-        batch_id: int,
-        started_at: datetime,
-        written_at: datetime,
-    ) -> list[FactsRow]:
-        rows: list[FactsRow] = []
-        for record in records:
-            try:
-                rows.append(
-                    source_event_row(
-                        record,
-                        app_id=self.app_id,
-                        generation=self.generation,
-                        batch_id=batch_id,
-                        target=self.target.text,
-                        started_at=started_at,
-                        written_at=written_at,
-                    )
-                )
-            except ValueError as exc:  # a record with unreadable times; the file is removed
-                log.warning("%r: event record %r skipped: %s", self, record.event, exc)
-        return distinct_events(rows)
 
     def _warn_once(self, topic: str, message: str) -> None:
         if topic not in self._warned:
