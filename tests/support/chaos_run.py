@@ -662,6 +662,10 @@ def wait_until_bootstrapped(source: Source, driver: Driver, tables: int, log: An
     while time.monotonic() < deadline:
         source.commit_some()
         time.sleep(1.0)
+        if driver.ended() is not None:
+            raise RuntimeError(
+                f"the driver ended before every stream bootstrapped; read {driver.log_file}"
+            )
         if not (facts / "_delta_log").exists():
             continue
         try:
@@ -671,10 +675,6 @@ def wait_until_bootstrapped(source: Source, driver: Driver, tables: int, log: An
         if events.to_pylist().count("bootstrap") >= tables:
             log("every stream bootstrapped: faults start")
             return
-        if driver.ended() is not None:
-            raise RuntimeError(
-                f"the driver ended before every stream bootstrapped; read {driver.log_file}"
-            )
     raise RuntimeError(
         f"the streams did not bootstrap within {BOOTSTRAP_TIMEOUT:.0f} s; read {driver.log_file}"
     )
@@ -746,6 +746,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
     out = args.out or REPO / "build" / "chaos" / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
+    out = out.absolute()  # the driver processes and Spark's file URIs need it whole
     result = run_chaos(ChaosSettings(args.seconds, seed, out, args.tables, args.mean_gap))
     return 0 if result.ok else 1
 
