@@ -24,7 +24,7 @@
      driver meets ENOSPC, or is killed after `DISK_FULL_WAIT` seconds; a driver started on the
      full disk must fail with the library's `DiskFullError` message (naming the fault and
      saying to free space and run again); then the ballast is removed and the driver started
-     again (`DiskFault`);
+     again (`DiskFault`, decision 1428);
    a driver process that ends on its own (a stream failed) is restarted too, and its failure
    is kept;
 4. stops the faults, captures everything, runs the job to its end (`availableNow`) and
