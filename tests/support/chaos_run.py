@@ -582,7 +582,9 @@ def _run(settings: ChaosSettings, disk: SmallDisk | None, log: Any) -> ChaosResu
         bag: list[str] = []
         next_fault = start + faults_rng.uniform(0.5, 1.5) * settings.mean_gap
         next_copy = start + HISTORY_EVERY
-        while (now := time.monotonic()) < start + settings.seconds:
+        while (now := time.monotonic()) < start + settings.seconds or (
+            disk_fault is not None and disk_fault.phase  # a full disk is seen to its end
+        ):
             source.commit_some()
             if now >= next_copy:
                 source.keep_history()
@@ -598,7 +600,7 @@ def _run(settings: ChaosSettings, disk: SmallDisk | None, log: Any) -> ChaosResu
                 driver.follow_advice(lines)
                 log(f"driver ended on its own ({code}): {lines[0]}")
                 log(f"driver restarted on {driver.start()}")
-            if now >= next_fault:
+            if now >= next_fault and now < start + settings.seconds:
                 if not bag:
                     bag = list(FAULT_KINDS)
                     faults_rng.shuffle(bag)
@@ -617,9 +619,6 @@ def _run(settings: ChaosSettings, disk: SmallDisk | None, log: Any) -> ChaosResu
             time.sleep(settings.commit_every)
         log("chaos over: stopping the driver, capturing everything, running to the end")
         driver.kill()
-        if disk_fault is not None and disk_fault.phase:
-            disk_fault.free()
-            log("space freed")
         source.stop_server()
         source.start_server()
         source.emu.drain()
