@@ -19,6 +19,12 @@
    - `drop`: the server restarted with a fault that closes the connection in the middle of
      the next change read's result;
    - `slow`: the server restarted with a stall of a few seconds on each of its next answers;
+   - `disk_full`: the small disk (a tmpfs the run mounts, `tests.support.full_disk`) that
+     holds every checkpoint and the metrics folder filled with a ballast file: the running
+     driver meets ENOSPC, or is killed after `DISK_FULL_WAIT` seconds; a driver started on the
+     full disk must fail with the library's `DiskFullError` message (naming the fault and
+     saying to free space and run again); then the ballast is removed and the driver started
+     again (`DiskFault`, decision 1428);
    a driver process that ends on its own (a stream failed) is restarted too, and its failure
    is kept;
 4. stops the faults, captures everything, runs the job to its end (`availableNow`) and
@@ -28,7 +34,8 @@
 
 The seed fixes the workload and the faults' kinds, instants and parameters; the job's own
 timing is the machine's, so a replay meets the same faults at the same instants, not the same
-interleaving. A full disk is not among the faults (docs/reliability.md).
+interleaving. The `disk_full` fault needs root (a tmpfs mount); without it the run says so
+and draws it as not applicable.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -51,6 +59,7 @@ from typing import Any
 
 from mssql_cdc.emulator import Emulator, EmulatorError, TdsServer, serve
 from mssql_cdc.emulator.wire_faults import WireFault
+from tests.support.full_disk import FILLER, SmallDisk, mountable, small_disk
 from tests.support.history_checker import (
     CheckReport,
     SourceChange,
@@ -60,10 +69,19 @@ from tests.support.history_checker import (
     save_run,
 )
 
-__all__ = ["FAULT_KINDS", "ChaosResult", "ChaosSettings", "main", "run_chaos"]
+__all__ = ["DISK_FULL_ADVICE", "FAULT_KINDS", "ChaosResult", "ChaosSettings", "main", "run_chaos"]
 
 REPO = Path(__file__).resolve().parents[2]
-FAULT_KINDS = ("kill", "cleanup", "switch", "add_column", "server_restart", "drop", "slow")
+FAULT_KINDS = (
+    "kill",
+    "cleanup",
+    "switch",
+    "add_column",
+    "server_restart",
+    "drop",
+    "slow",
+    "disk_full",
+)
 DRIVERS = ("pymssql", "mssql-python")
 PASSWORD = "Chaos-run-1"
 SWITCH_DISABLE_AFTER = (15.0, 45.0)  # seconds after a switch, drawn
@@ -73,6 +91,14 @@ BOOTSTRAP_TIMEOUT = 600.0
 _GUARD_ADVICE = "rerun with resnapshot_interval_days=0"
 CLEANUP_RETENTION = (5.0, 120.0)  # seconds of changes a cleanup keeps, drawn
 _META = "__$"
+DISK_MB = 128  # the small disk of the checkpoints and the metrics folder
+DISK_FULL_WAIT = 20.0  # seconds the running driver is left on the full disk before a kill
+DISK_REFUSAL_TIMEOUT = 600.0  # seconds a driver started on the full disk has to refuse
+DISK_FULL_ADVICE = (  # what the library's DiskFullError message must hold
+    "DiskFullError: no space left on device for ",
+    "Free space on that file system",
+    "run again",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +124,15 @@ class ChaosResult:
     driver_starts: Counter[str] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
     guard_overrides: int = 0
+    disk_refusals: list[str] = field(default_factory=list)
+    disk_stops: int = 0  # drivers that stopped on their own on the full disk, naming it
+    problems: list[str] = field(default_factory=list)
     report: CheckReport = field(default_factory=CheckReport)
+
+    @property
+    def ok(self) -> bool:
+        """No violation, and every full-disk failure said what happened and what to do."""
+        return self.report.ok and not self.problems
 
     def render(self) -> str:
         lines = [
@@ -115,6 +149,13 @@ class ChaosResult:
                 f"  restarts with resnapshot_interval_days=0, as the anti-loop guard's message "
                 f"says: {self.guard_overrides}"
             )
+        if self.faults["disk_full"]:
+            lines.append(
+                f"  full disk: {self.disk_stops} running drivers stopped naming it, "
+                f"{len(self.disk_refusals)} DiskFullError refusals of a start on it"
+            )
+            lines += [f"  refused on the full disk: {r[:300]}" for r in self.disk_refusals[:3]]
+        lines += [f"  PROBLEM: {p}" for p in self.problems]
         lines.append(self.report.render())
         return "\n".join(lines)
 
@@ -309,8 +350,11 @@ class Source:
 class Driver:
     """The driver process: one `fan_out` job in `tests.support.chaos_job`."""
 
-    def __init__(self, folder: Path, source: Source, result: ChaosResult) -> None:
+    def __init__(
+        self, folder: Path, source: Source, result: ChaosResult, disk: Path | None = None
+    ) -> None:
         self.folder = folder
+        self.disk = disk  # the small disk's folder: the checkpoints and metrics go there
         self.source = source
         self.result = result
         self.process: subprocess.Popen[bytes] | None = None
@@ -320,12 +364,18 @@ class Driver:
         self.override_guard = False  # the next start passes resnapshot_interval_days=0
 
     def job(self, mode: str, driver: str) -> dict[str, Any]:
-        streams = [{"capture_instance": self.source.instance(t)} for t in self.source.tables]
+        streams = [
+            {"capture_instance": self.source.instance(t), "checkpoint": self.checkpoint(t)}
+            for t in self.source.tables
+        ]
+        options = self.source.options(driver)
+        if self.disk is not None:
+            options["metricsPath"] = str(self.disk / "metrics")
         job: dict[str, Any] = {
             "mode": mode,
             "warehouse": str(self.folder / "warehouse"),
             "streams": streams,
-            "options": self.source.options(driver),
+            "options": options,
             "facts_table": str(self.lake / "facts"),
             "root": str(self.lake),
             "bootstrap": True,
@@ -352,6 +402,10 @@ class Driver:
 
     def silver(self, table: str) -> str:
         return str(self.lake / "silver" / self.source.instance(table))
+
+    def checkpoint(self, table: str) -> str:
+        base = self.lake if self.disk is None else self.disk
+        return str(base / "checkpoints" / self.source.instance(table))
 
     def start(self, mode: str = "stream") -> str:
         driver = DRIVERS[self.turn % len(DRIVERS)]
@@ -393,20 +447,86 @@ class Driver:
         if any(_GUARD_ADVICE in line for line in lines):
             self.override_guard = True
 
-    def failure_lines(self) -> list[str]:
+    def log_text(self) -> str:
         if self.log_file is None or not self.log_file.exists():
-            return []
-        text = self.log_file.read_text(errors="replace")
+            return ""
+        return self.log_file.read_text(errors="replace")
+
+    def failure_lines(self) -> list[str]:
+        text = self.log_text()
         return [line.strip() for line in text.splitlines() if "chaos job: stream failed" in line]
+
+
+@dataclass(slots=True)
+class DiskFault:
+    """The `disk_full` fault in its phases: "filled" (the running driver is on the full
+    disk), "refused" (a driver started on it must fail with `DiskFullError`), then freed."""
+
+    disk: SmallDisk
+    phase: str = ""  # "" when the disk has room
+    since: float = 0.0
+
+    def fill(self, now: float) -> str:
+        ballast = self.disk.fill()
+        self.phase, self.since = "filled", now
+        return (
+            f"the disk of the checkpoints and the metrics folder filled with {ballast:,} "
+            "bytes of ballast"
+        )
+
+    def step(
+        self, now: float, code: int | None, driver: Driver, result: ChaosResult, log: Any
+    ) -> None:
+        """Move the fault on; `code` is the exit code of a driver that ended on its own."""
+        if self.phase == "filled":
+            if code is None and now - self.since < DISK_FULL_WAIT:
+                return
+            if code is None:
+                driver.kill()
+                log(f"the driver ran {DISK_FULL_WAIT:.0f} s on the full disk: killed")
+            else:
+                lines = driver.failure_lines() or [f"exit code {code}, no failure printed"]
+                result.failures += lines
+                driver.follow_advice(lines)
+                if "no space left on device" in driver.log_text().lower():
+                    result.disk_stops += 1
+                log(f"driver ended on its own on the full disk ({code}): {lines[0]}")
+            self.disk.fill()  # whatever a stopped writer left free
+            self.phase, self.since = "refused", now
+            log(f"driver started on the full disk on {driver.start()}")
+            return
+        if code is None and now - self.since < DISK_REFUSAL_TIMEOUT:
+            return
+        if code is None:
+            driver.kill()
+            result.problems.append(
+                f"a driver started on the full disk ran {DISK_REFUSAL_TIMEOUT:.0f} s without "
+                f"failing; read {driver.log_file}"
+            )
+        else:
+            lines = driver.failure_lines()
+            driver.follow_advice(lines)
+            result.disk_refusals += lines
+            wrong = [ln for ln in lines if not all(part in ln for part in DISK_FULL_ADVICE)]
+            if not lines or wrong:
+                result.problems.append(
+                    f"a start on the full disk did not fail with DiskFullError's message "
+                    f"(naming the fault and saying to free space and run again): "
+                    f"{(wrong or [f'exit code {code}, no failure printed'])[0][:600]}"
+                )
+            log(f"driver refused on the full disk ({code}): {(lines or ['no failure'])[0]}")
+        self.free()
+        log(f"space freed; driver restarted on {driver.start()}")
+
+    def free(self) -> None:
+        self.disk.free()
+        self.phase = ""
 
 
 def run_chaos(settings: ChaosSettings) -> ChaosResult:
     """Run one chaos run (module docstring) and return what it did and found."""
     out = settings.out
     out.mkdir(parents=True, exist_ok=False)
-    result = ChaosResult(settings.seed)
-    faults_rng = random.Random(settings.seed)
-    source = Source(out, settings.tables, random.Random(settings.seed + 1))
     log_path = out / "chaos.log"
 
     def log(message: str) -> None:
@@ -417,10 +537,44 @@ def run_chaos(settings: ChaosSettings) -> ChaosResult:
 
     log(f"chaos: seed {settings.seed}, {settings.seconds:.0f} s, folder {out}")
     log(f"chaos: replay with make chaos SECONDS={settings.seconds:.0f} SEED={settings.seed}")
+    if not mountable():
+        log("chaos: not root, so no small disk: the disk_full fault is not applicable")
+        return _run(settings, None, log)
+    kept = out / "disk.kept"
+    try:
+        with small_disk(out / "disk", size_mb=DISK_MB) as disk:
+            try:
+                return _run(settings, disk, log)
+            finally:
+                _keep(disk, kept)
+    finally:  # the disk's files, back where the run wrote them once it is unmounted
+        _restore(kept, out / "disk")
+
+
+def _keep(disk: SmallDisk, kept: Path) -> None:
+    """Copy the disk's files (the ballast aside) to `kept`, to put back once unmounted."""
+    disk.free()
+    shutil.copytree(disk.path, kept, ignore=shutil.ignore_patterns(FILLER))
+
+
+def _restore(kept: Path, where: Path) -> None:
+    if not kept.exists():
+        return
+    for entry in kept.iterdir():
+        entry.rename(where / entry.name)
+    kept.rmdir()
+
+
+def _run(settings: ChaosSettings, disk: SmallDisk | None, log: Any) -> ChaosResult:
+    out = settings.out
+    result = ChaosResult(settings.seed)
+    faults_rng = random.Random(settings.seed)
+    source = Source(out, settings.tables, random.Random(settings.seed + 1))
     source.start_server()
     for _ in range(20):  # a few rows for the bootstrap to read
         source.commit_some()
-    driver = Driver(out, source, result)
+    driver = Driver(out, source, result, None if disk is None else disk.path)
+    disk_fault = None if disk is None else DiskFault(disk)
     log(f"driver started on {driver.start()}")
     try:
         wait_until_bootstrapped(source, driver, settings.tables, log)
@@ -428,25 +582,33 @@ def run_chaos(settings: ChaosSettings) -> ChaosResult:
         bag: list[str] = []
         next_fault = start + faults_rng.uniform(0.5, 1.5) * settings.mean_gap
         next_copy = start + HISTORY_EVERY
-        while (now := time.monotonic()) < start + settings.seconds:
+        while (now := time.monotonic()) < start + settings.seconds or (
+            disk_fault is not None and disk_fault.phase  # a full disk is seen to its end
+        ):
             source.commit_some()
             if now >= next_copy:
                 source.keep_history()
                 next_copy = now + HISTORY_EVERY
             source.disable_due(now, log)
             code = driver.ended()
-            if code is not None:
+            if disk_fault is not None and disk_fault.phase:
+                disk_fault.step(now, code, driver, result, log)
+                next_fault = max(next_fault, now + 1.0)  # one fault at a time
+            elif code is not None:
                 lines = driver.failure_lines() or [f"exit code {code}, no failure printed"]
                 result.failures += lines
                 driver.follow_advice(lines)
                 log(f"driver ended on its own ({code}): {lines[0]}")
                 log(f"driver restarted on {driver.start()}")
-            if now >= next_fault:
+            if now >= next_fault and now < start + settings.seconds:
                 if not bag:
                     bag = list(FAULT_KINDS)
                     faults_rng.shuffle(bag)
                 kind = bag.pop()
-                what = inject(kind, source, driver, faults_rng, now)
+                if kind == "disk_full":
+                    what = None if disk_fault is None else disk_fault.fill(now)
+                else:
+                    what = inject(kind, source, driver, faults_rng, now)
                 if what is None:
                     result.skipped[kind] += 1
                     log(f"fault {kind}: not applicable")
@@ -469,7 +631,7 @@ def run_chaos(settings: ChaosSettings) -> ChaosResult:
             {
                 "table": t,
                 "bronze": driver.bronze(t),
-                "checkpoint": str(driver.lake / "checkpoints" / source.instance(t)),
+                "checkpoint": driver.checkpoint(t),
                 "silver": driver.silver(t),
             }
             for t in source.tables
@@ -499,6 +661,10 @@ def wait_until_bootstrapped(source: Source, driver: Driver, tables: int, log: An
     while time.monotonic() < deadline:
         source.commit_some()
         time.sleep(1.0)
+        if driver.ended() is not None:
+            raise RuntimeError(
+                f"the driver ended before every stream bootstrapped; read {driver.log_file}"
+            )
         if not (facts / "_delta_log").exists():
             continue
         try:
@@ -508,10 +674,6 @@ def wait_until_bootstrapped(source: Source, driver: Driver, tables: int, log: An
         if events.to_pylist().count("bootstrap") >= tables:
             log("every stream bootstrapped: faults start")
             return
-        if driver.ended() is not None:
-            raise RuntimeError(
-                f"the driver ended before every stream bootstrapped; read {driver.log_file}"
-            )
     raise RuntimeError(
         f"the streams did not bootstrap within {BOOTSTRAP_TIMEOUT:.0f} s; read {driver.log_file}"
     )
@@ -583,8 +745,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
     out = args.out or REPO / "build" / "chaos" / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
+    out = out.absolute()  # the driver processes and Spark's file URIs need it whole
     result = run_chaos(ChaosSettings(args.seconds, seed, out, args.tables, args.mean_gap))
-    return 0 if result.report.ok else 1
+    return 0 if result.ok else 1
 
 
 if __name__ == "__main__":
