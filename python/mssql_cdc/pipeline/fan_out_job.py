@@ -6,7 +6,8 @@ does not hold up the others, and at most `max_snapshots` full snapshots are read
 (`snapshot/slots.py`). Each stream keeps its own checkpoint, app_id and generation, and
 recovers on its own; the streams share one facts table. Decision 1020. A stream that failed
 because its connection to the source failed past its retries says so, and to run the job
-again (decision 1406).
+again (decision 1406); one that failed on another error of the SQL Server driver says the
+error is the driver's, and what to check.
 """
 
 from __future__ import annotations
@@ -59,6 +60,29 @@ _CONNECTION_ADVICE = (
     "restarting, a network cut): check that the server answers, then run the job again: each "
     "stream resumes where it stopped"
 )
+
+
+# The SQL Server drivers' packages. An error of theirs the retries did not count as transient
+# (pymssql's bare "(0, b'Unknown error')" after a server restart, say) still comes from the
+# server or the connection, not from this library, and the job may say so.
+_DRIVER_PACKAGES = frozenset({"pymssql", "_mssql", "mssql_python", "pytds"})
+_DRIVER_ADVICE = (
+    "; this error came from the SQL Server driver, not from mssql-cdc: if the server restarted "
+    "or the connection dropped, check that the server answers, then run the job again: each "
+    "stream resumes where it stopped; otherwise the driver's text says what the server refused"
+)
+
+
+def _from_driver(exc: BaseException) -> bool:
+    """Whether `exc`, or an error it was raised from, is a SQL Server driver's own."""
+    seen: BaseException | None = exc
+    for _ in range(10):  # a cause chain is short; the bound guards a cycle
+        if seen is None:
+            return False
+        if type(seen).__module__.split(".")[0] in _DRIVER_PACKAGES:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _did_not_start(failure: BaseException | None) -> bool:
@@ -347,7 +371,13 @@ class FanOutJob:
             f"{planned.label}, app_id {planned.args.app_id!r}, failed: "
             f"{type(exc).__name__}: {text[:cut] if cut > 0 else text}"
             + (f"\n{advice}" if advice else "")
-            + (_CONNECTION_ADVICE if is_transient(exc) else ""),
+            + (
+                _CONNECTION_ADVICE
+                if is_transient(exc)
+                else _DRIVER_ADVICE
+                if _from_driver(exc)
+                else ""
+            ),
             planned.args.app_id,
             planned.config.capture_instance,
         )

@@ -298,3 +298,27 @@ def test_a_stream_that_failed_otherwise_gets_no_connection_advice(
     with pytest.raises(StreamFailedError) as failed:
         job.await_termination(30)
     assert "connection" not in str(failed.value)
+
+
+class OperationalError(Exception):
+    """Stands in for pymssql's, by module: the job tells a driver's errors by their package."""
+
+
+OperationalError.__module__ = "pymssql.exceptions"
+
+
+def test_a_stream_failed_by_another_driver_error_says_it_is_the_drivers_and_what_to_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chaos run's pre-flight read after a server restart ended with pymssql's bare
+    # "(0, b'Unknown error')", a number the retries do not count as transient.
+    def start(app_id: str) -> Query:
+        raise RuntimeError("pre-flight read failed") from OperationalError(0, b"Unknown error")
+
+    job = job_of(tmp_path, monkeypatch, start, n=1)
+    with pytest.raises(StreamFailedError) as failed:
+        job.await_termination(30)
+    text = str(failed.value)
+    assert "this error came from the SQL Server driver, not from mssql-cdc" in text
+    assert "check that the server answers, then run the job again" in text
+    assert "after its retries" not in text
