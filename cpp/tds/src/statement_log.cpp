@@ -8,6 +8,7 @@
 
 #include "builtins.hpp"
 #include "mssqlcdc/error.hpp"
+#include "scalar_text.hpp"
 #include "tsql.hpp"
 
 namespace mssqlcdc::tds {
@@ -56,6 +57,8 @@ bool is_password_name(const std::string& name) {
 std::string value_text(const RpcParam& p) {
   if (is_null(p.value)) return "NULL";
   if (const auto* s = std::get_if<std::string>(&p.value)) return "N'" + mask_passwords(*s) + "'";
+  // Bytes as SQL Server writes a binary literal: raw bytes would put NULs and line ends in the log.
+  if (const auto* b = std::get_if<Bytes>(&p.value)) return scalar::hex(*b, true);
   try {
     return text_of(TypedValue{p.type, p.value}, 0);
   } catch (const std::exception&) {

@@ -132,3 +132,27 @@ def test_a_log_file_that_cannot_be_opened_fails_serve_naming_it(
     with pytest.raises(OSError, match="statement log") as raised:
         serve(emulator_file, log_statements=missing)
     assert str(missing) in str(raised.value)
+
+
+def test_a_binary_rpc_parameter_is_logged_as_a_hex_literal_on_its_own_line(
+    emulator_file: Path, tmp_path: Path
+) -> None:
+    # A binary value is written as SQL Server writes a binary constant, 0x then hex digits
+    # (https://learn.microsoft.com/en-us/sql/t-sql/data-types/constants-transact-sql), so its
+    # bytes (a NUL, a line end) never cut or run on the log's lines.
+    log = tmp_path / "statements.log"
+    value = b"\x00\x00\x00\x27\n\x00\x00\x21\x00\x03"
+    with Emulator.open(emulator_file) as emu, emu.serve(log_statements=log) as server:
+        odbc = mssql_python.connect(server.connection_string("mssql-python"), timeout=10)
+        try:
+            cursor = odbc.cursor()
+            cursor.execute("SELECT sys.fn_cdc_increment_lsn(?)", value)
+            cursor.fetchall()
+            cursor.execute("SELECT 1")
+            cursor.fetchall()
+        finally:
+            odbc.close()
+    lines = log.read_text(encoding="utf-8").splitlines()
+    [rpc] = [line for line in lines if " rpc: " in line and "fn_cdc_increment_lsn" in line]
+    assert rpc.endswith("=0x" + value.hex().upper())
+    assert any(line.endswith("SELECT 1") for line in lines)  # the next entry has its own line
