@@ -15,7 +15,9 @@ class Reader;
 
 namespace mssqlcdc::tds {
 
-// `reader` must outlive the catalog; `database` is the name clients see (DB_NAME()).
-[[nodiscard]] std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database);
+// `reader` must outlive the catalog; `database` is the name clients see (DB_NAME()), `login`
+// the session's login (SUSER_SNAME(); "" for the default login).
+[[nodiscard]] std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database,
+                                                        std::string login = "");
 
 }  // namespace mssqlcdc::tds
