@@ -54,8 +54,9 @@ std::optional<std::int64_t> int_arg(const TypedValue& v) {
 
 class EmulatorCatalog final : public Catalog {
  public:
-  EmulatorCatalog(emu::Reader& reader, std::string database, std::string login)
-      : reader_(reader), database_(database), names_{std::move(database), std::move(login)} {}
+  EmulatorCatalog(emu::Reader& reader, std::string database, std::string login,
+                  std::function<std::vector<std::vector<Value>>()> job_rows)
+      : reader_(reader), database_(database), names_{std::move(database), std::move(login), std::move(job_rows)} {}
 
   std::unique_ptr<Relation> relation(const ObjectName& name) override {
     const auto [schema, object] = schema_and_name(name);
@@ -258,8 +259,9 @@ class EmulatorCatalog final : public Catalog {
 
 }  // namespace
 
-std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database, std::string login) {
-  return std::make_unique<EmulatorCatalog>(reader, std::move(database), std::move(login));
+std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database, std::string login,
+                                          std::function<std::vector<std::vector<Value>>()> job_rows) {
+  return std::make_unique<EmulatorCatalog>(reader, std::move(database), std::move(login), std::move(job_rows));
 }
 
 }  // namespace mssqlcdc::tds

@@ -4,8 +4,10 @@
 // the database, over one connection's emu::Reader.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "relations.hpp"
 
@@ -16,8 +18,10 @@ class Reader;
 namespace mssqlcdc::tds {
 
 // `reader` must outlive the catalog; `database` is the name clients see (DB_NAME()), `login`
-// the session's login (SUSER_SNAME(); "" for the default login).
+// the session's login (SUSER_SNAME(); "" for the default login), `job_rows` the rows of
+// sys.sp_cdc_help_jobs that msdb.dbo.cdc_jobs shows (none when not set).
 [[nodiscard]] std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database,
-                                                        std::string login = "");
+                                                        std::string login = "",
+                                                        std::function<std::vector<std::vector<Value>>()> job_rows = {});
 
 }  // namespace mssqlcdc::tds

@@ -410,6 +410,29 @@ std::unique_ptr<Relation> cdc_errors() {
                        {});
 }
 
+// msdb.dbo.cdc_jobs: sp_cdc_help_jobs' rows in the table's column order. The emulator serves
+// one database, whose id is 5, the first a user database takes.
+std::unique_ptr<Relation> cdc_jobs(const SessionNames& names) {
+  Rows rows;
+  if (names.job_rows) {
+    // help_jobs: job_id, job_type, job_name, maxtrans, maxscans, continuous, pollinginterval,
+    // retention, threshold.
+    for (auto& r : names.job_rows()) {
+      rows.push_back({std::int64_t{5}, r[1], r[0], r[3], r[4], r[5], r[6], r[7], r[8]});
+    }
+  }
+  return rows_relation({{"database_id", kIntT, false},
+                        {"job_type", nvarchar(20), false},
+                        {"job_id", ColumnType{SqlKind::UniqueIdentifier, 16}, true},
+                        {"maxtrans", kIntT, true},
+                        {"maxscans", kIntT, true},
+                        {"continuous", kBitT, true},
+                        {"pollinginterval", kBigIntT, true},
+                        {"retention", kBigIntT, true},
+                        {"threshold", kBigIntT, true}},
+                       std::move(rows));
+}
+
 // ---- scalar functions --------------------------------------------------------------------
 
 void arity(const std::string& fn, const std::vector<TypedValue>& args, std::size_t lo, std::size_t hi) {
@@ -496,6 +519,7 @@ std::unique_ptr<Relation> meta_relation(const ObjectModel& model, emu::Reader& /
   if (name.size() != 2) return nullptr;
   const std::string schema = lower(name[0]);
   const std::string view = lower(name[1]);
+  if (schema == "msdb.dbo") return view == "cdc_jobs" ? cdc_jobs(names) : nullptr;
   if (schema == "information_schema") {
     if (view == "schemata") return schemata(model, names);
     if (view == "tables") return tables(model, names);

@@ -1,10 +1,12 @@
 // catalog_meta.hpp: the catalog a generic SQL Server client reads (decision 1439): the
-// INFORMATION_SCHEMA views, sys.indexes and sys.index_columns, CDC's monitoring views, and the
+// INFORMATION_SCHEMA views, sys.indexes and sys.index_columns, CDC's monitoring views and
+// msdb.dbo.cdc_jobs (the parser names it {"msdb.dbo", "cdc_jobs"}), and the
 // scalar functions that describe the server and the session (SERVERPROPERTY, SCHEMA_ID,
 // SCHEMA_NAME, SUSER_SNAME, USER_NAME). Each answers with the columns, types and values
 // Microsoft documents for SQL Server 2022 Developer edition; free-text fields say "emulator".
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +26,8 @@ class ObjectModel;
 struct SessionNames {
   std::string database;  // DB_NAME()
   std::string login;     // SUSER_SNAME(); "" means the emulator's default login, sa
+  // sys.sp_cdc_help_jobs' rows (jobs.hpp), which msdb.dbo.cdc_jobs shows; unset: no rows.
+  std::function<std::vector<std::vector<Value>>()> job_rows;
 };
 
 // The relation `name` names among the views above (case-insensitive schema and name), or
