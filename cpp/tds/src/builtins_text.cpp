@@ -163,6 +163,7 @@ std::optional<TypedValue> text_builtin(std::string_view fn, const std::vector<Ty
   if (fn == "substring") return substring(args);
   if (fn == "nchar") return nchar(args);
   if (fn == "hashbytes") return hashbytes(args);
+  if (fn == "format") return format_builtin(args);
   return std::nullopt;
 }
 

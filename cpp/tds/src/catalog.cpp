@@ -189,7 +189,10 @@ class EmulatorCatalog final : public Catalog {
   std::optional<TypedValue> map_time_to_lsn(const std::vector<TypedValue>& args, Arity arity) {
     arity(2, 2);
     const auto* op = text_arg(args[0]);
-    const auto* at = std::get_if<DateTime2>(&args[1].value);
+    // The parameter is datetime: a text argument converts as CAST does (a date literal is the
+    // common case), so it is never silently NULL; other types pass as they are.
+    const TypedValue when = text_arg(args[1]) != nullptr ? convert(kDateTimeType, args[1], 0) : args[1];
+    const auto* at = std::get_if<DateTime2>(&when.value);
     if (op == nullptr || at == nullptr) return TypedValue{kLsnType, std::monostate{}};
     const std::string rel = trimmed(lower(*op));
     using R = emu::Relation;

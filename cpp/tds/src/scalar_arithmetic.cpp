@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "builtins.hpp"
+#include "scalar_calendar.hpp"
 #include "scalar_kinds.hpp"
 #include "scalar_numeric.hpp"
 #include "scalar_text.hpp"
@@ -129,8 +130,45 @@ TypedValue negate(const TypedValue& v) {
   sql_error(8117, "Operand data type " + kind_name(v.type) + " is invalid for minus operator.");
 }
 
+namespace {
+
+// datetime (not datetime2) plus or minus a number of days, or minus another datetime (counted
+// from 1900-01-01, datetime's zero), as SQL Server's datetime arithmetic gives: GETDATE() - 1
+// is a day earlier, + 0.5 twelve hours later; past datetime's range is error 517.
+TypedValue datetime_days(char op, const TypedValue& at, const TypedValue& n) {
+  const ColumnType t{SqlKind::DateTime};
+  if (is_null(at.value) || is_null(n.value)) return {t, std::monostate{}};
+  constexpr std::int64_t kTicksPerDay = 864'000'000'000;
+  const auto overflow = [] { sql_error(517, "Adding a value to a 'datetime' column caused an overflow."); };
+  const auto& d = std::get<DateTime2>(at.value);
+  double days = 0;
+  if (n.type.kind == SqlKind::DateTime) {
+    const auto& e = std::get<DateTime2>(n.value);
+    days = static_cast<double>(e.days - days_of(1900, 1, 1)) + static_cast<double>(e.ticks) / kTicksPerDay;
+  } else {
+    days = as_double(n);
+  }
+  if (!std::isfinite(days) || std::abs(days) > 4'000'000) overflow();  // beyond any datetime span
+  const auto delta = static_cast<std::int64_t>(std::llround(days * kTicksPerDay));
+  const std::int64_t total = (d.days * kTicksPerDay) + d.ticks + (op == '-' ? -delta : delta);
+  const DateTime2 out = normalized(total / kTicksPerDay, total % kTicksPerDay);
+  if (out.days < days_of(1753, 1, 1) || out.days > days_of(9999, 12, 31)) overflow();
+  return {t, out};
+}
+
+}  // namespace
+
 TypedValue arithmetic(char op, const TypedValue& a, const TypedValue& b) {
   const SqlKind ka = a.type.kind, kb = b.type.kind;
+  if (ka == SqlKind::DateTime && (op == '+' || op == '-') && (is_numeric(kb) || kb == SqlKind::DateTime))
+    return datetime_days(op, a, b);
+  if (kb == SqlKind::DateTime && op == '+' && is_numeric(ka)) return datetime_days(op, b, a);
+  // The other date and time types take no numbers: SQL Server's operand clash, 206.
+  const auto dated = [](SqlKind k) {
+    return k == SqlKind::DateTime2 || k == SqlKind::Date || k == SqlKind::Time || k == SqlKind::DateTimeOffset;
+  };
+  if ((dated(ka) && is_numeric(kb)) || (is_numeric(ka) && dated(kb)))
+    sql_error(206, "Operand type clash: " + kind_name(a.type) + " is incompatible with " + kind_name(b.type));
   if (op == '+' && is_text(ka) && is_text(kb)) {
     const bool wide =
         ka == SqlKind::NVarChar || ka == SqlKind::NChar || kb == SqlKind::NVarChar || kb == SqlKind::NChar;

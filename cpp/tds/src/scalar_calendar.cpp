@@ -108,7 +108,15 @@ std::optional<DateTimeOffset> parse_datetime(std::string_view s, bool time_only)
     }
     return true;
   };
-  if (!time_only || (s.size() >= 10 && s[4] == '-')) {
+  // SQL Server's unseparated form, 'YYYYMMDD' (optionally then ' hh:mm...'), reads the same in
+  // every language setting, as the ISO form does.
+  const bool unseparated = s.size() >= 8 &&
+                           std::all_of(s.begin(), s.begin() + 8, [](char c) { return c >= '0' && c <= '9'; }) &&
+                           (s.size() == 8 || s[8] == ' ');
+  if (unseparated) {
+    if (!number(4, y) || !number(2, mo) || !number(2, d)) return std::nullopt;
+    if (i < s.size()) ++i;
+  } else if (!time_only || (s.size() >= 10 && s[4] == '-')) {
     if (!number(4, y) || i >= s.size() || s[i++] != '-' || !number(2, mo) || i >= s.size() || s[i++] != '-' ||
         !number(2, d)) {
       return std::nullopt;

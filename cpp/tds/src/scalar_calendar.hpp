@@ -29,7 +29,8 @@ struct Civil {
 // The local clock of an offset value.
 [[nodiscard]] DateTime2 local_of(const DateTimeOffset& v);
 
-// 'YYYY-MM-DD[ |T]hh:mm[:ss[.fffffff]][ +hh:mm]', or a time alone; nullopt when it is neither.
+// 'YYYY-MM-DD[ |T]hh:mm[:ss[.fffffff]][ +hh:mm]', 'YYYYMMDD[ hh:mm...]', or a time alone;
+// nullopt when it is none of these.
 [[nodiscard]] std::optional<DateTimeOffset> parse_datetime(std::string_view s, bool time_only);
 
 [[nodiscard]] std::string date_text(std::int64_t days);              // 2026-01-02

@@ -20,7 +20,11 @@ namespace mssqlcdc::tds::scalar {
 // 8-4-4-4-12 upper-case hex; the first three groups are little-endian on the wire.
 [[nodiscard]] std::string guid_text(const Bytes& b);
 
-// SUBSTRING, NCHAR or HASHBYTES (builtins_text.cpp) by lower-case name; nullopt for another name.
+// CONCAT, SUBSTRING, NCHAR, HASHBYTES (builtins_text.cpp) or FORMAT by lower-case name; nullopt for another name.
 [[nodiscard]] std::optional<TypedValue> text_builtin(std::string_view fn, const std::vector<TypedValue>& args);
+
+// FORMAT(value, format[, culture]) for the en-US culture (builtins_format.cpp); NULL for a format
+// string .NET would reject, as SQL Server answers.
+[[nodiscard]] std::optional<TypedValue> format_builtin(const std::vector<TypedValue>& args);
 
 }  // namespace mssqlcdc::tds::scalar

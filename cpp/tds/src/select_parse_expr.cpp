@@ -303,7 +303,8 @@ ExprPtr Parser::primary() {
   auto e = make(ExprKind::Call, "", {});
   e->name = std::move(name);
   e->op = lower(joined(e->name));
-  const bool datepart_first = e->op == "dateadd" || e->op == "datepart" || e->op == "datediff" || e->op == "datename";
+  const bool datepart_first = e->op == "dateadd" || e->op == "datepart" || e->op == "datediff" ||
+                              e->op == "datediff_big" || e->op == "datename";
   if (symbol('*')) {
     e->star = true;
     expect_symbol(')');

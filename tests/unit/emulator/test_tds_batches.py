@@ -98,3 +98,37 @@ def test_select_assignment_and_isnull_of_a_null_literal(server: TdsServer) -> No
         assert cursor.fetchall() == [("x", "Tool Design", "Tool Design")]
     finally:
         conn.close()
+
+
+def test_a_date_string_passed_to_map_time_to_lsn_converts_to_datetime_as_sql_server_does(
+    tmp_path: Path,
+) -> None:
+    """The tracking_time parameter is datetime, so a string argument converts implicitly, as
+    the function's page shows with `'2007-01-01 12:00:00.000'`-style values
+    (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-cdc-map-time-to-lsn-transact-sql).
+    The oracle is the commit LSNs returned here and the times they were committed at."""
+    emu = Emulator.create(tmp_path / "shop.db", start="2026-09-28T13:00:00")
+    emu.create_table("dbo.t", {"id": "int"}, primary_key="id")
+    emu.enable_cdc("dbo.t")
+    first = emu.commit([("insert", "dbo.t", {"id": 1})], at="2026-09-28T13:50:00")
+    second = emu.commit([("insert", "dbo.t", {"id": 2})], at="2026-09-28T14:10:00")
+    try:
+        with emu.serve() as srv:
+            conn: Any = pymssql.connect(**srv.connect_kwargs("pymssql"), login_timeout=10)
+            try:
+                cursor = conn.cursor()
+                cursor.execute(
+                    "SELECT sys.fn_cdc_map_time_to_lsn('smallest greater than', "
+                    "'2026-09-28 14:00:00'), "
+                    "sys.fn_cdc_map_time_to_lsn('largest less than or equal', '20260928 14:00'), "
+                    "sys.fn_cdc_map_time_to_lsn('smallest greater than or equal', "
+                    "'2030-01-01')"
+                )
+                after, before, none = cursor.fetchone()
+            finally:
+                conn.close()
+    finally:
+        emu.close()
+    assert after.hex() == second.removeprefix("0x").lower()
+    assert before.hex() == first.removeprefix("0x").lower()
+    assert none is None  # no commit at or after 2030: SQL Server answers NULL
