@@ -432,3 +432,30 @@ def test_sp_cdc_disable_db_disables_every_capture_instance(server: TdsServer) ->
     assert query(server, "SELECT * FROM cdc.change_tables") == []
     names = {r["name"] for r in query(server, "SELECT name FROM sys.objects")}
     assert "fn_cdc_get_all_changes_dbo_orders" not in names
+
+
+def test_msdb_cdc_jobs_shows_the_settings_sp_cdc_change_job_stored(server: TdsServer) -> None:
+    """system-tables/dbo-cdc-jobs-transact-sql: database_id, job_type, job_id, maxtrans,
+    maxscans, continuous, pollinginterval, retention, threshold; one row per job, the same
+    settings sys.sp_cdc_help_jobs shows (system-stored-procedures/sys-sp-cdc-help-jobs-
+    transact-sql)."""
+    conn = connect(server, "pymssql")
+    try:
+        conn.cursor().execute(
+            "EXEC sys.sp_cdc_change_job @job_type = N'cleanup', @retention = 2880"
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    assert columns_of(server, "SELECT * FROM msdb.dbo.cdc_jobs") == [
+        "database_id", "job_type", "job_id", "maxtrans", "maxscans", "continuous",
+        "pollinginterval", "retention", "threshold",
+    ]  # fmt: skip
+    rows = {r["job_type"]: r for r in query(server, "SELECT * FROM msdb.dbo.cdc_jobs")}
+    assert set(rows) == {"capture", "cleanup"}
+    assert rows["cleanup"]["retention"] == 2880
+    helped = {r["job_type"]: r for r in query(server, "EXEC sys.sp_cdc_help_jobs")}
+    for job in ("capture", "cleanup"):
+        for column in ("maxtrans", "maxscans", "pollinginterval", "retention", "threshold"):
+            assert rows[job][column] == helped[job][column]
+        assert rows[job]["job_id"] == helped[job]["job_id"]
