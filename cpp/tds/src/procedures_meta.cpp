@@ -353,13 +353,25 @@ const std::vector<MetaProcedure>& meta_procedures() {
   return all;
 }
 
-const MetaProcedure* find(const std::string& written) {
+// The parts of a procedure's name, lower-case and unquoted: ODBC's SQLStatistics sends
+// "[sys].sp_statistics_100".
+std::vector<std::string> name_parts(const std::string& written) {
   std::vector<std::string> parts;
   std::size_t start = 0;
   for (std::size_t dot; (dot = written.find('.', start)) != std::string::npos; start = dot + 1) {
     parts.push_back(lower(written.substr(start, dot - start)));
   }
   parts.push_back(lower(written.substr(start)));
+  for (auto& p : parts) {
+    const bool quoted =
+        p.size() >= 2 && ((p.front() == '[' && p.back() == ']') || (p.front() == '"' && p.back() == '"'));
+    if (quoted) p = p.substr(1, p.size() - 2);
+  }
+  return parts;
+}
+
+const MetaProcedure* find(const std::string& written) {
+  const std::vector<std::string> parts = name_parts(written);
   if (parts.size() > 3 || (parts.size() >= 2 && parts[parts.size() - 2] != "sys")) return nullptr;
   for (const MetaProcedure& p : meta_procedures()) {
     if (parts.back() == p.name) return &p;

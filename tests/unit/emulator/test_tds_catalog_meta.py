@@ -459,3 +459,26 @@ def test_msdb_cdc_jobs_shows_the_settings_sp_cdc_change_job_stored(server: TdsSe
         for column in ("maxtrans", "maxscans", "pollinginterval", "retention", "threshold"):
             assert rows[job][column] == helped[job][column]
         assert rows[job]["job_id"] == helped[job]["job_id"]
+
+
+def test_mssql_pythons_cursor_statistics_reads_the_clustered_primary_key(
+    server: TdsServer,
+) -> None:
+    """The ODBC driver answers SQLStatistics with the RPC [sys].sp_statistics_100
+    (odbc/reference/syntax/sqlstatistics-function: TYPE SQL_TABLE_STAT 0 for the table's row,
+    SQL_INDEX_CLUSTERED 1, ORDINAL_POSITION the column's place in the index)."""
+    conn = connect(server, "mssql-python")
+    try:
+        cursor = conn.cursor()
+        rows = cursor.statistics(table="orders", schema="dbo").fetchall()
+        names = [d[0] for d in cursor.description]
+    finally:
+        conn.close()
+    found = [dict(zip(names, row, strict=True)) for row in rows]
+    assert [(r["TYPE"], r["COLUMN_NAME"]) for r in found] == [
+        (0, None),
+        (1, "order_id"),
+        (1, "line"),
+    ]
+    assert found[0]["CARDINALITY"] == 3
+    assert [r["ORDINAL_POSITION"] for r in found[1:]] == [1, 2]
