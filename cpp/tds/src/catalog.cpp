@@ -54,9 +54,8 @@ std::optional<std::int64_t> int_arg(const TypedValue& v) {
 
 class EmulatorCatalog final : public Catalog {
  public:
-  EmulatorCatalog(emu::Reader& reader, std::string database, std::string login,
-                  std::function<std::vector<std::vector<Value>>()> job_rows)
-      : reader_(reader), database_(database), names_{std::move(database), std::move(login), std::move(job_rows)} {}
+  EmulatorCatalog(emu::Reader& reader, std::string database, std::string login, std::function<JobViews()> job_views)
+      : reader_(reader), database_(database), names_{std::move(database), std::move(login), std::move(job_views)} {}
 
   std::unique_ptr<Relation> relation(const ObjectName& name) override {
     const auto [schema, object] = schema_and_name(name);
@@ -263,8 +262,8 @@ class EmulatorCatalog final : public Catalog {
 }  // namespace
 
 std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database, std::string login,
-                                          std::function<std::vector<std::vector<Value>>()> job_rows) {
-  return std::make_unique<EmulatorCatalog>(reader, std::move(database), std::move(login), std::move(job_rows));
+                                          std::function<JobViews()> job_views) {
+  return std::make_unique<EmulatorCatalog>(reader, std::move(database), std::move(login), std::move(job_views));
 }
 
 }  // namespace mssqlcdc::tds

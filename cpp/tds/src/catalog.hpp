@@ -7,8 +7,8 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "jobs.hpp"
 #include "relations.hpp"
 
 namespace mssqlcdc::emu {
@@ -18,10 +18,10 @@ class Reader;
 namespace mssqlcdc::tds {
 
 // `reader` must outlive the catalog; `database` is the name clients see (DB_NAME()), `login`
-// the session's login (SUSER_SNAME(); "" for the default login), `job_rows` the rows of
-// sys.sp_cdc_help_jobs that msdb.dbo.cdc_jobs shows (none when not set).
+// the session's login (SUSER_SNAME(); "" for the default login), `job_views` what
+// msdb.dbo.cdc_jobs and sys.dm_cdc_log_scan_sessions show (no rows when not set).
 [[nodiscard]] std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database,
                                                         std::string login = "",
-                                                        std::function<std::vector<std::vector<Value>>()> job_rows = {});
+                                                        std::function<JobViews()> job_views = {});
 
 }  // namespace mssqlcdc::tds

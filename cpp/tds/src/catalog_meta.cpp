@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "builtins.hpp"
+#include "jobs.hpp"
 #include "mssqlcdc/emu/reader.hpp"
+#include "mssqlcdc/emu/zone.hpp"
 #include "mssqlcdc/error.hpp"
 #include "objects.hpp"
 #include "stored.hpp"
@@ -369,9 +371,64 @@ std::unique_ptr<Relation> sys_index_columns(const ObjectModel& model) {
 
 // ---- CDC monitoring ----------------------------------------------------------------------
 
-// The emulator's capture runs inside the writes it captures and keeps no session history, and
-// it has no log to fail reading: both views have SQL Server's columns and no rows.
-std::unique_ptr<Relation> log_scan_sessions() {
+// "0x0000002700000090000B" as the view writes an LSN: "00000027:00000090:000B"; NULL for none.
+Value scan_lsn(const std::string& hex) {
+  if (hex.size() != 22) return std::monostate{};
+  return hex.substr(2, 8) + ":" + hex.substr(10, 8) + ":" + hex.substr(18, 4);
+}
+
+// The capture cycles the job procedures ran (jobs.hpp), after the aggregate row (session_id 0)
+// SQL Server shows once a session has run. Capture at commit (immediate mode) and in-process
+// cycles are no log scan sessions and are not listed. The emulator never fails a scan, so
+// sys.dm_cdc_errors has SQL Server's columns and no rows.
+std::unique_ptr<Relation> log_scan_sessions(emu::Reader& reader, const SessionNames& names) {
+  const auto sessions = names.job_views ? names.job_views().sessions : std::vector<ScanSession>{};
+  const auto zone = emu::TimeZone::load(reader.server_time_zone());
+  const auto local = [&](std::int64_t utc) -> Value { return micros_to_datetime2(zone.to_local(utc)); };
+  Rows rows;
+  const auto row = [&](std::int64_t id, std::int64_t start, std::int64_t end, std::string phase, std::int64_t trans,
+                       const std::string& first_lsn, const std::string& last_lsn, std::int64_t empty) {
+    const std::int64_t seconds = (end - start) / 1'000'000;
+    std::vector<Value> r;
+    r.emplace_back(id);
+    r.push_back(local(start));
+    r.push_back(local(end));
+    r.emplace_back(seconds);
+    r.emplace_back(std::move(phase));
+    r.emplace_back(std::int64_t{0});
+    r.push_back(scan_lsn(first_lsn));
+    r.push_back(scan_lsn(last_lsn));
+    r.push_back(scan_lsn(last_lsn));
+    r.emplace_back(trans);
+    r.push_back(scan_lsn(last_lsn));
+    r.push_back(local(end));
+    r.emplace_back(trans);
+    r.emplace_back(std::int64_t{0});
+    r.emplace_back(trans);
+    r.push_back(scan_lsn(first_lsn));
+    r.push_back(scan_lsn(last_lsn));
+    r.push_back(local(end));
+    r.emplace_back(std::int64_t{0});
+    r.emplace_back(empty);
+    r.emplace_back(std::int64_t{0});
+    rows.push_back(std::move(r));
+  };
+  if (!sessions.empty()) {
+    std::int64_t trans = 0;
+    std::int64_t seconds = 0;
+    std::int64_t empty = 0;
+    for (const auto& s : sessions) {
+      trans += s.tran_count;
+      seconds += s.end_utc - s.start_utc;
+      empty += s.tran_count == 0 ? 1 : 0;
+    }
+    const auto& last = sessions.back();
+    row(0, sessions.front().start_utc, sessions.front().start_utc + seconds, "Aggregate", trans, last.start_lsn,
+        last.end_lsn, empty);
+    for (const auto& s : sessions) {
+      row(s.session_id, s.start_utc, s.end_utc, "Done", s.tran_count, s.start_lsn, s.end_lsn, s.tran_count == 0);
+    }
+  }
   return rows_relation({{"session_id", kIntT, true},
                         {"start_time", kDateTimeT, true},
                         {"end_time", kDateTimeT, true},
@@ -393,7 +450,7 @@ std::unique_ptr<Relation> log_scan_sessions() {
                         {"latency", kIntT, true},
                         {"empty_scan_count", kIntT, true},
                         {"failed_sessions_count", kIntT, true}},
-                       {});
+                       std::move(rows));
 }
 
 std::unique_ptr<Relation> cdc_errors() {
@@ -414,10 +471,10 @@ std::unique_ptr<Relation> cdc_errors() {
 // one database, whose id is 5, the first a user database takes.
 std::unique_ptr<Relation> cdc_jobs(const SessionNames& names) {
   Rows rows;
-  if (names.job_rows) {
+  if (names.job_views) {
     // help_jobs: job_id, job_type, job_name, maxtrans, maxscans, continuous, pollinginterval,
     // retention, threshold.
-    for (auto& r : names.job_rows()) {
+    for (auto& r : names.job_views().jobs) {
       rows.push_back({std::int64_t{5}, r[1], r[0], r[3], r[4], r[5], r[6], r[7], r[8]});
     }
   }
@@ -514,7 +571,7 @@ TypedValue server_property(const std::string& property) {
   return TypedValue{nvarchar(128), std::monostate{}};  // InstanceName of a default instance too
 }
 
-std::unique_ptr<Relation> meta_relation(const ObjectModel& model, emu::Reader& /*reader*/, const SessionNames& names,
+std::unique_ptr<Relation> meta_relation(const ObjectModel& model, emu::Reader& reader, const SessionNames& names,
                                         const ObjectName& name) {
   if (name.size() != 2) return nullptr;
   const std::string schema = lower(name[0]);
@@ -531,7 +588,7 @@ std::unique_ptr<Relation> meta_relation(const ObjectModel& model, emu::Reader& /
   if (schema != "sys") return nullptr;
   if (view == "indexes") return sys_indexes(model);
   if (view == "index_columns") return sys_index_columns(model);
-  if (view == "dm_cdc_log_scan_sessions") return log_scan_sessions();
+  if (view == "dm_cdc_log_scan_sessions") return log_scan_sessions(reader, names);
   if (view == "dm_cdc_errors") return cdc_errors();
   return nullptr;
 }

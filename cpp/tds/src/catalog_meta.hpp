@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "jobs.hpp"
 #include "relations.hpp"
 
 namespace mssqlcdc::emu {
@@ -26,8 +27,8 @@ class ObjectModel;
 struct SessionNames {
   std::string database;  // DB_NAME()
   std::string login;     // SUSER_SNAME(); "" means the emulator's default login, sa
-  // sys.sp_cdc_help_jobs' rows (jobs.hpp), which msdb.dbo.cdc_jobs shows; unset: no rows.
-  std::function<std::vector<std::vector<Value>>()> job_rows;
+  // The jobs' views (jobs.hpp): msdb.dbo.cdc_jobs, sys.dm_cdc_log_scan_sessions; unset: no rows.
+  std::function<JobViews()> job_views;
 };
 
 // The relation `name` names among the views above (case-insensitive schema and name), or

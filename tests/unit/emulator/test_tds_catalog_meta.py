@@ -482,3 +482,39 @@ def test_mssql_pythons_cursor_statistics_reads_the_clustered_primary_key(
     ]
     assert found[0]["CARDINALITY"] == 3
     assert [r["ORDINAL_POSITION"] for r in found[1:]] == [1, 2]
+
+
+def test_each_scan_the_capture_job_runs_is_a_log_scan_session(tmp_path: Path) -> None:
+    """system-dynamic-management-views/change-data-capture-sys-dm-cdc-log-scan-sessions: one
+    row per log scan session, and a session_id 0 row whose scan_phase is "Aggregate" summing
+    them; tran_count counts the transactions the session processed. Two sp_cdc_scan calls
+    (system-stored-procedures/sys-sp-cdc-scan-transact-sql) over two and zero pending commits."""
+    emu = Emulator.create(tmp_path / "shop.db", start="2026-09-28T13:50:00", capture="manual")
+    try:
+        emu.create_table("dbo.orders", {"order_id": "int"}, primary_key="order_id")
+        emu.enable_cdc("dbo.orders")
+        emu.capture()
+        with emu.serve() as srv:
+            assert query(srv, "SELECT * FROM sys.dm_cdc_log_scan_sessions") == []
+            emu.commit([("insert", "dbo.orders", {"order_id": 1})])
+            emu.commit([("insert", "dbo.orders", {"order_id": 2})])
+            for _ in range(2):
+                conn = connect(srv, "pymssql")
+                try:
+                    conn.cursor().execute("EXEC sys.sp_cdc_scan")
+                    conn.commit()
+                finally:
+                    conn.close()
+            rows = query(srv, "SELECT * FROM sys.dm_cdc_log_scan_sessions ORDER BY session_id")
+            max_lsn = query(srv, "SELECT sys.fn_cdc_get_max_lsn() AS m")[0]["m"]
+    finally:
+        emu.close()
+    assert [(r["session_id"], r["scan_phase"], r["tran_count"]) for r in rows] == [
+        (0, "Aggregate", 2),
+        (1, "Done", 2),
+        (2, "Done", 0),
+    ]
+    assert [r["empty_scan_count"] for r in rows] == [1, 0, 1]
+    assert {r["error_count"] for r in rows} == {0}
+    # The view writes LSNs as three hex fields, "00000027:00000090:0003".
+    assert rows[1]["end_lsn"].replace(":", "") == max_lsn.hex().upper()
