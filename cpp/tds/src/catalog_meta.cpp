@@ -37,16 +37,6 @@ ColumnType nvarchar(std::uint16_t n) { return ColumnType{SqlKind::NVarChar, n}; 
 // The primary key's name, as sp_cdc_help_change_data_capture and cdc.change_tables name it.
 std::string key_name(const SqlObject& table) { return "PK_" + table.name; }
 
-// The change table's clustered index and its key, as sp_cdc_enable_table creates them.
-std::string change_index_name(const SqlObject& change_table) {
-  return change_table.instance->name + "_CT_clustered_idx";
-}
-
-std::vector<std::string> change_index_columns(const SqlObject& change_table) {
-  if (change_table.instance->has_command_id) return {"__$start_lsn", "__$command_id", "__$seqval", "__$operation"};
-  return {"__$start_lsn", "__$seqval", "__$operation"};
-}
-
 std::int64_t column_id_of(const SqlObject& o, const std::string& name) {
   for (std::size_t i = 0; i < o.columns.size(); ++i) {
     if (emu::iequals(o.columns[i].name, name)) {
@@ -273,16 +263,10 @@ struct IndexRow {
 std::vector<IndexRow> index_rows(const ObjectModel& model) {
   std::vector<IndexRow> out;
   for (const auto& o : model.objects()) {
-    if (o.kind == Kind::UserTable) {
-      std::vector<std::string> key;
-      for (const auto* c : o.table->key()) key.push_back(c->name);
-      if (key.empty()) {
-        out.push_back({&o, std::nullopt, 0, false, {}});
-      } else {
-        out.push_back({&o, key_name(o), 1, true, std::move(key)});
-      }
-    } else if (o.kind == Kind::ChangeTable) {
-      out.push_back({&o, change_index_name(o), 1, false, change_index_columns(o)});
+    if (auto ix = clustered_index(o)) {
+      out.push_back({&o, ix->name, 1, ix->primary_key, std::move(ix->keys)});
+    } else if (o.kind == Kind::UserTable) {
+      out.push_back({&o, std::nullopt, 0, false, {}});  // a heap
     }
   }
   return out;
@@ -512,6 +496,22 @@ TypedValue sysname(std::optional<std::string> s) {
 }
 
 }  // namespace
+
+std::optional<ClusteredIndex> clustered_index(const SqlObject& object) {
+  if (object.kind == Kind::UserTable) {
+    ClusteredIndex ix{key_name(object), {}, true};
+    for (const auto* c : object.table->key()) ix.keys.push_back(c->name);
+    if (ix.keys.empty()) return std::nullopt;
+    return ix;
+  }
+  if (object.kind == Kind::ChangeTable) {
+    ClusteredIndex ix{
+        object.instance->name + "_CT_clustered_idx", {"__$start_lsn", "__$seqval", "__$operation"}, false};
+    if (object.instance->has_command_id) ix.keys.insert(ix.keys.begin() + 1, "__$command_id");
+    return ix;
+  }
+  return std::nullopt;
+}
 
 TypedValue server_property(const std::string& property) {
   struct Text {

@@ -79,6 +79,16 @@ class ObjectModel {
   std::vector<SqlObject> objects_;
 };
 
+// A table's clustered index as sys.indexes, sp_helpindex and sp_statistics show it (decision
+// 1439): a user table's primary key PK_<table>, a change table's <ci>_CT_clustered_idx on
+// __$start_lsn, __$command_id, __$seqval, __$operation; nullopt for a heap or another object.
+struct ClusteredIndex {
+  std::string name;
+  std::vector<std::string> keys;  // in key order
+  bool primary_key = false;
+};
+[[nodiscard]] std::optional<ClusteredIndex> clustered_index(const SqlObject& object);
+
 // A relation whose rows are all known, for the small catalog views.
 [[nodiscard]] std::unique_ptr<Relation> rows_relation(std::vector<RelColumn> columns,
                                                       std::vector<std::vector<Value>> rows,

@@ -60,44 +60,18 @@ bool like(std::string_view text, std::string_view pattern) {
   return one && like(text.substr(1), pattern.substr(1));
 }
 
-// The name an object parameter carries: "orders", "dbo.orders", "[dbo].[orders]", "db.dbo.orders".
-const SqlObject* find_object(const ObjectModel& model, const std::string& written) { return model.find_text(written); }
-
 [[noreturn]] void not_found(const std::string& written, const Storage& storage) {
   sql_error(15009, "The object '" + written + "' does not exist in database '" + storage.database() +
                        "' or is invalid for this operation.");
 }
 
-// The one index of a table: a user table's clustered primary key, a change table's clustered
-// index (sys.indexes shows the same); nothing for a heap.
-struct Index {
-  std::string name;
-  std::vector<std::string> keys;
-  bool primary_key = false;
-};
-
-std::optional<Index> index_of(const SqlObject& o) {
-  if (o.kind == Kind::UserTable) {
-    Index ix{"PK_" + o.name, {}, true};
-    for (const auto* c : o.table->key()) ix.keys.push_back(c->name);
-    if (ix.keys.empty()) return std::nullopt;
-    return ix;
-  }
-  if (o.kind == Kind::ChangeTable) {
-    Index ix{o.instance->name + "_CT_clustered_idx", {"__$start_lsn", "__$seqval", "__$operation"}, false};
-    if (o.instance->has_command_id) ix.keys.insert(ix.keys.begin() + 1, "__$command_id");
-    return ix;
-  }
-  return std::nullopt;
-}
-
-std::string joined_keys(const Index& ix) {
+std::string joined_keys(const ClusteredIndex& ix) {
   std::string out;
   for (const auto& k : ix.keys) out += (out.empty() ? "" : ", ") + k;
   return out;
 }
 
-std::string description(const Index& ix) {
+std::string description(const ClusteredIndex& ix) {
   return std::string("clustered, unique") + (ix.primary_key ? ", primary key" : "") + " located on PRIMARY";
 }
 
@@ -110,7 +84,7 @@ std::int64_t row_count(Storage& storage, const SqlObject& o) {
 // ---- sp_helpindex ------------------------------------------------------------------------
 
 std::vector<ResultSet> helpindex_sets(const SqlObject& o) {
-  const auto ix = index_of(o);
+  const auto ix = clustered_index(o);
   if (!ix) return {};  // SQL Server prints that the object has no indexes, with no result set
   ResultSet rs =
       result({{"index_name", kSysname}, {"index_description", varchar(210)}, {"index_keys", nvarchar(2078)}});
@@ -121,7 +95,7 @@ std::vector<ResultSet> helpindex_sets(const SqlObject& o) {
 std::vector<ResultSet> helpindex(Storage& storage, const BoundArgs& args) {
   const std::string written = text(args, "@objname").value_or("");
   const ObjectModel model(storage.reader().objects());
-  const SqlObject* o = find_object(model, written);
+  const SqlObject* o = model.find_text(written);
   if (o == nullptr || (o->kind != Kind::UserTable && o->kind != Kind::ChangeTable && o->kind != Kind::CdcTable)) {
     not_found(written, storage);
   }
@@ -243,7 +217,7 @@ std::vector<ResultSet> help_object(Storage& storage, const SqlObject& o) {
 
   for (auto& s : helpindex_sets(o)) sets.push_back(std::move(s));
 
-  if (const auto ix = index_of(o); ix && ix->primary_key) {
+  if (const auto ix = clustered_index(o); ix && ix->primary_key) {
     ResultSet constraints = result({{"constraint_type", nvarchar(146)},
                                     {"constraint_name", nvarchar(128)},
                                     {"delete_action", nvarchar(9)},
@@ -262,7 +236,7 @@ std::vector<ResultSet> help(Storage& storage, const BoundArgs& args) {
   const ObjectModel model(storage.reader().objects());
   const auto written = text(args, "@objname");
   if (!written) return help_all(model);
-  const SqlObject* o = find_object(model, *written);
+  const SqlObject* o = model.find_text(*written);
   if (o == nullptr) not_found(*written, storage);
   return help_object(storage, *o);
 }
@@ -309,7 +283,7 @@ std::vector<ResultSet> statistics(Storage& storage, const BoundArgs& args) {
                      std::int64_t{0}, std::monostate{}, std::monostate{}, std::monostate{}, rows, pages,
                      std::monostate{}});
   // Every index the emulator has is clustered and unique, so @is_unique = 'Y' keeps them all.
-  if (const auto ix = index_of(*o); ix && like(ix->name, index_pattern)) {
+  if (const auto ix = clustered_index(*o); ix && like(ix->name, index_pattern)) {
     for (std::size_t k = 0; k < ix->keys.size(); ++k) {
       rs.rows.push_back({storage.database(), o->schema, o->name, std::int64_t{0}, o->name, ix->name, std::int64_t{1},
                          static_cast<std::int64_t>(k + 1), ix->keys[k], std::string("A"), rows, pages,
