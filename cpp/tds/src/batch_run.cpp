@@ -31,8 +31,8 @@ const ColumnType kProcedureName{SqlKind::NVarChar, 128};
 
 // The error functions a CATCH block reads, each a session value of the batch: the lexer never
 // makes a variable of these names, so a client cannot write them.
-constexpr const char* kErrorFunctions[] = {"error_number", "error_message", "error_severity", "error_state",
-                                           "error_procedure"};
+constexpr const char* kErrorFunctions[] = {"error_number", "error_message",   "error_severity",
+                                           "error_state",  "error_procedure", "error_line"};
 
 std::string error_variable(const std::string& function) { return "@@" + function + "()"; }
 
@@ -195,6 +195,7 @@ struct Database::BatchState {
   std::vector<ServerMessage> caught;  // the errors of the CATCH blocks running, innermost last
   int try_depth = 0;                  // TRY blocks running
   int compound = 0;                   // blocks, branches and loops running
+  int line = 1;                       // the batch line of the statement running, for ERROR_LINE()
 
   void set_error(int number) { vars["@@error"] = TypedValue{kInt, std::int64_t{number}}; }
   // ERROR_NUMBER() and its kin: the innermost caught error, or NULL outside CATCH.
@@ -207,6 +208,7 @@ struct Database::BatchState {
     put("error_message", kMessageText, m ? Value{m->text} : Value{});
     put("error_severity", kInt, m ? Value{std::int64_t{m->severity}} : Value{});
     put("error_state", kInt, m ? Value{std::int64_t{m->state}} : Value{});
+    put("error_line", kInt, m ? Value{std::int64_t{m->line}} : Value{});
     vars[error_variable("error_procedure")] = TypedValue{kProcedureName, Value{}};
   }
 };
@@ -248,6 +250,7 @@ Database::Flow Database::run_node(const BatchNode& node, BatchState& s, bool fir
   using Kind = BatchNode::Kind;
   switch (node.kind) {
     case Kind::Simple:
+      s.line = node.tokens.front().line;
       if (node.tokens.front().is("RETURN")) return Flow::Return;
       run_simple(node.tokens, s, first);
       return Flow::Next;
@@ -258,6 +261,7 @@ Database::Flow Database::run_node(const BatchNode& node, BatchState& s, bool fir
       return run_nodes(node.body, s, false);
     }
     case Kind::If: {
+      s.line = node.tokens.front().line;
       const bool taken = condition(node.tokens, s.vars);
       s.set_error(0);
       const Depth in_branch(s.compound);
@@ -266,7 +270,9 @@ Database::Flow Database::run_node(const BatchNode& node, BatchState& s, bool fir
     case Kind::While: {
       const Depth in_loop(s.compound);
       std::int64_t iterations = 0;
-      while (condition(node.tokens, s.vars)) {
+      while (true) {
+        s.line = node.tokens.front().line;
+        if (!condition(node.tokens, s.vars)) break;
         s.set_error(0);
         if (++iterations > loop_limit_) {
           sql_error(50000, "A WHILE loop ran " + std::to_string(loop_limit_) +
@@ -288,6 +294,7 @@ Database::Flow Database::run_node(const BatchNode& node, BatchState& s, bool fir
       } catch (const Error& e) {
         ServerMessage m = message_of(e);
         if (!caught_by_try(m)) throw;
+        m.line = s.line;  // the line of the statement that failed
         failure = std::move(m);
       }
       // The CATCH block: ERROR_NUMBER() and its kin read this error until the block ends.

@@ -1,5 +1,7 @@
 #include "tsql.hpp"
 
+#include <algorithm>
+
 #include <cctype>
 
 #include "mssqlcdc/error.hpp"
@@ -66,8 +68,11 @@ bool SqlToken::is(std::string_view word) const { return kind == TokenKind::Word 
 std::vector<SqlToken> lex(std::string_view sql) {
   std::vector<SqlToken> out;
   std::size_t i = 0;
+  std::size_t counted = 0;  // newlines are counted up to here
+  int line = 1;
   while (i < sql.size()) {
     const char c = sql[i];
+    const std::size_t start = i, tokens = out.size();
     if (std::isspace(static_cast<unsigned char>(c)) != 0) {
       ++i;
     } else if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
@@ -104,6 +109,12 @@ std::vector<SqlToken> lex(std::string_view sql) {
     } else {
       out.push_back({TokenKind::Symbol, std::string(1, c)});
       ++i;
+    }
+    if (out.size() > tokens) {  // a token began at `start`: stamp the line it starts on
+      line += static_cast<int>(std::count(sql.begin() + static_cast<std::ptrdiff_t>(counted),
+                                          sql.begin() + static_cast<std::ptrdiff_t>(start), '\n'));
+      counted = start;
+      out.back().line = line;
     }
   }
   return out;

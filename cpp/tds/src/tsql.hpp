@@ -15,6 +15,7 @@ enum class TokenKind { Word, QuotedName, String, UnicodeString, Number, Variable
 struct SqlToken {
   TokenKind kind = TokenKind::Word;
   std::string text;  // strings unquoted and unescaped; names without brackets; symbols as written
+  int line = 1;      // the batch line the token starts on, from 1 (ERROR_LINE reads it)
 
   // Case-insensitive keyword match; quoted names never match a keyword.
   [[nodiscard]] bool is(std::string_view word) const;

@@ -130,3 +130,33 @@ def test_spid_is_the_one_the_login_was_given(server: TdsServer) -> None:
         conn.close()
         other.close()
     assert spids[0] != spids[1]
+
+
+def test_error_line_names_the_batch_line_of_the_statement_that_failed(server: TdsServer) -> None:
+    """ERROR_LINE() returns the line number at which the error occurred, NULL outside CATCH
+    (https://learn.microsoft.com/en-us/sql/t-sql/functions/error-line-transact-sql)."""
+    batch = (
+        "DECLARE @x int = 1\n"
+        "\n"
+        "BEGIN TRY\n"
+        "    -- Generate a divide-by-zero error.\n"
+        "    SET @x = 2\n"
+        "    SELECT 1/0\n"
+        "END TRY\n"
+        "BEGIN CATCH\n"
+        "    SELECT ERROR_LINE(), ERROR_NUMBER()\n"
+        "END CATCH\n"
+        "SELECT ERROR_LINE()"
+    )
+    failing = batch.splitlines().index("    SELECT 1/0") + 1
+    conn = connect(server)
+    try:
+        cursor = conn.cursor()
+        cursor.execute(batch)
+        caught = cursor.fetchall()
+        cursor.nextset()
+        outside = cursor.fetchall()
+    finally:
+        conn.close()
+    assert caught == [(failing, 8134)]
+    assert outside == [(None,)]
