@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "builtins.hpp"
+#include "catalog_meta.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/emu/zone.hpp"
 #include "mssqlcdc/error.hpp"
@@ -53,12 +54,14 @@ std::optional<std::int64_t> int_arg(const TypedValue& v) {
 
 class EmulatorCatalog final : public Catalog {
  public:
-  EmulatorCatalog(emu::Reader& reader, std::string database) : reader_(reader), database_(std::move(database)) {}
+  EmulatorCatalog(emu::Reader& reader, std::string database, std::string login, std::function<JobViews()> job_views)
+      : reader_(reader), database_(database), names_{std::move(database), std::move(login), std::move(job_views)} {}
 
   std::unique_ptr<Relation> relation(const ObjectName& name) override {
     const auto [schema, object] = schema_and_name(name);
     if (object.empty()) return nullptr;
     const ObjectModel model(reader_.objects());
+    if (auto meta = meta_relation(model, reader_, names_, name)) return meta;
     const SqlObject* o = model.find(schema, object);
     if (o == nullptr) return nullptr;
     switch (o->kind) {
@@ -126,6 +129,7 @@ class EmulatorCatalog final : public Catalog {
         return null_of(kLsnType);  // past either end of the LSN range there is no next value
       }
     }
+    if (auto v = meta_scalar(reader_, names_, fn, args)) return v;  // SERVERPROPERTY... (decision 1439)
     if (fn == "db_name") {
       arity(0, 1);
       return TypedValue{kSysnameType, database_};
@@ -252,12 +256,14 @@ class EmulatorCatalog final : public Catalog {
 
   emu::Reader& reader_;
   std::string database_;
+  SessionNames names_;
 };
 
 }  // namespace
 
-std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database) {
-  return std::make_unique<EmulatorCatalog>(reader, std::move(database));
+std::unique_ptr<Catalog> emulator_catalog(emu::Reader& reader, std::string database, std::string login,
+                                          std::function<JobViews()> job_views) {
+  return std::make_unique<EmulatorCatalog>(reader, std::move(database), std::move(login), std::move(job_views));
 }
 
 }  // namespace mssqlcdc::tds

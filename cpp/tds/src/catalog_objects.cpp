@@ -30,6 +30,10 @@ constexpr std::array<CdcTable, 7> kSysViews{{{"columns", -410},
                                              {"tables", -386},
                                              {"time_zone_info", -414}}};
 
+// The first id of the objects whose ids are derived (CDC functions), half of it the first of the
+// primary keys'.
+constexpr std::int64_t kDerivedIds = 1'600'000'000;
+
 // Splits "a.[b.c].d" into its parts, unquoting [] and "" names; a part "" stays empty.
 std::vector<std::string> name_parts(std::string_view text) {
   std::vector<std::string> parts(1);
@@ -84,6 +88,21 @@ ObjectModel::ObjectModel(emu::Objects objects) : source_(std::move(objects)) {
         {in.object_id, "cdc", in.name + "_CT", Kind::ChangeTable, nullptr, &in, change_table_columns(in)});
   }
   for (const auto& c : kCdcTables) objects_.push_back({c.id, "cdc", c.name, Kind::CdcTable, nullptr, nullptr, {}});
+  // The objects the file keeps no id for take ids derived from their owner's, above the ids
+  // the file gives out (decision 1441).
+  for (const auto& in : source_.instances) {
+    const std::int64_t id = kDerivedIds + 2 * in.object_id;
+    objects_.push_back({id, "cdc", "fn_cdc_get_all_changes_" + in.name, Kind::Function, nullptr, &in, {}});
+    if (!in.index_columns.empty()) {
+      objects_.push_back({id + 1, "cdc", "fn_cdc_get_net_changes_" + in.name, Kind::Function, nullptr, &in, {}});
+    }
+  }
+  for (const auto& t : source_.tables) {
+    if (t.key().empty()) continue;
+    SqlObject pk{kDerivedIds / 2 + t.object_id, t.schema, "PK_" + t.name, Kind::PrimaryKey, &t, nullptr, {}};
+    pk.parent_object_id = t.object_id;
+    objects_.push_back(std::move(pk));
+  }
   for (const auto& v : kSysViews) objects_.push_back({v.id, "sys", v.name, Kind::SystemView, nullptr, nullptr, {}});
 }
 

@@ -174,7 +174,8 @@ std::vector<RelColumn> object_columns() {
       {"is_ms_shipped", kBitT, false}, {"is_published", kBitT, false},     {"is_schema_published", kBitT, false}};
 }
 
-// sys.objects or sys.tables: the tables (system views are in sys.all_objects only).
+// sys.objects or sys.tables: the tables, and in sys.objects the CDC functions and the primary
+// keys (system views are in sys.all_objects only).
 std::unique_ptr<Relation> sys_objects(const ObjectModel& model, emu::Reader& reader, bool tables) {
   auto cols = object_columns();
   if (tables) {
@@ -186,6 +187,8 @@ std::unique_ptr<Relation> sys_objects(const ObjectModel& model, emu::Reader& rea
   Rows rows;
   for (const auto& o : model.objects()) {
     if (o.kind == Kind::SystemView) continue;
+    const bool table = o.kind == Kind::UserTable || o.kind == Kind::ChangeTable || o.kind == Kind::CdcTable;
+    if (tables && !table) continue;
     std::int64_t created = now;
     bool tracked = false;
     for (const auto& p : model.objects()) {
@@ -201,9 +204,9 @@ std::unique_ptr<Relation> sys_objects(const ObjectModel& model, emu::Reader& rea
                            o.object_id,
                            std::monostate{},
                            model.schema_id(o.schema),
-                           std::int64_t{0},
+                           o.parent_object_id,
                            o.type(),
-                           std::string("USER_TABLE"),
+                           o.type_desc(),
                            date,
                            date,
                            o.ms_shipped(),

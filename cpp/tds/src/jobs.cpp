@@ -84,11 +84,66 @@ void positive(const JobCall& call, const std::string& name) {
 
 // One capture job cycle, as a job that is not continuous runs it: up to `scans` scans of
 // maxtrans transactions, then it exits. Immediate capture has nothing left to scan.
+// The cycles sys.dm_cdc_log_scan_sessions shows, one "id|start|end|count|start_lsn|end_lsn" line
+// each, the last kMaxSessions of them.
+constexpr const char* kSessionsKey = "tds.log_scan_sessions";
+constexpr std::size_t kMaxSessions = 32;
+
+std::string lsn_text(const auto& lsn) { return lsn ? lsn->to_string() : std::string(); }
+
+void record_session(emu::Engine& engine, const ScanSession& s) {
+  std::vector<ScanSession> all = scan_sessions(engine.db());
+  all.push_back(s);
+  if (all.size() > kMaxSessions) all.erase(all.begin(), all.end() - kMaxSessions);
+  std::string text;
+  for (const auto& x : all) {
+    text += std::to_string(x.session_id) + "|" + std::to_string(x.start_utc) + "|" + std::to_string(x.end_utc) + "|" +
+            std::to_string(x.tran_count) + "|" + x.start_lsn + "|" + x.end_lsn + "\n";
+  }
+  emu::WriteTxn txn(engine.db());
+  emu::meta_set(engine.db(), kSessionsKey, text);
+  txn.commit();
+}
+
 void one_cycle(emu::Engine& engine, std::int64_t scans) {
+  ScanSession s;
+  const auto before = scan_sessions(engine.db());
+  s.session_id = before.empty() ? 1 : before.back().session_id + 1;
+  s.start_utc = engine.last_time();
+  s.start_lsn = lsn_text(engine.max_lsn());
+  const std::int64_t pending = engine.pending_capture();
   for (std::int64_t i = 0; i < scans && engine.pending_capture() > 0; ++i) (void)engine.capture();
+  s.tran_count = pending - engine.pending_capture();
+  s.end_utc = engine.last_time();
+  s.end_lsn = lsn_text(engine.max_lsn());
+  record_session(engine, s);
 }
 
 }  // namespace
+
+std::vector<ScanSession> scan_sessions(emu::Db& db) {
+  std::vector<ScanSession> out;
+  const auto text = emu::meta_get(db, kSessionsKey);
+  if (!text) return out;
+  std::size_t at = 0;
+  while (at < text->size()) {
+    const std::size_t end = text->find('\n', at);
+    const std::string line = text->substr(at, end - at);
+    at = end == std::string::npos ? text->size() : end + 1;
+    std::vector<std::string> f(1);
+    for (const char c : line) {
+      if (c == '|') f.emplace_back();
+      else f.back() += c;
+    }
+    if (f.size() != 6) continue;  // a line this version does not write
+    out.push_back({std::stoll(f[0]), std::stoll(f[1]), std::stoll(f[2]), std::stoll(f[3]), f[4], f[5]});
+  }
+  return out;
+}
+
+JobViews job_views(emu::Engine& engine, const std::string& database) {
+  return {help_jobs(engine, database).front().rows, scan_sessions(engine.db())};
+}
 
 std::vector<ResultSet> help_jobs(emu::Engine& engine, const std::string& database) {
   ResultSet rs;

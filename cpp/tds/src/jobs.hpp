@@ -14,6 +14,7 @@
 
 namespace mssqlcdc::emu {
 class Engine;
+class Db;
 }  // namespace mssqlcdc::emu
 
 namespace mssqlcdc::tds {
@@ -47,5 +48,28 @@ void stop_job(emu::Engine& engine, const JobCall& call);
 // transactions. Throws 50000 for @continuous = 1 (a scan that never returns) and for a
 // @maxtrans other than the setting's.
 void scan(emu::Engine& engine, const JobCall& call);
+
+// One capture cycle a job procedure ran (sp_cdc_scan, sp_cdc_start_job), as
+// sys.dm_cdc_log_scan_sessions shows it (decision 1439): times in UTC microseconds, LSNs as
+// "0x" + 20 hex digits (empty before the first), tran_count the log entries it captured.
+struct ScanSession {
+  std::int64_t session_id = 0;
+  std::int64_t start_utc = 0;
+  std::int64_t end_utc = 0;
+  std::int64_t tran_count = 0;
+  std::string start_lsn;
+  std::string end_lsn;
+};
+
+// The sessions kept in the file, oldest first: the last 32 cycles the job procedures ran.
+[[nodiscard]] std::vector<ScanSession> scan_sessions(emu::Db& db);
+
+// What msdb.dbo.cdc_jobs and sys.dm_cdc_log_scan_sessions show: help_jobs' rows and the
+// sessions, read through the connection's engine.
+struct JobViews {
+  std::vector<std::vector<Value>> jobs;
+  std::vector<ScanSession> sessions;
+};
+[[nodiscard]] JobViews job_views(emu::Engine& engine, const std::string& database);
 
 }  // namespace mssqlcdc::tds

@@ -24,7 +24,9 @@ struct ObjectColumn {
 };
 
 struct SqlObject {
-  enum class Kind : std::uint8_t { UserTable, ChangeTable, CdcTable, SystemView };
+  // Function: an instance's cdc.fn_cdc_get_all_changes_<ci> or _net_changes_<ci>; PrimaryKey: a
+  // user table's PK_<table> constraint (its `table` set, `parent_object_id` the table's id).
+  enum class Kind : std::uint8_t { UserTable, ChangeTable, CdcTable, SystemView, Function, PrimaryKey };
   std::int64_t object_id = 0;
   std::string schema;
   std::string name;
@@ -32,9 +34,27 @@ struct SqlObject {
   const emu::Table* table = nullptr;        // UserTable
   const emu::Instance* instance = nullptr;  // ChangeTable
   std::vector<ObjectColumn> columns;        // user and change tables
+  std::int64_t parent_object_id = 0;        // PrimaryKey
 
-  [[nodiscard]] bool ms_shipped() const { return kind != Kind::UserTable; }
-  [[nodiscard]] std::string type() const { return kind == Kind::SystemView ? "V " : "U "; }  // char(2)
+  [[nodiscard]] bool ms_shipped() const { return kind != Kind::UserTable && kind != Kind::PrimaryKey; }
+  // sys.objects' type, char(2): U, V, IF (the CDC functions are inline table-valued), PK.
+  [[nodiscard]] std::string type() const {
+    switch (kind) {
+      case Kind::SystemView: return "V ";
+      case Kind::Function: return "IF";
+      case Kind::PrimaryKey: return "PK";
+      default: return "U ";
+    }
+  }
+  // sys.objects' type_desc for type().
+  [[nodiscard]] std::string type_desc() const {
+    switch (kind) {
+      case Kind::SystemView: return "VIEW";
+      case Kind::Function: return "SQL_INLINE_TABLE_VALUED_FUNCTION";
+      case Kind::PrimaryKey: return "PRIMARY_KEY_CONSTRAINT";
+      default: return "USER_TABLE";
+    }
+  }
 };
 
 class ObjectModel {
@@ -58,6 +78,16 @@ class ObjectModel {
   emu::Objects source_;
   std::vector<SqlObject> objects_;
 };
+
+// A table's clustered index as sys.indexes, sp_helpindex and sp_statistics show it (decision
+// 1439): a user table's primary key PK_<table>, a change table's <ci>_CT_clustered_idx on
+// __$start_lsn, __$command_id, __$seqval, __$operation; nullopt for a heap or another object.
+struct ClusteredIndex {
+  std::string name;
+  std::vector<std::string> keys;  // in key order
+  bool primary_key = false;
+};
+[[nodiscard]] std::optional<ClusteredIndex> clustered_index(const SqlObject& object);
 
 // A relation whose rows are all known, for the small catalog views.
 [[nodiscard]] std::unique_ptr<Relation> rows_relation(std::vector<RelColumn> columns,

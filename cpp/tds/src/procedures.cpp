@@ -10,6 +10,7 @@
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
+#include "procedures_meta.hpp"
 #include "stored.hpp"
 #include "tsql.hpp"
 
@@ -715,7 +716,10 @@ ProcCall parse_exec(const std::vector<SqlToken>& tokens, std::size_t from, const
 
 std::vector<ResultSet> run_procedure(Storage& storage, const ProcCall& call) {
   const Procedure* proc = find_procedure(call.procedure);
-  if (proc == nullptr) sql_error(2812, "Could not find stored procedure '" + call.procedure + "'.");
+  if (proc == nullptr) {
+    if (auto sets = run_meta_procedure(storage, call)) return std::move(*sets);  // sp_help... (decision 1440)
+    sql_error(2812, "Could not find stored procedure '" + call.procedure + "'.");
+  }
   const Args args = bind(*proc, call.args);
   try {
     return proc->run(storage, args);

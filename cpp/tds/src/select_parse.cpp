@@ -147,6 +147,10 @@ Source Parser::source() {
     s.alias = s.name.back();
   } else {
     s.name = dotted();
+    // msdb's tables keep their database in the schema part: msdb.dbo.cdc_jobs (catalog_meta.hpp).
+    if (s.name.size() == 3 && lower(s.name[0]) == "msdb") {
+      s.name = {"msdb." + (s.name[1].empty() ? std::string("dbo") : s.name[1]), s.name[2]};
+    }
     if (s.name.size() == 4 || s.name.size() == 3) s.name.erase(s.name.begin());  // [server.]database.
     if (symbol('(')) {
       s.call = true;

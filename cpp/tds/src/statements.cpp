@@ -8,6 +8,7 @@
 #include "batch.hpp"
 #include "builtins.hpp"
 #include "catalog.hpp"
+#include "jobs.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
 #include "procedures.hpp"
@@ -200,7 +201,7 @@ ServerMessage server_error(int number, const std::string& text) {
 Database::Database(const std::filesystem::path& file, std::string name, const std::string& login)
     : name_(std::move(name)),
       reader_(std::make_unique<emu::Reader>(file)),
-      catalog_(emulator_catalog(*reader_, name_)),
+      catalog_(emulator_catalog(*reader_, name_, login, [this] { return job_views(storage_->writer(), name_); })),
       storage_(std::make_unique<Storage>(file, *reader_, name_)),
       batch_catalog_(std::make_unique<BatchCatalog>(*catalog_)) {
   reader_->act_as(login.empty() ? std::nullopt : std::optional<std::string>(login), name_, false);
