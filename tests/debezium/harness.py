@@ -1,5 +1,6 @@
 """Builds and runs the Debezium harness (tests/debezium/harness): Debezium's SQL Server connector
-in its embedded engine, a client of the emulator's TDS server that nobody here wrote."""
+in its embedded engine, a client of the emulator's TDS server that nobody here wrote, with the
+connector's default settings over TLS 1.2 (decision 1444)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,27 @@ HARNESS = Path(__file__).parent / "harness"
 JAR = HARNESS / "target" / "debezium-harness-1.jar"
 TOPIC_PREFIX = "emu"  # the harness's topic.prefix
 
-# The JDBC driver Debezium depends on (mssql-jdbc 12.4) fails the TLS handshake with the
-# emulator's TLS ("bad_record_mac"), so the connection asks for no encryption: the only
-# property the harness passes beyond the connector's required ones (docs/emulator.md, 'Debezium').
-EXTRA_PROPERTIES = "database.encrypt=false"
+TRUST_STORE_PASSWORD = "changeit"  # guards nothing: the store holds one public certificate
+
+
+def trust_store(server: TdsServer, folder: Path) -> Path:
+    """A PKCS12 trust store with the certificate of a `serve(tls=True)` server, so the JDBC
+    driver's default (encrypt=true, the server's certificate validated) connects unchanged."""
+    assert server.certificate_pem is not None, "the server must be serving with tls=True"
+    pem = folder / "emulator.pem"
+    pem.write_text(server.certificate_pem)
+    store = folder / "trust.p12"
+    store.unlink(missing_ok=True)
+    subprocess.run(
+        [
+            *("keytool", "-importcert", "-noprompt", "-storetype", "PKCS12", "-alias", "emulator"),
+            *("-keystore", str(store), "-storepass", TRUST_STORE_PASSWORD, "-file", str(pem)),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return store
 
 
 def build() -> None:
@@ -47,17 +65,24 @@ class Run:
 
 def run(server: TdsServer, table: str, state: Path, events: int, timeout_seconds: int = 90) -> Run:
     """Runs the engine with offsets and schema history in `state` until it has `events` change
-    events on `table`'s topic or `timeout_seconds` passed."""
+    events on `table`'s topic or `timeout_seconds` passed. The connector's settings are its
+    defaults; the JVM trusts the server's certificate (host `localhost`, its CN) and speaks TLS
+    1.2: Java's TLS 1.3 handshake with the emulator fails with bad_record_mac."""
     classpath = f"{JAR}{os.pathsep}{JAR.parent / 'lib' / '*'}"
     state.mkdir(parents=True, exist_ok=True)
+    store = trust_store(server, state)
     done = subprocess.run(
         [
             "java",
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+            f"-Djavax.net.ssl.trustStore={store}",
+            f"-Djavax.net.ssl.trustStorePassword={TRUST_STORE_PASSWORD}",
+            "-Djavax.net.ssl.trustStoreType=PKCS12",
+            "-Djdk.tls.client.protocols=TLSv1.2",
             "-cp",
             classpath,
             "mssqlcdc.debezium.Harness",
-            server.host,
+            "localhost",
             str(server.port),
             server.login,
             server.password,
@@ -70,7 +95,7 @@ def run(server: TdsServer, table: str, state: Path, events: int, timeout_seconds
         capture_output=True,
         text=True,
         timeout=timeout_seconds + 60,
-        env={**os.environ, "HARNESS_EXTRA_PROPERTIES": EXTRA_PROPERTIES},
+        env={k: v for k, v in os.environ.items() if k != "HARNESS_EXTRA_PROPERTIES"},
     )
     if done.returncode != 0:
         raise AssertionError(f"the harness exited {done.returncode}:\n{done.stderr[-6000:]}")

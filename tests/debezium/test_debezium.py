@@ -40,7 +40,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Emulator, TdsServer]]:
         primary_key="order_id",
     )
     emu.enable_cdc(TABLE)
-    with emu.serve() as server:
+    with emu.serve(tls=True) as server:
         yield emu, server
     emu.close()
 
