@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,43 +65,71 @@ class Run:
     stderr: str
 
 
-def run(server: TdsServer, table: str, state: Path, events: int, timeout_seconds: int = 90) -> Run:
+def run(
+    server: TdsServer,
+    table: str,
+    state: Path,
+    events: int,
+    timeout_seconds: int = 90,
+    during: tuple[int, Callable[[], None]] | None = None,
+) -> Run:
     """Runs the engine with offsets and schema history in `state` until it has `events` change
-    events on `table`'s topic or `timeout_seconds` passed. The connector's settings are its
+    events on `table`'s topic or `timeout_seconds` passed; `during=(k, act)` calls `act` once
+    the k-th event has arrived, while the engine runs. The connector's settings are its
     defaults; the JVM trusts the server's certificate (host `localhost`, its CN) and speaks TLS
     1.2: Java's TLS 1.3 handshake with the emulator fails with bad_record_mac."""
     classpath = f"{JAR}{os.pathsep}{JAR.parent / 'lib' / '*'}"
     state.mkdir(parents=True, exist_ok=True)
     store = trust_store(server, state)
-    done = subprocess.run(
-        [
-            "java",
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-            f"-Djavax.net.ssl.trustStore={store}",
-            f"-Djavax.net.ssl.trustStorePassword={TRUST_STORE_PASSWORD}",
-            "-Djavax.net.ssl.trustStoreType=PKCS12",
-            "-Djdk.tls.client.protocols=TLSv1.2",
-            "-cp",
-            classpath,
-            "mssqlcdc.debezium.Harness",
-            "localhost",
-            str(server.port),
-            server.login,
-            server.password,
-            server.database,
-            table,
-            str(state),
-            str(events),
-            str(timeout_seconds),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=timeout_seconds + 60,
-        env={k: v for k, v in os.environ.items() if k != "HARNESS_EXTRA_PROPERTIES"},
-    )
-    if done.returncode != 0:
-        raise AssertionError(f"the harness exited {done.returncode}:\n{done.stderr[-6000:]}")
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    command = [
+        "java",
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        f"-Djavax.net.ssl.trustStore={store}",
+        f"-Djavax.net.ssl.trustStorePassword={TRUST_STORE_PASSWORD}",
+        "-Djavax.net.ssl.trustStoreType=PKCS12",
+        "-Djdk.tls.client.protocols=TLSv1.2",
+        "-cp",
+        classpath,
+        "mssqlcdc.debezium.Harness",
+        "localhost",
+        str(server.port),
+        server.login,
+        server.password,
+        server.database,
+        table,
+        str(state),
+        str(events),
+        str(timeout_seconds),
+    ]
     topic = f"{TOPIC_PREFIX}.{server.database}.{table}"
-    changes = [r["value"] for r in records if r["destination"] == topic and r["value"] is not None]
-    return Run(changes, records, done.stderr)
+    records: list[dict[str, Any]] = []
+    changes: list[dict[str, Any]] = []
+    with tempfile.TemporaryFile("w+") as stderr:
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "HARNESS_EXTRA_PROPERTIES"},
+        )
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:  # ends when the harness exits (it has its own timeout)
+                if not line.startswith("{"):
+                    continue
+                record = json.loads(line)
+                records.append(record)
+                if record["destination"] == topic and record["value"] is not None:
+                    changes.append(record["value"])
+                    if during is not None and len(changes) == during[0]:
+                        during[1]()
+            code = process.wait(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        stderr.seek(0)
+        log = stderr.read()
+    if code != 0:
+        raise AssertionError(f"the harness exited {code}:\n{log[-6000:]}")
+    return Run(changes, records, log)

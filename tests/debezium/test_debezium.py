@@ -116,38 +116,42 @@ def test_debezium_snapshots_then_streams_each_change_once_and_resumes_from_its_o
     snapshot_lsn = emu.max_lsn()
     assert snapshot_lsn is not None
 
-    # 1. The snapshot: one read event per row, equal to the table at the snapshot's LSN.
-    first = harness.run(server, TABLE, state, events=len(initial))
-    assert [e["op"] for e in first.events] == ["r"] * len(initial), first.stderr[-3000:]
-    assert sorted(row_of(e["after"]) for e in first.events) == initial  # type: ignore[type-var]
-    assert {e["source"]["commit_lsn"] for e in first.events} == {debezium_lsn(snapshot_lsn)}
+    def change_while_streaming() -> None:
+        emu.commit([("insert", TABLE, {"order_id": 4, "status": "new", "amount": Decimal("4.00")})])
+        emu.commit([("update", TABLE, {"order_id": 1, "status": "paid"})])
+        emu.commit([("update", TABLE, {"order_id": 20}, {"order_id": 2})])  # a key update
+        emu.commit([("delete", TABLE, {"order_id": 3})])
 
-    # 2. Changes while the connector is stopped; a restart streams each once, in LSN order.
-    emu.commit([("insert", TABLE, {"order_id": 4, "status": "new", "amount": Decimal("4.00")})])
-    emu.commit([("update", TABLE, {"order_id": 1, "status": "paid"})])
-    emu.commit([("update", TABLE, {"order_id": 20}, {"order_id": 2})])  # a key update
-    emu.commit([("delete", TABLE, {"order_id": 3})])
-    second = harness.run(server, TABLE, state, events=5)
-    got = streamed(second.events)
+    # 1. The snapshot: one read event per row, equal to the table at the snapshot's LSN; then,
+    # changed while the engine streams, each change once, in LSN order, as the change table has it.
+    first = harness.run(
+        server, TABLE, state, events=len(initial) + 5, during=(len(initial), change_while_streaming)
+    )
+    snapshot, live = first.events[: len(initial)], first.events[len(initial) :]
+    assert [e["op"] for e in snapshot] == ["r"] * len(initial), first.stderr[-3000:]
+    assert sorted(row_of(e["after"]) for e in snapshot) == initial  # type: ignore[type-var]
+    assert {e["source"]["commit_lsn"] for e in snapshot} == {debezium_lsn(snapshot_lsn)}
+    got = streamed(live)
     assert [(op, before, after) for _, _, op, before, after in got] == [
         ("c", None, (4, "new", Decimal("4.00"))),
         ("u", (1, "new", Decimal("10.50")), (1, "paid", Decimal("10.50"))),
         ("d", (2, "new", Decimal("20.00")), None),
         ("c", None, (20, "new", Decimal("20.00"))),
         ("d", (3, "new", Decimal("3.25")), None),
-    ], second.stderr[-3000:]
+    ], first.stderr[-3000:]
     assert got == change_table_events(emu, after_lsn=snapshot_lsn)
     assert [lsns for *lsns, _, _, _ in got] == sorted(lsns for *lsns, _, _, _ in got)
 
-    # 3. Another restart from the stored offsets: only the newer changes, none lost or repeated.
+    # 2. Changes while the connector is stopped; a restart from its stored offsets streams only
+    # them, none lost or repeated.
     last_lsn = emu.max_lsn()
     emu.commit([("insert", TABLE, {"order_id": 5, "status": "new", "amount": Decimal("5.00")})])
     emu.commit([("update", TABLE, {"order_id": 4, "amount": Decimal("4.40")})])
     emu.commit([("delete", TABLE, {"order_id": 1})])
-    third = harness.run(server, TABLE, state, events=3)
-    assert [(op, b, a) for _, _, op, b, a in streamed(third.events)] == [
+    second = harness.run(server, TABLE, state, events=3)
+    assert [(op, b, a) for _, _, op, b, a in streamed(second.events)] == [
         ("c", None, (5, "new", Decimal("5.00"))),
         ("u", (4, "new", Decimal("4.00")), (4, "new", Decimal("4.40"))),
         ("d", (1, "paid", Decimal("10.50")), None),
-    ], third.stderr[-3000:]
-    assert streamed(third.events) == change_table_events(emu, after_lsn=last_lsn)
+    ], second.stderr[-3000:]
+    assert streamed(second.events) == change_table_events(emu, after_lsn=last_lsn)
