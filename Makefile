@@ -58,8 +58,9 @@ SPARK_RERUN := --reruns 1 --only-rerun "Python worker failed to connect back" --
 EMULATOR_PROFILE ?= immediate
 REALISTIC_STORIES := tests/spark/recovery/test_recovery.py::test_the_lifecycle_bootstrap_loss_resnapshot_guard_and_override tests/spark/source/test_source.py
 
-test-python: ## pytest: tests/unit (no JVM), tests/spark (local Spark and Delta), tests/connect (Spark Connect)
+test-python: ## pytest: tests/unit (no JVM), tests/debezium (Debezium against serve), tests/spark (local Spark and Delta), tests/connect (Spark Connect)
 	@$(PY) -m pytest tests/unit -q
+	@$(PY) -m pytest tests/debezium -q -p no:cacheprovider  # Debezium's connector against `emulator serve`, about a minute
 	@MSSQL_CDC_EMULATOR_PROFILE=$(EMULATOR_PROFILE) $(PY) -m pytest tests/spark -q --durations=20 -n $(SPARK_WORKERS) --dist loadfile $(SPARK_RERUN)
 	@MSSQL_CDC_EMULATOR_PROFILE=realistic $(PY) -m pytest $(REALISTIC_STORIES) -q $(SPARK_RERUN)
 	@$(PY) -m pytest tests/connect -q --durations=5  # its own process: the Connect server needs a JVM without a classic session

@@ -42,3 +42,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -
 fi
 
 .venv/bin/python tools/resolve_jars.py
+
+# Debezium's SQL Server connector in a small harness (tests/debezium): its jars from Maven
+# Central into ~/.m2 and target/, once; rebuilt when the harness's sources change.
+.venv/bin/python -c 'from tests.debezium import harness; harness.build()'

@@ -113,6 +113,22 @@ std::optional<TypedValue> builtin(std::string_view name, const std::vector<Typed
     v.offset_minutes = static_cast<std::int16_t>(offset_minutes(args[1]));
     return TypedValue{t, v};
   }
+  if (fn == "todatetimeoffset") {
+    // The value is the local time at the given offset (TODATETIMEOFFSET's page); a DateTimeOffset
+    // keeps UTC, so the offset is taken off the local time.
+    arity(fn, args, 2);
+    const bool dt = args[0].type.kind == SqlKind::DateTime;
+    const ColumnType t{SqlKind::DateTimeOffset, 0, 0, dt ? std::uint8_t{3} : args[0].type.scale, false};
+    if (is_null(args[0].value) || is_null(args[1].value)) return TypedValue{t, std::monostate{}};
+    const int minutes = offset_minutes(args[1]);
+    if (std::abs(minutes) > 14 * 60) {
+      sql_error(9819, "The timezone provided to builtin function todatetimeoffset is invalid.");
+    }
+    const DateTime2 local =
+        std::get<DateTime2>(convert(ColumnType{SqlKind::DateTime2, 0, 0, 7, false}, args[0], 0).value);
+    return TypedValue{t, DateTimeOffset{normalized(local.days, local.ticks - std::int64_t{minutes} * 600'000'000),
+                                        static_cast<std::int16_t>(minutes)}};
+  }
   if (fn == "datepart") {
     arity(fn, args, 2);
     const ColumnType t{SqlKind::Int};

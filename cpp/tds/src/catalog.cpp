@@ -9,6 +9,7 @@
 
 #include "builtins.hpp"
 #include "catalog_meta.hpp"
+#include "databases.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/emu/zone.hpp"
 #include "mssqlcdc/error.hpp"
@@ -57,7 +58,9 @@ class EmulatorCatalog final : public Catalog {
   EmulatorCatalog(emu::Reader& reader, std::string database, std::string login, std::function<JobViews()> job_views)
       : reader_(reader), database_(database), names_{std::move(database), std::move(login), std::move(job_views)} {}
 
-  std::unique_ptr<Relation> relation(const ObjectName& name) override {
+  std::unique_ptr<Relation> relation(const ObjectName& qualified) override {
+    const ObjectName name = local_object_name(qualified, database_);
+    if (lower(joined(name)) == "sys.databases") return sys_databases(database_);
     const auto [schema, object] = schema_and_name(name);
     if (object.empty()) return nullptr;
     const ObjectModel model(reader_.objects());
@@ -73,7 +76,8 @@ class EmulatorCatalog final : public Catalog {
     return system_view(model, *o, reader_);
   }
 
-  std::unique_ptr<Relation> function(const ObjectName& name, const std::vector<TypedValue>& args) override {
+  std::unique_ptr<Relation> function(const ObjectName& qualified, const std::vector<TypedValue>& args) override {
+    const ObjectName name = local_object_name(qualified, database_);
     if (name.size() != 2 || lower(name[0]) != "cdc") return nullptr;
     const std::string fn = lower(name[1]);
     static const std::string kAll = "fn_cdc_get_all_changes_";
@@ -88,7 +92,7 @@ class EmulatorCatalog final : public Catalog {
   }
 
   std::optional<TypedValue> scalar(const ObjectName& name, const std::vector<TypedValue>& args) override {
-    const std::string fn = lower(joined(name));
+    const std::string fn = lower(joined(local_object_name(name, database_)));
     const auto arity = [&](std::size_t lo, std::size_t hi) {
       if (args.size() < lo || args.size() > hi) {
         throw Error(ErrorKind::Sql,
@@ -132,7 +136,17 @@ class EmulatorCatalog final : public Catalog {
     if (auto v = meta_scalar(reader_, names_, fn, args)) return v;  // SERVERPROPERTY... (decision 1439)
     if (fn == "db_name") {
       arity(0, 1);
-      return TypedValue{kSysnameType, database_};
+      if (args.empty()) return TypedValue{kSysnameType, database_};
+      const auto id = int_arg(args[0]);
+      const auto db = id ? database_name(*id, database_) : std::nullopt;
+      return db ? TypedValue{kSysnameType, *db} : null_of(kSysnameType);
+    }
+    if (fn == "db_id") {
+      arity(0, 1);
+      if (args.empty()) return TypedValue{kIntType, *database_id(database_, database_)};
+      const auto* text = text_arg(args[0]);
+      const auto id = text != nullptr ? database_id(trimmed(*text), database_) : std::nullopt;
+      return id ? TypedValue{kIntType, *id} : null_of(kIntType);
     }
     if (fn == "object_id") {
       arity(1, 2);
@@ -145,12 +159,17 @@ class EmulatorCatalog final : public Catalog {
         return null_of(kIntType);
       return TypedValue{kIntType, o->object_id};
     }
-    if (fn == "object_name") {
+    if (fn == "object_name" || fn == "object_schema_name") {
       arity(1, 2);
       const auto id = int_arg(args[0]);
+      // The optional database_id: objects live only in the served database.
+      if (args.size() == 2 && !is_null(args[1].value) && int_arg(args[1]) != database_id(database_, database_)) {
+        return null_of(kSysnameType);
+      }
       const ObjectModel model(reader_.objects());
       const SqlObject* o = id ? model.by_id(*id) : nullptr;
-      return o != nullptr ? TypedValue{kSysnameType, o->name} : null_of(kSysnameType);
+      if (o == nullptr) return null_of(kSysnameType);
+      return TypedValue{kSysnameType, fn == "object_name" ? o->name : o->schema};
     }
     if (fn == "type_name") {
       arity(1, 1);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "jdbc_metadata.hpp"
 #include "jobs.hpp"
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/reader.hpp"
@@ -478,6 +479,28 @@ std::vector<ResultSet> scan_proc(Storage& storage, const Args& args) {
   return {};
 }
 
+// The JDBC metadata procedures (jdbc_metadata.cpp).
+MetadataFilter metadata_filter(const Args& args) {
+  return {args.text("@table_name"),  args.text("@table_owner"), args.text("@table_qualifier"),
+          args.text("@column_name"), args.text("@table_type"),  args.integer("@fusepattern").value_or(1) != 0};
+}
+
+std::vector<ResultSet> tables_proc(Storage& storage, const Args& args) {
+  return sp_tables(storage.reader(), storage.database(), metadata_filter(args));
+}
+
+std::vector<ResultSet> columns_proc(Storage& storage, const Args& args) {
+  return sp_columns(storage.reader(), storage.database(), metadata_filter(args), false);
+}
+
+std::vector<ResultSet> columns_100_proc(Storage& storage, const Args& args) {
+  return sp_columns(storage.reader(), storage.database(), metadata_filter(args), true);
+}
+
+std::vector<ResultSet> pkeys_proc(Storage& storage, const Args& args) {
+  return sp_pkeys(storage.reader(), storage.database(), metadata_filter(args));
+}
+
 struct Param {
   const char* name;
   bool required;
@@ -527,6 +550,30 @@ const std::vector<Procedure>& procedures() {
        change_job_proc},
       {"sp_cdc_start_job", {{"@job_type", false}}, start_job_proc},
       {"sp_cdc_stop_job", {{"@job_type", false}}, stop_job_proc},
+      {"sp_tables",
+       {{"@table_name", false},
+        {"@table_owner", false},
+        {"@table_qualifier", false},
+        {"@table_type", false},
+        {"@fusepattern", false}},
+       tables_proc},
+      {"sp_columns",
+       {{"@table_name", true},
+        {"@table_owner", false},
+        {"@table_qualifier", false},
+        {"@column_name", false},
+        {"@odbcver", false}},
+       columns_proc},
+      {"sp_columns_100",
+       {{"@table_name", true},
+        {"@table_owner", false},
+        {"@table_qualifier", false},
+        {"@column_name", false},
+        {"@namescope", false},
+        {"@odbcver", false},
+        {"@fusepattern", false}},
+       columns_100_proc},
+      {"sp_pkeys", {{"@table_name", true}, {"@table_owner", false}, {"@table_qualifier", false}}, pkeys_proc},
       {"sp_cdc_scan",
        {{"@maxtrans", false}, {"@maxscans", false}, {"@continuous", false}, {"@pollinginterval", false}},
        scan_proc},
