@@ -113,13 +113,19 @@ class CdcDataSource(_ConfiguredSource):
         from mssql_cdc.source.planner import CdcStreamReader
 
         n = self.config.partitions(type(self).default_num_partitions)
-        figures = None
-        if self.figures:
-            from pyspark.sql.pandas.types import to_arrow_schema
+        from pyspark.sql.pandas.types import to_arrow_schema
 
-            figures = to_arrow_schema(schema, timezone="UTC")
+        figures = to_arrow_schema(schema, timezone="UTC") if self.figures else None
+        output = None
+        if self.config.gap_deletes_from is not None:  # the gap's delete rows (decision 1426)
+            output = to_arrow_schema(schema, timezone="UTC")
         return CdcStreamReader(
-            self.config, read_columns(schema), n, connect=self.connect, figures=figures
+            self.config,
+            read_columns(schema),
+            n,
+            connect=self.connect,
+            figures=figures,
+            output=output,
         )
 
 
