@@ -16,10 +16,10 @@ from typing import Any
 import pymssql
 from pyspark.sql import DataFrame, SparkSession
 
-from mssql_cdc import register
+from mssql_cdc import delta_sink, register
 from mssql_cdc.emulator import Emulator
 from tests.spark.support.backends import backend_options, server_of
-from tests.spark.support.stream_snapshot_support import at_second, orders
+from tests.spark.support.stream_snapshot_support import at_second, merged, orders
 from tests.support import emulator_profile
 
 
@@ -128,3 +128,40 @@ def test_keys_deleted_during_a_gap_arrive_as_deletes_so_a_merge_target_equals_th
     assert (
         target_rows(spark, tmp_path) == source_rows(path) == {k: expected[k] for k in (2, 3, 4, 9)}
     )
+
+
+def test_delta_sink_writes_a_when_needed_stream_with_its_gap_deletes_into_bronze(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The library's own sink keeps the source's `_snapshot` (decision 1427), and
+    gapDeletesFrom names its bronze: bronze read as a change feed ends equal to the source."""
+    path = tmp_path / "e.db"
+    emu = orders(path, 5)
+    bronze, facts = str(tmp_path / "bronze"), str(tmp_path / "facts")
+
+    def run_into_bronze() -> None:
+        register(spark)
+        query = (
+            spark.readStream.format("mssql_cdc")
+            .options(captureInstance="dbo_orders", **backend_options(path, "pymssql"))
+            .options(snapshotMode="when_needed", maxCommitsPerBatch="2", gapDeletesFrom=bronze)
+            .load()
+            .writeStream.foreachBatch(delta_sink(bronze, "orders", facts))
+            .option("checkpointLocation", str(tmp_path / "ckpt"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        assert query.awaitTermination(300)
+
+    run_into_bronze()
+    emu.commit([("delete", "dbo.orders", {"order_id": 3})], at=at_second(40))
+    emu.commit([("insert", "dbo.orders", {"order_id": 8, "status": "new"})], at=at_second(41))
+    lose_everything_unread(emu, "2026-10-03T00:00:00")
+    run_into_bronze()
+    rows = [r.asDict() for r in spark.read.format("delta").load(bronze).collect()]
+    assert all(r["_batch_id"] is not None for r in rows)
+    stamps = sorted({r["_snapshot"] for r in rows if r["_operation"] == 0})
+    assert len(stamps) == 2  # the first snapshot and the re-snapshot, as the source stamped them
+    deletes = [(r["order_id"], r["_snapshot"]) for r in rows if r["_operation"] == 1]
+    assert deletes == [(3, stamps[1])]
+    assert merged(rows) == source_rows(path) == {0: "new", 1: "new", 2: "new", 4: "new", 8: "new"}
