@@ -144,7 +144,7 @@ class SourceConfig:
     # `mssql_cdc` snapshots the table itself first (initial) and after a loss (when_needed).
     snapshot_mode: StreamSnapshotMode = "never"
     # With when_needed: the Delta table holding what the stream delivered, whose keys a
-    # re-snapshot lacks become delete rows (decision 1426).
+    # re-snapshot lacks become delete rows.
     gap_deletes_from: str | None = None
     # Credentials apart from the connection string; Credentials' repr hides the secrets.
     credentials: Credentials = field(default_factory=Credentials)

@@ -1,5 +1,5 @@
 """Deletes across a gap for the source's own re-snapshot, option gapDeletesFrom
-(docs/pipelines.md, 'Deletes across a gap without to_delta'; decision 1426).
+(docs/pipelines.md, 'Deletes across a gap, the source on its own'; decision 1426).
 
 A key deleted while the stream could not read has no change row left in SQL Server, so a
 re-snapshot alone cannot remove it downstream. With `snapshotMode=when_needed` and
