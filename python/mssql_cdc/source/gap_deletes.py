@@ -75,7 +75,8 @@ def gone_keys(
 
     def order(row: dict[str, Any]) -> tuple[Any, ...]:
         # NULLs first, as `to_delta`'s gap deletes order bronze's rows
-        return tuple((row.get(n) is not None, row.get(n) or 0) for n in APPLY_ORDER)
+        values = [row.get(n) for n in APPLY_ORDER]
+        return tuple((v is not None, 0 if v is None else v) for v in values)
 
     rows = [
         r

@@ -391,7 +391,15 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if lo is not None:
             failpoint("source.inside_snapshot")  # a batch in the middle of the snapshot
         table = self._config.gap_deletes_from
-        if not gap_deletes or table is None or not part.keys:
+        if not gap_deletes or table is None:
+            return [part]
+        if not part.keys:
+            _log.warning(
+                "capture instance '%s' has no key columns (no unique index and no snapshotKeys "
+                "option), so gapDeletesFrom derives no deletes for the re-snapshot at %s",
+                part.capture_instance,
+                stamp.lsn,
+            )
             return [part]
         deletes = GapDeletesPartition(
             table,
