@@ -52,6 +52,8 @@ OPTION_SUMMARIES: dict[str, str] = {
     "snapshotDurationGuard": "`warn` (default), `refuse` or `off` for a long snapshot",
     "snapshotOnSwitch": "re-snapshot when a capture-instance switch changes columns or key",
     "snapshotMode": "`never`, `initial` (snapshot first) or `when_needed` (and after a loss)",
+    "gapDeletesFrom": "with `when_needed`: the Delta table of the rows the stream delivered; "
+    "a re-snapshot adds delete rows for its keys the table no longer holds",
     "user": "the SQL login, passed to the driver apart from `connectionString`",
     "password": "the login's password, passed to the driver apart from `connectionString`",
     "accessToken": "a Microsoft Entra access token (`mssql-python` only)",

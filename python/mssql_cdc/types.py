@@ -118,6 +118,7 @@ class SourceOptions(TypedDict, total=False):
     snapshotDurationGuard: DurationGuard
     snapshotOnSwitch: bool | str
     snapshotMode: StreamSnapshotMode
+    gapDeletesFrom: str
     user: str
     password: str
     accessToken: str

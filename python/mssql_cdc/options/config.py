@@ -7,7 +7,8 @@ connection string, the password and the token are never printed, logged or shown
 (credentials apart from the connection string: decision 1385). Options named `fs.*` are
 Hadoop's file-system settings (`fs.s3a.endpoint`, `fs.s3a.bucket.<b>.secret.key`), kept in
 `store` for a `metricsPath` on an object store and never shown either (decision 1352).
-`snapshotMode` is the source's own snapshots (decision 1395).
+`snapshotMode` is the source's own snapshots (decision 1395); `gapDeletesFrom` the table a
+re-snapshot's gap deletes are derived from (decision 1426).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ KNOWN_OPTIONS = (
     "snapshotDurationGuard",
     "snapshotOnSwitch",
     "snapshotMode",
+    "gapDeletesFrom",
     *CREDENTIAL_OPTIONS,
 )
 """Every option either format or `to_delta` reads; one dict feeds them all, so none is unknown."""
@@ -141,6 +143,9 @@ class SourceConfig:
     snapshot_on_switch: bool = False
     # `mssql_cdc` snapshots the table itself first (initial) and after a loss (when_needed).
     snapshot_mode: StreamSnapshotMode = "never"
+    # With when_needed: the Delta table holding what the stream delivered, whose keys a
+    # re-snapshot lacks become delete rows.
+    gap_deletes_from: str | None = None
     # Credentials apart from the connection string; Credentials' repr hides the secrets.
     credentials: Credentials = field(default_factory=Credentials)
     # The `fs.*` options: how the executors reach a metricsPath on an object store.
@@ -162,6 +167,7 @@ class SourceConfig:
         backend = opts.choice("backend", BACKENDS, default="mssql-python")
         connection = _connection_string(opts, backend)
         fail_on_data_loss = opts.boolean("failOnDataLoss", default=True)
+        snapshot_mode = _snapshot_mode(opts, fail_on_data_loss=fail_on_data_loss)
         return cls(
             capture_instance=_capture_instance(opts),
             backend=backend,
@@ -190,7 +196,8 @@ class SourceConfig:
             lock_timeout_ms=opts.non_negative("lockTimeoutMs", maximum=MAX_LOCK_TIMEOUT_MS),
             snapshot_duration_guard=opts.choice("snapshotDurationGuard", _GUARDS, default="warn"),
             snapshot_on_switch=opts.boolean("snapshotOnSwitch", default=False),
-            snapshot_mode=_snapshot_mode(opts, fail_on_data_loss=fail_on_data_loss),
+            snapshot_mode=snapshot_mode,
+            gap_deletes_from=_gap_deletes_from(opts, snapshot_mode),
             credentials=parse_credentials(
                 {name: opts.untrimmed(name) for name in CREDENTIAL_OPTIONS}, backend, connection
             ),
@@ -232,6 +239,7 @@ class SourceConfig:
             "snapshotDurationGuard": self.snapshot_duration_guard,
             "snapshotOnSwitch": self.snapshot_on_switch,
             "snapshotMode": self.snapshot_mode,
+            "gapDeletesFrom": self.gap_deletes_from,
         }
         written = {name: _text(value) for name, value in values.items() if value is not None}
         return written | self.credentials.to_options() | self.store.to_options()
@@ -386,6 +394,17 @@ def _snapshot_mode(opts: OptionReader, *, fail_on_data_loss: bool) -> StreamSnap
             "never or initial)"
         )
     return mode
+
+
+def _gap_deletes_from(opts: OptionReader, mode: StreamSnapshotMode) -> str | None:
+    path = opts.folder("gapDeletesFrom")
+    if path is not None and mode != "when_needed":
+        raise ConfigError(
+            f"option gapDeletesFrom names the table whose keys a re-snapshot's deletes come "
+            f"from, and only snapshotMode=when_needed re-snapshots (got snapshotMode="
+            f"{mode}); set snapshotMode=when_needed or remove gapDeletesFrom"
+        )
+    return path
 
 
 def _optional(opts: OptionReader, name: str, parse: Callable[[str], T]) -> T | None:

@@ -1,6 +1,9 @@
 """The micro-batch as the sink receives it: its columns checked, its step-5 aggregates as
 Spark columns (observed on the append, decision 1350), and the replay's reads of it.
 
+A batch of the source that snapshots itself (snapshotMode) carries `_snapshot` already: the
+sink keeps it, with bronze's meaning, and adds only `_batch_id` (decision 1427).
+
 Nothing here caches the batch: a replay whose append Delta skips reads it once more, with the
 aggregate job or, when the reader's counts cover it, a plain read (decision 0380).
 """
@@ -24,7 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["aggregate", "aggregate_columns", "aggregates_of", "check_columns", "read_partitions"]
 
 _REQUIRED = ("_start_lsn", "_operation", "_commit_ts")
-_ADDED = ("_batch_id", "_snapshot")
+_ADDED = ("_batch_id",)
+# The source's own column with snapshotMode initial or when_needed: kept as the source set it.
+_SOURCE_SNAPSHOT = "_snapshot"
 
 
 def aggregate_columns(
@@ -78,12 +83,19 @@ def aggregate(df: DataFrame) -> BatchAggregates:
 
 def check_columns(df: DataFrame, target: TableRef) -> None:
     """Before the sink's step 1: the batch holds the stream's columns and none of those the
-    sink adds.
+    sink adds; a `_snapshot` column must be the source's, a STRING.
 
     Raises:
         ConfigError (a ValueError): naming the missing or clashing columns.
     """
     names = {name.lower() for name in df.columns}
+    if _SOURCE_SNAPSHOT in names:
+        kind = {n.lower(): t for n, t in df.dtypes}.get(_SOURCE_SNAPSHOT)
+        if kind != "string":
+            raise ConfigError(
+                f"{target}: the micro-batch's column _snapshot is {kind}, not the string of "
+                "the mssql_cdc source's snapshotMode stamp; drop or rename it before the sink"
+            )
     missing = [name for name in _REQUIRED if name not in names]
     if missing:
         raise ConfigError(

@@ -6,7 +6,9 @@ with retries of transient errors (docs/source.md, 'Processes'). `connect`, the d
 connection factory, is an attribute a test may replace (in a subclass) to inject faults.
 An internal option of `to_delta` adds each task's figures as a column and a row (decision 1391).
 Inside a Spark Declarative Pipeline's definition file `register` skips the `EXPLAIN` and the
-conf change the pipeline refuses and warns what to set instead (decision 1425).
+conf change the pipeline refuses and warns what to set instead (decision 1425). With
+`gapDeletesFrom` the reader gets the output's Arrow schema, which the gap's delete rows are built
+in (decision 1426).
 """
 
 from __future__ import annotations
@@ -113,13 +115,19 @@ class CdcDataSource(_ConfiguredSource):
         from mssql_cdc.source.planner import CdcStreamReader
 
         n = self.config.partitions(type(self).default_num_partitions)
-        figures = None
-        if self.figures:
-            from pyspark.sql.pandas.types import to_arrow_schema
+        from pyspark.sql.pandas.types import to_arrow_schema
 
-            figures = to_arrow_schema(schema, timezone="UTC")
+        figures = to_arrow_schema(schema, timezone="UTC") if self.figures else None
+        output = None
+        if self.config.gap_deletes_from is not None:  # the gap's delete rows
+            output = to_arrow_schema(schema, timezone="UTC")
         return CdcStreamReader(
-            self.config, read_columns(schema), n, connect=self.connect, figures=figures
+            self.config,
+            read_columns(schema),
+            n,
+            connect=self.connect,
+            figures=figures,
+            output=output,
         )
 
 

@@ -9,7 +9,9 @@ on the batch's last range to its task (decision 1391).
 
 With snapshotMode `initial` or `when_needed` the stream reads its own snapshot first, and with
 `when_needed` again after a loss, as batches of key ranges (`source.stream_snapshot`; decision
-1395); its rows carry `_snapshot` (decision 1396).
+1395); its rows carry `_snapshot` (decision 1396). With `gapDeletesFrom`, the batch that completes a
+re-snapshot also derives the gap's delete rows in a task of its own (`source.gap_deletes`;
+decision 1426).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from mssql_cdc.core import (
 from mssql_cdc.errors import DataLossError
 from mssql_cdc.options import KeyBound, SourceConfig
 from mssql_cdc.source.batch_plan import planned_batch
+from mssql_cdc.source.gap_deletes import GapDeletesPartition, read_gap_deletes
 from mssql_cdc.source.loss_guards import range_after_is_purged, skip_end
 from mssql_cdc.source.range_reader import read_range
 from mssql_cdc.source.snapshot_format import SnapshotPartition, read_snapshot
@@ -98,13 +101,16 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         *,
         connect: Callable[[SourceConfig], Backend] = open_backend,
         figures: pa.Schema | None = None,
+        output: pa.Schema | None = None,
     ) -> None:
         """`figures`: the output's Arrow schema when the batch figures ride along (the internal
-        option `BATCH_FIGURES_OPTION`); None for the plain change rows."""
+        option `BATCH_FIGURES_OPTION`); None for the plain change rows. `output`: the output's
+        Arrow schema, which the gap's delete rows are built in (option gapDeletesFrom)."""
         self._config = config
         self._columns = tuple(columns)
         self._num_partitions = num_partitions
         self._figures = figures
+        self._output = output
         self._connect = connect  # the driver's connection factory; executors use their own
         self._slot: Reconnecting[Backend] | None = None
         self._table: ResolvedTable | None = None
@@ -121,6 +127,7 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             "_num_partitions": self._num_partitions,
             "_connect": self._connect,
             "_figures": self._figures,
+            "_output": self._output,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -130,6 +137,7 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             state["_num_partitions"],
             connect=state["_connect"],
             figures=state.get("_figures"),
+            output=state.get("_output"),
         )
 
     def _backend_slot(self) -> Reconnecting[Backend]:
@@ -321,7 +329,9 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         first, last = SourceOffset.from_json(start), SourceOffset.from_json(end)
         keys = snapshot_keys(first, last)
         if keys is not None:
-            return self._snapshot_partitions(last.position, *keys)
+            # a re-snapshot's last batch: its gap's deletes too
+            gap = last.resnapshot_at is not None and keys[1] is None
+            return self._snapshot_partitions(last.position, *keys, gap_deletes=gap)
         begin, finish = first.position, last.position
         if finish.lsn <= begin.lsn:
             return []  # no range, no guard, no query, no file
@@ -354,13 +364,15 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 exc.args[0].split(". ")[0],
                 finish.lsn,
             )
-            return self._snapshot_partitions(finish, None, None)
+            return self._snapshot_partitions(finish, None, None, gap_deletes=True)
         return [SparkLsnRange.of(r, events) for r in ranges]
 
     def _snapshot_partitions(
-        self, stamp: StreamOffset, lo: KeyBound, hi: KeyBound
+        self, stamp: StreamOffset, lo: KeyBound, hi: KeyBound, *, gap_deletes: bool = False
     ) -> list[InputPartition]:
-        """The one partition of a batch of the stream's own snapshot at `stamp`: keys `[lo, hi)`."""
+        """The one partition of a batch of the stream's own snapshot at `stamp`: keys `[lo, hi)`;
+        with `gap_deletes` (the batch completes a snapshot after a loss) and the option
+        gapDeletesFrom, a second one that derives the gap's delete rows."""
 
         def work(backend: Backend) -> SnapshotPartition:
             table = self._resolved(backend)
@@ -378,9 +390,32 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         part = call_with_retries("partitions", self._backend_slot(), work)
         if lo is not None:
             failpoint("source.inside_snapshot")  # a batch in the middle of the snapshot
-        return [part]
+        table = self._config.gap_deletes_from
+        if not gap_deletes or table is None:
+            return [part]
+        if not part.keys:
+            _log.warning(
+                "capture instance '%s' has no key columns (no unique index and no snapshotKeys "
+                "option), so gapDeletesFrom derives no deletes for the re-snapshot at %s",
+                part.capture_instance,
+                stamp.lsn,
+            )
+            return [part]
+        deletes = GapDeletesPartition(
+            table,
+            part.source_schema,
+            part.source_table,
+            stamp.lsn,
+            stamp.commit_ts,
+            part.keys,
+        )
+        return [part, deletes]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, GapDeletesPartition):
+            if self._output is None:
+                raise TypeError("mssql_cdc: a gap-deletes partition needs the output schema")
+            return read_gap_deletes(self._config, self._columns, self._output, partition)
         if isinstance(partition, SnapshotPartition):
             rows = read_snapshot(self._config, self._columns, partition, progress=False)
             return _marked(rows, partition.stamp_lsn)

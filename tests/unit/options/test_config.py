@@ -136,6 +136,8 @@ BAD: list[tuple[str, str, str]] = [
         "always",
         "option snapshotMode must be one of never, initial, when_needed (got 'always')",
     ),
+    # without snapshotMode=when_needed (tests/unit/options/test_gap_deletes_from_option.py)
+    ("gapDeletesFrom", "/t/delivered", "only snapshotMode=when_needed re-snapshots"),
 ]
 
 

@@ -401,6 +401,8 @@ def test_a_config_with_every_option_set_writes_every_known_option(
         "snapshotChunks": "[[0, null, null]]",
         "snapshotKeys": '["id"]',
         "lockTimeoutMs": "0",
+        "snapshotMode": "when_needed",
+        "gapDeletesFrom": "/t/delivered",
     }
     written = set(SourceConfig.from_options(options).to_options())
     # The credential options log in to a server: each login is a config of its own.
