@@ -100,7 +100,10 @@ std::shared_ptr<const TlsContext> TlsContext::self_signed() {
   impl->ctx.reset(SSL_CTX_new(TLS_server_method()));
   SSL_CTX* ctx = impl->ctx.get();
   check(ctx != nullptr, "creating the TLS context");
-  check(SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) == 1 && SSL_CTX_use_certificate(ctx, cert.get()) == 1 &&
+  // TDS 7.x: SQL Server offers TLS 1.3 only with TDS 8.0 (strict encryption), which the front
+  // end does not serve, so 1.2 is both the floor and the ceiling.
+  check(SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) == 1 &&
+            SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION) == 1 && SSL_CTX_use_certificate(ctx, cert.get()) == 1 &&
             SSL_CTX_use_PrivateKey(ctx, key.get()) == 1 && SSL_CTX_check_private_key(ctx) == 1,
         "loading the certificate and key");
   // TLS 1.3 session tickets would follow the handshake as records the client reads in its
