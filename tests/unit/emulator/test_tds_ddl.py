@@ -157,10 +157,12 @@ def test_dropping_a_captured_table_drops_its_capture_instance(conn: Any) -> None
     assert rows(conn, "SELECT COUNT(*) FROM dbo.orders") == [(0,)]
 
 
-def test_enable_table_refuses_net_changes_on_a_table_without_a_key_with_22939(conn: Any) -> None:
+def test_enable_table_refuses_net_changes_on_a_table_without_a_key_with_22939(
+    emulator: Emulator, conn: Any
+) -> None:
     """22939, and the same table without net changes is enabled (ERRORS_22000;
     https://learn.microsoft.com/en-us/sql/relational-databases/system-stored-procedures/sys-sp-cdc-enable-table-transact-sql)."""
-    run(conn, "CREATE TABLE dbo.heap (a int, b int)")
+    emulator.create_table("dbo.heap", {"a": "int", "b": "int"})
     number, text = error_of(
         conn,
         "EXEC sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = N'heap', "
@@ -194,10 +196,18 @@ def test_enable_table_checks_the_index_name_it_is_given(conn: Any) -> None:
     assert rows(conn, "SELECT capture_instance FROM cdc.change_tables") == [("dbo_orders",)]
 
 
-def test_enable_table_checks_the_captured_column_list(conn: Any) -> None:
+def orders_by_api(emulator: Emulator) -> None:
+    emulator.create_table(
+        "dbo.orders",
+        {"order_id": "int", "status": "nvarchar(20) NULL", "amount": "decimal(10,2) NOT NULL"},
+        primary_key="order_id",
+    )
+
+
+def test_enable_table_checks_the_captured_column_list(emulator: Emulator, conn: Any) -> None:
     """22930 for a name that is no column of the table; 22943 for a list without the key
     columns (ERRORS_22000)."""
-    run(conn, ORDERS)
+    orders_by_api(emulator)
     enable = "EXEC sys.sp_cdc_enable_table N'dbo', N'orders', NULL, @captured_column_list = N'{}'"
     number, text = error_of(conn, enable.format("order_id, nothing"))
     assert number == 22930
@@ -213,13 +223,14 @@ def test_enable_table_checks_the_captured_column_list(conn: Any) -> None:
     assert captured == [("order_id",), ("status",)]
 
 
-def test_insert_values_computes_expressions_and_keeps_seven_fraction_digits(conn: Any) -> None:
+def test_insert_values_computes_expressions_and_keeps_seven_fraction_digits(
+    emulator: Emulator, conn: Any
+) -> None:
     """A VALUES list takes expressions (https://learn.microsoft.com/en-us/sql/t-sql/queries/
     table-value-constructor-transact-sql), and datetime2(7) keeps 100 ns: seven fractional
     digits (https://learn.microsoft.com/en-us/sql/t-sql/data-types/datetime2-transact-sql)."""
-    run(
-        conn,
-        "CREATE TABLE dbo.events (id int NOT NULL PRIMARY KEY, at datetime2(7) NOT NULL, qty int)",
+    emulator.create_table(
+        "dbo.events", {"id": "int", "at": "datetime2(7) NOT NULL", "qty": "int"}, primary_key="id"
     )
     run(
         conn,
@@ -237,7 +248,7 @@ def test_insert_values_computes_expressions_and_keeps_seven_fraction_digits(conn
 
 
 def test_the_update_mask_functions_tell_which_captured_columns_an_update_changed(
-    conn: Any,
+    emulator: Emulator, conn: Any
 ) -> None:
     """sys.fn_cdc_get_column_ordinal gives the column's ordinal in the change table (as
     cdc.captured_columns.column_ordinal), sys.fn_cdc_is_bit_set and sys.fn_cdc_has_column_changed
@@ -245,7 +256,7 @@ def test_the_update_mask_functions_tell_which_captured_columns_an_update_changed
     (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-cdc-get-column-ordinal-transact-sql,
     https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-cdc-is-bit-set-transact-sql,
     https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-cdc-has-column-changed-transact-sql)."""
-    run(conn, ORDERS)
+    orders_by_api(emulator)
     run(conn, "EXEC sys.sp_cdc_enable_table N'dbo', N'orders', NULL")
     run(conn, "INSERT INTO dbo.orders VALUES (1, N'new', 1.00)")
     run(conn, "UPDATE dbo.orders SET amount = 2.00 WHERE order_id = 1")
