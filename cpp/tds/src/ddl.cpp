@@ -223,6 +223,11 @@ void create_table(Storage& storage, const Tokens& t, const std::string& database
     }
     columns.push_back(std::move(column));
   }
+  const std::string schema = name.substr(0, name.find('.'));
+  if (emu::iequals(schema, "sys") || emu::iequals(schema, "INFORMATION_SCHEMA")) {
+    sql_error(2760, "The specified schema name \"" + schema +
+                        "\" either does not exist or you do not have permission to use it.");
+  }
   if (find(storage, name)) {
     sql_error(2714, "There is already an object named '" + name.substr(name.find('.') + 1) + "' in the database.");
   }
