@@ -10,6 +10,11 @@ capture instance names and a key-based WHERE (the emulator changes rows by key):
   (DECLARE @from_lsn binary(10), @to_lsn binary(10) from fn_cdc_get_min_lsn / get_max_lsn)
 - https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/cdc-fn-cdc-get-net-changes-capture-instance-transact-sql
   (the time window mapped by sys.fn_cdc_map_time_to_lsn)
+- https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-cdc-get-column-ordinal-transact-sql
+  (the ordinal and sys.fn_cdc_is_bit_set over net changes 'all with mask')
+- https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-cdc-increment-lsn-transact-sql
+  (the next query's lower bound)
+- https://learn.microsoft.com/en-us/sql/relational-databases/system-stored-procedures/sys-sp-cdc-get-ddl-history-transact-sql
 - https://learn.microsoft.com/en-us/sql/relational-databases/system-stored-procedures/sys-sp-cdc-change-job-transact-sql
   (@job_type = N'cleanup', @retention = 2880)
 
@@ -81,6 +86,23 @@ SET @to_lsn   = sys.fn_cdc_get_max_lsn();
 SELECT __$operation, DepartmentID, Name, GroupName FROM cdc.fn_cdc_get_all_changes_dbo_Department
   (@from_lsn, @to_lsn, N'all');
 GO
+DECLARE @from_lsn binary(10), @to_lsn binary(10), @NameOrdinal int;
+SET @from_lsn = sys.fn_cdc_increment_lsn(sys.fn_cdc_get_max_lsn());
+UPDATE dbo.Department SET Name = N'Sales' WHERE DepartmentID = 1;
+SET @to_lsn = sys.fn_cdc_get_max_lsn();
+SET @NameOrdinal = sys.fn_cdc_get_column_ordinal
+    ( 'dbo_Department','Name');
+SELECT __$operation, DepartmentID, Name,
+    sys.fn_cdc_is_bit_set(@NameOrdinal, __$update_mask) as 'NameChanged',
+    sys.fn_cdc_has_column_changed('dbo_Department', 'GroupName', __$update_mask)
+        as 'GroupNameChanged'
+FROM cdc.fn_cdc_get_net_changes_dbo_Department
+    ( @from_lsn, @to_lsn, 'all with mask');
+GO
+ALTER TABLE dbo.Department ADD Budget money NULL
+GO
+EXECUTE sys.sp_cdc_get_ddl_history @capture_instance = 'dbo_Department';
+GO
 EXECUTE sys.sp_cdc_change_job
     @job_type = N'cleanup',
     @retention = 2880;
@@ -146,6 +168,21 @@ def test_the_documented_cdc_walkthrough_runs_unmodified_through_tsql(port: int) 
         "4\t1\tMyDept\tResale",
         "1\t2\tTool Design\tResearch and Development",
     ]
+    # The update mask of the window's one update: Name changed, GroupName did not
+    # (sys.fn_cdc_get_column_ordinal, sys.fn_cdc_is_bit_set, sys.fn_cdc_has_column_changed).
+    mask_at = lines.index("__$operation\tDepartmentID\tName\tNameChanged\tGroupNameChanged")
+    assert lines[mask_at + 1] == "4\t1\tSales\t1\t0"
+    # The ALTER TABLE is in the instance's DDL history (sys.sp_cdc_get_ddl_history).
+    history = next(row for row in result_rows(done.stdout) if "ddl_command" in row)
+    entries = [
+        dict(zip(history, row, strict=True))
+        for row in result_rows(done.stdout)
+        if len(row) == len(history) and row != history
+    ]
+    assert [(e["capture_instance"], e["required_column_update"]) for e in entries] == [
+        ("dbo_Department", "0")
+    ]
+    assert "Budget" in entries[0]["ddl_command"]
     # sp_cdc_change_job's new retention shows in sp_cdc_help_jobs' cleanup row
     # (https://learn.microsoft.com/en-us/sql/relational-databases/system-stored-procedures/
     # sys-sp-cdc-help-jobs-transact-sql).
