@@ -197,7 +197,12 @@ void create_table(Storage& storage, const Tokens& t, const std::string& database
   const std::string& written = target.second;
   if (at >= t.size() || !t[at].is_symbol('(')) syntax_error_at(t, at);
   const std::size_t end = closing(t, at);
-  if (end + 1 != t.size() && !(end + 2 == t.size() && t[end + 1].is_symbol(';'))) syntax_error_at(t, end + 1);
+  // ON filegroup and TEXTIMAGE_ON filegroup after the list place the table: nothing the
+  // emulator models.
+  std::size_t after = end + 1;
+  while (after + 1 < t.size() && (t[after].is("ON") || t[after].is("TEXTIMAGE_ON")) && t[after + 1].is_name())
+    after += 2;
+  if (after < t.size() && !(after + 1 == t.size() && t[after].is_symbol(';'))) syntax_error_at(t, after);
   std::vector<std::pair<std::string, std::string>> columns;
   std::vector<std::string> key;
   for (const Tokens& part : split_commas(t, at + 1, end)) {

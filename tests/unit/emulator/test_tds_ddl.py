@@ -286,3 +286,17 @@ def test_the_update_mask_functions_tell_which_captured_columns_an_update_changed
     assert rows(
         conn, "SELECT sys.fn_cdc_is_bit_set(9, 0x0100), sys.fn_cdc_is_bit_set(1, 0x0100)"
     ) == [(True, False)]
+
+
+def test_a_batch_creates_a_table_if_missing_and_fills_it_without_semicolons(conn: Any) -> None:
+    """CREATE TABLE ends at its column list; a statement may follow it without a semicolon,
+    and IF OBJECT_ID(...) IS NULL guards it
+    (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/if-else-transact-sql)."""
+    batch = (
+        "IF OBJECT_ID(N'dbo.notes', N'U') IS NULL\n"
+        "CREATE TABLE dbo.notes (id int NOT NULL PRIMARY KEY, body nvarchar(20)) ON [PRIMARY]\n"
+        "INSERT INTO dbo.notes VALUES (1, N'a')\n"
+    )
+    run(conn, batch)
+    run(conn, batch.replace("(1, N'a')", "(2, N'b')"))  # the IF skips the CREATE
+    assert rows(conn, "SELECT id, body FROM dbo.notes ORDER BY id") == [(1, "a"), (2, "b")]
