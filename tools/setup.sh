@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*"; }
 
 apt_packages=(g++ ccache cmake ninja-build libsqlite3-dev libssl-dev googletest libgtest-dev maven pkg-config clang-format
-  libltdl7)  # mssql-python's bundled ODBC driver loads libltdl
+  libltdl7  # mssql-python's bundled ODBC driver loads libltdl
+  freetds-bin)  # FreeTDS's tsql runs Microsoft's CDC walkthrough against `emulator serve`
 if ! command -v javac >/dev/null 2>&1 || ! javac -version 2>&1 | grep -q ' 17\.'; then
   apt_packages+=(openjdk-17-jdk-headless)
 fi

@@ -198,10 +198,14 @@ class BatchParser {
     bool source_seen = false;  // INSERT's VALUES, SELECT, EXEC or DEFAULT VALUES
     int depth = 0;
     int cases = 0;
+    // CREATE TABLE t (...) ends at its column list when a statement follows (decision 1436).
+    const bool create_table = head.is("CREATE") && start + 1 < t_.size() && t_[start + 1].is("TABLE");
+    bool list_closed = false;
     for (++i_; i_ < t_.size(); ++i_) {
       const SqlToken& x = t_[i_];
       if (x.is_symbol('(')) ++depth;
-      if (x.is_symbol(')')) --depth;
+      if (x.is_symbol(')') && --depth == 0) list_closed = create_table;
+      if (list_closed && depth == 0 && x.kind == TokenKind::Word && is_keyword(x)) break;
       if (depth != 0) continue;
       if (x.is_symbol(';')) break;
       if (x.kind != TokenKind::Word) continue;

@@ -16,6 +16,7 @@
 #include "objects.hpp"
 #include "stored.hpp"
 #include "tsql.hpp"
+#include "update_mask.hpp"
 #include "zones.hpp"
 
 namespace mssqlcdc::tds {
@@ -123,6 +124,8 @@ class EmulatorCatalog final : public Catalog {
       return t ? TypedValue{kDateTimeType, micros_to_datetime2(*t)} : null_of(kDateTimeType);
     }
     if (fn == "sys.fn_cdc_map_time_to_lsn") return map_time_to_lsn(args, arity);
+    if (fn == "sys.fn_cdc_is_bit_set" || fn == "sys.fn_cdc_get_column_ordinal" || fn == "sys.fn_cdc_has_column_changed")
+      return update_mask_function(fn, args, ObjectModel(reader_.objects()));
     if (fn == "sys.fn_cdc_increment_lsn" || fn == "sys.fn_cdc_decrement_lsn") {
       arity(1, 1);
       const auto lsn = lsn_of(args[0].value);

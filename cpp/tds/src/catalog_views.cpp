@@ -2,6 +2,7 @@
 // the object model, each built whole when a statement names it: they are small.
 #include <algorithm>
 
+#include "ddl_history.hpp"
 #include "mssqlcdc/emu/zone.hpp"
 #include "mssqlcdc/error.hpp"
 #include "objects.hpp"
@@ -300,6 +301,7 @@ std::unique_ptr<Relation> system_view(const ObjectModel& model, const SqlObject&
   if (name == "cdc.change_tables") return cdc_change_tables(model);
   if (name == "cdc.captured_columns") return cdc_captured_columns(model);
   if (name == "cdc.index_columns") return cdc_index_columns(model);
+  if (name == "cdc.ddl_history") return cdc_ddl_history(model, reader);
   if (name == "sys.schemas") {
     Rows rows;
     for (const auto& [schema, id] : model.schemas())

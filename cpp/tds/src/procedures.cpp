@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "ddl.hpp"
 #include "jdbc_metadata.hpp"
 #include "jobs.hpp"
 #include "mssqlcdc/emu/engine.hpp"
@@ -326,6 +327,9 @@ std::vector<ResultSet> enable_table(Storage& storage, const Args& args) {
   // filegroups or alternative unique indexes: the primary key identifies rows.
   std::optional<std::vector<std::string>> columns;
   if (const auto list = args.text("@captured_column_list")) columns = column_list(*list);
+  std::optional<bool> net;
+  if (const auto n = args.integer("@supports_net_changes")) net = *n != 0;
+  check_enable_table(storage, *schema, *name, net, args.text("@index_name"), columns);
   write([&] {
     (void)storage.writer().enable_cdc(*schema + "." + *name, args.text("@capture_instance"), columns,
                                       args.text("@role_name"));

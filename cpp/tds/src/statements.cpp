@@ -8,6 +8,7 @@
 #include "batch.hpp"
 #include "builtins.hpp"
 #include "catalog.hpp"
+#include "ddl.hpp"
 #include "jobs.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
@@ -15,6 +16,7 @@
 #include "security.hpp"
 #include "select.hpp"
 #include "tsql.hpp"
+#include "write_values.hpp"
 
 namespace mssqlcdc::tds {
 namespace {
@@ -388,6 +390,10 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
     return {};
   }
   if (head.is("WITH")) return run_with_ctes(tokens, params, first);
+  if (is_ddl_statement(tokens)) {
+    run_ddl(*storage_, tokens, name_);
+    return {};
+  }
   const std::size_t target = tokens.size() > 1 && tokens[1].is("INTO") ? 2 : 1;
   if ((head.is("INSERT") || head.is("UPDATE") || head.is("DELETE")) && target < tokens.size() &&
       tokens[target].kind == TokenKind::Variable) {
@@ -398,7 +404,10 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
                          "the rows to keep.");
   }
   if (head.is("INSERT") || head.is("UPDATE") || head.is("DELETE")) {
-    return StatementResult{std::nullopt, std::nullopt, std::nullopt, run_write(*storage_, tokens, params, name_)};
+    Params bound = params;
+    const auto written = bind_write_expressions(
+        tokens, bound, [&](const std::vector<SqlToken>& select) { return evaluate(select, params)->front(); });
+    return StatementResult{std::nullopt, std::nullopt, std::nullopt, run_write(*storage_, written, bound, name_)};
   }
   // SELECT: the query engine (select.hpp) over this connection's catalog; rows stream to the writer.
   if (!statistics_io_) {

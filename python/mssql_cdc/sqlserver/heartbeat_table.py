@@ -10,7 +10,7 @@ The table holds one row (`id` 1) and the time of the newest beat. Its statements
 SQL Server documents and the emulator's TDS front end runs: the beat is a `DECLARE` and an
 `UPDATE` of a variable, the checks are `SELECT`s, and CDC is enabled by
 `sys.sp_cdc_enable_table`. Only the setup script for SQL Server Agent (`heartbeat_sql`) uses
-`IF ... CREATE TABLE` and the `msdb` job procedures, which the emulator does not run.
+the `msdb` job procedures, which the emulator does not run.
 """
 
 from __future__ import annotations

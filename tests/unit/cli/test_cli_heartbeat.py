@@ -117,14 +117,14 @@ def test_a_table_cdc_does_not_capture_is_refused_without_create(
 def test_a_refused_create_table_exits_1_naming_the_statement_and_the_script(
     tmp_path: Path, served: tuple[Emulator, TdsServer], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The emulator's TDS front end runs no CREATE TABLE; a server that refuses it (a login
-    # without CREATE TABLE permission) is answered the same way.
+    # A table in schema sys is refused by SQL Server (error 2760) and by the emulator; a login
+    # without CREATE TABLE permission is answered the same way.
     _, srv = served
     args = ["heartbeat", "--options", options_file(tmp_path, srv), "--create", "--once"]
-    assert main(args) == 1
+    assert main([*args, "--table", "sys.mssql_cdc_heartbeat"]) == 1
     err = capsys.readouterr().err
-    assert "the server refused to create heartbeat table dbo.mssql_cdc_heartbeat" in err
-    assert "CREATE TABLE [dbo].[mssql_cdc_heartbeat]" in err
+    assert "the server refused to create heartbeat table sys.mssql_cdc_heartbeat" in err
+    assert "CREATE TABLE [sys].[mssql_cdc_heartbeat]" in err
     assert "mssql-cdc heartbeat --print-sql" in err
     assert password(srv) not in err
 

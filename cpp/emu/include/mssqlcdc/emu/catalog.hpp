@@ -107,5 +107,14 @@ std::vector<std::string> table_names(Db& db);
 std::optional<Instance> find_instance(Db& db, std::string_view name);
 Instance load_instance(Db& db, std::string_view name);              // EmuUnknownObject (208)
 std::vector<Instance> instances_of(Db& db, std::int64_t table_id);  // oldest first
+// An index of a table as CREATE INDEX recorded it, or its primary key's (named PK_<table>).
+struct IndexInfo {
+  std::string name;
+  bool unique = false;
+  bool primary_key = false;
+  std::vector<std::string> columns;  // in index order
+};
+// The index `name` (any case) of `table`, or nothing (drop.cpp).
+std::optional<IndexInfo> find_index(Db& db, const Table& table, std::string_view name);
 
 }  // namespace mssqlcdc::emu

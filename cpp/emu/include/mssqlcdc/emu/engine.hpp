@@ -105,6 +105,18 @@ class Engine : private InstanceSource {
   Lsn drop_column(std::string_view table, std::string_view column, std::optional<Micros> at);
   Lsn alter_column(std::string_view table, std::string_view column, std::string_view sql_type,
                    std::optional<Micros> at);
+  // DROP TABLE: disables the table's capture instances (SQL Server drops a dropped table's CDC
+  // metadata with it), then drops the table, its rows and its catalog rows. Throws
+  // EmuUnknownObject, and InvalidArgument while an open interleaved transaction holds the table.
+  void drop_table(std::string_view table);
+  // TRUNCATE TABLE: deletes every row without logging them and reseeds the identity. Throws
+  // EmuSchema 4711 for a table with a capture instance, as SQL Server refuses it.
+  void truncate_table(std::string_view table);
+  // CREATE [UNIQUE] INDEX `name` ON table (columns): recorded for sp_cdc_enable_table's
+  // @index_name; the emulator keeps no index structure. Throws EmuUnknownObject 1911 for a
+  // missing column and EmuSchema 1913 for a name the table already has.
+  void create_index(std::string_view table, std::string_view name, const std::vector<std::string>& columns,
+                    bool unique);
   // sp_rename (decision 1261). A table keeps its capture instances, which go on capturing under
   // the new name; the new table name is a bare name in the same schema. Throws EmuUnknownObject
   // (15248 for a column), EmuSchema for a bad or used name (15335), a captured column (4928) or
