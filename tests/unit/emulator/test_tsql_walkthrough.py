@@ -5,7 +5,7 @@ copies from the documentation (decision 1438).
 The script is written from the statements of these pages, unmodified except for the table and
 capture instance names and a key-based WHERE (the emulator changes rows by key):
 - https://learn.microsoft.com/en-us/sql/relational-databases/track-changes/enable-and-disable-change-data-capture-sql-server
-  (sys.sp_cdc_enable_db, sys.sp_cdc_enable_table, sys.sp_cdc_disable_table)
+  (sys.sp_cdc_enable_db, sys.sp_cdc_enable_table, sys.sp_cdc_disable_table, sys.sp_cdc_disable_db)
 - https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/cdc-fn-cdc-get-all-changes-capture-instance-transact-sql
   (DECLARE @from_lsn binary(10), @to_lsn binary(10) from fn_cdc_get_min_lsn / get_max_lsn)
 - https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/cdc-fn-cdc-get-net-changes-capture-instance-transact-sql
@@ -116,6 +116,9 @@ EXEC sys.sp_cdc_disable_table
 @capture_instance = N'dbo_Department'
 GO
 SELECT COUNT(*) AS instances FROM cdc.change_tables
+GO
+-- Disable for a database
+EXEC sys.sp_cdc_disable_db
 GO
 """
 
