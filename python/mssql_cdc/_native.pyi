@@ -371,6 +371,12 @@ class _EmuReader:
 class _EmuModule(ModuleType):
     Engine: type[_EmuEngine]
     Reader: type[_EmuReader]
+    # The row digest (core.row_digest) of each row's text, a pyarrow string array's values.
+    @staticmethod
+    def row_digests(texts: object) -> list[int]: ...
+    # (rows, their row digests summed modulo 2**64) of a pyarrow string array of row texts.
+    @staticmethod
+    def tile_digest(texts: object) -> tuple[int, int]: ...
 
 emu: _EmuModule
 
