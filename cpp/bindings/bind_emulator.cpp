@@ -327,21 +327,6 @@ void bind_emulator(nb::module_& m) {
   nb::module_ e = m.def_submodule("emu", "The SQL Server CDC emulator engine and reader");
 
   e.def(
-      "row_digests",
-      [](nb::handle texts) {
-        const BorrowedArray a = borrow_array(texts);
-        return emu::row_digests(*a.schema, *a.array);
-      },
-      "texts"_a, "The row digest of each row's text (a pyarrow string array), as ints");
-  e.def(
-      "tile_digest",
-      [](nb::handle texts) {
-        const BorrowedArray a = borrow_array(texts);
-        const emu::TileSum sum = emu::tile_sum(*a.schema, *a.array);
-        return std::make_pair(sum.rows, sum.digest);
-      },
-      "texts"_a, "(rows, their row digests summed modulo 2**64) of a pyarrow string array");
-  e.def(
       "batch_digests",
       [](nb::handle batch) {
         const BorrowedArray a = borrow_array(batch);

@@ -85,7 +85,9 @@ def test_a_tiles_digest_and_each_keys_digest_are_sha256_sums_computed_by_hand(
     ]
     by_hand = {
         (k,): _by_hand(
-            f"\x02{k}\x1f" + ("\x01" if s is None else f"\x02{s}") + f"\x1f\x02{m:.2f}\x1f\x02{int(f)}"
+            f"\x02{k}\x1f"
+            + ("\x01" if s is None else f"\x02{s}")
+            + f"\x1f\x02{m:.2f}\x1f\x02{int(f)}"
         )
         for k, s, m, f in rows
     }
