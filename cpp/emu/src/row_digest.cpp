@@ -13,7 +13,7 @@
 namespace mssqlcdc::emu {
 namespace {
 
-// FIPS 180-4 section 4.2.2: the first 32 bits of the fractional parts of the cube roots of the
+// FIPS 180-4's round constants: the first 32 bits of the fractional parts of the cube roots of the
 // first 64 primes.
 constexpr std::array<std::uint32_t, 64> kRound = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -26,7 +26,7 @@ constexpr std::array<std::uint32_t, 64> kRound = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-// Section 5.3.3: the initial hash value.
+// FIPS 180-4's initial hash value.
 constexpr std::array<std::uint32_t, 8> kInitial = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
 
@@ -34,7 +34,7 @@ std::uint32_t load_be32(const std::uint8_t* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
 }
 
-// Section 6.2.2: one 64-byte block into the hash value `h`.
+// FIPS 180-4's compression: one 64-byte block into the hash value `h`.
 void compress(std::array<std::uint32_t, 8>& h, const std::uint8_t* block) {
   std::array<std::uint32_t, 64> w{};
   for (int t = 0; t < 16; ++t) w[t] = load_be32(block + 4 * t);
@@ -284,7 +284,7 @@ std::array<std::uint8_t, 32> sha256(std::span<const std::uint8_t> bytes) {
   std::array<std::uint32_t, 8> h = kInitial;
   std::size_t whole = bytes.size() / 64 * 64;
   for (std::size_t i = 0; i < whole; i += 64) compress(h, bytes.data() + i);
-  // Section 5.1.1: a 1 bit, zeros, and the message's length in bits as 64 big-endian bits.
+  // FIPS 180-4's padding: a 1 bit, zeros, and the message's length in bits as 64 big-endian bits.
   std::array<std::uint8_t, 128> tail{};
   const std::size_t rest = bytes.size() - whole;
   if (rest != 0) std::memcpy(tail.data(), bytes.data() + whole, rest);

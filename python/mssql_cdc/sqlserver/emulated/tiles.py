@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
-import mssql_cdc._native as _native
 from mssql_cdc.core import TileDigest, value_text
+from mssql_cdc.emulator import batch_row_digests, batch_tile_digest
 from mssql_cdc.options import KeyBound
 from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
 from mssql_cdc.sqlserver.metadata import ReadColumn
@@ -57,12 +57,12 @@ def _native_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
 def batch_digests(batch: pa.RecordBatch) -> list[int]:
     """The row digests of a batch's rows, its columns in order, computed natively by the
     emulator (each row's text and its hash, as `core.row_digest` defines them)."""
-    return _native.emu.batch_digests(_native_batch(batch))
+    return batch_row_digests(_native_batch(batch))
 
 
 def batch_tile(batch: pa.RecordBatch) -> TileDigest:
     """A batch's row count and its rows' digests summed modulo 2**64, computed natively."""
-    rows, digest = _native.emu.batch_tile(_native_batch(batch))
+    rows, digest = batch_tile_digest(_native_batch(batch))
     return TileDigest(rows, digest)
 
 
