@@ -20,6 +20,7 @@
 #include "mssqlcdc/emu/io_stats.hpp"
 #include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/reader.hpp"
+#include "mssqlcdc/emu/row_digest.hpp"
 #include "mssqlcdc/emu/workload.hpp"
 #include "mssqlcdc/error.hpp"
 
@@ -297,11 +298,49 @@ emu::Relation relation(const std::string& text) {
                                               "'smallest greater than', 'smallest greater than or equal'");
 }
 
+// An Arrow array borrowed from a Python object exporting the Arrow PyCapsule interface
+// (`__arrow_c_array__`, as pyarrow arrays do); the capsules own the structs and free them.
+struct BorrowedArray {
+  nb::object schema_capsule;
+  nb::object array_capsule;
+  const ArrowSchema* schema = nullptr;
+  const ArrowArray* array = nullptr;
+};
+
+BorrowedArray borrow_array(nb::handle texts) {
+  if (!nb::hasattr(texts, "__arrow_c_array__")) {
+    type_error("row digest: pass a pyarrow array or record batch (__arrow_c_array__)");
+  }
+  nb::tuple pair = nb::cast<nb::tuple>(texts.attr("__arrow_c_array__")());
+  BorrowedArray out{pair[0], pair[1]};
+  out.schema = static_cast<const ArrowSchema*>(PyCapsule_GetPointer(out.schema_capsule.ptr(), "arrow_schema"));
+  if (out.schema == nullptr) throw nb::python_error();
+  out.array = static_cast<const ArrowArray*>(PyCapsule_GetPointer(out.array_capsule.ptr(), "arrow_array"));
+  if (out.array == nullptr) throw nb::python_error();
+  return out;
+}
+
 }  // namespace
 
 void bind_emulator(nb::module_& m) {
   PyDateTime_IMPORT;
   nb::module_ e = m.def_submodule("emu", "The SQL Server CDC emulator engine and reader");
+
+  e.def(
+      "batch_digests",
+      [](nb::handle batch) {
+        const BorrowedArray a = borrow_array(batch);
+        return emu::batch_digests(*a.schema, *a.array);
+      },
+      "batch"_a, "The row digest of each row of a pyarrow record batch, its columns in order");
+  e.def(
+      "batch_tile",
+      [](nb::handle batch) {
+        const BorrowedArray a = borrow_array(batch);
+        const emu::TileSum sum = emu::batch_tile(*a.schema, *a.array);
+        return std::make_pair(sum.rows, sum.digest);
+      },
+      "batch"_a, "(rows, their row digests summed modulo 2**64) of a pyarrow record batch");
 
   nb::class_<emu::Engine>(e, "Engine")
       .def_static(

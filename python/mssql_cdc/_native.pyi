@@ -371,6 +371,12 @@ class _EmuReader:
 class _EmuModule(ModuleType):
     Engine: type[_EmuEngine]
     Reader: type[_EmuReader]
+    # The row digest (core.row_digest) of each row of a pyarrow record batch, natively.
+    @staticmethod
+    def batch_digests(batch: object) -> list[int]: ...
+    # (rows, their row digests summed modulo 2**64) of a pyarrow record batch, natively.
+    @staticmethod
+    def batch_tile(batch: object) -> tuple[int, int]: ...
 
 emu: _EmuModule
 

@@ -10,6 +10,7 @@ from mssql_cdc.emulator._reader import EmulatorReader
 from mssql_cdc.emulator.io_stats import TableIo, io_statistics, reset_io_statistics
 from mssql_cdc.emulator.jobs import JobClock
 from mssql_cdc.emulator.profiles import PROFILES, Profile, profile_settings
+from mssql_cdc.emulator.row_digests import batch_row_digests, batch_tile_digest
 from mssql_cdc.emulator.serve import TdsServer, serve
 from mssql_cdc.errors import (
     ArgumentError,
@@ -54,6 +55,8 @@ __all__ = [
     "Time",
     "Transaction",
     "UnknownObjectError",
+    "batch_row_digests",
+    "batch_tile_digest",
     "from_micros",
     "io_statistics",
     "profile_settings",

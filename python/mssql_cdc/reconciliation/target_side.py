@@ -2,11 +2,14 @@
 
 The row digest is `core.row_digest`'s, built from Spark's functions so it is computed where the
 rows are: the fields' canonical text joined by U+001F, `encode(..., 'UTF-16LE')`, `sha2`, and
-the first 16 hex digits as an unsigned integer (`decimal(20,0)`, summed exactly per range).
-The first question (every tile's count and digest) is one Spark job over the target as read;
-only when a tile differs, so that narrowing asks more, are the keys and digests cached, and only
-where the session allows it: a session that refuses `cache()` (serverless compute) answers each
-question by reading the target again (decision 1377). A sampled reconcile keeps the rows whose
+the first 16 hex digits as an unsigned integer. A tile's digest sums them per range: the 16 hex
+digits are taken as three bigints of 24, 20 and 20 bits, each summed as a bigint (exact up to
+2**39 rows a tile) and recombined in Python modulo 2**64, the same sum as over the whole
+integers, without a `decimal(20,0)` per row (decision 1433). The first question (every tile's
+count and digest) is one Spark job over the target as read; only when a tile differs, so that
+narrowing asks more, are the keys and digests cached, and only where the session allows it: a
+session that refuses `cache()` (serverless compute) answers each question by reading the
+target again (decision 1377). A sampled reconcile keeps the rows whose
 key digest, the row digest over the key columns alone, is below the sample's bound (decision
 1376), as the source side does.
 
@@ -23,7 +26,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from decimal import Decimal
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -51,8 +53,9 @@ __all__ = ["TargetRows", "key_below", "row_digest_column"]
 
 log = logging.getLogger(__name__)
 
-_DIGEST = "__mssql_cdc_digest"
 _TILE = "__mssql_cdc_tile"
+# The row digest's 16 hex digits as three bigints: (column, first hex digit, digits, shift).
+_PARTS = (("__mssql_cdc_d0", 1, 6, 40), ("__mssql_cdc_d1", 7, 5, 20), ("__mssql_cdc_d2", 12, 5, 0))
 
 
 def _text(field: StructField, time_zone: str) -> Column:
@@ -71,10 +74,8 @@ def _text(field: StructField, time_zone: str) -> Column:
     return c.cast("string")  # integers, text, and decimals (plain, with all their scale)
 
 
-def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Column:
-    """The row digest over `fields`, in their order, as `decimal(20,0)`: the fields'
-    canonical text joined by U+001F, SHA-256 of its UTF-16LE bytes, the first 16 hex digits as
-    an unsigned integer (the module docstring)."""
+def _sha256_hex(fields: Sequence[StructField], time_zone: str) -> Column:
+    """SHA-256, in hex, of the UTF-16LE bytes of the fields' canonical text joined by U+001F."""
     from pyspark.sql import functions as F
 
     parts = [
@@ -83,8 +84,33 @@ def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Colum
         )
         for f in fields
     ]
-    hexed = F.sha2(F.encode(F.concat_ws(SEPARATOR, *parts), "UTF-16LE"), 256)
+    return F.sha2(F.encode(F.concat_ws(SEPARATOR, *parts), "UTF-16LE"), 256)
+
+
+def row_digest_column(fields: Sequence[StructField], *, time_zone: str) -> Column:
+    """The row digest over `fields`, in their order, as `decimal(20,0)`: the fields'
+    canonical text joined by U+001F, SHA-256 of its UTF-16LE bytes, the first 16 hex digits as
+    an unsigned integer (the module docstring)."""
+    from pyspark.sql import functions as F
+
+    hexed = _sha256_hex(fields, time_zone)
     return F.conv(F.substring(hexed, 1, 16), 16, 10).cast("decimal(20,0)")
+
+
+def _digest_parts(hexed: Column) -> list[Column]:
+    """The row digest as three bigints (`_PARTS`): its bits 63-40, 39-20 and 19-0."""
+    from pyspark.sql import functions as F
+
+    return [
+        F.conv(F.substring(hexed, first, digits), 16, 10).cast("bigint").alias(name)
+        for name, first, digits, _ in _PARTS
+    ]
+
+
+def _joined(parts: Sequence[int | None]) -> int:
+    """The integer three `_PARTS` values (or their sums) make, modulo 2**64."""
+    total = sum((p or 0) << shift for p, (*_, shift) in zip(parts, _PARTS, strict=True))
+    return total % MODULUS
 
 
 def _guid_order(c: Column) -> Column:
@@ -265,7 +291,7 @@ class TargetRows:
             rows = rows.where(key_digest < F.lit(sample_below).cast("decimal(20,0)"))
         self._rows = rows.select(
             *[F.col(quote_identifier(k)).alias(n) for k, n in zip(keys, self._names, strict=True)],
-            row_digest_column(fields, time_zone=time_zone).alias(_DIGEST),
+            *_digest_parts(_sha256_hex(fields, time_zone)),
         )
         self._questions = 0  # questions asked of the rows so far
         self._cached = False  # whether self._rows is a cached copy
@@ -316,13 +342,14 @@ class TargetRows:
         from pyspark.sql import functions as F
 
         tile = _tile_of(self._keys(), ranges, self._types)
+        names = [name for name, *_ in _PARTS]
         found = {
-            int(r[_TILE]): TileDigest(int(r["n"]), int(r["d"] or Decimal(0)) % MODULUS)
+            int(r[_TILE]): TileDigest(int(r["n"]), _joined([r[f"s{n}"] for n in names]))
             for r in self._frame()
-            .select(tile.alias(_TILE), F.col(_DIGEST))
+            .select(tile.alias(_TILE), *names)
             .where(F.col(_TILE).isNotNull())
             .groupBy(_TILE)
-            .agg(F.count(F.lit(1)).alias("n"), F.sum(_DIGEST).alias("d"))
+            .agg(F.count(F.lit(1)).alias("n"), *[F.sum(n).alias(f"s{n}") for n in names])
             .collect()
         }
         return [found.get(i, TileDigest(0, 0)) for i in range(len(ranges))]
@@ -330,7 +357,9 @@ class TargetRows:
     def keyed(self, key_range: KeyRange) -> dict[Key, int]:
         rows = self._frame().where(_within(self._keys(), key_range, self._types)).collect()
         return {
-            _instants(tuple(r[n] for n in self._names), self._types): int(r[_DIGEST]) % MODULUS
+            _instants(tuple(r[n] for n in self._names), self._types): _joined(
+                [r[name] for name, *_ in _PARTS]
+            )
             for r in rows
         }
 

@@ -106,3 +106,42 @@ def test_a_batch_digested_by_arrow_equals_its_rows_digested_one_by_one() -> None
         [dict(zip(schema.names, r, strict=True)) for r in rows], schema=schema
     )
     assert batch_digests(batch) == [row_digest(list(r)) for r in rows]
+
+
+def test_the_emulators_native_digest_of_known_rows_equals_sha256_by_hashlib() -> None:
+    """The in-process backend's native digest (decision 1432) against hashlib over the row
+    texts written out by hand, as the module docstring of core.row_digest lays them out."""
+    import pyarrow as pa
+
+    from mssql_cdc.sqlserver.emulated.tiles import batch_digests, batch_tile
+
+    schema = pa.schema(
+        [("a", pa.int64()), ("b", pa.string()), ("c", pa.decimal128(12, 2)), ("d", pa.bool_()),
+         ("e", pa.date32()), ("f", pa.timestamp("us")), ("g", pa.int8())]
+    )  # fmt: skip
+    rows = [
+        (7, "Zoë 𝄞", None, True, date(2026, 1, 2), datetime(2026, 1, 2, 3, 4, 5, 6), -8),
+        (-12, "", Decimal("-1.50"), False, date(1970, 1, 1), datetime(1969, 12, 31, 23, 59), 0),
+        (None, None, Decimal("0.05"), None, None, None, None),
+    ]
+    texts = [
+        "\x027\x1f\x02Zoë 𝄞\x1f\x01\x1f\x021\x1f\x022026-01-02\x1f\x022026-01-02 03:04:05.000006"
+        "\x1f\x02-8",
+        "\x02-12\x1f\x02\x1f\x02-1.50\x1f\x020\x1f\x021970-01-01\x1f\x021969-12-31 23:59:00.000000"
+        "\x1f\x020",
+        "\x01\x1f\x01\x1f\x020.05\x1f\x01\x1f\x01\x1f\x01\x1f\x01",
+    ]
+    batch = pa.RecordBatch.from_pylist(
+        [dict(zip(schema.names, r, strict=True)) for r in rows], schema=schema
+    )
+    expected = [_by_hand(t) for t in texts]
+    assert batch_digests(batch) == expected
+    assert batch_digests(batch.slice(1)) == expected[1:]
+    assert batch_tile(batch) == TileDigest(3, sum(expected) % MODULUS)
+
+
+def test_the_native_digest_refuses_a_batch_that_is_not_arrow() -> None:
+    from mssql_cdc._native import emu
+
+    with pytest.raises(TypeError, match="record batch"):
+        emu.batch_tile([1, 2])

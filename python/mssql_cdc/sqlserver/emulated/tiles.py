@@ -2,54 +2,68 @@
 
 The in-process backend runs no SQL (HASHBYTES is its TDS front end's); it reads each range's
 rows in key order, as the snapshot does, and digests them with the same definition the T-SQL
-backend asks the server for. A sampled read keeps the rows whose key digest (the same digest
-over the key columns alone) is below its bound.
+backend asks the server for, computed by the emulator's native code (each row's text, its hash,
+and a tile's sum), so no row passes through Python (decision 1432). A sampled
+read keeps the rows whose key digest (the same digest over the key columns alone) is below its
+bound.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from mssql_cdc.core import NULL_FIELD, SEPARATOR, VALUE_MARK, TileDigest, value_text
+from mssql_cdc.core import TileDigest, value_text
+from mssql_cdc.emulator import batch_row_digests, batch_tile_digest
 from mssql_cdc.options import KeyBound
 from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
 from mssql_cdc.sqlserver.metadata import ReadColumn
 
-__all__ = ["EmulatorTileHasher", "batch_digests"]
+__all__ = ["EmulatorTileHasher", "batch_digests", "batch_tile"]
 
 _BATCH_ROWS = 65_536
 
 
 def _texts(column: pa.Array) -> pa.Array:
-    """The column's canonical texts as `core.row_digest` defines them; NULL for a NULL value."""
-    kind = column.type
-    if pa.types.is_integer(kind) or pa.types.is_date32(kind):
-        return pc.cast(column, pa.string())
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return column
-    if pa.types.is_boolean(kind):
-        return pc.if_else(column, "1", "0")
-    if pa.types.is_decimal(kind) and kind.scale <= 6:  # Arrow writes 1E-7 from scale 7 on
-        return pc.cast(column, pa.string())
+    """A column's canonical texts as `core.row_digest` defines them, NULL for a NULL value: for
+    the types the native digest does not read itself (a zoned or non-microsecond time)."""
     return pa.array([None if v is None else value_text(v) for v in column.to_pylist()], pa.string())
 
 
+def _native_ready(column: pa.Array) -> pa.Array:
+    """The column as the native digest takes it: integers, booleans, text, decimal128, date32
+    and timestamps in microseconds without a zone as they are, any other type as its text."""
+    kind = column.type
+    if (
+        pa.types.is_integer(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_decimal128(kind)
+        or pa.types.is_date32(kind)
+        or (pa.types.is_timestamp(kind) and kind.unit == "us" and kind.tz is None)
+    ):
+        return column
+    return _texts(column)
+
+
+def _native_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [_native_ready(c) for c in batch.columns], names=batch.schema.names
+    )
+
+
 def batch_digests(batch: pa.RecordBatch) -> list[int]:
-    """The row digests of a batch's rows, its columns in order: the texts built by Arrow, the
-    hash by hashlib (as `core.row_digest` defines it and computes it row by row)."""
-    fields = [
-        pc.fill_null(pc.binary_join_element_wise(VALUE_MARK, _texts(c), ""), NULL_FIELD)
-        for c in batch.columns
-    ]
-    rows = pc.binary_join_element_wise(*fields, SEPARATOR) if fields else pa.nulls(0, pa.string())
-    return [
-        int.from_bytes(hashlib.sha256(text.encode("utf-16-le")).digest()[:8], "big")
-        for text in rows.to_pylist()
-    ]
+    """The row digests of a batch's rows, its columns in order, computed natively by the
+    emulator (each row's text and its hash, as `core.row_digest` defines them)."""
+    return batch_row_digests(_native_batch(batch))
+
+
+def batch_tile(batch: pa.RecordBatch) -> TileDigest:
+    """A batch's row count and its rows' digests summed modulo 2**64, computed natively."""
+    rows, digest = batch_tile_digest(_native_batch(batch))
+    return TileDigest(rows, digest)
 
 
 class EmulatorTileHasher:
@@ -116,16 +130,15 @@ class EmulatorTileHasher:
         ranges: Sequence[tuple[KeyBound, KeyBound]],
         sample_below: int | None = None,
     ) -> list[TileDigest]:
-        return [
-            TileDigest.of(
-                d
-                for batch in self._batches(
-                    source_schema, source_table, columns, keys, lo, hi, sample_below
-                )
-                for d in batch_digests(batch)
-            )
-            for lo, hi in ranges
-        ]
+        out = []
+        for lo, hi in ranges:
+            tile = TileDigest(0, 0)
+            for batch in self._batches(
+                source_schema, source_table, columns, keys, lo, hi, sample_below
+            ):
+                tile = tile.plus(batch_tile(batch))
+            out.append(tile)
+        return out
 
     def key_digests(
         self,
