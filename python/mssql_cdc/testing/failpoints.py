@@ -31,6 +31,7 @@ POINTS = frozenset(
         "recovery.after_state",
         "chunked.after_open",
         "backfill.after_wave_append",
+        "backfill.waves_in_flight",
         "snapshot.after_gap_deletes",
         "silver.after_merge",
         "sink.after_target_write",
@@ -43,7 +44,12 @@ POINTS = frozenset(
 `source.inside_snapshot` is the one in the `mssql_cdc` source: it fires while the planner plans
 a batch in the middle of the source's own snapshot (option snapshotMode, not the snapshot's
 first batch), after Spark logged the batch's offsets. The planner runs in Spark's driver-side
-Python runner, so `kill` ends that process and fails the query."""
+Python runner, so `kill` ends that process and fails the query.
+
+`backfill.waves_in_flight` fires in an overlapped backfill (`target_wave_seconds`) once a wave
+is appended and the next one's read and append are started, before the first one's facts rows
+(decision 1430). With `raise` the call waits for the next append before raising, so both waves
+are in bronze without facts rows."""
 
 
 class InjectedFault(BaseException):
