@@ -2,7 +2,9 @@
 running stream, and complete it (docs/snapshots.md, 'Chunked snapshots and `backfill()`').
 
 Every write is keyed (`A#snapplan.<S>`, `A#snap.<S>`, `A#snapchunks.<S>`, `A#events`), so a
-call repeated after a crash, or a concurrent one, stores nothing twice.
+call repeated after a crash, or a concurrent one, stores nothing twice. Under
+`target_wave_seconds` two waves are in flight at once (decision 1430); a crash then leaves up to
+two waves in bronze without facts rows, and the next call writes theirs wave by wave.
 """
 
 from __future__ import annotations
@@ -124,7 +126,9 @@ def backfill(
     """Read waves of the family's newest open chunked snapshot; complete it after its last chunk.
 
     `target_wave_seconds`: a time budget per wave; the chunks per wave then follow the waves
-    measured in this call. Without it a wave reads `numPartitions` chunks.
+    measured in this call, and the waves overlap: the next one is read and appended while the
+    previous one's facts rows are written. Without it a wave reads
+    `numPartitions` chunks, one wave at a time.
 
     Returns:
         A `BackfillStatus`; its `state` says whether to call again, and when.
@@ -310,7 +314,7 @@ def _waves(
 ) -> BackfillStatus:
     """Run waves until done or a limit. `read_first`: the chunk rows read at the call's start.
 
-    With `target_wave_seconds` the waves overlap (decision 1430): while one wave's facts rows
+    With `target_wave_seconds` the waves overlap: while one wave's facts rows
     are written, the next wave is read and appended on a second thread. Appends stay in wave
     order (a wave's key is its transaction version, so a later wave stored first would make
     Delta skip an earlier one), and facts rows follow them in the same order.

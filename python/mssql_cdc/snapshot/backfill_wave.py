@@ -4,7 +4,8 @@ keyed facts commit; and the facts of a wave a crash left without them.
 
 A wave is read once: its append carries an observation of each chunk's rows, nothing is
 cached, and only a wave whose observation this call lacks counts its rows in bronze
-(decision 1348).
+(decision 1348). Split in two, `append_wave` (Spark work only) and `finish_wave` (the facts),
+so an overlapped backfill appends the next wave while it finishes the last (decision 1430).
 """
 
 from __future__ import annotations
@@ -345,7 +346,7 @@ def append_wave(
 ) -> WaveAppend:
     """Read `chunks` (`(chunk, lo, hi, last)`) at `stamp_lsn` and append them under the wave's
     key. Spark work only, no source query: an overlapped backfill runs it on a second thread
-    while the previous wave's facts are written (decision 1430).
+    while the previous wave's facts are written.
 
     `open_target` False: this call already opened bronze for write in an earlier wave.
     """
