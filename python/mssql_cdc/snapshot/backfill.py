@@ -48,6 +48,7 @@ from mssql_cdc.snapshot.backfill_wave import (
     facts_of_stored_wave,
     finish_wave,
     run_wave,
+    stored_wave,
     wave_stamp,
 )
 from mssql_cdc.snapshot.chunk_plan import (
@@ -421,18 +422,23 @@ def _overlapped(
         while True:
             call.ran += 1
             ahead: Future[WaveAppend] | None = None
-            if (
-                left
-                and not call.out_of_budget(max_waves, max_seconds)
-                and _throttle(spark, snap, min_headroom_hours) is None
-            ):
-                nxt = take(current.wave + 1, left)
-                ahead = pool.submit(append, *nxt)
             try:
-                if ahead is not None:
+                stored = stored_wave(spark, snap, current)
+                # The next wave's chunks follow this one's only when this attempt stored it: a
+                # concurrent call that stored it first may have read other chunks, and the
+                # caller then reads the facts again before choosing.
+                mine = stored is not None and stored.metadata.get("attempt") == current.attempt
+                if (
+                    mine
+                    and left
+                    and not call.out_of_budget(max_waves, max_seconds)
+                    and _throttle(spark, snap, min_headroom_hours) is None
+                ):
+                    ahead = pool.submit(append, *take(current.wave + 1, left))
                     failpoint("backfill.waves_in_flight")
-                rows = finish_wave(spark, config, snap, probe, current)
+                rows = finish_wave(spark, config, snap, probe, current, stored)
             except BaseException:
+                discard_wave(current)
                 if ahead is not None:  # never leave an append running behind the caller
                     with suppress(BaseException):
                         discard_wave(ahead.result())

@@ -59,6 +59,7 @@ __all__ = [
     "facts_of_stored_wave",
     "finish_wave",
     "run_wave",
+    "stored_wave",
     "wave_stamp",
 ]
 
@@ -399,22 +400,29 @@ def discard_wave(appended: WaveAppend) -> None:
         shutil.rmtree(appended.directory, ignore_errors=True)
 
 
+def stored_wave(spark: SparkSession, snap: Snapshot, appended: WaveAppend) -> Commit | None:
+    """The bronze commit that stored `appended`'s wave: this attempt's, or another attempt's
+    that stored it first (its `attempt` then differs); None when the log cannot tell."""
+    return _stored_wave(spark, snap, appended.wave, appended.attempt)
+
+
 def finish_wave(
     spark: SparkSession,
     config: SourceConfig,
     snap: Snapshot,
     probe: SourceProbe,
     appended: WaveAppend,
+    stored: Commit | None,
 ) -> int:
-    """Write the `snapshot_chunk` rows of an appended wave: from its observation, or from the
-    commit and bronze when another attempt stored the wave first.
+    """Write the `snapshot_chunk` rows of an appended wave (`stored`: its commit, from
+    `stored_wave`): from its observation, or from the commit and bronze when another attempt
+    stored the wave first.
 
     Returns:
         The rows of the wave bronze stores.
     """
     wave, attempt, directory = appended.wave, appended.attempt, appended.directory
     try:
-        stored = _stored_wave(spark, snap, wave, attempt)
         if stored is not None and stored.metadata.get("attempt") != attempt:
             # Another attempt stored wave `wave` first: its facts describe what bronze holds.
             stamp_lsn, reads = str(stored.metadata["lsn"]), _reads(stored.metadata)
@@ -467,4 +475,9 @@ def run_wave(
     """
     stamp_lsn = wave_stamp(snap, probe)
     appended = append_wave(spark, config, snap, wave, stamp_lsn, chunks, open_target=open_target)
-    return finish_wave(spark, config, snap, probe, appended)
+    try:
+        stored = stored_wave(spark, snap, appended)
+    except BaseException:
+        discard_wave(appended)
+        raise
+    return finish_wave(spark, config, snap, probe, appended, stored)

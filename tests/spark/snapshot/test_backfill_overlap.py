@@ -97,7 +97,7 @@ def test_an_overlapped_backfill_appends_the_next_wave_while_the_last_one_s_facts
         return appended
 
     def timed_finish(*args: Any, **kwargs: Any) -> Any:
-        began, wave = time.monotonic(), args[-1].wave
+        began, wave = time.monotonic(), args[4].wave  # args[4]: the appended wave
         rows = finish_wave(*args, **kwargs)
         spans["finish"][wave] = (began, time.monotonic(), threading.current_thread().name)
         return rows
