@@ -1,26 +1,28 @@
-"""Overlapped backfill waves against sequential ones (decision 1142): is it faster to read the
-next wave's chunks while the current wave is appended?
+"""Overlapped backfill waves against sequential ones (decisions 1142, 1430): is it faster to
+read and append the next wave while the previous wave's facts rows are written?
 
-Both sides do a wave's Spark work as `run_wave` does (read the chunks through
-`mssql_cdc_snapshot`, persist, count per chunk, append to Delta, unpersist); the overlapped side
-starts the next wave's read and count in a second thread before the current append. The
-bookkeeping around a wave (stamps, facts rows) is the same on both and left out. Rounds
-alternate; the medians count. `MSSQL_CDC_OVERLAP_ROWS`, `..._CHUNKS`, `..._ROUNDS` scale it.
+Both sides run the library's own `backfill()` to completion on a fresh chunked open of the same
+emulator table: sequential without `target_wave_seconds`, overlapped with it. The width is
+pinned to `numPartitions` chunks per wave on both (the sizing under `target_wave_seconds` is
+replaced for the run), so overlap is the only difference; waves are read once, observed on
+their append (decision 1348). Rounds alternate; the medians count. `MSSQL_CDC_OVERLAP_ROWS`,
+`..._CHUNKS`, `..._ROUNDS` scale it.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import statistics
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
 ROWS = int(os.environ.get("MSSQL_CDC_OVERLAP_ROWS", "400000"))
 CHUNKS = int(os.environ.get("MSSQL_CDC_OVERLAP_CHUNKS", "16"))
@@ -44,71 +46,55 @@ def _source(path: Path) -> None:
     emu.close()
 
 
-def _waves() -> list[list[tuple[int, object, object]]]:
-    width = ROWS // CHUNKS
-    chunks = [(i, i * width, (i + 1) * width if i < CHUNKS - 1 else ROWS) for i in range(CHUNKS)]
-    return [chunks[i : i + PER_WAVE] for i in range(0, CHUNKS, PER_WAVE)]
+def _pinned(
+    waves: Sequence[Any], *, target_seconds: float | None, default: int, remaining: int
+) -> int:
+    """The sizing of both sides: `numPartitions` chunks per wave, whatever the target."""
+    return max(0, min(default, remaining))
 
 
-def _read(spark: SparkSession, db: Path, stamp: str, wave: list[tuple[int, object, object]],
-          metrics: str) -> DataFrame:  # fmt: skip
-    from pyspark import StorageLevel
-
+def run(spark: SparkSession, db: Path, root: Path, name: str, overlap: bool) -> float:
+    """One side's backfill of a fresh chunked open to completion, in wall seconds."""
     from mssql_cdc.options.config import SourceConfig
-    from mssql_cdc.snapshot.read import read_chunks
+    from mssql_cdc.snapshot import open_chunked
 
     config = SourceConfig.from_options(
         {"captureInstance": "dbo_orders", "backend": "emulator", "emulatorPath": str(db),
          "numPartitions": str(PER_WAVE)}
     )  # fmt: skip
-    frame = read_chunks(spark, config, stamp, stamp, wave, metrics_path=metrics)
-    frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
-    frame.groupBy("_chunk").count().collect()
-    return frame
-
-
-def _append(frame: DataFrame, target: str) -> None:
-    frame.write.format("delta").mode("append").save(target)
-    frame.unpersist()
-
-
-def sequential(spark: SparkSession, db: Path, stamp: str, target: str, metrics: str) -> float:
+    target, facts, app_id = str(root / name), str(root / f"{name}-facts"), f"bench-{name}"
+    open_chunked(
+        spark, config, target, kind="bootstrap", generation=0, app_id=app_id, facts_table=facts
+    )
+    module = importlib.import_module("mssql_cdc.snapshot.backfill")
     began = time.perf_counter()
-    for wave in _waves():
-        _append(_read(spark, db, stamp, wave, metrics), target)
-    return time.perf_counter() - began
-
-
-def overlapped(spark: SparkSession, db: Path, stamp: str, target: str, metrics: str) -> float:
-    began = time.perf_counter()
-    waves = _waves()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        current = _read(spark, db, stamp, waves[0], metrics)
-        for wave in [*waves[1:], None]:
-            ahead = None if wave is None else pool.submit(_read, spark, db, stamp, wave, metrics)
-            _append(current, target)
-            if ahead is not None:
-                current = ahead.result()
-    return time.perf_counter() - began
+    status = module.backfill(
+        spark, config, target, app_id=app_id, facts_table=facts,
+        chunk_rows=-(-ROWS // CHUNKS), target_wave_seconds=3600.0 if overlap else None,
+    )  # fmt: skip
+    seconds = time.perf_counter() - began
+    if status["state"] != "done":
+        raise SystemExit(f"{name}: the backfill ended {status}")
+    print(f"{name}: {status['chunks_total']} chunks", flush=True)
+    return seconds
 
 
 def main() -> None:
     from mssql_cdc import register
-    from mssql_cdc.emulator import Emulator
     from mssql_cdc.spark import local_session
 
+    importlib.import_module("mssql_cdc.snapshot.backfill").next_wave_chunks = _pinned
     with tempfile.TemporaryDirectory(prefix="mssql_cdc_overlap_") as tmp:
         root = Path(tmp)
         db = root / "source.db"
         _source(db)
-        stamp = Emulator.open(db).max_lsn() or ""
         spark = local_session("wave-overlap", cores=2)
         register(spark)
         times: dict[str, list[float]] = {"sequential": [], "overlapped": []}
         for n in range(ROUNDS):
-            for name, run in (("sequential", sequential), ("overlapped", overlapped)):
-                target = str(root / f"{name}-{n}")
-                times[name].append(run(spark, db, stamp, target, str(root / "metrics")))
+            for name, overlap in (("sequential", False), ("overlapped", True)):
+                times[name].append(run(spark, db, root, f"{name}-{n}", overlap))
+                print(f"round {n + 1} {name}: {times[name][-1]:.1f} s", flush=True)
         seq, ovl = statistics.median(times["sequential"]), statistics.median(times["overlapped"])
         print(f"rows {ROWS:,}, {CHUNKS} chunks, {PER_WAVE} per wave, {ROUNDS} rounds")
         print(f"sequential {seq:.2f} s, overlapped {ovl:.2f} s, ratio {ovl / seq:.2f}")

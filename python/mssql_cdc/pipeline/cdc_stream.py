@@ -340,8 +340,10 @@ class CdcStream:
                 many hours (0 to 874,913, SQL Server's longest retention); None never pauses.
             target_wave_seconds: a time budget per wave (above 0, at most 31,536,000): each
                 wave after the first reads as many chunks as the waves measured in this call
-                say fit in it (at most twice, at least half the previous wave's); None reads
-                `numPartitions` chunks per wave.
+                say fit in it (at most twice, at least half the previous wave's), and the next
+                wave is read and appended while the previous one's facts rows are written (two
+                waves in flight); None reads `numPartitions` chunks per wave, one wave at a
+                time.
         Returns:
             The status: `state` "done", "running" (call again), "waiting_headroom",
             "waiting_metrics" or "no_snapshot", with the chunks done and in all.

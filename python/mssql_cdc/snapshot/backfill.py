@@ -2,7 +2,9 @@
 running stream, and complete it (docs/snapshots.md, 'Chunked snapshots and `backfill()`').
 
 Every write is keyed (`A#snapplan.<S>`, `A#snap.<S>`, `A#snapchunks.<S>`, `A#events`), so a
-call repeated after a crash, or a concurrent one, stores nothing twice.
+call repeated after a crash, or a concurrent one, stores nothing twice. Under
+`target_wave_seconds` two waves are in flight at once (decision 1430); a crash then leaves up to
+two waves in bronze without facts rows, and the next call writes theirs wave by wave.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from contextlib import closing
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing, suppress
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mssql_cdc.core import Progress, Throughput, per_second, report
@@ -36,7 +40,17 @@ from mssql_cdc.facts import (
 from mssql_cdc.facts import chunk_facts as read_chunk_facts
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.snapshot.backfill_arguments import check_arguments
-from mssql_cdc.snapshot.backfill_wave import Snapshot, facts_of_stored_wave, run_wave
+from mssql_cdc.snapshot.backfill_wave import (
+    Snapshot,
+    WaveAppend,
+    append_wave,
+    discard_wave,
+    facts_of_stored_wave,
+    finish_wave,
+    run_wave,
+    stored_wave,
+    wave_stamp,
+)
 from mssql_cdc.snapshot.chunk_plan import (
     DEFAULT_CHUNK_ROWS,
     int_chunks,
@@ -49,6 +63,7 @@ from mssql_cdc.snapshot.probe import SourceProbe, open_probe
 from mssql_cdc.snapshot.wave_sizing import WaveTime, key_change, next_wave_chunks
 from mssql_cdc.source import default_parallelism
 from mssql_cdc.tables import table_ref, txn_version
+from mssql_cdc.testing import failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -112,7 +127,9 @@ def backfill(
     """Read waves of the family's newest open chunked snapshot; complete it after its last chunk.
 
     `target_wave_seconds`: a time budget per wave; the chunks per wave then follow the waves
-    measured in this call. Without it a wave reads `numPartitions` chunks.
+    measured in this call, and the waves overlap: the next one is read and appended while the
+    previous one's facts rows are written. Without it a wave reads
+    `numPartitions` chunks, one wave at a time.
 
     Returns:
         A `BackfillStatus`; its `state` says whether to call again, and when.
@@ -268,6 +285,25 @@ def _partitions(spark: SparkSession, config: SourceConfig) -> int:
     return config.partitions(default_parallelism(spark))
 
 
+@dataclass
+class _Call:
+    """What one `backfill()` call has done so far, for its limits, pacing and reports."""
+
+    total: int
+    began: float = field(default_factory=time.monotonic)
+    ran: int = 0
+    chunks_read: int = 0
+    rows_read: int = 0
+    measured: list[WaveTime] = field(default_factory=list)
+    pace: Throughput = field(default_factory=Throughput)
+
+    def out_of_budget(self, max_waves: int | None, max_seconds: float | None) -> bool:
+        return self.ran >= 1 and (
+            (max_waves is not None and self.ran >= max_waves)
+            or (max_seconds is not None and time.monotonic() - self.began >= max_seconds)
+        )
+
+
 def _waves(
     spark: SparkSession,
     config: SourceConfig,
@@ -277,14 +313,16 @@ def _waves(
     read_first: list[ChunkFact],
     limits: tuple[int | None, float | None, float | None, float | None],
 ) -> BackfillStatus:
-    """Run waves until done or a limit. `read_first`: the chunk rows read at the call's start."""
+    """Run waves until done or a limit. `read_first`: the chunk rows read at the call's start.
+
+    With `target_wave_seconds` the waves overlap: while one wave's facts rows
+    are written, the next wave is read and appended on a second thread. Appends stay in wave
+    order (a wave's key is its transaction version, so a later wave stored first would make
+    Delta skip an earlier one), and facts rows follow them in the same order.
+    """
     max_waves, max_seconds, min_headroom_hours, target_wave_seconds = limits
-    measured: list[WaveTime] = []
     total = len(plan["chunks"])
-    began = time.monotonic()
-    ran = 0
-    pace = Throughput()
-    chunks_read = rows_read = 0
+    call = _Call(total)
     width = _partitions(spark, config)
     # Bronze's recorded wave is read once: later waves of this call are its own appends (a
     # concurrent call's wave is found by run_wave, whose append Delta then skips).
@@ -300,21 +338,22 @@ def _waves(
         chunk_facts, known = known, None
         written = max((c.wave for c in chunk_facts), default=-1)
         if appended > written:
+            # Waves in bronze without facts rows: one after a crash between a wave's append and
+            # its facts, two after a crash with overlapped waves in flight.
             done_before = {c.chunk for c in chunk_facts}
-            facts_of_stored_wave(spark, snap, probe, appended, plan["chunks"], done_before)
-            chunk_facts = read_chunk_facts(
-                spark, snap.facts_table, snap.app_id, snap.s, checked=True
-            )
+            for stored in range(written + 1, appended + 1):
+                facts_of_stored_wave(spark, snap, probe, stored, plan["chunks"], done_before)
+                chunk_facts = read_chunk_facts(
+                    spark, snap.facts_table, snap.app_id, snap.s, checked=True
+                )
+                done_before = {c.chunk for c in chunk_facts}
         done = {c.chunk for c in chunk_facts}
         if len(done) >= total:
             _complete(spark, snap, chunk_facts)
             return _status(
                 "done", snap.s, len(done), total, f"the snapshot at {snap.s} is complete"
             )
-        if ran >= 1 and (
-            (max_waves is not None and ran >= max_waves)
-            or (max_seconds is not None and time.monotonic() - began >= max_seconds)
-        ):
+        if call.out_of_budget(max_waves, max_seconds):
             return _status(
                 "running",
                 snap.s,
@@ -327,17 +366,100 @@ def _waves(
             return _status(paused[0], snap.s, len(done), total, paused[1])
         wave = max(appended, written) + 1
         left = [i for i in range(total) if i not in done]
-        n = next_wave_chunks(
-            measured, target_seconds=target_wave_seconds, default=width, remaining=len(left)
+        if target_wave_seconds is None:
+            n = next_wave_chunks(
+                call.measured, target_seconds=None, default=width, remaining=len(left)
+            )
+            chunks = [_bounds(probe, snap, plan, i) for i in left[:n]]
+            wave_start = time.monotonic()
+            call.rows_read += run_wave(
+                spark, config, snap, probe, wave, chunks, open_target=call.ran == 0
+            )
+            call.measured.append(WaveTime(len(chunks), time.monotonic() - wave_start))
+            appended = wave
+            _waved(snap, call, wave, len(done), len(chunks))
+            continue
+        appended = _overlapped(
+            spark, config, snap, probe, plan, (wave, left, len(done)), call, limits, width
         )
-        chunks = [_bounds(probe, snap, plan, i) for i in left[:n]]
-        wave_start = time.monotonic()
-        rows_read += run_wave(spark, config, snap, probe, wave, chunks, open_target=ran == 0)
-        measured.append(WaveTime(len(chunks), time.monotonic() - wave_start))
-        appended = wave
-        ran += 1
-        chunks_read += len(chunks)
-        _report_wave(snap, wave, len(done) + len(chunks), total, chunks_read, rows_read, pace)
+
+
+def _overlapped(
+    spark: SparkSession,
+    config: SourceConfig,
+    snap: Snapshot,
+    probe: SourceProbe,
+    plan: SnapshotPlanDetail,
+    start: tuple[int, list[int], int],
+    call: _Call,
+    limits: tuple[int | None, float | None, float | None, float | None],
+    width: int,
+) -> int:
+    """Waves `start[0]`, ... over the chunks `start[1]` (`start[2]` done before), each read and
+    appended while the previous one's facts rows are written, until the chunks, a limit or the
+    headroom stops the next; returns the last wave appended, its facts rows written.
+
+    Source queries (stamps, bounds, commit times) stay on this thread: the probe holds one
+    connection. The second thread does Spark work only.
+    """
+    max_waves, max_seconds, min_headroom_hours, target_wave_seconds = limits
+    wave, left, done = start
+
+    def take(wave: int, left: list[int]) -> tuple[int, list[tuple[int, object, object, bool]], str]:
+        n = next_wave_chunks(
+            call.measured, target_seconds=target_wave_seconds, default=width, remaining=len(left)
+        )
+        return wave, [_bounds(probe, snap, plan, i) for i in left[:n]], wave_stamp(snap, probe)
+
+    def append(wave: int, chunks: list[tuple[int, object, object, bool]], at: str) -> WaveAppend:
+        appended = append_wave(spark, config, snap, wave, at, chunks, open_target=call.ran == 0)
+        call.measured.append(WaveTime(len(chunks), appended.seconds))
+        return appended
+
+    current = append(*take(wave, left))
+    left = left[len(current.listed) :]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mssql-cdc-wave") as pool:
+        while True:
+            call.ran += 1
+            ahead: Future[WaveAppend] | None = None
+            try:
+                stored = stored_wave(spark, snap, current)
+                # The next wave's chunks follow this one's only when this attempt stored it: a
+                # concurrent call that stored it first may have read other chunks, and the
+                # caller then reads the facts again before choosing.
+                mine = stored is not None and stored.metadata.get("attempt") == current.attempt
+                if (
+                    mine
+                    and left
+                    and not call.out_of_budget(max_waves, max_seconds)
+                    and _throttle(spark, snap, min_headroom_hours) is None
+                ):
+                    ahead = pool.submit(append, *take(current.wave + 1, left))
+                    failpoint("backfill.waves_in_flight")
+                rows = finish_wave(spark, config, snap, probe, current, stored)
+            except BaseException:
+                discard_wave(current)
+                if ahead is not None:  # never leave an append running behind the caller
+                    with suppress(BaseException):
+                        discard_wave(ahead.result())
+                raise
+            call.rows_read += rows
+            _waved(snap, call, current.wave, done, len(current.listed), counted=False)
+            done += len(current.listed)
+            if ahead is None:
+                return current.wave
+            current = ahead.result()
+            left = left[len(current.listed) :]
+
+
+def _waved(
+    snap: Snapshot, call: _Call, wave: int, done: int, chunks: int, *, counted: bool = True
+) -> None:
+    """Count one finished wave into the call and report it."""
+    if counted:
+        call.ran += 1
+    call.chunks_read += chunks
+    _report_wave(snap, wave, done + chunks, call.total, call.chunks_read, call.rows_read, call.pace)
 
 
 def _report_wave(

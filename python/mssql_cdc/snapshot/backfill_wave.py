@@ -4,7 +4,8 @@ keyed facts commit; and the facts of a wave a crash left without them.
 
 A wave is read once: its append carries an observation of each chunk's rows, nothing is
 cached, and only a wave whose observation this call lacks counts its rows in bronze
-(decision 1348).
+(decision 1348). Split in two, `append_wave` (Spark work only) and `finish_wave` (the facts),
+so an overlapped backfill appends the next wave while it finishes the last (decision 1430).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from mssql_cdc.snapshot.read import read_chunks
 from mssql_cdc.snapshot.targets import recent_commit
 from mssql_cdc.tables import (
     Commit,
+    Observed,
     append_idempotent,
     ensure_table,
     find_commits,
@@ -48,7 +50,18 @@ from mssql_cdc.testing import failpoint
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
 
-__all__ = ["ChunkRead", "Snapshot", "facts_of_stored_wave", "run_wave"]
+__all__ = [
+    "ChunkRead",
+    "Snapshot",
+    "WaveAppend",
+    "append_wave",
+    "discard_wave",
+    "facts_of_stored_wave",
+    "finish_wave",
+    "run_wave",
+    "stored_wave",
+    "wave_stamp",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,14 +218,18 @@ def facts_of_stored_wave(
     done: set[int],
 ) -> None:
     """Write the `snapshot_chunk` rows of wave `wave`, a crash left without them: from its
-    commit, or after log cleanup from bronze's op-0 rows of chunks without a row."""
+    commit, or after log cleanup from bronze's op-0 rows of chunks without a row. Chunks in
+    `done` (with a row already, such as an earlier wave's repair after log cleanup wrote) get
+    none, so a crash with two waves in flight is repaired wave by wave, each chunk once."""
     from pyspark.sql import functions as F
 
     commit = _stored_wave(spark, snap, wave)
     if commit is not None:
         stamp_lsn = str(commit.metadata["lsn"])
-        reads = _counted(spark, snap, stamp_lsn, _reads(commit.metadata))
-        _write_chunk_facts(spark, snap, probe, wave, stamp_lsn, reads)
+        listed = [c for c in _reads(commit.metadata) if c.chunk not in done]
+        if listed:
+            reads = _counted(spark, snap, stamp_lsn, listed)
+            _write_chunk_facts(spark, snap, probe, wave, stamp_lsn, reads)
         return
     bronze = spark.table(table_ref(snap.target).sql)
     counted = (
@@ -231,6 +248,8 @@ def facts_of_stored_wave(
     rows: list[FactsRow] = []
     for stamp_lsn, reads in sorted(by_stamp.items()):
         rows.extend(_chunk_rows(snap, probe, wave, stamp_lsn, reads))
+    if not rows:
+        return
     # One commit under the wave's key, so a repeat of this repair writes nothing.
     append_facts(spark, snap.facts_table, rows, key=snapchunks_key(snap.app_id, snap.s, wave))
 
@@ -270,6 +289,167 @@ def _count_columns(chunks: Sequence[tuple[int, Any, Any, bool]]) -> list[Column]
     return [F.count(F.when(chunk == i, 1)).alias(f"chunk_{i}") for i, _, _, _ in chunks]
 
 
+@dataclass(frozen=True, slots=True)
+class WaveAppend:
+    """A wave whose append returned and whose `snapshot_chunk` rows are not yet written.
+
+    Attributes:
+        wave: its number, the append's transaction version.
+        stamp_lsn: the stamp `L` its chunks were read at.
+        listed: its chunks as the commit's metadata lists them (no counts).
+        attempt: the id this attempt wrote into the commit's metadata.
+        read: the appended frame's observation of each chunk's rows.
+        directory: where the readers' tasks wrote each chunk's metrics file.
+        temporary: whether `directory` is this wave's own, removed by `finish_wave`.
+        started: `time.monotonic()` as its read began.
+        seconds: the wall seconds of its read and append.
+    """
+
+    wave: int
+    stamp_lsn: str
+    listed: tuple[ChunkRead, ...]
+    attempt: str
+    read: Observed
+    directory: str
+    temporary: bool
+    started: float
+    seconds: float
+
+
+def wave_stamp(snap: Snapshot, probe: SourceProbe) -> str:
+    """A new wave's stamp `L` (the source's `max_lsn`), checked against the snapshot's S.
+
+    Raises:
+        ValueError: the stamp is below S (C2: a secondary behind the primary).
+    """
+    at: StreamOffset = stamp(probe)
+    # A repair opens at bronze's position + 1: a stamp at that position holds
+    # the same rows as one at S, since nothing can be committed in between.
+    floor = lsn.decrement(snap.s) if "repair" in snap.open.detail else snap.s
+    if at.lsn < floor:
+        raise ConfigError(
+            f"{snap.target}: the source's max_lsn {at.lsn} is below the snapshot's S {snap.s}; "
+            "a chunk stamped below S could miss changes. Read from the primary, not a "
+            "secondary that is behind it"
+        )
+    return at.lsn
+
+
+def append_wave(
+    spark: SparkSession,
+    config: SourceConfig,
+    snap: Snapshot,
+    wave: int,
+    stamp_lsn: str,
+    chunks: Sequence[tuple[int, Any, Any, bool]],
+    *,
+    open_target: bool = True,
+) -> WaveAppend:
+    """Read `chunks` (`(chunk, lo, hi, last)`) at `stamp_lsn` and append them under the wave's
+    key. Spark work only, no source query: an overlapped backfill runs it on a second thread
+    while the previous wave's facts are written.
+
+    `open_target` False: this call already opened bronze for write in an earlier wave.
+    """
+    directory, temporary = _metrics_dir(config, snap)
+    try:
+        started = time.monotonic()
+        read = observe_aggregates(
+            read_chunks(
+                spark,
+                config,
+                stamp_lsn,
+                snap.s,
+                [(i, lo, hi) for i, lo, hi, _ in chunks],
+                metrics_path=directory,
+            ),
+            "mssql_cdc_wave",
+            *_count_columns(chunks),
+        )
+        attempt = str(uuid.uuid4())
+        listed = tuple(
+            ChunkRead(i, lo, hi, last, None, None, None, None) for i, lo, hi, last in chunks
+        )
+        metadata = {
+            "backfill": snap.backfill_id,
+            "wave": wave,
+            "lsn": stamp_lsn,
+            "attempt": attempt,
+            "chunks": [c.as_json() for c in listed],
+        }
+        if open_target:
+            ensure_table(spark, snap.target, "bronze", source_schema=read.frame.schema)
+        key = wave_key(snap.app_id, snap.s, wave)
+        append_idempotent(
+            read.frame, snap.target, key.app_id, key.version, metadata, merge_schema=True
+        )
+        failpoint("backfill.after_wave_append")
+    except BaseException:
+        if temporary:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    seconds = time.monotonic() - started
+    return WaveAppend(
+        wave, stamp_lsn, listed, attempt, read, directory, temporary, started, seconds
+    )
+
+
+def discard_wave(appended: WaveAppend) -> None:
+    """Remove the wave's own metrics folder when its facts will not be written by this call."""
+    if appended.temporary:
+        shutil.rmtree(appended.directory, ignore_errors=True)
+
+
+def stored_wave(spark: SparkSession, snap: Snapshot, appended: WaveAppend) -> Commit | None:
+    """The bronze commit that stored `appended`'s wave: this attempt's, or another attempt's
+    that stored it first (its `attempt` then differs); None when the log cannot tell."""
+    return _stored_wave(spark, snap, appended.wave, appended.attempt)
+
+
+def finish_wave(
+    spark: SparkSession,
+    config: SourceConfig,
+    snap: Snapshot,
+    probe: SourceProbe,
+    appended: WaveAppend,
+    stored: Commit | None,
+) -> int:
+    """Write the `snapshot_chunk` rows of an appended wave (`stored`: its commit, from
+    `stored_wave`): from its observation, or from the commit and bronze when another attempt
+    stored the wave first.
+
+    Returns:
+        The rows of the wave bronze stores.
+    """
+    wave, attempt, directory = appended.wave, appended.attempt, appended.directory
+    try:
+        if stored is not None and stored.metadata.get("attempt") != attempt:
+            # Another attempt stored wave `wave` first: its facts describe what bronze holds.
+            stamp_lsn, reads = str(stored.metadata["lsn"]), _reads(stored.metadata)
+        else:
+            observed = appended.read.values()
+            after = probe.observe().max_lsn
+            seconds = time.monotonic() - appended.started
+            stamp_lsn, reads = appended.stamp_lsn, []
+            for c in appended.listed:
+                m = _chunk_metrics(directory, c.chunk, config.store)
+                rows = None if observed is None else int(observed[f"chunk_{c.chunk}"])
+                reads.append(
+                    replace(
+                        c,
+                        rows=rows,
+                        high_lsn=(m or {}).get("high_lsn") or after,
+                        read_seconds=None if m is None else float(m.get("seconds", seconds)),
+                        read_mb=None if m is None else float(m.get("bytes", 0)) / 1e6,
+                    )
+                )
+        reads = _counted(spark, snap, stamp_lsn, reads)
+        _write_chunk_facts(spark, snap, probe, wave, stamp_lsn, reads)
+        return sum(c.rows or 0 for c in reads)
+    finally:
+        discard_wave(appended)
+
+
 def run_wave(
     spark: SparkSession,
     config: SourceConfig,
@@ -293,71 +473,11 @@ def run_wave(
     Raises:
         ValueError: the stamp is below S (C2: a secondary behind the primary).
     """
-    at: StreamOffset = stamp(probe)
-    # A repair opens at bronze's position + 1: a stamp at that position holds
-    # the same rows as one at S, since nothing can be committed in between.
-    floor = lsn.decrement(snap.s) if "repair" in snap.open.detail else snap.s
-    if at.lsn < floor:
-        raise ConfigError(
-            f"{snap.target}: the source's max_lsn {at.lsn} is below the snapshot's S {snap.s}; "
-            "a chunk stamped below S could miss changes. Read from the primary, not a "
-            "secondary that is behind it"
-        )
-    directory, temporary = _metrics_dir(config, snap)
+    stamp_lsn = wave_stamp(snap, probe)
+    appended = append_wave(spark, config, snap, wave, stamp_lsn, chunks, open_target=open_target)
     try:
-        started = time.monotonic()
-        read = observe_aggregates(
-            read_chunks(
-                spark,
-                config,
-                at.lsn,
-                snap.s,
-                [(i, lo, hi) for i, lo, hi, _ in chunks],
-                metrics_path=directory,
-            ),
-            "mssql_cdc_wave",
-            *_count_columns(chunks),
-        )
-        attempt = str(uuid.uuid4())
-        listed = [ChunkRead(i, lo, hi, last, None, None, None, None) for i, lo, hi, last in chunks]
-        metadata = {
-            "backfill": snap.backfill_id,
-            "wave": wave,
-            "lsn": at.lsn,
-            "attempt": attempt,
-            "chunks": [c.as_json() for c in listed],
-        }
-        if open_target:
-            ensure_table(spark, snap.target, "bronze", source_schema=read.frame.schema)
-        key = wave_key(snap.app_id, snap.s, wave)
-        append_idempotent(
-            read.frame, snap.target, key.app_id, key.version, metadata, merge_schema=True
-        )
-        failpoint("backfill.after_wave_append")
-        stored = _stored_wave(spark, snap, wave, attempt)
-        if stored is not None and stored.metadata.get("attempt") != attempt:
-            # Another attempt stored wave `wave` first: its facts describe what bronze holds.
-            stamp_lsn, reads = str(stored.metadata["lsn"]), _reads(stored.metadata)
-        else:
-            observed = read.values()
-            after = probe.observe().max_lsn
-            seconds = time.monotonic() - started
-            stamp_lsn, reads = at.lsn, []
-            for c in listed:
-                m = _chunk_metrics(directory, c.chunk, config.store)
-                rows = None if observed is None else int(observed[f"chunk_{c.chunk}"])
-                reads.append(
-                    replace(
-                        c,
-                        rows=rows,
-                        high_lsn=(m or {}).get("high_lsn") or after,
-                        read_seconds=None if m is None else float(m.get("seconds", seconds)),
-                        read_mb=None if m is None else float(m.get("bytes", 0)) / 1e6,
-                    )
-                )
-        reads = _counted(spark, snap, stamp_lsn, reads)
-        _write_chunk_facts(spark, snap, probe, wave, stamp_lsn, reads)
-        return sum(c.rows or 0 for c in reads)
-    finally:
-        if temporary:
-            shutil.rmtree(directory, ignore_errors=True)
+        stored = stored_wave(spark, snap, appended)
+    except BaseException:
+        discard_wave(appended)
+        raise
+    return finish_wave(spark, config, snap, probe, appended, stored)

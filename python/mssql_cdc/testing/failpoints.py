@@ -3,7 +3,8 @@
 Arm them with the environment variable MSSQL_CDC_FAILPOINTS ("name=action,name=action") or
 with the `failpoints({...})` context manager. `raise` throws InjectedFault, a BaseException so
 no `except Exception` swallows it; `kill` ends the process at once with exit code 137.
-Where the source's own point runs and what its `kill` ends: decision 1398.
+Where the source's own point runs and what its `kill` ends: decision 1398; where
+`backfill.waves_in_flight` fires: decision 1430.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ POINTS = frozenset(
         "recovery.after_state",
         "chunked.after_open",
         "backfill.after_wave_append",
+        "backfill.waves_in_flight",
         "snapshot.after_gap_deletes",
         "silver.after_merge",
         "sink.after_target_write",
@@ -43,7 +45,12 @@ POINTS = frozenset(
 `source.inside_snapshot` is the one in the `mssql_cdc` source: it fires while the planner plans
 a batch in the middle of the source's own snapshot (option snapshotMode, not the snapshot's
 first batch), after Spark logged the batch's offsets. The planner runs in Spark's driver-side
-Python runner, so `kill` ends that process and fails the query."""
+Python runner, so `kill` ends that process and fails the query.
+
+`backfill.waves_in_flight` fires in an overlapped backfill (`target_wave_seconds`) once a wave
+is appended and the next one's read and append are started, before the first one's facts
+rows. With `raise` the call waits for the next append before raising, so both waves are in
+bronze without facts rows."""
 
 
 class InjectedFault(BaseException):

@@ -4,7 +4,8 @@ process and `kill` in a child process (exit code 137), then one clean run and it
 Each case starts from one history, built once for the module: a bootstrap of orders(3) and a
 run after inserting 3 (a healthy stream, kept for the sink's crash points); then an update, a
 delete and cleanup past everything, so the next run must recover (the recovery's points,
-`chunked.after_open`, and `backfill.after_wave_append` in the chunked snapshot it opens).
+`chunked.after_open`, and `backfill.after_wave_append` in the chunked snapshot it opens, and
+`backfill.waves_in_flight` in an overlapped backfill of it).
 
 The `kill` rows read the source through the three backends in turn (`KILLED_OVER`): the
 killed child and the run after it read the emulator in process, or served over TDS through
@@ -68,6 +69,7 @@ KILLED_OVER: dict[str, Backend] = {
     "sink.after_target_write": "mssql-python",
     "sink.after_facts_write": "pymssql",
     "backfill.after_wave_append": "emulator",
+    "backfill.waves_in_flight": "mssql-python",
 }
 
 
@@ -355,6 +357,53 @@ def test_a_crash_in_a_backfill_wave_is_resumed_with_one_append_per_wave(
     chunk_rows = [r for r in orders.bronze() if r.get("_chunk") is not None]
     keys = Counter((r["_snapshot"], r["order_id"]) for r in chunk_rows)
     assert set(keys.values()) == {1}  # op-0 keys unique per snapshot
+    [event] = orders.events("resnapshot")
+    assert event["rows"] == len(chunk_rows) == 3  # orders 0, 1 and 3 remain
+    assert orders.rebuilt() == orders.source()
+
+
+@pytest.mark.parametrize("how", ["raise", "kill"])
+def test_a_crash_with_two_backfill_waves_in_flight_neither_loses_nor_duplicates_a_row(
+    history: History, how: str
+) -> None:
+    orders = killed_over(restore(history.purged), "backfill.waves_in_flight", how)
+    orders.run(snapshot="chunked")  # the recovery opens a chunked snapshot of generation 1
+    options = {**orders.options(), "numPartitions": "1"}  # the first wave reads one chunk
+    sized = {"chunk_rows": 1, "target_wave_seconds": 600}  # overlapped waves
+
+    def backfill() -> dict[str, Any]:
+        status = stream(orders.spark, options).backfill(
+            orders.target, app_id=orders.app_id, facts_table=orders.facts, **sized
+        )
+        return dict(status)
+
+    if how == "kill":  # wave 0 appended, wave 1 being read and appended: the process dies
+        crash_in_child(
+            orders, "backfill.waves_in_flight", call="backfill", options=options, **sized
+        )
+        assert wave_appends(orders) in (Counter({0: 1}), Counter({0: 1, 1: 1}))
+    else:  # the call waits for wave 1's append before it raises: both are in bronze
+        with failpoints({"backfill.waves_in_flight": "raise"}), pytest.raises(InjectedFault):
+            backfill()
+        assert wave_appends(orders) == Counter({0: 1, 1: 1})
+    assert [f for f in orders.facts_rows() if f["event"] == "snapshot_chunk"] == []
+
+    status = backfill()
+    assert status["state"] == "done"
+    waves = wave_appends(orders)
+    assert set(waves.values()) == {1}  # one append per wave, the ones in flight included
+    assert sorted(waves) == list(range(len(waves)))
+    chunk_rows = [r for r in orders.bronze() if r.get("_chunk") is not None]
+    keys = Counter((r["_snapshot"], r["order_id"]) for r in chunk_rows)
+    assert set(keys.values()) == {1}  # op-0 keys unique per snapshot
+    facts = [f for f in orders.facts_rows() if f["event"] == "snapshot_chunk"]
+    per_chunk = Counter(json.loads(f["detail"])["chunk"] for f in facts)
+    assert set(per_chunk.values()) == {1}  # one facts row per chunk
+    assert len(per_chunk) == status["chunks_total"]
+    in_bronze = Counter(r["_chunk"] for r in chunk_rows)
+    assert {json.loads(f["detail"])["chunk"]: f["rows"] for f in facts} == {
+        c: in_bronze.get(c, 0) for c in per_chunk
+    }
     [event] = orders.events("resnapshot")
     assert event["rows"] == len(chunk_rows) == 3  # orders 0, 1 and 3 remain
     assert orders.rebuilt() == orders.source()
