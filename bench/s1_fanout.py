@@ -17,8 +17,17 @@ the JVM's peak heap (the sum of its heap pools' peaks). Spark jobs are counted f
 the round's jobs got. The figure is per table and per batch (a round is one batch of every
 stream): seconds per table per round, jobs per table per round.
 
-The headline ratio compares the steady per-table cost at 500 tables with that at 20 tables
-(seconds per table per round): 1.0 is linear in tables, above 1 is cheaper per table at scale.
+Sizes chosen for a 2-core machine: tables of 20 rows and one commit per round, so a round
+measures the job's fixed cost per stream rather than reading; 3 rounds at 1 and 20 tables, 2
+at 100 and 500. On the shared development machine at a load average of 20 to 30, 1, 20 and
+100 tables took 37 minutes and 500 tables would take over an hour per round: S1_TABLES=1,20,100
+runs those only, and the figure is stored after each table count, so a run cut short keeps
+what it finished. One driver process measures every count in turn: the "after" figures and
+the Python RSS peaks include what the earlier counts left behind.
+
+The headline ratio compares the steady per-table cost at the largest count measured (500)
+with that at 20 tables (seconds per table per round): 1.0 is linear in tables, above 1 is
+cheaper per table at scale.
 """
 
 from __future__ import annotations
@@ -403,6 +412,8 @@ def figure(scales: list[Scale]) -> Figure:
             "streams that failed because their query's Python process did not connect back "
             "within Spark's 10 s, after fan_out's five attempts, per round: "
             + "; ".join(f"{s.tables} tables: {[r.failed for r in s.rounds]}" for s in scales),
+            "one driver process for every count, in turn: the after figures and the Python "
+            "RSS peaks include what the earlier counts left behind",
             "building the emulator files (not measured): "
             + ", ".join(f"{s.tables}: {s.build_s:.0f} s" for s in scales),
         ],
