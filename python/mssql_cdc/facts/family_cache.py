@@ -51,7 +51,7 @@ CACHE_FILE_NAME = "_mssql_cdc_family_cache.json"
 # More commits since cost more to check than the query saves. A check reads one small commit
 # file, a millisecond; the query is a Spark job over the whole facts table, seconds. A fan_out
 # job of N streams adds N commits between two runs of each stream, so the bound is sized for
-# a thousand tables in one job (decision 1434).
+# a thousand tables in one job.
 MAX_COMMITS = 1_000
 _FORMAT = 1
 _TIMES = frozenset({"min_commit_ts", "max_commit_ts", "written_at", "lost_from_ts", "lost_to_ts"})

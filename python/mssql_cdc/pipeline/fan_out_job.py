@@ -6,7 +6,8 @@ does not hold up the others, and at most `max_snapshots` full snapshots are read
 (`snapshot/slots.py`). Each stream keeps its own checkpoint, app_id and generation, and
 recovers on its own; the streams share one facts table. Decision 1020. A stream that failed
 because its connection to the source failed past its retries says so, and to run the job
-again (decision 1406).
+again (decision 1406). A query still in Spark's first status counts as starting (decision
+1434).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ StreamState = Literal["starting", "running", "finished", "failed", "stopped"]
 log = logging.getLogger(__name__)
 
 # The statuses of a query whose sources (and their Python processes) are not up yet: Spark's
-# first, set before `start()` returns, then the one while its sources are made (decision 1434).
+# first, set before `start()` returns, then the one while its sources are made.
 _INITIALIZING = ("Initializing StreamExecution", "Initializing sources")
 # What Spark and PySpark say when a Python process did not connect back in time.
 _WORKER_DID_NOT_START = ("Python worker failed to connect back", "[CANNOT_OPEN_SOCKET]")

@@ -61,7 +61,7 @@ def check_stream_owner(checkpoint: str, app_id: str, facts_table: str | None) ->
     if cached == app_id:
         # The verdict is made: more owners found in the facts table could not refuse it. So
         # the facts table, which grows by a file per batch of every stream writing it, is not
-        # scanned at every start of a stream that has run before (decision 1434).
+        # scanned at every start of a stream that has run before.
         return
     if cached is not None:
         owners.add(cached)
