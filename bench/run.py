@@ -28,6 +28,7 @@ BENCHMARKS: list[str] = [
     "b6_silver",
     "b7_tds_read",
     "b8_reconcile",
+    "s1_fanout",
 ]
 
 

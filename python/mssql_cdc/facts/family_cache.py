@@ -6,7 +6,9 @@ micro-batch facts commits, which never hold a snapshot event. So `to_delta` keep
 read, keyed by the facts table's identity and the Delta version they were read at, and the
 next call reuses them when every commit since is provably such a commit (`still_valid`). The
 log's head and commit files are read on the driver without a Spark job (`delta_commits`).
-Anything else, or anything unreadable, falls back to the query. Decision 0520.
+Anything else, or anything unreadable, falls back to the query. Decision 0520; up to
+MAX_COMMITS commits since, sized for the commits of a fan_out job's other streams (decision
+1434).
 
 The file `<checkpoint>/_mssql_cdc_family_cache.json` is replaced atomically, ignored when it
 does not parse or does not match, and trusted for nothing but these rows.
@@ -46,7 +48,11 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CACHE_FILE_NAME = "_mssql_cdc_family_cache.json"
-MAX_COMMITS = 100  # more commits since cost more to check than the query saves
+# More commits since cost more to check than the query saves. A check reads one small commit
+# file, a millisecond; the query is a Spark job over the whole facts table, seconds. A fan_out
+# job of N streams adds N commits between two runs of each stream, so the bound is sized for
+# a thousand tables in one job.
+MAX_COMMITS = 1_000
 _FORMAT = 1
 _TIMES = frozenset({"min_commit_ts", "max_commit_ts", "written_at", "lost_from_ts", "lost_to_ts"})
 _INTS = frozenset({"generation", "rows", "duration_ms"})

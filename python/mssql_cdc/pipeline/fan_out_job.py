@@ -7,7 +7,8 @@ does not hold up the others, and at most `max_snapshots` full snapshots are read
 recovers on its own; the streams share one facts table. Decision 1020. A stream that failed
 because its connection to the source failed past its retries says so, and to run the job
 again (decision 1406); one that failed on another error of the SQL Server driver says the
-error is the driver's, and what to check.
+error is the driver's, and what to check. A query still in Spark's first status counts as
+starting (decision 1434).
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ StreamState = Literal["starting", "running", "finished", "failed", "stopped"]
 
 log = logging.getLogger(__name__)
 
-# The status of a query whose sources (and their Python processes) are not up yet.
-_INITIALIZING = "Initializing sources"
+# The statuses of a query whose sources (and their Python processes) are not up yet: Spark's
+# first, set before `start()` returns, then the one while its sources are made.
+_INITIALIZING = ("Initializing StreamExecution", "Initializing sources")
 # What Spark and PySpark say when a Python process did not connect back in time.
 _WORKER_DID_NOT_START = ("Python worker failed to connect back", "[CANNOT_OPEN_SOCKET]")
 
@@ -339,12 +341,14 @@ class FanOutJob:
     def _wait_until_started(self, query: StreamingQuery) -> None:
         """Return once `query` has its sources initialized (their Python process connected
         back), reported progress, or ended, or START_WAIT passed, so the next stream's Python
-        process does not compete with this one's start."""
+        process does not compete with this one's start. A query `start()` just returned may
+        not have begun making its sources yet: that status counts as starting too, else a
+        Python process that then fails to connect back would fail the stream unretried."""
         deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline and not self._stopping:
             if not query.isActive or query.lastProgress is not None:
                 return
-            if query.status.get("message") != _INITIALIZING:
+            if query.status.get("message") not in _INITIALIZING:
                 return
             time.sleep(0.2)
 

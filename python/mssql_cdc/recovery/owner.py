@@ -5,7 +5,9 @@ the checkpoint says where the stream is; a run that pairs one stream's checkpoin
 app_id would split the family between two names (and a re-snapshot would read the wrong
 family). So once the checkpoint has committed a batch or holds a state file, the records that
 name its stream (`mssql_cdc.facts.checkpoint_owners`, the family cache) must not name only
-other app_ids. The check reads files only: no Spark session is needed or started.
+other app_ids. The check reads files only: no Spark session is needed or started. A family
+cache that names the caller's app_id settles it without reading the facts table (decision
+1434).
 """
 
 from __future__ import annotations
@@ -56,6 +58,11 @@ def check_stream_owner(checkpoint: str, app_id: str, facts_table: str | None) ->
     owners: set[str] = set()
     sources: list[str] = []
     cached = cached_app_id(checkpoint)
+    if cached == app_id:
+        # The verdict is made: more owners found in the facts table could not refuse it. So
+        # the facts table, which grows by a file per batch of every stream writing it, is not
+        # scanned at every start of a stream that has run before.
+        return
     if cached is not None:
         owners.add(cached)
         sources.append("the checkpoint's family cache")

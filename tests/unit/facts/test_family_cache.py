@@ -92,6 +92,13 @@ def test_a_version_below_the_cached_one_reads_the_table() -> None:
     assert "below" in (verdict(commits(batch_commit(9)), head(9)) or "")
 
 
+def test_the_facts_commits_of_five_hundred_other_streams_since_keep_the_cached_rows() -> None:
+    # One run of a fan_out job over 500 tables adds each stream's micro-batch facts commit
+    # (sink ids of other streams) between two runs of any one of them.
+    log = commits(batch_commit(10), *(batch_commit(v, sink=f"t{v % 500}") for v in range(11, 511)))
+    assert verdict(log, head(510)) is None
+
+
 def test_more_than_max_commits_since_reads_the_table() -> None:
     log = commits(*(batch_commit(v) for v in range(10, 10 + MAX_COMMITS + 2)))
     assert verdict(log, head(10 + MAX_COMMITS)) is None

@@ -186,6 +186,41 @@ def test_a_query_whose_python_process_did_not_start_is_started_again(
     assert "did not start in time (attempt 1 of 5)" in caplog.text
 
 
+class StartingQuery(Query):
+    """A query `start()` just returned: Spark's first status until its sources are being made,
+    then, a moment later, the failure of a Python process that did not connect back."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.lastProgress = None
+        self.status = {"message": message}
+        threading.Timer(
+            0.5, self.fail, [RuntimeError("Python worker failed to connect back.")]
+        ).start()
+
+
+@pytest.mark.parametrize("message", ["Initializing StreamExecution", "Initializing sources"])
+def test_a_query_still_initializing_whose_python_process_then_fails_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, message: str
+) -> None:
+    # Spark's status is "Initializing StreamExecution" from start() until the query thread
+    # begins making its sources; a Python process failing to connect back after that moment
+    # did nothing yet, so the stream is started again rather than failed.
+    starts: list[Query] = []
+
+    def start(app_id: str) -> Query:
+        query: Query = StartingQuery(message) if not starts else Query()
+        if starts:
+            query.ended.set()
+        starts.append(query)
+        return query
+
+    job = job_of(tmp_path, monkeypatch, start, n=1)
+    assert job.await_termination(30) is True
+    assert len(starts) == 2
+    assert job.states() == {"dbo_t0": "finished"}
+
+
 def test_a_start_that_raises_because_its_python_process_did_not_connect_is_tried_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

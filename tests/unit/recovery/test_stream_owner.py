@@ -119,6 +119,27 @@ def test_the_family_cache_names_the_checkpoints_stream(tmp_path: Path) -> None:
         check_stream_owner(str(ckpt), "orders-v2", None)
 
 
+def test_a_family_cache_naming_the_callers_app_id_is_enough_and_the_facts_are_not_scanned(
+    stream: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The facts table grows by a file per batch of every stream of a job: scanning it at
+    # each start of each stream costs the job tables x batches file reads per run.
+    ckpt, facts = stream
+    cache = {"format": 1, "app_id": "orders-v1", "table_id": "t", "location": facts}
+    cache |= {"version": 1, "commit_id": "c", "rows": []}
+    (Path(ckpt) / "_mssql_cdc_family_cache.json").write_text(json.dumps(cache))
+    scanned: list[str] = []
+    monkeypatch.setattr(
+        "mssql_cdc.recovery.owner.checkpoint_owners",
+        lambda table, **_: scanned.append(table) or frozenset(),
+    )
+    check_stream_owner(ckpt, "orders-v1", facts)
+    assert scanned == []
+    with pytest.raises(ConfigError, match="the checkpoint's family cache record it"):
+        check_stream_owner(ckpt, "customers", facts)  # another app_id still reads both
+    assert scanned == [facts]
+
+
 def cli_args(verb: str, tmp_path: Path, app_id: str, ckpt: str, facts: str) -> list[str]:
     Emulator.create(tmp_path / "e.db").close()
     options = tmp_path / "options.json"
