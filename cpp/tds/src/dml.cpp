@@ -1,7 +1,9 @@
 // dml.cpp: INSERT, UPDATE and DELETE over the wire, each one emulator commit, or a write of the
-// connection's open transaction (procedures.hpp, transactions.cpp).
+// connection's open transaction (procedures.hpp, transactions.cpp). A WHERE that names the whole
+// key changes that row; any other WHERE finds its rows' keys through the query engine first.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <utility>
 
 #include "mssqlcdc/emu/engine.hpp"
@@ -31,8 +33,10 @@ struct Statement {
   const Params& params;
   std::size_t at = 0;
   emu::Table table;
-  std::string object;  // database.schema.table, as SQL Server's messages name it
-  std::string verb;    // INSERT, UPDATE: ends the 515 message
+  std::string object;                          // database.schema.table, as SQL Server's messages name it
+  std::string verb;                            // INSERT, UPDATE: ends the 515 message
+  const QueryRows* query = nullptr;            // runs a SELECT: how a WHERE that is not the key finds rows
+  std::size_t target_from = 0, target_to = 0;  // the target's tokens, for that SELECT
 
   [[nodiscard]] bool at_end() const { return at >= tokens.size(); }
   [[nodiscard]] bool word(std::string_view w) const { return !at_end() && tokens[at].is(w); }
@@ -221,27 +225,42 @@ emu::Value to_emu(const Statement& s, const emu::Column& c, const TypedValue& v)
                      "'; column does not allow nulls. " + s.verb + " fails.");
 }
 
-// col = operand [AND col = operand]...: the key (or a heap's filter) of the one row to change.
-std::vector<std::pair<const emu::Column*, TypedValue>> where_key(Statement& s) {
-  const auto not_modelled = [&] {
-    std::string key;
-    for (const emu::Column* k : s.table.key()) key += (key.empty() ? "" : ", ") + k->name;
-    sql_error(50000, "The emulator's TDS front end changes rows of " + s.table.full_name() +
-                         " by their whole primary key (" + key +
-                         "): write the WHERE clause as key = value [AND ...], or change the rows with "
-                         "Emulator.commit.");
+using Pairs = std::vector<std::pair<const emu::Column*, TypedValue>>;
+
+// col = operand [AND col = operand]...: the key (or a heap's filter) of the one row to change;
+// nullopt when the WHERE clause is something else (or absent) on a table with a key, which
+// matching_keys() then answers. `s.at` is left where it was in that case.
+std::optional<Pairs> where_key(Statement& s) {
+  const std::size_t start = s.at;
+  const auto other = [&]() -> std::optional<Pairs> {
+    if (s.table.heap) {
+      sql_error(50000, "The emulator's TDS front end changes rows of the keyless table " + s.table.full_name() +
+                           " by column = value [AND ...] only: write the WHERE clause so, or change the rows "
+                           "with Emulator.commit.");
+    }
+    s.at = start;
+    return std::nullopt;
   };
-  if (!s.word("WHERE")) not_modelled();
+  if (!s.word("WHERE")) return other();
   ++s.at;
-  std::vector<std::pair<const emu::Column*, TypedValue>> out;
+  Pairs out;
   while (true) {
     if (s.at_end()) syntax_error_at(s.tokens, s.at);
-    const emu::Column& c = column(s, s.tokens[s.at++]);
-    if (!s.symbol('=')) not_modelled();
-    ++s.at;
-    out.emplace_back(&c, operand(s.tokens, s.at, s.params));
+    if (!s.tokens[s.at].is_name() || s.at + 1 >= s.tokens.size() || !s.tokens[s.at + 1].is_symbol('=')) return other();
+    const emu::Column* c = s.table.find(s.tokens[s.at].text);
+    if (c == nullptr) return other();  // the SELECT names the unknown column (207)
+    s.at += 2;
+    const std::size_t value_at = s.at;
+    TypedValue v;
+    try {
+      v = operand(s.tokens, s.at, s.params);
+    } catch (const Error&) {
+      s.at = value_at;
+      return other();  // an expression, not an operand
+    }
+    out.emplace_back(c, std::move(v));
     if (s.at_end()) break;
-    if (!s.word("AND")) not_modelled();
+    if (!s.word("AND")) return other();
     ++s.at;
   }
   if (!s.table.heap) {
@@ -250,7 +269,30 @@ std::vector<std::pair<const emu::Column*, TypedValue>> where_key(Statement& s) {
         out.size() == key.size() && std::all_of(key.begin(), key.end(), [&](const emu::Column* k) {
           return std::count_if(out.begin(), out.end(), [&](const auto& p) { return p.first == k; }) == 1;
         });
-    if (!whole_key) not_modelled();
+    if (!whole_key) return other();
+  }
+  return out;
+}
+
+// The keys of the rows a WHERE clause (from `s.at` to the end; none: every row) selects, read by
+// the query engine as `SELECT key FROM target WHERE ...`, so any condition a SELECT takes works.
+std::vector<Pairs> matching_keys(Statement& s) {
+  const auto key = s.table.key();
+  std::vector<SqlToken> select{SqlToken{TokenKind::Word, "SELECT"}};
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    if (i > 0) select.push_back(SqlToken{TokenKind::Symbol, ","});
+    select.push_back(SqlToken{TokenKind::QuotedName, key[i]->name});
+  }
+  select.push_back(SqlToken{TokenKind::Word, "FROM"});
+  select.insert(select.end(), s.tokens.begin() + static_cast<std::ptrdiff_t>(s.target_from),
+                s.tokens.begin() + static_cast<std::ptrdiff_t>(s.target_to));
+  select.insert(select.end(), s.tokens.begin() + static_cast<std::ptrdiff_t>(s.at), s.tokens.end());
+  s.at = s.tokens.size();
+  std::vector<Pairs> out;
+  for (auto& row : (*s.query)(select)) {
+    Pairs k;
+    for (std::size_t i = 0; i < key.size(); ++i) k.emplace_back(key[i], std::move(row[i]));
+    out.push_back(std::move(k));
   }
   return out;
 }
@@ -375,64 +417,84 @@ WriteCount insert(Storage& storage, Statement& s) {
   return WriteCount{changes.size(), kCmdInsert};
 }
 
+// The change that sets `set` on the row whose key (or a heap's filter) is `where`.
+emu::Change update_of(const Statement& s, const Pairs& set, const Pairs& where) {
+  emu::Change change{emu::Change::Kind::Update, s.table.full_name(), {}, std::nullopt};
+  if (s.table.heap) {
+    change.row = row_of(s, set);
+    change.old_key = row_of(s, where);
+    return change;
+  }
+  // The row is named by its key; a key column SET to another value moves the row, which the
+  // emulator takes as the new key with the old one.
+  auto key = where;
+  Pairs others;
+  bool moves = false;
+  for (const auto& [c, v] : set) {
+    if (c->key_ordinal == 0) {
+      others.emplace_back(c, v);
+      continue;
+    }
+    if (is_null(v.value)) null_into(s, *c);
+    auto it = std::find_if(key.begin(), key.end(), [&](const auto& p) { return p.first == c; });
+    if (!same(to_emu(s, *c, v), to_emu(s, *c, it->second))) moves = true;
+    it->second = v;
+  }
+  key.insert(key.end(), others.begin(), others.end());
+  change.row = row_of(s, key);
+  if (moves) change.old_key = row_of(s, where);
+  return change;
+}
+
 WriteCount update(Storage& storage, Statement& s) {
   s.verb = "UPDATE";
   s.expect_word("SET");
-  std::vector<std::pair<const emu::Column*, TypedValue>> set;
+  Pairs set;
   do {
     if (s.at_end()) syntax_error_at(s.tokens, s.at);
     const emu::Column& c = column(s, s.tokens[s.at++]);
     s.expect_symbol('=');
     set.emplace_back(&c, operand(s.tokens, s.at, s.params));
   } while (s.symbol(',') && ++s.at != 0);
-  const auto where = where_key(s);
-  if (any_null(where)) return WriteCount{0, kCmdUpdate};  // = NULL matches no row
-  emu::Change change{emu::Change::Kind::Update, s.table.full_name(), {}, std::nullopt};
-  if (s.table.heap) {
-    change.row = row_of(s, set);
-    change.old_key = row_of(s, where);
-  } else {
-    // The row is named by its key; a key column SET to another value moves the row, which the
-    // emulator takes as the new key with the old one.
-    auto key = where;
-    std::vector<std::pair<const emu::Column*, TypedValue>> others;
-    bool moves = false;
-    for (const auto& [c, v] : set) {
-      if (c->key_ordinal == 0) {
-        others.emplace_back(c, v);
-        continue;
-      }
-      if (is_null(v.value)) null_into(s, *c);
-      auto it = std::find_if(key.begin(), key.end(), [&](const auto& p) { return p.first == c; });
-      if (!same(to_emu(s, *c, v), to_emu(s, *c, it->second))) moves = true;
-      it->second = v;
-    }
-    key.insert(key.end(), others.begin(), others.end());
-    change.row = row_of(s, key);
-    if (moves) change.old_key = row_of(s, where);
+  if (const auto where = where_key(s)) {
+    if (any_null(*where)) return WriteCount{0, kCmdUpdate};  // = NULL matches no row
+    return WriteCount{commit(storage, s, {update_of(s, set, *where)}) ? 1U : 0U, kCmdUpdate};
   }
-  return WriteCount{commit(storage, s, {change}) ? 1U : 0U, kCmdUpdate};
+  // Any other WHERE: every matching row changes in one transaction, as one statement does.
+  std::vector<emu::Change> changes;
+  for (const auto& key : matching_keys(s)) changes.push_back(update_of(s, set, key));
+  if (!changes.empty()) (void)commit(storage, s, changes);
+  return WriteCount{changes.size(), kCmdUpdate};
 }
 
 WriteCount remove(Storage& storage, Statement& s) {
-  const auto where = where_key(s);
-  if (any_null(where)) return WriteCount{0, kCmdDelete};
-  const emu::Change change{emu::Change::Kind::Delete, s.table.full_name(), row_of(s, where), std::nullopt};
-  return WriteCount{commit(storage, s, {change}) ? 1U : 0U, kCmdDelete};
+  if (const auto where = where_key(s)) {
+    if (any_null(*where)) return WriteCount{0, kCmdDelete};
+    const emu::Change change{emu::Change::Kind::Delete, s.table.full_name(), row_of(s, *where), std::nullopt};
+    return WriteCount{commit(storage, s, {change}) ? 1U : 0U, kCmdDelete};
+  }
+  std::vector<emu::Change> changes;
+  for (const auto& key : matching_keys(s))
+    changes.push_back(emu::Change{emu::Change::Kind::Delete, s.table.full_name(), row_of(s, key), std::nullopt});
+  if (!changes.empty()) (void)commit(storage, s, changes);
+  return WriteCount{changes.size(), kCmdDelete};
 }
 
 }  // namespace
 
 WriteCount run_write(Storage& storage, const std::vector<SqlToken>& tokens, const Params& params,
-                     const std::string& database) {
+                     const std::string& database, const QueryRows& query) {
   Statement s{tokens, params, 1, {}, {}, {}};
+  s.query = &query;
   const SqlToken& head = tokens.front();
   if (head.is("INSERT")) {
     if (s.word("INTO")) ++s.at;
   } else if (head.is("DELETE")) {
     if (s.word("FROM")) ++s.at;
   }
+  s.target_from = s.at;
   read_target(s, storage.writer().db(), database);
+  s.target_to = s.at;
   if (head.is("INSERT")) return insert(storage, s);
   if (head.is("UPDATE")) return update(storage, s);
   return remove(storage, s);

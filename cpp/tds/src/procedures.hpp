@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,11 +103,15 @@ class Storage {
 // emulator's own (22963, 22964...) for what it refuses.
 [[nodiscard]] std::vector<ResultSet> run_procedure(Storage& storage, const ProcCall& call);
 
-// INSERT INTO t [(cols)] VALUES (...)[, (...)]; UPDATE t SET c = v, ... WHERE k = v AND ...;
-// DELETE FROM t WHERE k = v AND .... The WHERE clause names rows by their whole primary key.
-// Throws SQL Server's errors: 208, 207, 515, 2627, 2628, 102, and 50000 for a write this server
-// does not model (a WHERE that is not the key).
+// Runs a SELECT (its tokens) and returns every row it gives.
+using QueryRows = std::function<std::vector<std::vector<TypedValue>>(const std::vector<SqlToken>& select)>;
+
+// INSERT INTO t [(cols)] VALUES (...)[, (...)]; UPDATE t SET c = v, ... [WHERE ...];
+// DELETE FROM t [WHERE ...]. A WHERE naming the whole primary key changes that row; any other
+// condition (or none) selects its rows with `query` (SELECT key FROM t WHERE ...) and changes
+// them all in one transaction. A keyless table takes column = value [AND ...] only (50000).
+// Throws SQL Server's errors: 208, 207, 515, 2627, 2628, 102.
 [[nodiscard]] WriteCount run_write(Storage& storage, const std::vector<SqlToken>& tokens, const Params& params,
-                                   const std::string& database);
+                                   const std::string& database, const QueryRows& query);
 
 }  // namespace mssqlcdc::tds

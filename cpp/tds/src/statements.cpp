@@ -407,7 +407,18 @@ StatementResult Database::run_statement(const std::vector<SqlToken>& tokens, con
     Params bound = params;
     const auto written = bind_write_expressions(
         tokens, bound, [&](const std::vector<SqlToken>& select) { return evaluate(select, params)->front(); });
-    return StatementResult{std::nullopt, std::nullopt, std::nullopt, run_write(*storage_, written, bound, name_)};
+    const QueryRows query = [&](const std::vector<SqlToken>& select) {
+      RowSource rows = run_select(parse_select(select), *batch_catalog_, session_params(bound));
+      std::vector<std::vector<TypedValue>> out;
+      std::vector<Value> row;
+      while (rows.next(row)) {
+        auto& typed = out.emplace_back();
+        for (std::size_t k = 0; k < row.size(); ++k) typed.push_back(TypedValue{rows.columns[k].type, row[k]});
+      }
+      return out;
+    };
+    return StatementResult{std::nullopt, std::nullopt, std::nullopt,
+                           run_write(*storage_, written, bound, name_, query)};
   }
   // SELECT: the query engine (select.hpp) over this connection's catalog; rows stream to the writer.
   if (!statistics_io_) {

@@ -66,9 +66,9 @@ VALUES (2, N'Tool Design', N'Research and Development', GETDATE());
 
 UPDATE dbo.Department
 SET GroupName = N'Resale'
-WHERE DepartmentID = 1;
+WHERE Name = N'MyDept';
 
-DELETE FROM dbo.Department WHERE DepartmentID = 2;
+DELETE FROM dbo.Department WHERE Name = N'Tool Design';
 
 -- Obtain the end of the time interval.
 SET @end_time = GETDATE();
@@ -88,7 +88,7 @@ SELECT __$operation, DepartmentID, Name, GroupName FROM cdc.fn_cdc_get_all_chang
 GO
 DECLARE @from_lsn binary(10), @to_lsn binary(10), @NameOrdinal int;
 SET @from_lsn = sys.fn_cdc_increment_lsn(sys.fn_cdc_get_max_lsn());
-UPDATE dbo.Department SET Name = N'Sales' WHERE DepartmentID = 1;
+UPDATE dbo.Department SET Name = N'Sales' WHERE Name = N'MyDept';
 SET @to_lsn = sys.fn_cdc_get_max_lsn();
 SET @NameOrdinal = sys.fn_cdc_get_column_ordinal
     ( 'dbo_Department','Name');
