@@ -36,9 +36,12 @@ import pytest
 from mssql_cdc.emulator import Emulator
 
 PASSWORD = "Walkthrough-1"
+DATABASE = "AdventureWorks2022"  # the pages' database, as the file's stem names it
 
 WALKTHROUGH = """\
-CREATE TABLE dbo.Department (
+USE AdventureWorks2022;
+GO
+CREATE TABLE HumanResources.Department (
     DepartmentID smallint NOT NULL PRIMARY KEY,
     Name nvarchar(50) NOT NULL,
     GroupName nvarchar(50) NOT NULL,
@@ -50,7 +53,7 @@ EXEC sys.sp_cdc_enable_db
 GO
 -- Enable for a table, supporting net changes
 EXEC sys.sp_cdc_enable_table
-@source_schema = N'dbo',
+@source_schema = N'HumanResources',
 @source_name   = N'Department',
 @role_name     = NULL,
 @supports_net_changes = 1
@@ -58,17 +61,17 @@ GO
 DECLARE @begin_time datetime, @end_time datetime, @from_lsn binary(10), @to_lsn binary(10);
 -- Obtain the beginning of the time interval.
 SET @begin_time = DATEADD(day, -1, GETDATE()) ;
--- DML statements to produce changes in the dbo.Department table.
-INSERT INTO dbo.Department (DepartmentID, Name, GroupName, ModifiedDate)
+-- DML statements to produce changes in the HumanResources.Department table.
+INSERT INTO HumanResources.Department (DepartmentID, Name, GroupName, ModifiedDate)
 VALUES (1, N'MyDept', N'MyDivision', GETDATE());
-INSERT INTO dbo.Department (DepartmentID, Name, GroupName, ModifiedDate)
+INSERT INTO HumanResources.Department (DepartmentID, Name, GroupName, ModifiedDate)
 VALUES (2, N'Tool Design', N'Research and Development', GETDATE());
 
-UPDATE dbo.Department
+UPDATE HumanResources.Department
 SET GroupName = N'Resale'
 WHERE Name = N'MyDept';
 
-DELETE FROM dbo.Department WHERE Name = N'Tool Design';
+DELETE FROM HumanResources.Department WHERE Name = N'Tool Design';
 
 -- Obtain the end of the time interval.
 SET @end_time = GETDATE();
@@ -78,30 +81,31 @@ SET @to_lsn = sys.fn_cdc_map_time_to_lsn('largest less than or equal', @end_time
 
 -- Return the net changes occurring within the query window.
 SELECT __$operation, DepartmentID, Name, GroupName
-FROM cdc.fn_cdc_get_net_changes_dbo_Department(@from_lsn, @to_lsn, 'all');
+FROM cdc.fn_cdc_get_net_changes_HumanResources_Department(@from_lsn, @to_lsn, 'all');
 GO
 DECLARE @from_lsn binary(10), @to_lsn binary(10);
-SET @from_lsn = sys.fn_cdc_get_min_lsn('dbo_Department');
+SET @from_lsn = sys.fn_cdc_get_min_lsn('HumanResources_Department');
 SET @to_lsn   = sys.fn_cdc_get_max_lsn();
-SELECT __$operation, DepartmentID, Name, GroupName FROM cdc.fn_cdc_get_all_changes_dbo_Department
+SELECT __$operation, DepartmentID, Name, GroupName
+FROM cdc.fn_cdc_get_all_changes_HumanResources_Department
   (@from_lsn, @to_lsn, N'all');
 GO
 DECLARE @from_lsn binary(10), @to_lsn binary(10), @NameOrdinal int;
 SET @from_lsn = sys.fn_cdc_increment_lsn(sys.fn_cdc_get_max_lsn());
-UPDATE dbo.Department SET Name = N'Sales' WHERE Name = N'MyDept';
+UPDATE HumanResources.Department SET Name = N'Sales' WHERE Name = N'MyDept';
 SET @to_lsn = sys.fn_cdc_get_max_lsn();
 SET @NameOrdinal = sys.fn_cdc_get_column_ordinal
-    ( 'dbo_Department','Name');
+    ( 'HumanResources_Department','Name');
 SELECT __$operation, DepartmentID, Name,
     sys.fn_cdc_is_bit_set(@NameOrdinal, __$update_mask) as 'NameChanged',
-    sys.fn_cdc_has_column_changed('dbo_Department', 'GroupName', __$update_mask)
+    sys.fn_cdc_has_column_changed('HumanResources_Department', 'GroupName', __$update_mask)
         as 'GroupNameChanged'
-FROM cdc.fn_cdc_get_net_changes_dbo_Department
+FROM cdc.fn_cdc_get_net_changes_HumanResources_Department
     ( @from_lsn, @to_lsn, 'all with mask');
 GO
-ALTER TABLE dbo.Department ADD Budget money NULL
+ALTER TABLE HumanResources.Department ADD Budget money NULL
 GO
-EXECUTE sys.sp_cdc_get_ddl_history @capture_instance = 'dbo_Department';
+EXECUTE sys.sp_cdc_get_ddl_history @capture_instance = 'HumanResources_Department';
 GO
 EXECUTE sys.sp_cdc_change_job
     @job_type = N'cleanup',
@@ -111,9 +115,9 @@ EXEC sys.sp_cdc_help_jobs
 GO
 -- Disable for a table
 EXEC sys.sp_cdc_disable_table
-@source_schema = N'dbo',
+@source_schema = N'HumanResources',
 @source_name   = N'Department',
-@capture_instance = N'dbo_Department'
+@capture_instance = N'HumanResources_Department'
 GO
 SELECT COUNT(*) AS instances FROM cdc.change_tables
 GO
@@ -126,16 +130,17 @@ GO
 @pytest.fixture
 def port(tmp_path: Path) -> Iterator[int]:
     assert shutil.which("tsql"), "FreeTDS's tsql is missing: `make setup` installs freetds-bin"
-    Emulator.create(tmp_path / "walk.db", start="2026-09-28T13:50:00").close()
+    path = tmp_path / f"{DATABASE}.db"
+    Emulator.create(path, start="2026-09-28T13:50:00").close()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mssql_cdc.cli", "emulator", "serve", str(tmp_path / "walk.db")],
+        [sys.executable, "-m", "mssql_cdc.cli", "emulator", "serve", str(path)],
         stdout=subprocess.PIPE,
         text=True,
         env=os.environ | {"MSSQL_CDC_EMULATOR_PASSWORD": PASSWORD},
     )
     try:
         assert proc.stdout is not None
-        first = proc.stdout.readline()  # "serving PATH as database 'walk' on 127.0.0.1:PORT"
+        first = proc.stdout.readline()  # "serving PATH as database '...' on 127.0.0.1:PORT"
         yield int(first.rsplit(":", 1)[1])
     finally:
         proc.terminate()
@@ -144,7 +149,7 @@ def port(tmp_path: Path) -> Iterator[int]:
 
 def tsql(port: int, script: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["tsql", "-H", "127.0.0.1", "-p", str(port), "-U", "sa", "-P", PASSWORD, "-D", "walk",
+        ["tsql", "-H", "127.0.0.1", "-p", str(port), "-U", "sa", "-P", PASSWORD, "-D", DATABASE,
          "-o", "q"],
         input=script, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
@@ -183,7 +188,7 @@ def test_the_documented_cdc_walkthrough_runs_unmodified_through_tsql(port: int) 
         if len(row) == len(history) and row != history
     ]
     assert [(e["capture_instance"], e["required_column_update"]) for e in entries] == [
-        ("dbo_Department", "0")
+        ("HumanResources_Department", "0")
     ]
     assert "Budget" in entries[0]["ddl_command"]
     # sp_cdc_change_job's new retention shows in sp_cdc_help_jobs' cleanup row
