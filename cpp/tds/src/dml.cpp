@@ -276,12 +276,19 @@ std::optional<Pairs> where_key(Statement& s) {
 
 // The keys of the rows a WHERE clause (from `s.at` to the end; none: every row) selects, read by
 // the query engine as `SELECT key FROM target WHERE ...`, so any condition a SELECT takes works.
-std::vector<Pairs> matching_keys(Statement& s) {
+// `computed` (SET values that read the row's columns) are selected after the key, in order,
+// and come back after the key's pairs, named by their column.
+std::vector<Pairs> matching_keys(
+    Statement& s, const std::vector<std::pair<const emu::Column*, std::vector<SqlToken>>>& computed = {}) {
   const auto key = s.table.key();
   std::vector<SqlToken> select{SqlToken{TokenKind::Word, "SELECT"}};
   for (std::size_t i = 0; i < key.size(); ++i) {
     if (i > 0) select.push_back(SqlToken{TokenKind::Symbol, ","});
     select.push_back(SqlToken{TokenKind::QuotedName, key[i]->name});
+  }
+  for (const auto& [c, e] : computed) {
+    select.push_back(SqlToken{TokenKind::Symbol, ","});
+    select.insert(select.end(), e.begin(), e.end());
   }
   select.push_back(SqlToken{TokenKind::Word, "FROM"});
   select.insert(select.end(), s.tokens.begin() + static_cast<std::ptrdiff_t>(s.target_from),
@@ -292,6 +299,7 @@ std::vector<Pairs> matching_keys(Statement& s) {
   for (auto& row : (*s.query)(select)) {
     Pairs k;
     for (std::size_t i = 0; i < key.size(); ++i) k.emplace_back(key[i], std::move(row[i]));
+    for (std::size_t i = 0; i < computed.size(); ++i) k.emplace_back(computed[i].first, std::move(row[key.size() + i]));
     out.push_back(std::move(k));
   }
   return out;
@@ -450,12 +458,43 @@ WriteCount update(Storage& storage, Statement& s) {
   s.verb = "UPDATE";
   s.expect_word("SET");
   Pairs set;
+  std::vector<std::pair<const emu::Column*, std::vector<SqlToken>>> computed;  // read the row's columns
   do {
     if (s.at_end()) syntax_error_at(s.tokens, s.at);
     const emu::Column& c = column(s, s.tokens[s.at++]);
     s.expect_symbol('=');
+    if (s.symbol('(')) {  // left parenthesized by write_values.cpp: computed per row below
+      const std::size_t from = s.at;
+      for (int depth = 0; !s.at_end(); ++s.at) {
+        if (s.tokens[s.at].is_symbol('(')) ++depth;
+        if (s.tokens[s.at].is_symbol(')') && --depth == 0) break;
+      }
+      if (s.at_end()) syntax_error_at(s.tokens, s.at);
+      ++s.at;
+      computed.emplace_back(&c, std::vector<SqlToken>(s.tokens.begin() + static_cast<std::ptrdiff_t>(from),
+                                                      s.tokens.begin() + static_cast<std::ptrdiff_t>(s.at)));
+      continue;
+    }
     set.emplace_back(&c, operand(s.tokens, s.at, s.params));
   } while (s.symbol(',') && ++s.at != 0);
+  if (!computed.empty()) {
+    if (s.table.heap) {
+      sql_error(50000,
+                "The emulator's TDS front end cannot compute SET values from the columns of the keyless "
+                "table " +
+                    s.table.full_name() + ": set constants, or change the rows with Emulator.commit.");
+    }
+    std::vector<emu::Change> changes;
+    for (auto& row : matching_keys(s, computed)) {
+      const auto key_end = row.begin() + static_cast<std::ptrdiff_t>(s.table.key().size());
+      Pairs where(row.begin(), key_end);
+      Pairs values = set;
+      values.insert(values.end(), key_end, row.end());
+      changes.push_back(update_of(s, values, where));
+    }
+    if (!changes.empty()) (void)commit(storage, s, changes);
+    return WriteCount{changes.size(), kCmdUpdate};
+  }
   if (const auto where = where_key(s)) {
     if (any_null(*where)) return WriteCount{0, kCmdUpdate};  // = NULL matches no row
     return WriteCount{commit(storage, s, {update_of(s, set, *where)}) ? 1U : 0U, kCmdUpdate};

@@ -60,7 +60,7 @@ class Binder {
       const SqlToken& x = t_[at];
       if (depth == 0 && (x.is_symbol(',') || x.is_symbol(')') ||
                          (!tuple && (x.is("WHERE") || x.is("FROM") || x.is("OUTPUT") || x.is_symbol(';'))))) {
-        emit(e);
+        emit(e, tuple);
         e.clear();
         if (!tuple || x.is_symbol(')')) return at;
         out_.push_back(x);  // ','
@@ -70,11 +70,11 @@ class Binder {
       if (x.is_symbol(')')) --depth;
       e.push_back(x);
     }
-    emit(e);
+    emit(e, tuple);
     return at;
   }
 
-  void emit(const std::vector<SqlToken>& e) {
+  void emit(const std::vector<SqlToken>& e, bool tuple) {
     if (e.empty() || plain(e)) {
       out_.insert(out_.end(), e.begin(), e.end());
       return;
@@ -83,7 +83,17 @@ class Binder {
     select.insert(select.end(), e.begin(), e.end());
     select.push_back(SqlToken{TokenKind::Symbol, ")"});
     const std::string name = "@__write_value_" + std::to_string(++count_);
-    params_[name] = evaluate_(select);
+    try {
+      params_[name] = evaluate_(select);
+    } catch (const Error& err) {
+      // A SET value that reads the row's own columns (SET qty = qty + 1) has no value before
+      // the rows are read: it stays, parenthesized, for the UPDATE to compute per row.
+      if (tuple || (err.number() != 207 && err.number() != 4104)) throw;
+      out_.push_back(SqlToken{TokenKind::Symbol, "("});
+      out_.insert(out_.end(), e.begin(), e.end());
+      out_.push_back(SqlToken{TokenKind::Symbol, ")"});
+      return;
+    }
     out_.push_back(SqlToken{TokenKind::Variable, name});
   }
 

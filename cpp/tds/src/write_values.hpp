@@ -15,7 +15,9 @@ namespace mssqlcdc::tds {
 using Evaluate = std::function<TypedValue(const std::vector<SqlToken>& select)>;
 
 // `tokens` with each VALUES item and SET value that is no plain operand (literal, @variable,
-// NULL, signed number, DEFAULT) replaced by a fresh @variable bound in `params` to its value.
+// NULL, signed number, DEFAULT) replaced by a fresh @variable bound in `params` to its value;
+// a SET value that names the row's columns (207 on its own) stays, parenthesized, for the
+// UPDATE to compute per row.
 [[nodiscard]] std::vector<SqlToken> bind_write_expressions(const std::vector<SqlToken>& tokens, Params& params,
                                                            const Evaluate& evaluate);
 

@@ -119,3 +119,20 @@ def test_an_unknown_column_in_the_condition_is_error_207(server: TdsServer) -> N
     with pytest.raises(pymssql.Error) as raised:
         run(server, "DELETE FROM dbo.orders WHERE nosuch = 1")
     assert raised.value.args[0] == 207
+
+
+def test_a_set_value_may_read_the_rows_own_columns(server: TdsServer) -> None:
+    # "SET column_name = expression", where the expression may name the table's columns: each
+    # row's own values (the UPDATE page's examples add to a column's current value).
+    counts, rows = run(
+        server,
+        "UPDATE dbo.orders SET qty = qty + 10, status = CONCAT(status, N'!') "
+        "WHERE status = N'paid'",
+        "UPDATE dbo.orders SET order_id = order_id + 100 WHERE order_id = 1",
+    )
+    expected = {
+        (k + 100 if k == 1 else k): ((s + "!", q + 10) if s == "paid" else (s, q))
+        for k, (s, q) in START.items()
+    }
+    assert counts == [sum(1 for s, _ in START.values() if s == "paid"), 1]
+    assert rows == [(k, s, q) for k, (s, q) in sorted(expected.items())]
