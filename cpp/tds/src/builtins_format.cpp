@@ -82,11 +82,40 @@ std::string offset_of(int minutes, int width) {  // z, zz, zzz
   return out;
 }
 
+// A quoted string, an escaped character or a '%' marker at f[i]: appends what it stands for to
+// `out` and moves `i` past it. nullopt: no literal starts here; false: an unclosed quote or a
+// trailing backslash, which .NET rejects.
+std::optional<bool> literal(std::string_view f, std::size_t& i, std::string& out) {
+  const char ch = f[i];
+  if (ch == '\'' || ch == '"') {
+    const std::size_t close = f.find(ch, i + 1);
+    if (close == std::string_view::npos) return false;
+    out += f.substr(i + 1, close - i - 1);
+    i = close + 1;
+    return true;
+  }
+  if (ch == '\\') {
+    if (i + 1 >= f.size()) return false;
+    out += f[i + 1];
+    i += 2;
+    return true;
+  }
+  if (ch == '%') {  // a single custom specifier: "%d" is the day, not the short date
+    i += 1;
+    return true;
+  }
+  return std::nullopt;
+}
+
 // One custom date pattern; nullopt for a pattern .NET rejects (an unclosed quote, a trailing
 // backslash, more than seven f's).
 std::optional<std::string> custom_date(std::string_view f, const Moment& m) {
   std::string out;
   for (std::size_t i = 0; i < f.size();) {
+    if (const auto lit = literal(f, i, out)) {
+      if (!*lit) return std::nullopt;
+      continue;
+    }
     const char ch = f[i];
     std::size_t n = 1;
     while (i + n < f.size() && f[i + n] == ch) ++n;
@@ -125,22 +154,6 @@ std::optional<std::string> custom_date(std::string_view f, const Moment& m) {
         for (std::size_t k = 0; k < n; ++k) out += m.offset ? offset_of(*m.offset, 3) : "";
         break;
       case 'g': out += "A.D."; break;
-      case '\'':
-      case '"': {
-        const std::size_t close = f.find(ch, i + 1);
-        if (close == std::string_view::npos) return std::nullopt;
-        out += f.substr(i + 1, close - i - 1);
-        i = close + 1;
-        continue;
-      }
-      case '\\':
-        if (i + 1 >= f.size()) return std::nullopt;
-        out += f[i + 1];
-        i += 2;
-        continue;
-      case '%':  // a single custom specifier: "%d" is the day, not the short date
-        i += 1;
-        continue;
       default: out.append(n, ch); break;
     }
     i += n;
@@ -191,6 +204,10 @@ std::optional<std::string> time_span(std::string_view f, std::int64_t ticks) {
   if (f.size() == 1) return std::nullopt;
   std::string out;
   for (std::size_t i = 0; i < f.size();) {
+    if (const auto lit = literal(f, i, out)) {
+      if (!*lit) return std::nullopt;
+      continue;
+    }
     const char ch = f[i];
     std::size_t n = 1;
     while (i + n < f.size() && f[i + n] == ch) ++n;
@@ -217,20 +234,6 @@ std::optional<std::string> time_span(std::string_view f, std::int64_t ticks) {
         out += digits;
         break;
       }
-      case '\'':
-      case '"': {
-        const std::size_t close = f.find(ch, i + 1);
-        if (close == std::string_view::npos) return std::nullopt;
-        out += f.substr(i + 1, close - i - 1);
-        i = close + 1;
-        continue;
-      }
-      case '\\':
-        if (i + 1 >= f.size()) return std::nullopt;
-        out += f[i + 1];
-        i += 2;
-        continue;
-      case '%': i += 1; continue;
       default: return std::nullopt;  // an unescaped literal: .NET's FormatException
     }
     i += n;

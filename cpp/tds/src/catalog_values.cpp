@@ -247,4 +247,40 @@ std::optional<std::string> system_type_name(std::int64_t id) {
   }
 }
 
+NumericFacts numeric_facts(const emu::SqlType& t) {
+  using B = emu::Base;
+  NumericFacts f;
+  const auto exact = [&](std::int64_t p, std::int64_t s) {
+    f.precision = p;
+    f.radix = 10;
+    f.scale = s;
+  };
+  switch (t.base) {
+    case B::TinyInt: exact(3, 0); break;
+    case B::SmallInt: exact(5, 0); break;
+    case B::Int: exact(10, 0); break;
+    case B::BigInt: exact(19, 0); break;
+    case B::Decimal:
+    case B::Numeric: exact(t.precision, t.scale); break;
+    case B::Money: exact(19, 4); break;
+    case B::SmallMoney: exact(10, 4); break;
+    case B::Real:
+      f.precision = 24;
+      f.radix = 2;
+      break;
+    case B::Float:
+      f.precision = 53;
+      f.radix = 2;
+      break;
+    case B::Date:
+    case B::SmallDateTime: f.datetime_precision = 0; break;
+    case B::DateTime: f.datetime_precision = 3; break;
+    case B::Time:
+    case B::DateTime2:
+    case B::DateTimeOffset: f.datetime_precision = t.precision; break;
+    default: break;
+  }
+  return f;
+}
+
 }  // namespace mssqlcdc::tds

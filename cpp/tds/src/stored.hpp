@@ -42,6 +42,12 @@ struct TypeFacts {
 };
 
 [[nodiscard]] TypeFacts type_facts(const emu::SqlType& type);
+// INFORMATION_SCHEMA's numeric and date facts of a type: NUMERIC_PRECISION, NUMERIC_PRECISION_RADIX,
+// NUMERIC_SCALE and DATETIME_PRECISION, each nullopt where the view shows NULL.
+struct NumericFacts {
+  std::optional<std::int64_t> precision, radix, scale, datetime_precision;
+};
+[[nodiscard]] NumericFacts numeric_facts(const emu::SqlType& type);
 // TYPE_NAME(system_type_id) for the system types; nullopt for an unknown id.
 [[nodiscard]] std::optional<std::string> system_type_name(std::int64_t system_type_id);
 
