@@ -479,10 +479,7 @@ std::vector<ResultSet> pkeys_proc(Storage& storage, const Args& args) {
   return sp_pkeys(storage.reader(), storage.database(), metadata_filter(args));
 }
 
-struct Param {
-  const char* name;
-  bool required;
-};
+using Param = ProcParam;
 
 struct Procedure {
   const char* name;
@@ -575,37 +572,7 @@ const Procedure* find_procedure(const std::string& written) {
 }
 
 Args bind(const Procedure& proc, const std::vector<ProcArg>& args) {
-  std::map<std::string, TypedValue> bound;
-  bool named = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i].name.empty()) {
-      if (named) {
-        sql_error(119, "Must pass parameter number " + std::to_string(i + 1) +
-                           " and subsequent parameters as '@name = value'. After the form '@name = value' has "
-                           "been used, all subsequent parameters must be passed in the form '@name = value'.");
-      }
-      if (i >= proc.params.size()) {
-        sql_error(8144, "Procedure or function " + std::string(proc.name) + " has too many arguments specified.");
-      }
-      bound[proc.params[i].name] = args[i].value;
-      continue;
-    }
-    named = true;
-    const std::string name = lower(args[i].name);
-    const auto it =
-        std::find_if(proc.params.begin(), proc.params.end(), [&](const Param& p) { return name == p.name; });
-    if (it == proc.params.end()) {
-      sql_error(8145, args[i].name + " is not a parameter for procedure " + proc.name + ".");
-    }
-    bound[name] = args[i].value;
-  }
-  for (const Param& p : proc.params) {
-    if (p.required && bound.find(p.name) == bound.end()) {
-      sql_error(201, "Procedure or function '" + std::string(proc.name) + "' expects parameter '" + p.name +
-                         "', which was not supplied.");
-    }
-  }
-  return Args(std::move(bound));
+  return Args(bind_arguments(proc.name, proc.params, args));
 }
 
 Bytes hex_bytes(const std::string& digits, const std::vector<SqlToken>& tokens, std::size_t at) {
@@ -751,6 +718,40 @@ std::vector<ResultSet> run_procedure(Storage& storage, const ProcCall& call) {
   } catch (const Error& e) {
     rethrow_as_sql(e);
   }
+}
+
+std::map<std::string, TypedValue> bind_arguments(std::string_view procedure, const std::vector<ProcParam>& params,
+                                                 const std::vector<ProcArg>& args) {
+  std::map<std::string, TypedValue> bound;
+  bool named = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].name.empty()) {
+      if (named) {
+        sql_error(119, "Must pass parameter number " + std::to_string(i + 1) +
+                           " and subsequent parameters as '@name = value'. After the form '@name = value' has "
+                           "been used, all subsequent parameters must be passed in the form '@name = value'.");
+      }
+      if (i >= params.size()) {
+        sql_error(8144, "Procedure or function " + std::string(procedure) + " has too many arguments specified.");
+      }
+      bound[params[i].name] = args[i].value;
+      continue;
+    }
+    named = true;
+    const std::string name = lower(args[i].name);
+    const auto it = std::find_if(params.begin(), params.end(), [&](const ProcParam& p) { return name == p.name; });
+    if (it == params.end()) {
+      sql_error(8145, args[i].name + " is not a parameter for procedure " + std::string(procedure) + ".");
+    }
+    bound[name] = args[i].value;
+  }
+  for (const ProcParam& p : params) {
+    if (p.required && bound.find(p.name) == bound.end()) {
+      sql_error(201, "Procedure or function '" + std::string(procedure) + "' expects parameter '" + p.name +
+                         "', which was not supplied.");
+    }
+  }
+  return bound;
 }
 
 }  // namespace mssqlcdc::tds

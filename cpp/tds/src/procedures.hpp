@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -102,6 +104,20 @@ class Storage {
 // procedure, the binding errors above, 22981 for an unknown capture instance or table, and the
 // emulator's own (22963, 22964...) for what it refuses.
 [[nodiscard]] std::vector<ResultSet> run_procedure(Storage& storage, const ProcCall& call);
+
+// One declared parameter of a procedure: its lower-case name with '@', and whether a call must
+// pass it.
+struct ProcParam {
+  const char* name;
+  bool required;
+};
+
+// A call's arguments by parameter name, bound as SQL Server binds them: positional ones first,
+// then '@name = value'. Throws 119 (positional after named), 8144 (too many), 8145 (no such
+// parameter) and 201 (a required one missing) with SQL Server's texts.
+[[nodiscard]] std::map<std::string, TypedValue> bind_arguments(std::string_view procedure,
+                                                               const std::vector<ProcParam>& params,
+                                                               const std::vector<ProcArg>& args);
 
 // Runs a SELECT (its tokens) and returns every row it gives.
 using QueryRows = std::function<std::vector<std::vector<TypedValue>>(const std::vector<SqlToken>& select)>;

@@ -304,10 +304,7 @@ std::vector<ResultSet> disable_db(Storage& storage, const BoundArgs& /*args*/) {
   return {};
 }
 
-struct Param {
-  const char* name;
-  bool required;
-};
+using Param = ProcParam;
 
 struct MetaProcedure {
   const char* name;
@@ -355,35 +352,7 @@ const MetaProcedure* find(const std::string& written) {
 
 // The binding rule of every procedure (procedures.hpp): positional first, then by name.
 BoundArgs bind(const MetaProcedure& proc, const std::vector<ProcArg>& args) {
-  BoundArgs bound;
-  bool named = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i].name.empty()) {
-      if (named) {
-        sql_error(119, "Must pass parameter number " + std::to_string(i + 1) +
-                           " and subsequent parameters as '@name = value'. After the form '@name = value' has "
-                           "been used, all subsequent parameters must be passed in the form '@name = value'.");
-      }
-      if (i >= proc.params.size()) {
-        sql_error(8144, "Procedure or function " + std::string(proc.name) + " has too many arguments specified.");
-      }
-      bound[proc.params[i].name] = args[i].value;
-      continue;
-    }
-    named = true;
-    const std::string name = lower(args[i].name);
-    if (std::none_of(proc.params.begin(), proc.params.end(), [&](const Param& p) { return name == p.name; })) {
-      sql_error(8145, args[i].name + " is not a parameter for procedure " + proc.name + ".");
-    }
-    bound[name] = args[i].value;
-  }
-  for (const Param& p : proc.params) {
-    if (p.required && bound.find(p.name) == bound.end()) {
-      sql_error(201, "Procedure or function '" + std::string(proc.name) + "' expects parameter '" + p.name +
-                         "', which was not supplied.");
-    }
-  }
-  return bound;
+  return bind_arguments(proc.name, proc.params, args);
 }
 
 }  // namespace
