@@ -13,11 +13,6 @@
 namespace mssqlcdc::tds {
 namespace {
 
-const ColumnType kIntT{SqlKind::Int};
-const ColumnType kTinyIntT{SqlKind::TinyInt};
-const ColumnType kBitT{SqlKind::Bit};
-const ColumnType kSysnameT{SqlKind::NVarChar, 128};
-const ColumnType kDesc60T{SqlKind::NVarChar, 60};
 
 // SQL Server's system databases with their fixed ids; the user database is the next id.
 constexpr std::array<std::pair<std::string_view, std::int64_t>, 4> kSystem{

@@ -22,14 +22,6 @@ using Kind = SqlObject::Kind;
 using Rows = std::vector<std::vector<Value>>;
 using B = emu::Base;
 
-const ColumnType kIntT{SqlKind::Int};
-const ColumnType kBigIntT{SqlKind::BigInt};
-const ColumnType kSmallIntT{SqlKind::SmallInt};
-const ColumnType kTinyIntT{SqlKind::TinyInt};
-const ColumnType kBitT{SqlKind::Bit};
-const ColumnType kSysnameT{SqlKind::NVarChar, 128};
-const ColumnType kDesc60T{SqlKind::NVarChar, 60};
-const ColumnType kDateTimeT{SqlKind::DateTime};
 
 ColumnType varchar(std::uint16_t n) { return ColumnType{SqlKind::VarChar, n}; }
 ColumnType nvarchar(std::uint16_t n) { return ColumnType{SqlKind::NVarChar, n}; }

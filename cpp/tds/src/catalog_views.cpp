@@ -16,14 +16,6 @@ namespace {
 using Kind = SqlObject::Kind;
 using Rows = std::vector<std::vector<Value>>;
 
-const ColumnType kIntT{SqlKind::Int};
-const ColumnType kBigIntT{SqlKind::BigInt};
-const ColumnType kSmallIntT{SqlKind::SmallInt};
-const ColumnType kTinyIntT{SqlKind::TinyInt};
-const ColumnType kBitT{SqlKind::Bit};
-const ColumnType kSysnameT{SqlKind::NVarChar, 128};
-const ColumnType kDesc60T{SqlKind::NVarChar, 60};
-const ColumnType kDateTimeT{SqlKind::DateTime};
 const ColumnType kLsnT{SqlKind::Binary, 10};
 
 Value text_or_null(const std::optional<std::string>& s) {

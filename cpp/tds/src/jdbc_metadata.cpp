@@ -22,10 +22,6 @@ namespace {
 
 using Base = emu::Base;
 
-const ColumnType kSysnameT{SqlKind::NVarChar, 128};
-const ColumnType kSmallIntT{SqlKind::SmallInt};
-const ColumnType kTinyIntT{SqlKind::TinyInt};
-const ColumnType kIntT{SqlKind::Int};
 const ColumnType kVarChar32T{SqlKind::VarChar, 32};
 const ColumnType kVarChar254T{SqlKind::VarChar, 254};
 const ColumnType kNVarChar128T{SqlKind::NVarChar, 128};

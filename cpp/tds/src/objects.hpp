@@ -89,6 +89,17 @@ struct ClusteredIndex {
 };
 [[nodiscard]] std::optional<ClusteredIndex> clustered_index(const SqlObject& object);
 
+// The column types the catalog views share: int, bigint, smallint, tinyint, bit, sysname
+// (nvarchar(128)), a *_desc column (nvarchar(60)) and datetime.
+inline const ColumnType kIntT{SqlKind::Int};
+inline const ColumnType kBigIntT{SqlKind::BigInt};
+inline const ColumnType kSmallIntT{SqlKind::SmallInt};
+inline const ColumnType kTinyIntT{SqlKind::TinyInt};
+inline const ColumnType kBitT{SqlKind::Bit};
+inline const ColumnType kSysnameT{SqlKind::NVarChar, 128};
+inline const ColumnType kDesc60T{SqlKind::NVarChar, 60};
+inline const ColumnType kDateTimeT{SqlKind::DateTime};
+
 // A relation whose rows are all known, for the small catalog views.
 [[nodiscard]] std::unique_ptr<Relation> rows_relation(std::vector<RelColumn> columns,
                                                       std::vector<std::vector<Value>> rows,
