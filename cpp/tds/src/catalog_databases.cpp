@@ -13,7 +13,6 @@
 namespace mssqlcdc::tds {
 namespace {
 
-
 // SQL Server's system databases with their fixed ids; the user database is the next id.
 constexpr std::array<std::pair<std::string_view, std::int64_t>, 4> kSystem{
     {{"master", 1}, {"tempdb", 2}, {"model", 3}, {"msdb", 4}}};

@@ -22,7 +22,6 @@ using Kind = SqlObject::Kind;
 using Rows = std::vector<std::vector<Value>>;
 using B = emu::Base;
 
-
 ColumnType varchar(std::uint16_t n) { return ColumnType{SqlKind::VarChar, n}; }
 ColumnType nvarchar(std::uint16_t n) { return ColumnType{SqlKind::NVarChar, n}; }
 
