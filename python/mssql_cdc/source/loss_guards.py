@@ -2,7 +2,8 @@
 
 docs/source.md, 'Guards', gives the rules; docs/data-loss.md, 'What happens on a loss', the
 recovery's use of the same test. Nothing here reads a server or a file: callers pass what they
-observed and act on what comes back.
+observed and act on what comes back. An in-stream re-snapshot's loss is recorded as a certain
+skip whose detail names the snapshot (decision 1445).
 """
 
 from __future__ import annotations
@@ -235,10 +236,10 @@ def resnapshot_event(
     batch_start_lsn: str,
     batch_end_lsn: str,
 ) -> EventRecord:
-    """The certain 'data_skipped' record of an in-stream re-snapshot (snapshotMode=when_needed,
-    decision 1445): the changes from `from_lsn` (the first lost LSN, also the record's `lsn`
-    and its file's name) to `min_lsn` were purged, and the snapshot stamped `stamp_lsn`
-    replaces them. The lost bounds are a skip's: the batch's start time and M's."""
+    """The certain 'data_skipped' record of an in-stream re-snapshot (snapshotMode=when_needed):
+    the changes from `from_lsn` (the first lost LSN, also the record's `lsn` and its file's
+    name) to `min_lsn` were purged, and the snapshot stamped `stamp_lsn` replaces them. The
+    lost bounds are a skip's: the batch's start time and M's."""
     detail: dict[str, object] = {
         "from": from_lsn,
         "to": min_lsn,
