@@ -2,7 +2,8 @@
 
 docs/source.md, 'Guards', gives the rules; docs/data-loss.md, 'What happens on a loss', the
 recovery's use of the same test. Nothing here reads a server or a file: callers pass what they
-observed and act on what comes back.
+observed and act on what comes back. An in-stream re-snapshot's loss is recorded as a certain
+skip whose detail names the snapshot (decision 1445).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "is_established",
     "piece_is_purged",
     "range_after_is_purged",
+    "resnapshot_event",
     "resume_after_refusal",
     "skip_end",
     "skip_piece",
@@ -214,6 +216,42 @@ def data_skipped_event(
         event="data_skipped",
         capture_instance=capture_instance,
         lsn=min_lsn,
+        commit_ts=min_commit_ts,
+        detail=detail,
+        lost_from_ts=lost_from_ts,
+        lost_to_ts=min_commit_ts,
+        batch_start_lsn=batch_start_lsn,
+        batch_end_lsn=batch_end_lsn,
+    )
+
+
+def resnapshot_event(
+    capture_instance: str,
+    from_lsn: str,
+    min_lsn: str,
+    stamp_lsn: str,
+    *,
+    min_commit_ts: str | None,
+    lost_from_ts: str | None,
+    batch_start_lsn: str,
+    batch_end_lsn: str,
+) -> EventRecord:
+    """The certain 'data_skipped' record of an in-stream re-snapshot (snapshotMode=when_needed):
+    the changes from `from_lsn` (the first lost LSN, also the record's `lsn` and its file's
+    name) to `min_lsn` were purged, and the snapshot stamped `stamp_lsn` replaces them. The
+    lost bounds are a skip's: the batch's start time and M's."""
+    detail: dict[str, object] = {
+        "from": from_lsn,
+        "to": min_lsn,
+        "certain": True,
+        "capture_instance": capture_instance,
+        "resnapshot_lsn": stamp_lsn,
+        "snapshot_mode": "when_needed",
+    }
+    return EventRecord(
+        event="data_skipped",
+        capture_instance=capture_instance,
+        lsn=from_lsn,
         commit_ts=min_commit_ts,
         detail=detail,
         lost_from_ts=lost_from_ts,

@@ -11,7 +11,9 @@ With snapshotMode `initial` or `when_needed` the stream reads its own snapshot f
 `when_needed` again after a loss, as batches of key ranges (`source.stream_snapshot`; decision
 1395); its rows carry `_snapshot` (decision 1396). With `gapDeletesFrom`, the batch that completes a
 re-snapshot also derives the gap's delete rows in a task of its own (`source.gap_deletes`;
-decision 1426).
+decision 1426). The first batch of an in-stream re-snapshot records the loss as a certain
+`data_skipped` event file in the metrics folder, which `delta_sink` writes as a facts row of
+that batch (decision 1445).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from mssql_cdc.core import (
+    EventRecord,
     LsnRange,
     Offset,
     StreamOffset,
@@ -38,12 +41,13 @@ from mssql_cdc.core import (
     format_commit_ts,
     initial_lsn,
     lsn,
+    write_json_atomic,
 )
 from mssql_cdc.errors import DataLossError
-from mssql_cdc.options import KeyBound, SourceConfig
+from mssql_cdc.options import KeyBound, SourceConfig, open_folder
 from mssql_cdc.source.batch_plan import planned_batch
 from mssql_cdc.source.gap_deletes import GapDeletesPartition, read_gap_deletes
-from mssql_cdc.source.loss_guards import range_after_is_purged, skip_end
+from mssql_cdc.source.loss_guards import range_after_is_purged, resnapshot_event, skip_end
 from mssql_cdc.source.range_reader import read_range
 from mssql_cdc.source.snapshot_format import SnapshotPartition, read_snapshot
 from mssql_cdc.source.stream_snapshot import SnapshotCursor, SourceOffset, snapshot_keys
@@ -331,6 +335,8 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if keys is not None:
             # a re-snapshot's last batch: its gap's deletes too
             gap = last.resnapshot_at is not None and keys[1] is None
+            if not first.reading and last.cursor is not None:  # a re-snapshot's first batch
+                self._record_resnapshot(first.position, last.position)
             return self._snapshot_partitions(last.position, *keys, gap_deletes=gap)
         begin, finish = first.position, last.position
         if finish.lsn <= begin.lsn:
@@ -364,8 +370,58 @@ class CdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 exc.args[0].split(". ")[0],
                 finish.lsn,
             )
+            if exc.first_lsn is not None and exc.min_lsn is not None:
+                self._write_event(
+                    resnapshot_event(
+                        exc.capture_instance,
+                        exc.first_lsn,
+                        exc.min_lsn,
+                        finish.lsn,
+                        min_commit_ts=exc.lost_to_ts,
+                        lost_from_ts=exc.lost_from_ts,
+                        batch_start_lsn=begin.lsn,
+                        batch_end_lsn=finish.lsn,
+                    )
+                )
             return self._snapshot_partitions(finish, None, None, gap_deletes=True)
         return [SparkLsnRange.of(r, events) for r in ranges]
+
+    def _record_resnapshot(self, begin: StreamOffset, stamp: StreamOffset) -> None:
+        """The loss that opened the re-snapshot at `stamp` after the change offset `begin`, as
+        the batch's certain `data_skipped` event file; nothing when the instance's min_lsn no
+        longer shows it (a new instance since)."""
+
+        def work(backend: Backend) -> EventRecord | None:
+            table = self._resolved(backend, refresh=True)
+            first = lsn.increment(begin.lsn)
+            serving = serving_instance(table.instances, first)
+            found = backend.planner.min_lsn(serving.name)
+            if found is None or not range_after_is_purged(begin.lsn, stamp.lsn, found):
+                return None
+            return resnapshot_event(
+                serving.name,
+                first,
+                found,
+                stamp.lsn,
+                min_commit_ts=self._commit_ts(backend, found),
+                lost_from_ts=begin.commit_ts,
+                batch_start_lsn=begin.lsn,
+                batch_end_lsn=stamp.lsn,
+            )
+
+        if self._config.metrics_path is None:
+            return  # as a skip's: the WARNING of latestOffset is the only record
+        record = call_with_retries("partitions", self._backend_slot(), work)
+        if record is not None:
+            self._write_event(record)
+
+    def _write_event(self, record: EventRecord) -> None:
+        """`record` as its event file in the metrics folder (none without metricsPath); its
+        name comes from the record, so a replayed batch rewrites the same file."""
+        where = self._config.metrics_path
+        if where is not None:
+            folder = open_folder(where, self._config.store)
+            write_json_atomic(where, record.file_name, record.to_json(), folder)
 
     def _snapshot_partitions(
         self, stamp: StreamOffset, lo: KeyBound, hi: KeyBound, *, gap_deletes: bool = False
