@@ -99,7 +99,8 @@ def delta_sink(
             counts the batch itself. (A batch that is appended is counted by its append.)
     Returns:
         A callable `(df, batch_id) -> None` for `writeStream.foreachBatch`. Building it calls
-        nothing in Spark.
+        nothing in Spark. A batch interrupted by a BaseException that is no Exception (Ctrl-C)
+        fails with a RuntimeError naming it, so the query ends instead of waiting.
     Raises:
         ConfigError (a ValueError): a bad app_id or generation, an empty or non-string table,
             facts_table equal to target, or a metrics_path that is a URI of another scheme,
@@ -196,6 +197,15 @@ class DeltaSink:
             sink_files.clear_dead_attempts(self.metrics_path, self._folder)
         try:
             self._write(spark, df, batch_id, started_at)
+        except Exception:
+            raise
+        except BaseException as exc:
+            # Py4J answers a foreachBatch call with an Exception only: any other BaseException
+            # (Ctrl-C's KeyboardInterrupt, a failpoint's InjectedFault) would end its callback
+            # thread unanswered and leave the query waiting for ever, so the batch fails.
+            raise RuntimeError(
+                f"{self!r}: batch {batch_id} was interrupted by {type(exc).__name__}: {exc}"
+            ) from exc
         finally:
             phases.debug("%d end", batch_id)
 

@@ -14,9 +14,12 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
 from mssql_cdc import delta_sink, register
+from mssql_cdc.testing import failpoints
 from tests.spark.support.backends import backend_options
 from tests.spark.support.stream_snapshot_support import at_second, merged, orders
 from tests.support import emulator_profile
@@ -36,7 +39,7 @@ def test_a_loss_is_one_data_skipped_row_of_the_re_snapshot_s_first_batch_even_on
         query = (
             spark.readStream.format("mssql_cdc")
             .options(captureInstance="dbo_orders", **backend_options(path, "pymssql"))
-            .options(snapshotMode="when_needed", metricsPath=metrics)
+            .options(snapshotMode="when_needed", maxCommitsPerBatch="2", metricsPath=metrics)
             .load()
             .writeStream.foreachBatch(delta_sink(bronze, "orders", facts, metrics_path=metrics))
             .option("checkpointLocation", str(tmp_path / "ckpt"))
@@ -49,7 +52,7 @@ def test_a_loss_is_one_data_skipped_row_of_the_re_snapshot_s_first_batch_even_on
         rows = spark.read.format("delta").load(facts).where("event = 'data_skipped'").collect()
         return [r.asDict() for r in rows]
 
-    run()  # the initial snapshot
+    run()  # the initial snapshot, three batches
     read = emu.commit(
         [("update", "dbo.orders", {"order_id": 4, "status": "seen"})], at=at_second(30)
     )
@@ -64,14 +67,14 @@ def test_a_loss_is_one_data_skipped_row_of_the_re_snapshot_s_first_batch_even_on
     emulator_profile.wait_for_capture(emu, LOST_AT)
     emu.cleanup("dbo_orders", mark)  # both changes above are purged before the stream reads them
 
-    run()  # the re-snapshot, one batch (no read limit), and nothing after it
-    assert len(skipped()) == 1
-    # a restart that finds the batch's facts committed but not Spark's commit replays it
-    commits = tmp_path / "ckpt" / "commits"
-    last = max(int(p.name) for p in commits.iterdir() if p.name.isdigit())
-    (commits / str(last)).unlink()
-    (commits / f".{last}.crc").unlink(missing_ok=True)
-    run()
+    # the re-snapshot's first batch reaches bronze, then the query dies before its facts commit
+    with (
+        failpoints({"sink.after_target_write": "raise"}),
+        pytest.raises(StreamingQueryException, match=r"sink\.after_target_write"),
+    ):
+        run()
+    assert skipped() == []
+    run()  # the restart replays the batch from the checkpoint, then reads on
 
     rows = [r.asDict() for r in spark.read.format("delta").load(bronze).collect()]
     assert merged(rows) == {0: "new", 1: "new", 2: "new", 4: "seen", 8: "new"}
