@@ -117,8 +117,13 @@ def test_an_append_delta_skips_unforeseen_still_gives_exact_counts(
     late = delta_sink(bronze, "twice", facts)
     late(reading(spark, first_batch), 0)
     early = delta_sink(bronze, "twice", facts)
-    with failpoints({"sink.after_target_write": "raise"}), pytest.raises(InjectedFault):
+    with (
+        failpoints({"sink.after_target_write": "raise"}),
+        pytest.raises(RuntimeError, match="interrupted by InjectedFault") as raised,
+    ):
         early(reading(spark, second_batch), 1)
+    # the sink fails the batch with an Exception, which Py4J answers (decision 1350's replay)
+    assert isinstance(raised.value.__cause__, InjectedFault)
     appended = latest_version(spark, bronze)
 
     late(reading(spark, second_batch), 1)
@@ -227,8 +232,12 @@ def test_events_land_in_the_batch_commit_once(
         sink = delta_sink(bronze, "orders", facts, metrics_path=str(metrics))
         sink(reading(spark, rows, metrics_dir=metrics, ranges=ranges), 3)
 
-    with failpoints({"sink.after_facts_write": "raise"}), pytest.raises(InjectedFault):
+    with (
+        failpoints({"sink.after_facts_write": "raise"}),
+        pytest.raises(RuntimeError, match="interrupted by InjectedFault") as raised,
+    ):
         run_batch()
+    assert isinstance(raised.value.__cause__, InjectedFault)
     assert len(list(metrics.iterdir())) == 4  # three event files and the range file stay
     version = latest_version(spark, facts)
     run_batch()  # Spark replays the batch: the reader rewrites its files, nothing is written

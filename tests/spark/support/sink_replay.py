@@ -65,8 +65,13 @@ def check_a_replayed_batch_commits_once(spark: SparkSession, bronze: str, facts:
         "generation": 0,
     }
 
-    with failpoints({"sink.after_target_write": "raise"}), pytest.raises(InjectedFault):
+    # the sink fails the batch with an Exception Py4J can answer, caused by the fault
+    with (
+        failpoints({"sink.after_target_write": "raise"}),
+        pytest.raises(RuntimeError, match="interrupted by InjectedFault") as raised,
+    ):
         sink(reading(spark, second), 1)
+    assert isinstance(raised.value.__cause__, InjectedFault)
     crashed = latest_version(spark, bronze)
     assert crashed == after_first + 1  # bronze took batch 1, the facts did not
     assert [r["batch_id"] for r in batch_rows(facts_rows(spark, facts))] == [0]
