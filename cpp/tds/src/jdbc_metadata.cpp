@@ -34,30 +34,6 @@ ResultSet result(std::vector<std::pair<const char*, ColumnType>> columns) {
   return rs;
 }
 
-char folded(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
-// LIKE without ESCAPE, case-insensitive as the database collation: %, _ and [set].
-bool like(std::string_view text, std::string_view pattern) {
-  if (pattern.empty()) return text.empty();
-  if (pattern[0] == '%') {
-    for (std::size_t i = 0; i <= text.size(); ++i) {
-      if (like(text.substr(i), pattern.substr(1))) return true;
-    }
-    return false;
-  }
-  if (text.empty()) return false;
-  if (pattern[0] == '[') {
-    const auto close = pattern.find(']', 1);
-    if (close != std::string_view::npos) {
-      const std::string_view set = pattern.substr(1, close - 1);
-      const bool hit = std::any_of(set.begin(), set.end(), [&](char c) { return folded(c) == folded(text[0]); });
-      return hit && like(text.substr(1), pattern.substr(close + 1));
-    }
-  }
-  if (pattern[0] != '_' && folded(pattern[0]) != folded(text[0])) return false;
-  return like(text.substr(1), pattern.substr(1));
-}
-
 bool matches(const std::optional<std::string>& filter, const std::string& value, bool use_pattern) {
   if (!filter) return true;
   return use_pattern ? like(value, *filter) : emu::iequals(value, *filter);

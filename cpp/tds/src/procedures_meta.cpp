@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "builtins.hpp"
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/emu/zone.hpp"
@@ -21,8 +22,6 @@ namespace {
 
 using Kind = SqlObject::Kind;
 using BoundArgs = std::map<std::string, TypedValue>;
-
-[[noreturn]] void sql_error(int number, const std::string& text) { throw Error(ErrorKind::Sql, text, number); }
 
 const ColumnType kSysname{SqlKind::NVarChar, 128};
 const ColumnType kSmallInt{SqlKind::SmallInt};
@@ -44,20 +43,6 @@ std::optional<std::string> text(const BoundArgs& args, const std::string& name) 
   if (const auto* s = std::get_if<std::string>(&it->second.value)) return *s;
   if (const auto* i = std::get_if<std::int64_t>(&it->second.value)) return std::to_string(*i);
   sql_error(206, "Operand type clash: " + type_name(it->second.type) + " is incompatible with nvarchar");
-}
-
-// LIKE's % and _ (case-insensitive, as under the default collation), for @index_name.
-bool like(std::string_view text, std::string_view pattern) {
-  if (pattern.empty()) return text.empty();
-  if (pattern[0] == '%') {
-    for (std::size_t i = 0; i <= text.size(); ++i) {
-      if (like(text.substr(i), pattern.substr(1))) return true;
-    }
-    return false;
-  }
-  if (text.empty()) return false;
-  const bool one = pattern[0] == '_' || emu::iequals(text.substr(0, 1), pattern.substr(0, 1));
-  return one && like(text.substr(1), pattern.substr(1));
 }
 
 [[noreturn]] void not_found(const std::string& written, const Storage& storage) {
