@@ -26,12 +26,12 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 import pymssql
 import pytest
 
 from mssql_cdc.emulator import ConstraintError, Emulator, SchemaError, TdsServer
+from tests.unit.support.tds_clients import fetch as query
 
 AT = "2026-09-28T14:00:00"
 # The documentation's example GUIDs and one more of the same pattern, in insertion order.
@@ -59,16 +59,6 @@ def keyed(emu: Emulator, type_text: str, keys: list[str]) -> None:
 
 def stored_keys(emu: Emulator) -> list[object]:
     return [r["k"] for r in emu.rows("dbo.t")]
-
-
-def query(server: TdsServer, sql: str) -> list[tuple[Any, ...]]:
-    conn = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
-    try:
-        cursor = conn.cursor()
-        cursor.execute(sql)
-        return list(cursor.fetchall())
-    finally:
-        conn.close()
 
 
 # --- in process -----------------------------------------------------------------------------

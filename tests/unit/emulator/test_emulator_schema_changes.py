@@ -10,8 +10,9 @@ import pymssql
 import pytest
 
 from mssql_cdc.emulator import ConstraintError, Emulator, SchemaError, UnknownObjectError
-from tests.unit.emulator.test_tds_drivers import connect, server_error
+from tests.unit.emulator.test_tds_drivers import server_error
 from tests.unit.support.emulator_oracle import at
+from tests.unit.support.tds_clients import connect
 
 NOT_NULL_INSERT = (
     "Cannot insert the value NULL into column 'note', table 'shop.dbo.orders'; "

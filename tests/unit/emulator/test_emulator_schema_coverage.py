@@ -21,8 +21,9 @@ from mssql_cdc.source.table_schema import declared_columns, resolve_table
 from mssql_cdc.sqlserver.backend_choice import open_backend
 from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
 from mssql_cdc.sqlserver.emulated.snapshot import EmulatorSnapshotReader
-from tests.unit.emulator.test_tds_drivers import connect, server_error
+from tests.unit.emulator.test_tds_drivers import server_error
 from tests.unit.support.emulator_oracle import at, raw_change_rows
+from tests.unit.support.tds_clients import connect
 
 
 def tickets(path: Path, id_type: str) -> Emulator:

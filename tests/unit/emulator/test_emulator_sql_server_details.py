@@ -26,8 +26,9 @@ from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.sqlserver.backend_choice import Backend, open_backend
 from mssql_cdc.sqlserver.emulated.backend import EmulatorBackend
 from mssql_cdc.sqlserver.metadata import ReadColumn
-from tests.unit.emulator.test_tds_drivers import connect, server_error
+from tests.unit.emulator.test_tds_drivers import server_error
 from tests.unit.support.emulator_oracle import at, orders
+from tests.unit.support.tds_clients import connect
 
 
 def rows(

@@ -18,8 +18,8 @@ from mssql_cdc.emulator import Emulator, SchemaError
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.source.table_schema import declared_columns, resolve_table
 from mssql_cdc.sqlserver.backend_choice import open_backend
-from tests.unit.emulator.test_tds_drivers import connect
 from tests.unit.support.emulator_oracle import at, raw_change_rows
+from tests.unit.support.tds_clients import connect
 
 DOC = "<order id='1'><line sku='a'/></order>"
 NEW_DOC = "<order id='1'><line sku='b'/></order>"

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import mssql_python
 import pymssql
 import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer
+from tests.unit.support.tds_clients import connect
 
 DOCS = "https://learn.microsoft.com/en-us/sql/"
 DRIVERS = ["pymssql", "mssql-python"]
@@ -44,14 +44,6 @@ def emulator(tmp_path: Path) -> Iterator[Emulator]:
 def server(emulator: Emulator) -> Iterator[TdsServer]:
     with emulator.serve() as srv:
         yield srv
-
-
-def connect(server: TdsServer, driver: str) -> Any:
-    if driver == "pymssql":
-        return pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
-    return mssql_python.connect(
-        server.connection_string("mssql-python"), autocommit=True, timeout=10
-    )
 
 
 def query(server: TdsServer, sql: str, driver: str = "pymssql") -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ import pymssql
 import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer
-from tests.unit.emulator.test_tds_drivers import connect, server_error
+from tests.unit.emulator.test_tds_drivers import server_error
+from tests.unit.support.tds_clients import connect
 
 ERRORS_22000 = (
     "https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/"

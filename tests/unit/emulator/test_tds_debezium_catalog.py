@@ -29,6 +29,7 @@ import pymssql
 import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer
+from tests.unit.support.tds_clients import fetch as query
 
 
 @pytest.fixture(scope="module")
@@ -44,17 +45,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TdsServer]:
     with emu.serve() as srv:
         yield srv
     emu.close()
-
-
-def query(server: TdsServer, sql: str) -> list[tuple[Any, ...]]:
-    conn: Any = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10)
-    try:
-        cursor = conn.cursor()
-        cursor.execute(sql)
-        rows: list[tuple[Any, ...]] = cursor.fetchall()
-        return rows
-    finally:
-        conn.close()
 
 
 def columns_of(server: TdsServer, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:

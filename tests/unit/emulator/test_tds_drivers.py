@@ -32,6 +32,7 @@ from mssql_cdc.spark import delta_jars
 from mssql_cdc.sqlserver.tsql import statements
 from mssql_cdc.sqlserver.tsql.drivers import Driver, open_session
 from mssql_cdc.sqlserver.tsql.statements import Paramstyle
+from tests.unit.support.tds_clients import connect
 
 DRIVERS = ["pymssql", "python-tds", "mssql-python"]
 PARAMSTYLE: dict[str, Paramstyle] = {
@@ -59,16 +60,6 @@ def emulator(tmp_path: Path) -> Iterator[Emulator]:
 def server(emulator: Emulator) -> Iterator[TdsServer]:
     with emulator.serve() as srv:
         yield srv
-
-
-def connect(server: TdsServer, driver: str) -> Any:
-    if driver == "pymssql":
-        return pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
-    if driver == "mssql-python":
-        return mssql_python.connect(
-            server.connection_string("mssql-python"), autocommit=True, timeout=10
-        )
-    return pytds.connect(**server.connect_kwargs("python-tds"), timeout=10, login_timeout=10)
 
 
 def one(conn: Any, sql: str, params: tuple[Any, ...] | None = None) -> Any:

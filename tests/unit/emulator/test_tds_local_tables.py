@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pymssql
 import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer
+from tests.unit.support.tds_clients import fetch
 
 COLUMNS = {"order_id": "int", "region": "nvarchar(10)", "amount": "int"}
 ROWS = [(1, "north", 30), (2, "north", 50), (3, "south", 50), (4, "north", 50), (5, "south", 10)]
@@ -36,17 +35,6 @@ def server(tmp_path: Path) -> Iterator[TdsServer]:
     with emu.serve() as srv:
         yield srv
     emu.close()
-
-
-def fetch(server: TdsServer, sql: str) -> list[tuple[Any, ...]]:
-    conn: Any = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10)
-    try:
-        cursor = conn.cursor()
-        cursor.execute(sql)
-        rows: list[tuple[Any, ...]] = cursor.fetchall()
-        return rows
-    finally:
-        conn.close()
 
 
 def test_insert_exec_fills_a_table_variable_with_the_captured_columns(server: TdsServer) -> None:

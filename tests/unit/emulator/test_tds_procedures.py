@@ -20,7 +20,8 @@ from mssql_cdc.emulator import Emulator, TdsServer
 from mssql_cdc.options.connection_string import ConnectionString
 from mssql_cdc.sqlserver.tsql import queries
 from mssql_cdc.sqlserver.tsql.drivers import open_session
-from tests.unit.emulator.test_tds_drivers import connect, server_error
+from tests.unit.emulator.test_tds_drivers import server_error
+from tests.unit.support.tds_clients import connect
 
 # The drivers whose DB-API this file speaks: `%s` parameters, `callproc`, numbered errors.
 # mssql-python (qmark, no callproc) reaches the same handlers through the backends' own tests
