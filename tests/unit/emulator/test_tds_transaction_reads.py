@@ -114,6 +114,12 @@ def test_a_connections_own_reads_inside_its_transaction_see_its_inserts_updates_
             " ON a.order_id = b.order_id WHERE b.status = N'early'"
         )
         assert rows(conn, joined) == [(0, "early")]
+        copied = (
+            "DECLARE @t TABLE (order_id int, status nvarchar(20));"
+            " INSERT INTO @t SELECT order_id, status FROM dbo.orders;"
+            " SELECT order_id, status FROM @t ORDER BY order_id"
+        )
+        assert rows(conn, copied) == AS_LEFT
         conn.cursor().execute("ROLLBACK")
         assert rows(conn, ROWS.format(hint="")) == COMMITTED
     finally:
