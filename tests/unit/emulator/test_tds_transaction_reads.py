@@ -247,3 +247,19 @@ def test_a_dirty_read_never_shows_uncommitted_changes_in_a_change_table(
     finally:
         writer.close()
         reader.close()
+
+
+def test_a_nolock_read_over_tds_sees_an_open_transaction_of_the_python_api(
+    emulator: Emulator, server: TdsServer
+) -> None:
+    txn = emulator.begin()
+    txn.execute([("update", "dbo.orders", {"order_id": 1, "status": "held"})])
+    reader = mssql_python_conn(server)
+    try:
+        reader.cursor().execute("SET LOCK_TIMEOUT 0")
+        with_hint = "SELECT order_id, status FROM dbo.orders WITH (NOLOCK) ORDER BY order_id"
+        assert rows(reader, with_hint) == [(1, "held"), (2, "new"), (3, "new")]
+        txn.rollback()
+        assert rows(reader, with_hint) == COMMITTED
+    finally:
+        reader.close()
