@@ -105,6 +105,22 @@ TEST(EmuPendingRows, AKeyUpdateShowsTheRowUnderItsNewKeyOnly) {
   EXPECT_EQ(rows_of(dirty, true), (std::vector<std::string>{"2:new", "3:new", "4:new", "5:new", "7:new"}));
 }
 
+TEST(EmuPendingRows, ARowRecordedBeforeAnotherConnectionAddedAColumnShowsCommitted) {
+  FiveOrders t;
+  const auto txn = t.e->begin(kStart + 2 * kSecond);
+  t.e->execute(txn, {update("dbo.orders", {{"order_id", I(2)}, {"status", S("paid")}})});
+  Engine other(t.f.path());
+  (void)other.add_column("dbo.orders", "note", "nvarchar(10)", kStart + 3 * kSecond);
+  Reader dirty(t.f.path());
+  auto cursor = dirty.table_rows("dbo.orders", CellRange{}, false, true);
+  std::vector<std::string> seen;
+  for (std::vector<Cell> row; cursor->next(row);) {
+    EXPECT_EQ(row.size(), 4U);  // order_id, status, amount, note: never the old three
+    seen.push_back(std::to_string(row[0].i) + ":" + row[1].s);
+  }
+  EXPECT_EQ(seen, kCommitted);
+}
+
 TEST(EmuPendingRows, KeysACaseInsensitiveCollationCallsEqualAreOnePendingKey) {
   TempFile f;
   auto e = empty_file(f.path());

@@ -224,6 +224,9 @@ PendingRows visible_pending_rows(Db& db, const std::filesystem::path& path, std:
 
 std::unique_ptr<RowCursor> overlay_rows(std::unique_ptr<RowCursor> committed, const Table& t, PendingRows pending) {
   if (t.key().empty()) throw Error(ErrorKind::InvalidArgument, t.full_name() + " is a heap: no pending rows to lay");
+  // A row recorded before another connection's ALTER TABLE has the old columns: it is left out
+  // and the committed row shows, rather than cells under the wrong columns.
+  std::erase_if(pending, [&](const auto& p) { return p.second && p.second->size() != t.columns.size(); });
   return std::make_unique<OverlayCursor>(std::move(committed), t, std::move(pending));
 }
 

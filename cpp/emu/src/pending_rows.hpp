@@ -55,8 +55,9 @@ void drop_pending_rows(Db& db, std::int64_t owner);
 
 // `committed` (rows of `t` in stored cells, column order) with `pending` laid over them: a row
 // whose key is pending is replaced by its pending row or dropped, and pending rows whose key
-// no committed row has are added. The cursor reads `committed` to its end on the first next()
-// and yields every row in key order. `t` must have a primary key.
+// no committed row has are added; a pending row with another number of columns than `t` (one
+// recorded before an ALTER TABLE) is left out. The cursor reads `committed` to its end on the
+// first next() and yields every row in key order. `t` must have a primary key.
 [[nodiscard]] std::unique_ptr<RowCursor> overlay_rows(std::unique_ptr<RowCursor> committed, const Table& t,
                                                       PendingRows pending);
 
