@@ -10,6 +10,7 @@
 
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/error.hpp"
+#include "pending_rows.hpp"
 
 namespace mssqlcdc::emu {
 
@@ -32,7 +33,8 @@ std::uint64_t get_u64(const std::string& in, std::size_t& at) {
   return v;
 }
 
-// Cells as bytes: a type byte, then 8 bytes (integer, real) or a length and the bytes.
+}  // namespace
+
 std::string encode_cells(const std::vector<Cell>& cells) {
   std::string out;
   for (const auto& c : cells) {
@@ -84,6 +86,8 @@ std::vector<Cell> decode_cells(const std::string& in) {
   }
   return out;
 }
+
+namespace {
 
 // SQLite's order of stored values, the order the source tables' keys sort in: NULL, numbers,
 // text (bytewise, the BINARY collation), blobs.
@@ -141,10 +145,6 @@ bool in_range(const std::vector<Cell>& key, const LockRange& range) {
   return true;
 }
 
-bool owner_alive(const std::filesystem::path& path, std::int64_t owner) {
-  return !SchemaLock::try_take(path, kOwnerBase + owner, SchemaLock::Mode::Shared).has_value();
-}
-
 bool has_lock_table(Db& db) {
   auto st = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'emu_row_locks'");
   return st.step();
@@ -165,6 +165,10 @@ std::set<std::int64_t> holders(Db& db, std::int64_t table_id, const LockRange& r
 
 }  // namespace
 
+bool lock_owner_alive(const std::filesystem::path& path, std::int64_t owner) {
+  return !SchemaLock::try_take(path, kOwnerBase + owner, SchemaLock::Mode::Shared).has_value();
+}
+
 OwnerLock::OwnerLock(const std::filesystem::path& database, std::int64_t owner)
     : lock_(database, kOwnerBase + owner, SchemaLock::Mode::Exclusive, 0), owner_(owner) {}
 
@@ -174,7 +178,7 @@ std::int64_t new_lock_owner(Db& db, const std::filesystem::path& database) {
   {
     auto st = db.prepare("SELECT DISTINCT owner FROM emu_row_locks");
     while (st.step()) {
-      if (!owner_alive(database, st.i64(0))) dead.push_back(st.i64(0));
+      if (!lock_owner_alive(database, st.i64(0))) dead.push_back(st.i64(0));
     }
   }
   for (const std::int64_t owner : dead) drop_row_locks(db, owner);
@@ -197,6 +201,7 @@ void record_row_locks(Db& db, std::int64_t owner, const LockedKeys& keys) {
 }
 
 void drop_row_locks(Db& db, std::int64_t owner) {
+  drop_pending_rows(db, owner);
   if (!has_lock_table(db)) return;
   db.prepare("DELETE FROM emu_row_locks WHERE owner = ?").bind(1, owner).run();
 }
@@ -235,7 +240,7 @@ void before_source_read(Db& db, const std::filesystem::path& path, Isolation lev
     }
     std::int64_t blocker = 0;
     for (const std::int64_t owner : owners) {
-      if (owner != own_owner && owner_alive(path, owner)) {
+      if (owner != own_owner && lock_owner_alive(path, owner)) {
         blocker = owner;
         break;
       }

@@ -47,8 +47,14 @@ class OwnerLock {
 std::int64_t new_lock_owner(Db& db, const std::filesystem::path& database);
 // Inside a write transaction: replaces `owner`'s rows with `keys`.
 void record_row_locks(Db& db, std::int64_t owner, const LockedKeys& keys);
-// Inside a write transaction: deletes `owner`'s rows.
+// Inside a write transaction: deletes `owner`'s rows, and its pending rows (pending_rows.hpp).
 void drop_row_locks(Db& db, std::int64_t owner);
+// Whether lock owner `owner` of the file at `path` still holds its byte: its transaction is open.
+bool lock_owner_alive(const std::filesystem::path& path, std::int64_t owner);
+// Cells as bytes (a type byte, then 8 bytes or a length and the bytes), and back; decoding
+// throws Corrupt for bytes it did not write.
+std::string encode_cells(const std::vector<Cell>& cells);
+std::vector<Cell> decode_cells(const std::string& in);
 
 // The keys a read touches, on the table's primary key: `whole` for every row; else the keys
 // between `lo` and `hi` (each open when absent), compared on as many leading key columns as

@@ -12,6 +12,7 @@
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/error.hpp"
+#include "pending_rows.hpp"
 #include "row_locks.hpp"
 #include "schema_lock.hpp"
 
@@ -168,8 +169,9 @@ std::int64_t Reader::change_row_count(std::string_view ci) {
   });
 }
 
-std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const CellRange& first_key, bool fire_hooks) {
-  {
+std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const CellRange& first_key, bool fire_hooks,
+                                              bool dirty) {
+  if (!dirty) {
     // The range is on the first primary key column; a heap's reads are never ranged.
     LockRange range;
     range.whole = !first_key.lo && !first_key.hi;
@@ -202,8 +204,13 @@ std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const Cell
   }
   // A heap's read and an unbounded one start at the first row: a scan.
   IoRead io(io_tallies(), t.full_name(), first_key.lo.has_value());
-  return std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds, std::move(io),
-                                     CursorHooks{path_, std::move(hooks), 0, SchemaLock{}});
+  // Read in the cursor's own read transaction, so they match the committed rows it steps.
+  PendingRows pending =
+      key.empty() ? PendingRows{} : visible_pending_rows(*db, path_, t.object_id, own_lock_owner_, dirty);
+  auto cursor = std::make_unique<SqlCursor>(std::move(db), std::move(txn), sql, binds, std::move(io),
+                                            CursorHooks{path_, std::move(hooks), 0, SchemaLock{}});
+  if (pending.empty()) return cursor;
+  return overlay_rows(std::move(cursor), t, std::move(pending));
 }
 
 }  // namespace mssqlcdc::emu

@@ -6,6 +6,7 @@
 #include "ascii.hpp"
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/error.hpp"
+#include "pending_rows.hpp"
 #include "row_locks.hpp"
 
 namespace mssqlcdc::emu {
@@ -214,8 +215,16 @@ void Engine::execute(std::int64_t id, const std::vector<Change>& changes) {
   db_->exec("SAVEPOINT validate");
   LogRecord rec;
   LockedKeys keys;
+  std::map<std::int64_t, PendingRows> pending;
   try {
     apply(all, s, rec, &t.seqvals, keys, id);
+    // The rows as the writes left them, which the session's own reads see (decision 1446).
+    std::map<std::int64_t, const Table*> tables;
+    for (const Change& ch : all) {
+      const Table& table = cached_table(ch.table);
+      tables.emplace(table.object_id, &table);
+    }
+    pending = read_after_images(*db_, tables, keys);
   } catch (...) {
     db_->exec("ROLLBACK TO validate; RELEASE validate");
     throw;
@@ -225,6 +234,7 @@ void Engine::execute(std::int64_t id, const std::vector<Change>& changes) {
   for (const auto& op : rec.ops) seqvals.push_back(op.seqval);
   store_state(s);
   record_row_locks(*db_, t.holder->owner(), keys);  // other readers now wait for these rows
+  record_pending_rows(*db_, t.holder->owner(), pending);
   txn.commit();
   t.changes = std::move(all);
   t.seqvals = std::move(seqvals);

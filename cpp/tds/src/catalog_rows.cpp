@@ -14,8 +14,9 @@ namespace mssqlcdc::tds {
 namespace {
 
 using Cells = std::vector<emu::Cell>;
-// Opens the cursor of a scan; the flag says whether the read fires the emulator's hooks.
-using Open = std::function<std::unique_ptr<emu::RowCursor>(const emu::CellRange&, bool)>;
+// Opens the cursor of a scan; the flags say whether the read fires the emulator's hooks, and
+// whether a hint made it a dirty read (which only a user table's read heeds).
+using Open = std::function<std::unique_ptr<emu::RowCursor>(const emu::CellRange&, bool, bool)>;
 
 constexpr int kUpdateOld = 3;  // __$operation of an update's before image
 
@@ -125,7 +126,8 @@ class CursorRelation final : public Relation {
   std::unique_ptr<RowStream> scan(const ScanHints& hints) override {
     const emu::CellRange range =
         hint_column_.empty() ? emu::CellRange{} : stored_range(hints, hint_column_, hint_type_);
-    auto stream = std::make_unique<CursorStream>(open_(range, hooks_ == Hooks::OnDataRead && hints.data_read), shape_);
+    auto stream = std::make_unique<CursorStream>(
+        open_(range, hooks_ == Hooks::OnDataRead && hints.data_read, hints.read_uncommitted), shape_);
     if (!shuffled_) return stream;
     return std::make_unique<ShuffledStream>(std::move(stream));
   }
@@ -250,7 +252,7 @@ std::unique_ptr<Relation> mapping_relation(emu::Reader& reader) {
   const auto pick = all_of(columns.size());
   return std::make_unique<CursorRelation>(
       rel_columns(columns, pick), shape_of(columns, pick), std::vector<std::string>{"start_lsn"}, "start_lsn",
-      columns[0].type, [&reader](const emu::CellRange& r, bool) { return reader.mapping_rows(r); },
+      columns[0].type, [&reader](const emu::CellRange& r, bool, bool) { return reader.mapping_rows(r); },
       reader.shuffle_unordered());
 }
 
@@ -264,7 +266,7 @@ std::unique_ptr<Relation> change_table_relation(emu::Reader& reader, const SqlOb
   reader.check_select(ct.schema, ct.name);
   return std::make_unique<CursorRelation>(
       rel_columns(ct.columns, pick), shape_of(ct.columns, pick), std::move(order), "__$start_lsn", ct.columns[0].type,
-      [&reader, ci](const emu::CellRange& r, bool fire) { return reader.change_table_rows(ci, r, fire); },
+      [&reader, ci](const emu::CellRange& r, bool fire, bool) { return reader.change_table_rows(ci, r, fire); },
       reader.shuffle_unordered(), Hooks::OnDataRead);
 }
 
@@ -284,7 +286,11 @@ std::unique_ptr<Relation> user_table_relation(emu::Reader& reader, const SqlObje
   reader.check_select(t.table->schema, t.table->name);
   return std::make_unique<CursorRelation>(
       rel_columns(t.columns, pick), shape_of(t.columns, pick), std::move(order), std::move(hint), hint_type,
-      [&reader, name](const emu::CellRange& r, bool fire) { return reader.table_rows(name, r, fire); },
+      // A dirty read by the session's level or the table's hint (decision 1447); the session's
+      // own uncommitted rows show either way (decision 1446).
+      [&reader, name](const emu::CellRange& r, bool fire, bool hint) {
+        return reader.table_rows(name, r, fire, hint || reader.isolation() == emu::Isolation::ReadUncommitted);
+      },
       reader.shuffle_unordered(), Hooks::OnDataRead);
 }
 
@@ -328,7 +334,8 @@ std::unique_ptr<Relation> change_function(emu::Reader& reader, const emu::Instan
   // The range is the function's own; a WHERE on its columns is the engine's to apply.
   return std::make_unique<CursorRelation>(
       rel_columns(columns, pick), std::move(shape), std::vector<std::string>{"__$start_lsn"}, std::string(),
-      emu::SqlType{}, [&reader, ci, range](const emu::CellRange&, bool) { return reader.change_table_rows(ci, range); },
+      emu::SqlType{},
+      [&reader, ci, range](const emu::CellRange&, bool, bool) { return reader.change_table_rows(ci, range); },
       reader.shuffle_unordered());
 }
 

@@ -45,6 +45,9 @@ struct ScanHints {
   // WHERE, and no grouping, window, TOP or OFFSET. Such a read of a change table or a captured
   // table fires the emulator's fault hooks as read_changes and read_table do (decision 0760).
   bool data_read = false;
+  // The table's read is a dirty read (WITH (NOLOCK) or WITH (READUNCOMMITTED), decision 1447):
+  // a user table shows open transactions' uncommitted rows and waits for none of their locks.
+  bool read_uncommitted = false;
 };
 
 class RowStream {

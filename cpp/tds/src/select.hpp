@@ -84,6 +84,7 @@ struct Source {
   std::vector<ExprPtr> args;
   std::unique_ptr<Query> derived;  // (SELECT ...) AS alias
   std::string alias;               // defaults to the last name part
+  bool read_uncommitted = false;   // WITH (NOLOCK) or WITH (READUNCOMMITTED): a dirty read
 };
 
 struct Join {

@@ -168,6 +168,7 @@ Producer joined_rows(const SelectCore& c, std::vector<Opened>& opened, const Sco
     if (o.relation) {
       ScanHints hints = hints_for(where, scope, k, constants, o.relation->columns());
       hints.data_read = data_read && k == 0;
+      hints.read_uncommitted = (k == 0 ? *c.from : c.joins[k - 1].source).read_uncommitted;
       o.stream = o.relation->scan(hints);
       scan = [stream = o.stream, relation = o.relation](Row& r) {
         checkpoint();

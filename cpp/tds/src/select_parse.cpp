@@ -168,7 +168,7 @@ Source Parser::source() {
   } else if (s.derived) {
     fail();  // a derived table needs a name
   }
-  if (!s.derived && !s.call) table_hints();
+  if (!s.derived && !s.call) table_hints(s);
   s.alias = lower(s.alias);
   return s;
 }

@@ -45,7 +45,7 @@ class Parser {
   std::optional<std::string> alias();
   ObjectName dotted();
   Source source();
-  void table_hints();  // WITH (NOLOCK, TABLOCKX ...) after a table (table_hints.cpp)
+  void table_hints(Source& s);  // WITH (NOLOCK, TABLOCKX ...) after a table (table_hints.cpp)
   std::vector<OrderItem> order_list();
 
   // Expressions (select_parse_expr.cpp), one member a precedence level.

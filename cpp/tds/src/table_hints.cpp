@@ -1,8 +1,9 @@
 // table_hints.cpp: the table hints after a table in FROM, `WITH (NOLOCK)`, `WITH (TABLOCKX)`,
 // `WITH (UPDLOCK, HOLDLOCK)`... (https://learn.microsoft.com/en-us/sql/t-sql/queries/hints-transact-sql-table).
-// The emulator has no lock manager a hint could change: a read sees the last committed rows and
-// waits as a READ COMMITTED read does, whatever the hint, so every documented hint is read and
-// has no effect (an honest no-op, decision 1443). An unknown word is SQL Server's error 321.
+// NOLOCK and READUNCOMMITTED make the table's read a dirty read, as READ UNCOMMITTED does: it
+// waits for no row lock and sees open transactions' uncommitted rows (decision 1447). The
+// emulator has no lock manager the other hints could change, so they are read and have no
+// effect (an honest no-op, decision 1443). An unknown word is SQL Server's error 321.
 #include <array>
 #include <string_view>
 
@@ -28,7 +29,7 @@ bool known_hint(const SqlToken& t) {
 
 }  // namespace
 
-void Parser::table_hints() {
+void Parser::table_hints(Source& s) {
   if (!(peek() != nullptr && peek()->is("WITH") && next_is_symbol('(', 1))) return;
   i_ += 2;
   do {
@@ -39,6 +40,7 @@ void Parser::table_hints() {
                          "table-valued function or to the CHANGETABLE function, ensure that your database "
                          "compatibility mode is set to 90.");
     }
+    if (hint.is("NOLOCK") || hint.is("READUNCOMMITTED")) s.read_uncommitted = true;
   } while (symbol(','));
   expect_symbol(')');
 }

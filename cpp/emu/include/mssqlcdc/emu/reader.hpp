@@ -351,7 +351,12 @@ class Reader {
   std::int64_t change_row_count(std::string_view ci);  // rows in cdc.<ci>_CT, for sys.partitions
   // Every column in column_id order, by primary key (a heap in insertion order, unbounded). With
   // `fire_hooks` the read claims and fires the hooks of read kind "table" as read_table does.
-  std::unique_ptr<RowCursor> table_rows(std::string_view table, const CellRange& first_key, bool fire_hooks = false);
+  // The rows the session's own open transaction (set_own_lock_owner) wrote show as it left
+  // them (decision 1446). `dirty` is a READ UNCOMMITTED read (a TDS session's level or a NOLOCK
+  // hint): it waits for no row lock and shows every open transaction's uncommitted rows
+  // (decision 1447). A heap's read shows its committed rows only.
+  std::unique_ptr<RowCursor> table_rows(std::string_view table, const CellRange& first_key, bool fire_hooks = false,
+                                        bool dirty = false);
 
   // Converts a stored key cell back to a caller value (for keys returned to Python).
   static Value to_value(const Cell& c, const SqlType& type);
