@@ -375,6 +375,42 @@ bool commit(Storage& storage, const Statement& s, const std::vector<emu::Change>
   }
 }
 
+// The insert of one row; a key column left out or NULL is error 515 (an identity fills itself).
+emu::Change insert_of(const Statement& s, const Pairs& values) {
+  for (const emu::Column* k : s.table.key()) {
+    if (k->is_identity) continue;
+    const auto it = std::find_if(values.begin(), values.end(), [&](const auto& p) { return p.first == k; });
+    if (it == values.end() || is_null(it->second.value)) null_into(s, *k);
+  }
+  return emu::Change{emu::Change::Kind::Insert, s.table.full_name(), row_of(s, values), std::nullopt};
+}
+
+// INSERT ... SELECT: the query runs to its end first and its rows are inserted after, in one
+// transaction, so a SELECT that reads the target sees none of the statement's own inserts (as
+// SQL Server's plans guarantee for INSERT ... SELECT from the same table).
+WriteCount insert_selected(Storage& storage, Statement& s, const std::vector<const emu::Column*>& columns) {
+  const std::vector<SqlToken> select(s.tokens.begin() + static_cast<std::ptrdiff_t>(s.at), s.tokens.end());
+  s.at = s.tokens.size();
+  std::vector<emu::Change> changes;
+  for (auto& row : (*s.query)(select)) {
+    if (row.size() < columns.size()) {
+      sql_error(120,
+                "The select list for the INSERT statement contains fewer items than the insert list. The number "
+                "of SELECT values must match the number of INSERT columns.");
+    }
+    if (row.size() > columns.size()) {
+      sql_error(121,
+                "The select list for the INSERT statement contains more items than the insert list. The number "
+                "of SELECT values must match the number of INSERT columns.");
+    }
+    Pairs values;
+    for (std::size_t i = 0; i < columns.size(); ++i) values.emplace_back(columns[i], std::move(row[i]));
+    changes.push_back(insert_of(s, values));
+  }
+  if (!changes.empty()) (void)commit(storage, s, changes);
+  return WriteCount{changes.size(), kCmdInsert};
+}
+
 WriteCount insert(Storage& storage, Statement& s) {
   s.verb = "INSERT";
   std::vector<const emu::Column*> columns;
@@ -391,6 +427,7 @@ WriteCount insert(Storage& storage, Statement& s) {
       if (c.type.base != emu::Base::RowVersion && !c.is_identity && !c.computed) columns.push_back(&c);
     }
   }
+  if (s.word("SELECT")) return insert_selected(storage, s, columns);
   s.expect_word("VALUES");
   std::vector<emu::Change> changes;
   do {
@@ -413,12 +450,7 @@ WriteCount insert(Storage& storage, Statement& s) {
                 "The number of values in the VALUES clause must match the number of columns specified in the "
                 "INSERT statement.");
     }
-    for (const emu::Column* k : s.table.key()) {
-      if (k->is_identity) continue;
-      const auto it = std::find_if(values.begin(), values.end(), [&](const auto& p) { return p.first == k; });
-      if (it == values.end() || is_null(it->second.value)) null_into(s, *k);
-    }
-    changes.push_back(emu::Change{emu::Change::Kind::Insert, s.table.full_name(), row_of(s, values), std::nullopt});
+    changes.push_back(insert_of(s, values));
   } while (s.symbol(',') && ++s.at != 0);
   if (!s.at_end()) syntax_error_at(s.tokens, s.at);
   (void)commit(storage, s, changes);

@@ -14,8 +14,7 @@ from mssql_cdc.emulator import TdsServer
 
 def connect(server: TdsServer, driver: str = "pymssql", *, timeout: int = 10) -> Any:
     """A new connection of `driver` ("pymssql", "mssql-python" or "python-tds") to `server`,
-    with `timeout` seconds for the login and for each statement: mssql-python with autocommit
-    on, the others in their default mode (autocommit off, as their users get it)."""
+    autocommit on, with `timeout` seconds for the login and for each statement."""
     if driver == "pymssql":
         return pymssql.connect(
             **server.connect_kwargs("pymssql"), login_timeout=timeout, timeout=timeout
