@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "builtins.hpp"
+#include "mssqlcdc/emu/collation.hpp"
 #include "select_engine.hpp"
 #include "tsql.hpp"
 #include "watch.hpp"
@@ -74,6 +75,12 @@ ScanHints hints_for(const std::vector<const Expr*>& where, const Scope& scope, s
   };
   const auto bound = [&](std::size_t slot, const Expr& e) -> std::optional<Value> {
     if (has_column(e)) return std::nullopt;
+    // A text bound under another collation than the column's orders by that one: no hint.
+    const emu::Collation* own = scope.slots[slot].type.collation;
+    if (e.kind == ExprKind::Collate &&
+        emu::Collation::find(e.op) != (own != nullptr ? own : &emu::Collation::database_default())) {
+      return std::nullopt;
+    }
     try {
       TypedValue v = convert(scope.slots[slot].type, constants.compile(e)({}), 0);
       if (is_null(v.value)) return std::nullopt;

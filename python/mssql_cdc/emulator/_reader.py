@@ -367,7 +367,7 @@ class EmulatorReader:
 
     def update_statistics(self, table: str) -> KeyStatistics:
         """UPDATE STATISTICS `table` WITH FULLSCAN: build the primary key's statistics now.
-        ArgumentError for a heap."""
+        ConfigError for a heap."""
         found: dict[str, Any] = self._reader().statistics(table, True, True)
         return key_statistics(found)
 
