@@ -366,7 +366,7 @@ class Emulator(Permissions, EndsWithBlock):
 
     def update_statistics(self, table: str) -> KeyStatistics:
         """UPDATE STATISTICS `table` WITH FULLSCAN: build the statistics of its primary key
-        (decision 1448). ConfigError for a heap."""
+       . ConfigError for a heap."""
         return self._open_reader.update_statistics(table)
 
     def reader(self, *, user: str | None = None) -> EmulatorReader:

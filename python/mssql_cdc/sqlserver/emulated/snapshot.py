@@ -183,7 +183,7 @@ class EmulatorSnapshotReader:
         self, source_schema: str, source_table: str, keys: Sequence[str], n: int
     ) -> list[KeyBound] | None:
         """Up to `n - 1` bounds read off the primary key's statistics histogram, as the T-SQL
-        backend reads them (decision 1448): step bounds of the first key column; for a
+        backend reads them: step bounds of the first key column; for a
         composite key the smallest whole key at or above each, one seek each. Missing or stale
         statistics are built first (AUTO_UPDATE_STATISTICS). None when the primary key is not
         led by the first key column or its histogram is empty."""

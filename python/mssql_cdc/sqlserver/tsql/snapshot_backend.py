@@ -4,7 +4,7 @@ Every source-table read first sets the isolation level explicitly (READ COMMITTE
 SNAPSHOT; never NOLOCK) and, when configured, `SET LOCK_TIMEOUT`. Run over TDS against the
 emulator's front end, not yet against a live server (docs/sqlserver.md).
 Integer-led keys are planned by one-row seeks (decision 1412), other keys by the primary key's
-statistics histogram when the server gives one (decision 1448).
+statistics histogram when the server gives one.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ class TsqlSnapshotReader:
         self, source_schema: str, source_table: str, keys: Sequence[str], n: int
     ) -> list[KeyBound] | None:
         """Up to `n - 1` bounds read off the primary key's statistics histogram, cutting the
-        table into parts of about equal rows without reading it (decision 1448): step bounds
+        table into parts of about equal rows without reading it: step bounds
         of the first key column, as server-made text; for a composite key, the smallest whole
         key at or above each, one seek each. None when the server shows no histogram over the
         first key column (no primary key led by it, no statistics, no permission, no
