@@ -40,7 +40,7 @@ std::optional<emu::CellBound> stored_bound(const std::optional<Bound>& b, const 
     return emu::CellBound{emu::Cell::integer(*n), b->inclusive};
   }
   // Text is stored as it is and compared under the column's collating sequence, which is the
-  // engine's comparison of the column (decision 1448).
+  // engine's comparison of the column (decision 1449).
   if (const auto* text = std::get_if<std::string>(&b->value);
       text != nullptr && type.family() == emu::Family::Character && !type.is_lob()) {
     return emu::CellBound{emu::Cell::text(*text), b->inclusive};
