@@ -82,8 +82,14 @@ ScanHints hints_for(const std::vector<const Expr*>& where, const Scope& scope, s
       return std::nullopt;
     }
     try {
-      TypedValue v = convert(scope.slots[slot].type, constants.compile(e)({}), 0);
+      const TypedValue given = constants.compile(e)({});
+      TypedValue v = convert(scope.slots[slot].type, given, 0);
       if (is_null(v.value)) return std::nullopt;
+      // Text the column's type would cut or respell bounds another range: no hint.
+      const auto* text = std::get_if<std::string>(&given.value);
+      if (text != nullptr && std::holds_alternative<std::string>(v.value) && std::get<std::string>(v.value) != *text) {
+        return std::nullopt;
+      }
       return v.value;
     } catch (const std::exception&) {
       return std::nullopt;  // the engine still applies the predicate; the hint only reads less

@@ -19,7 +19,7 @@ import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer, io_statistics, reset_io_statistics
 
-KEYS = [f"{c}{i:04d}" for i in range(500) for c in ("a", "B")]
+KEYS = [*(f"{c}{i:04d}" for i in range(500) for c in ("a", "B")), "b0001zzzzz"]
 
 
 @pytest.fixture
@@ -68,3 +68,14 @@ def test_a_bound_under_another_collation_reads_every_row_and_answers_by_it(
     got = keys(server, "SELECT k FROM dbo.t WHERE k >= 'a' COLLATE Latin1_General_BIN2")
     assert sorted(got) == sorted(k for k in KEYS if k >= "a")  # binary: 'B...' < 'a'
     assert io_statistics(path)["dbo.t"].rows_read == len(KEYS)
+
+
+def test_a_bound_longer_than_the_column_is_compared_whole(
+    served: tuple[Path, TdsServer],
+) -> None:
+    """Comparing with a longer literal compares the whole literal: cut to the column's ten
+    characters it would equal 'b0001zzzzz' and leave that row out."""
+    _, server = served
+    got = keys(server, "SELECT k FROM dbo.t WHERE k < 'B0001zzzzzz'")
+    assert sorted(got) == sorted(k for k in KEYS if k.lower() < "b0001zzzzzz")
+    assert "b0001zzzzz" in got
