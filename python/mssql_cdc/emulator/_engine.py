@@ -365,8 +365,8 @@ class Emulator(Permissions, EndsWithBlock):
         return max(last, wall)
 
     def update_statistics(self, table: str) -> KeyStatistics:
-        """UPDATE STATISTICS `table` WITH FULLSCAN: build the statistics of its primary key
-       . ConfigError for a heap."""
+        """UPDATE STATISTICS `table` WITH FULLSCAN: build the statistics of its primary key.
+        ConfigError for a heap."""
         return self._open_reader.update_statistics(table)
 
     def reader(self, *, user: str | None = None) -> EmulatorReader:

@@ -359,9 +359,9 @@ class EmulatorReader:
         return _scalar_or_tuple(key)
 
     def statistics(self, table: str, *, auto_update: bool = True) -> KeyStatistics | None:
-        """The statistics of `table`'s primary key; None for a heap. With
-        `auto_update`, missing or stale ones (past SQL Server's AUTO_UPDATE_STATISTICS threshold)
-        are built first, by a full scan counted apart in `io_statistics`."""
+        """The statistics of `table`'s primary key; None for a heap. With `auto_update`,
+        missing or stale ones (past SQL Server's AUTO_UPDATE_STATISTICS threshold) are built
+        first, by a full scan counted apart in `io_statistics`."""
         found: dict[str, Any] | None = self._reader().statistics(table, auto_update, False)
         return None if found is None else key_statistics(found)
 

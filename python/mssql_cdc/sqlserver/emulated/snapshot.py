@@ -183,10 +183,10 @@ class EmulatorSnapshotReader:
         self, source_schema: str, source_table: str, keys: Sequence[str], n: int
     ) -> list[KeyBound] | None:
         """Up to `n - 1` bounds read off the primary key's statistics histogram, as the T-SQL
-        backend reads them: step bounds of the first key column; for a
-        composite key the smallest whole key at or above each, one seek each. Missing or stale
-        statistics are built first (AUTO_UPDATE_STATISTICS). None when the primary key is not
-        led by the first key column or its histogram is empty."""
+        backend reads them: step bounds of the first key column; for a composite key the
+        smallest whole key at or above each, one seek each. Missing or stale statistics are
+        built first (AUTO_UPDATE_STATISTICS). None when the primary key is not led by the
+        first key column or its histogram is empty."""
         self._key_check(source_schema, source_table, keys)
         table = f"{source_schema}.{source_table}"
         info = self.reader.table_info(table)

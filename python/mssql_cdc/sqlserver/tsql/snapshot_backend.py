@@ -152,9 +152,9 @@ class TsqlSnapshotReader:
         self, source_schema: str, source_table: str, keys: Sequence[str], n: int
     ) -> list[KeyBound] | None:
         """Up to `n - 1` bounds read off the primary key's statistics histogram, cutting the
-        table into parts of about equal rows without reading it: step bounds
-        of the first key column, as server-made text; for a composite key, the smallest whole
-        key at or above each, one seek each. None when the server shows no histogram over the
+        table into parts of about equal rows without reading it: step bounds of the first key
+        column, as server-made text; for a composite key, the smallest whole key at or above
+        each, one seek each. None when the server shows no histogram over the
         first key column (no primary key led by it, no statistics, no permission, no
         sys.dm_db_stats_histogram), which the caller answers by NTILE."""
         columns = self.key_columns(source_schema, source_table, keys)
