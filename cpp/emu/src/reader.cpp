@@ -593,7 +593,8 @@ std::optional<Statistics> Reader::statistics(std::string_view table, bool auto_u
   try {
     return update_statistics(table);
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::EmuBusy) throw;
+    // A busy write lock, or a file this process may not write: the stored ones, as they are.
+    if (e.kind() != ErrorKind::EmuBusy && e.kind() != ErrorKind::Io) throw;
     return stored.second;
   }
 }

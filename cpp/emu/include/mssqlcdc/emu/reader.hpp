@@ -318,8 +318,8 @@ class Reader {
                                     const std::optional<std::vector<std::string>>& key_columns);
   // The statistics of `table`'s primary key (statistics.hpp; decision 1448), nothing for a heap.
   // When `auto_update`, missing or stale ones (statistics_stale) are built first, as SQL Server's
-  // AUTO_UPDATE_STATISTICS does, unless a snapshot is open or the file's write lock is busy:
-  // then the stored ones (or nothing) come back.
+  // AUTO_UPDATE_STATISTICS does, unless a snapshot is open, the file's write lock is busy or
+  // the file cannot be written: then the stored ones (or nothing) come back.
   std::optional<Statistics> statistics(std::string_view table, bool auto_update = true);
   // UPDATE STATISTICS `table` WITH FULLSCAN: builds the primary key's statistics by one read of
   // every row in key order and stores them. The build's rows count in the file's io statistics
