@@ -734,6 +734,40 @@ void bind_emulator(nb::module_& m) {
           },
           "table"_a, "first"_a, "key_columns"_a.none())
       .def(
+          "statistics",
+          [](emu::Reader& r, const std::string& t, bool auto_update, bool build) -> nb::object {
+            const auto stats = [&]() {
+              nb::gil_scoped_release released;  // a build reads every row
+              return build ? std::optional<emu::Statistics>(r.update_statistics(t)) : r.statistics(t, auto_update);
+            }();
+            if (!stats) return nb::none();
+            const auto info = r.table_info(t);
+            emu::SqlType type = emu::SqlType::parse("int");
+            for (const auto& c : info.columns) {
+              if (!info.key_columns.empty() && emu::iequals(c.name, info.key_columns[0])) {
+                type = emu::SqlType::parse(c.sql_type);
+              }
+            }
+            nb::list steps;
+            for (const auto& s : stats->histogram) {
+              nb::dict d;
+              d["range_hi_key"] = from_value(emu::Reader::to_value(s.range_hi_key, type));
+              d["range_rows"] = s.range_rows;
+              d["eq_rows"] = s.eq_rows;
+              d["distinct_range_rows"] = s.distinct_range_rows;
+              d["avg_range_rows"] = s.avg_range_rows;
+              steps.append(d);
+            }
+            nb::dict d;
+            d["rows"] = stats->rows;
+            d["rows_sampled"] = stats->rows_sampled;
+            d["last_updated_us"] = stats->last_updated;
+            d["modification_counter"] = stats->modification_counter;
+            d["histogram"] = steps;
+            return d;
+          },
+          "table"_a, "auto_update"_a = true, "build"_a = false)
+      .def(
           "key_buckets",
           [](emu::Reader& r, const std::string& t, int n, nb::handle lo, nb::handle hi,
              std::optional<std::vector<std::string>> kc) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "mssqlcdc/emu/engine.hpp"
+#include "mssqlcdc/emu/statistics.hpp"
 #include "mssqlcdc/error.hpp"
 #include "nullability.hpp"
 
@@ -285,6 +286,7 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
     throw Error(ErrorKind::InvalidArgument, "a transaction needs at least one change; pass a non-empty list");
   std::map<std::string, const Table*> tables;
   std::map<std::int64_t, std::set<std::int64_t>> lob_captured;  // table -> captured LOB column ids
+  std::map<std::int64_t, std::int64_t> modified;                // table -> key rows changed
   const long long lob_limit = std::stoll(cached_setting("max_text_repl_size"));
   std::int32_t command_id = 1;
   std::size_t seq_index = 0;
@@ -506,8 +508,12 @@ void Engine::apply(const std::vector<Change>& changes, WriteState& s, LogRecord&
     op.seqval = take_seqval();
     op.command_id = command_id;
     command_id += op.kind == RowOp::Kind::KeyUpdate ? 2 : 1;
+    // Inserts, deletes and key changes change the primary key's leading column: its statistics'
+    // modification counter counts them (decision 1448).
+    if (!t.heap && op.kind != RowOp::Kind::Update) ++modified[t.object_id];
     rec.ops.push_back(std::move(op));
   }
+  for (const auto& [table_id, rows] : modified) count_modifications(*db_, table_id, rows);
 }
 
 }  // namespace mssqlcdc::emu

@@ -5,6 +5,7 @@
 #include "mssqlcdc/emu/catalog.hpp"
 #include "mssqlcdc/emu/engine.hpp"
 #include "mssqlcdc/emu/format.hpp"
+#include "mssqlcdc/emu/statistics.hpp"
 #include "mssqlcdc/error.hpp"
 
 namespace mssqlcdc::emu {
@@ -31,6 +32,7 @@ void Engine::drop_table(std::string_view table) {
   for (const char* catalog : {"\"sys.columns\"", "\"sys.tables\""}) {
     db_->prepare(std::string("DELETE FROM ") + catalog + " WHERE object_id = ?").bind(1, t.object_id).run();
   }
+  drop_statistics(*db_, t.object_id);
   const std::string id = std::to_string(t.object_id);
   db_->prepare(
          "DELETE FROM emu_meta WHERE key IN (?, ?, ?) OR substr(key, 1, length(?)) = ? OR substr(key, 1, "

@@ -581,6 +581,74 @@ std::vector<Bucket> Reader::key_buckets(std::string_view table, int n, std::opti
   });
 }
 
+std::optional<Statistics> Reader::statistics(std::string_view table, bool auto_update) {
+  auto stored = in_read([&]() -> std::pair<bool, std::optional<Statistics>> {
+    const Table t = load_table(*db_, table);
+    if (t.heap) return {false, std::nullopt};
+    return {true, load_statistics(*db_, t.object_id)};
+  });
+  if (!stored.first) return std::nullopt;
+  const bool stale = !stored.second || statistics_stale(stored.second->rows, stored.second->modification_counter);
+  if (!auto_update || !stale || snapshot_) return stored.second;
+  try {
+    return update_statistics(table);
+  } catch (const Error& e) {
+    // A busy write lock, or a file this process may not write: the stored ones, as they are.
+    if (e.kind() != ErrorKind::EmuBusy && e.kind() != ErrorKind::Io) throw;
+    return stored.second;
+  }
+}
+
+Statistics Reader::update_statistics(std::string_view table) {
+  if (snapshot_)
+    throw Error(ErrorKind::InvalidArgument, "update_statistics cannot run inside a snapshot; end it first");
+  WriteTxn w(*db_);
+  const Table t = load_table(*db_, table);
+  if (t.heap) {
+    throw Error(ErrorKind::InvalidArgument,
+                t.full_name() + " is a heap: the emulator keeps statistics only on a primary key; add one");
+  }
+  const auto key = t.key();
+  const IoRead io(IoTallies{file_io_}, t.full_name() + " (statistics)", false);
+  Statistics out;
+  {
+    auto st = db_->prepare("SELECT count(*) FROM " + t.storage());
+    st.step();
+    out.rows = st.i64(0);
+    io.rows(out.rows);  // a count visits every row
+  }
+  const std::string lead = quote_ident(key[0]->name);
+  auto st = db_->prepare("SELECT " + lead + ", count(*) FROM " + t.storage() + " GROUP BY " + lead + " ORDER BY " +
+                         key_order({key[0]}, false));
+  HistogramBuilder builder(out.rows);
+  while (st.step()) {
+    const std::int64_t n = st.i64(1);
+    io.rows(n);
+    out.rows_sampled += n;
+    builder.add(st.cell(0), n);
+  }
+  out.histogram = builder.finish();
+  out.last_updated = wall_clock_micros();
+  store_statistics(*db_, t.object_id, out);
+  w.commit();
+  return out;
+}
+
+std::vector<std::string> Reader::update_all_statistics() {
+  std::vector<std::string> names;
+  for (const auto& name : tables()) {
+    const auto stored = in_read([&]() -> std::optional<std::optional<Statistics>> {
+      const Table t = load_table(*db_, name);
+      if (t.heap) return std::nullopt;
+      return load_statistics(*db_, t.object_id);
+    });
+    if (!stored || (*stored && (*stored)->modification_counter == 0)) continue;
+    update_statistics(name);
+    names.push_back(name);
+  }
+  return names;
+}
+
 std::vector<Entry> Reader::lsn_time_mapping() {
   return in_read([&]() {
     std::vector<Entry> out;

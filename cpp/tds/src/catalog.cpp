@@ -9,6 +9,7 @@
 
 #include "builtins.hpp"
 #include "catalog_meta.hpp"
+#include "catalog_stats.hpp"
 #include "databases.hpp"
 #include "mssqlcdc/emu/reader.hpp"
 #include "mssqlcdc/emu/zone.hpp"
@@ -65,6 +66,7 @@ class EmulatorCatalog final : public Catalog {
     const auto [schema, object] = schema_and_name(name);
     if (object.empty()) return nullptr;
     const ObjectModel model(reader_.objects());
+    if (lower(joined(name)) == "sys.stats") return sys_stats(model);
     if (auto meta = meta_relation(model, reader_, names_, name)) return meta;
     const SqlObject* o = model.find(schema, object);
     if (o == nullptr) return nullptr;
@@ -79,6 +81,9 @@ class EmulatorCatalog final : public Catalog {
 
   std::unique_ptr<Relation> function(const ObjectName& qualified, const std::vector<TypedValue>& args) override {
     const ObjectName name = local_object_name(qualified, database_);
+    if (name.size() == 2 && lower(name[0]) == "sys") {
+      return stats_function(ObjectModel(reader_.objects()), reader_, lower(joined(name)), args);
+    }
     if (name.size() != 2 || lower(name[0]) != "cdc") return nullptr;
     const std::string fn = lower(name[1]);
     static const std::string kAll = "fn_cdc_get_all_changes_";

@@ -29,7 +29,8 @@ struct Shape {
 };
 
 // A hint bound as a stored cell, when the stored order of the column is SQL Server's order:
-// 10-byte binaries compare bytewise, integers numerically. Other bounds are left to the engine.
+// 10-byte binaries compare bytewise, integers numerically, text under the column's collation.
+// Other bounds are left to the engine.
 std::optional<emu::CellBound> stored_bound(const std::optional<Bound>& b, const emu::SqlType& type) {
   if (!b) return std::nullopt;
   if (const auto* bytes = std::get_if<Bytes>(&b->value); bytes != nullptr && type.family() == emu::Family::Binary) {
@@ -38,6 +39,12 @@ std::optional<emu::CellBound> stored_bound(const std::optional<Bound>& b, const 
   }
   if (const auto* n = std::get_if<std::int64_t>(&b->value); n != nullptr && type.family() == emu::Family::Integer) {
     return emu::CellBound{emu::Cell::integer(*n), b->inclusive};
+  }
+  // Text is stored as it is and compared under the column's collating sequence, which is the
+  // engine's comparison of the column (decision 1449).
+  if (const auto* text = std::get_if<std::string>(&b->value);
+      text != nullptr && type.family() == emu::Family::Character && !type.is_lob()) {
+    return emu::CellBound{emu::Cell::text(*text), b->inclusive};
   }
   return std::nullopt;
 }

@@ -16,7 +16,7 @@ namespace mssqlcdc::tds {
 struct SqlToken;
 
 // Whether `tokens` is a statement run_ddl runs (CREATE TABLE / [UNIQUE] INDEX, ALTER TABLE,
-// DROP TABLE, TRUNCATE TABLE).
+// DROP TABLE, TRUNCATE TABLE, UPDATE STATISTICS).
 [[nodiscard]] bool is_ddl_statement(const std::vector<SqlToken>& tokens);
 
 // Runs one DDL statement; each is its own emulator commit, also inside an open transaction.

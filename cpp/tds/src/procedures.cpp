@@ -457,6 +457,13 @@ std::vector<ResultSet> scan_proc(Storage& storage, const Args& args) {
   return {};
 }
 
+// sp_updatestats [@resample]: rebuilds the statistics that have changes since their build or
+// were never built, each by a full scan (decision 1448).
+std::vector<ResultSet> updatestats_proc(Storage& storage, const Args&) {
+  write([&] { storage.reader().update_all_statistics(); });
+  return {};
+}
+
 // The JDBC metadata procedures (jdbc_metadata.cpp).
 MetadataFilter metadata_filter(const Args& args) {
   return {args.text("@table_name"),  args.text("@table_owner"), args.text("@table_qualifier"),
@@ -552,6 +559,7 @@ const std::vector<Procedure>& procedures() {
       {"sp_cdc_scan",
        {{"@maxtrans", false}, {"@maxscans", false}, {"@continuous", false}, {"@pollinginterval", false}},
        scan_proc},
+      {"sp_updatestats", {{"@resample", false}}, updatestats_proc},
   };
   return all;
 }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "builtins.hpp"
+#include "mssqlcdc/emu/collation.hpp"
 #include "select_engine.hpp"
 #include "tsql.hpp"
 #include "watch.hpp"
@@ -74,9 +75,21 @@ ScanHints hints_for(const std::vector<const Expr*>& where, const Scope& scope, s
   };
   const auto bound = [&](std::size_t slot, const Expr& e) -> std::optional<Value> {
     if (has_column(e)) return std::nullopt;
+    // A text bound under another collation than the column's orders by that one: no hint.
+    const emu::Collation* own = scope.slots[slot].type.collation;
+    if (e.kind == ExprKind::Collate &&
+        emu::Collation::find(e.op) != (own != nullptr ? own : &emu::Collation::database_default())) {
+      return std::nullopt;
+    }
     try {
-      TypedValue v = convert(scope.slots[slot].type, constants.compile(e)({}), 0);
+      const TypedValue given = constants.compile(e)({});
+      TypedValue v = convert(scope.slots[slot].type, given, 0);
       if (is_null(v.value)) return std::nullopt;
+      // Text the column's type would cut or respell bounds another range: no hint.
+      const auto* text = std::get_if<std::string>(&given.value);
+      if (text != nullptr && std::holds_alternative<std::string>(v.value) && std::get<std::string>(v.value) != *text) {
+        return std::nullopt;
+      }
       return v.value;
     } catch (const std::exception&) {
       return std::nullopt;  // the engine still applies the predicate; the hint only reads less

@@ -12,6 +12,7 @@ from mssql_cdc.emulator.jobs import JobClock
 from mssql_cdc.emulator.profiles import PROFILES, Profile, profile_settings
 from mssql_cdc.emulator.row_digests import batch_row_digests, batch_tile_digest
 from mssql_cdc.emulator.serve import TdsServer, serve
+from mssql_cdc.emulator.statistics import HistogramStep, KeyStatistics, statistics_io_name
 from mssql_cdc.errors import (
     ArgumentError,
     BusyError,
@@ -43,9 +44,11 @@ __all__ = [
     "EmulatorReader",
     "FileFormatError",
     "FormatVersionError",
+    "HistogramStep",
     "HookError",
     "InvalidRangeError",
     "JobClock",
+    "KeyStatistics",
     "PermissionDeniedError",
     "Profile",
     "Row",
@@ -62,5 +65,6 @@ __all__ = [
     "profile_settings",
     "reset_io_statistics",
     "serve",
+    "statistics_io_name",
     "to_micros",
 ]

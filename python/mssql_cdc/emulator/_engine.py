@@ -31,6 +31,7 @@ from mssql_cdc.emulator._permissions import Permissions
 from mssql_cdc.emulator._reader import EmulatorReader
 from mssql_cdc.emulator.profiles import Profile, profile_settings
 from mssql_cdc.emulator.serve import DEFAULT_MAX_CONNECTIONS, TdsServer, serve
+from mssql_cdc.emulator.statistics import KeyStatistics
 from mssql_cdc.errors import UnknownObjectError
 
 Row = Mapping[str, object]
@@ -362,6 +363,11 @@ class Emulator(Permissions, EndsWithBlock):
         last = from_micros(self._open_engine.last_time())
         wall = datetime.now(UTC).replace(tzinfo=None)
         return max(last, wall)
+
+    def update_statistics(self, table: str) -> KeyStatistics:
+        """UPDATE STATISTICS `table` WITH FULLSCAN: build the statistics of its primary key.
+        ConfigError for a heap."""
+        return self._open_reader.update_statistics(table)
 
     def reader(self, *, user: str | None = None) -> EmulatorReader:
         """A new reader of this file, with its own connection and its own `close()`; it reads

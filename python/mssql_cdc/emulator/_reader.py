@@ -29,6 +29,7 @@ from mssql_cdc.emulator._convert import (
     record_batch_reader,
     to_micros,
 )
+from mssql_cdc.emulator.statistics import KeyStatistics, key_statistics
 
 DEFAULT_BATCH_ROWS = 65_536
 DEFAULT_BATCH_BYTES = 64 << 20
@@ -356,6 +357,19 @@ class EmulatorReader:
             table, first, None if key_columns is None else list(key_columns)
         )
         return _scalar_or_tuple(key)
+
+    def statistics(self, table: str, *, auto_update: bool = True) -> KeyStatistics | None:
+        """The statistics of `table`'s primary key; None for a heap. With `auto_update`,
+        missing or stale ones (past SQL Server's AUTO_UPDATE_STATISTICS threshold) are built
+        first, by a full scan counted apart in `io_statistics`."""
+        found: dict[str, Any] | None = self._reader().statistics(table, auto_update, False)
+        return None if found is None else key_statistics(found)
+
+    def update_statistics(self, table: str) -> KeyStatistics:
+        """UPDATE STATISTICS `table` WITH FULLSCAN: build the primary key's statistics now.
+        ConfigError for a heap."""
+        found: dict[str, Any] = self._reader().statistics(table, True, True)
+        return key_statistics(found)
 
     def key_buckets(
         self,

@@ -106,6 +106,9 @@ class SnapshotReader(Protocol):
     def first_keys(
         self, source_schema: str, source_table: str, keys: Sequence[str], firsts: Sequence[int]
     ) -> Sequence[KeyBound]: ...
+    def histogram_bounds(
+        self, source_schema: str, source_table: str, keys: Sequence[str], n: int
+    ) -> Sequence[KeyBound] | None: ...
     def read_table(
         self,
         source_schema: str,

@@ -6,7 +6,8 @@ snapshot they read the last committed rows, refused (error 3952) unless the emul
 snapshot isolation. Key bounds are the emulator's own values (int, str, bytes, ...) or the text
 a chunk plan stored (JSON holds no dates), turned back into the key column's value
 (`emulator_bound`) and compared by the engine as SQL Server compares them.
-Integer-led keys are planned by one-row seeks (`first_key_from`; decision 1412).
+Integer-led keys are planned by one-row seeks (`first_key_from`; decision 1412), other keys by
+the primary key's statistics histogram (`EmulatorReader.statistics`; decision 1448).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mssql_cdc.sqlserver.emulated.local_time import (
     text_scales,
     times_as_text,
 )
+from mssql_cdc.sqlserver.histogram import StatsStep, histogram_cuts
 from mssql_cdc.sqlserver.isolation import source_read_errors
 from mssql_cdc.sqlserver.key_seeks import INTEGER_RANGES, extent_by_seeks
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
@@ -172,6 +174,35 @@ class EmulatorSnapshotReader:
         bounds: list[KeyBound] = []
         with self._errors(table):
             for value in firsts:
+                found = _bound(self.reader.first_key_from(table, value, key_columns=list(keys)))
+                if found is not None and (not bounds or found != bounds[-1]):
+                    bounds.append(found)
+        return bounds
+
+    def histogram_bounds(
+        self, source_schema: str, source_table: str, keys: Sequence[str], n: int
+    ) -> list[KeyBound] | None:
+        """Up to `n - 1` bounds read off the primary key's statistics histogram, as the T-SQL
+        backend reads them: step bounds of the first key column; for a composite key the
+        smallest whole key at or above each, one seek each. Missing or stale statistics are
+        built first (AUTO_UPDATE_STATISTICS). None when the primary key is not led by the
+        first key column or its histogram is empty."""
+        self._key_check(source_schema, source_table, keys)
+        table = f"{source_schema}.{source_table}"
+        info = self.reader.table_info(table)
+        lead = info["key_columns"][:1]
+        if not lead or lead[0].lower() != keys[0].lower():
+            return None
+        with self._errors(table):
+            stats = self.reader.statistics(table)
+            if stats is None or not stats.histogram:
+                return None
+            steps = [StatsStep(s.range_hi_key, s.range_rows, s.eq_rows) for s in stats.histogram]
+            cuts = histogram_cuts(steps, n)
+            if len(keys) == 1:
+                return [_bound(c) for c in cuts]
+            bounds: list[KeyBound] = []
+            for value in cuts:
                 found = _bound(self.reader.first_key_from(table, value, key_columns=list(keys)))
                 if found is not None and (not bounds or found != bounds[-1]):
                     bounds.append(found)

@@ -4,7 +4,9 @@ Key bounds travel as text the server produced losslessly and come back as parame
 `CAST(? AS <column type>)` (with the column's collation for character keys), so every
 comparison happens on the server. A range `lo <= key < hi` over a composite key is a
 `UNION ALL` of seekable pieces, one per key prefix; NULL sorts first, as in SQL Server.
-`first_key_from` is the one-row seek that plans integer-led keys (decision 1412).
+`first_key_from` is the one-row seek that plans integer-led keys (decision 1412);
+`key_statistics` and `stats_histogram` read the primary key's statistics histogram, and
+`first_key_at` seeks the smallest key at or above a histogram bound, for other keys (decision 1448).
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from mssql_cdc.sqlserver.tsql.statements import PARAM, Statement, column_express
 __all__ = [
     "INTEGER_TYPES",
     "bound_parts",
+    "first_key_at",
     "first_key_from",
     "int_bounds",
+    "key_statistics",
     "key_text",
     "key_tiles",
     "key_type",
     "range_pieces",
+    "stats_histogram",
     "table_rows",
 ]
 
@@ -122,6 +127,55 @@ def first_key_from(
         f"WHERE {refs[0]} >= CAST({PARAM} AS {keys[0].sql_type.lower()}) "
         f"ORDER BY {', '.join(refs)};",
         (str(int(value)),),
+    )
+
+
+def key_statistics(source_schema: str, source_table: str) -> Statement:
+    """The statistics of the table's primary key: its `stats_id` (an index's statistics share
+    the index's id, https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-stats-transact-sql)
+    and the name of the key's leading column (`lead`); no row for a table without one."""
+    return Statement(
+        "SELECT i.index_id AS stats_id, c.name AS lead FROM sys.indexes AS i "
+        "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
+        "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
+        f"WHERE i.object_id = OBJECT_ID({PARAM}) AND i.is_primary_key = 1 AND ic.key_ordinal = 1;",
+        (two_part_name(source_schema, source_table),),
+    )
+
+
+def stats_histogram(
+    source_schema: str, source_table: str, lead: TableColumn, stats_id: int
+) -> Statement:
+    """The histogram steps of statistics `stats_id`: `range_rows`, `equal_rows` and the step's
+    `range_high_key` converted to the leading key column's type, as lossless text (`k0`)
+    (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-db-stats-histogram-transact-sql:
+    range_high_key is sql_variant, so it is CAST first)."""
+    cast_to = key_type(lead)
+    if cast_to is None:
+        raise ValueError(f"column {lead.name!r} of type {lead.sql_type} cannot bound a range")
+    high = key_text(f"CAST(h.range_high_key AS {cast_to})", lead)
+    return Statement(
+        f"SELECT h.step_number AS step_number, h.range_rows AS range_rows, h.equal_rows AS "
+        f"equal_rows, {high} AS [k0] FROM sys.dm_db_stats_histogram(OBJECT_ID({PARAM}), "
+        f"CAST({PARAM} AS int)) AS h ORDER BY h.step_number;",
+        (two_part_name(source_schema, source_table), str(int(stats_id))),
+    )
+
+
+def first_key_at(
+    source_schema: str, source_table: str, keys: Sequence[TableColumn], value: str
+) -> Statement:
+    """The smallest key (as lossless text, `k0`, `k1`, ...) whose first column is at or above
+    `value`, the first column's lossless text, compared by the server: one index seek reading
+    at most one row; no row when none is."""
+    refs = [f"t.{quote_name(k.name, 'key column')}" for k in keys]
+    texts = ", ".join(
+        f"{key_text(ref, k)} AS [k{i}]" for i, (ref, k) in enumerate(zip(refs, keys, strict=True))
+    )
+    return Statement(
+        f"SELECT TOP (1) {texts} FROM {two_part_name(source_schema, source_table)} AS t "
+        f"WHERE {refs[0]} >= {_param(keys[0])} ORDER BY {', '.join(refs)};",
+        (value,),
     )
 
 

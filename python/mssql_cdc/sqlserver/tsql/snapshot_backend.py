@@ -3,17 +3,20 @@
 Every source-table read first sets the isolation level explicitly (READ COMMITTED or
 SNAPSHOT; never NOLOCK) and, when configured, `SET LOCK_TIMEOUT`. Run over TDS against the
 emulator's front end, not yet against a live server (docs/sqlserver.md).
-Integer-led keys are planned by one-row seeks (decision 1412).
+Integer-led keys are planned by one-row seeks (decision 1412), other keys by the primary key's
+statistics histogram when the server gives one.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options import IsolationLevel, KeyBound
+from mssql_cdc.sqlserver.histogram import StatsStep, histogram_cuts
 from mssql_cdc.sqlserver.isolation import source_read_errors
 from mssql_cdc.sqlserver.key_seeks import extent_by_seeks
 from mssql_cdc.sqlserver.metadata import ReadColumn, TableColumn
@@ -21,12 +24,17 @@ from mssql_cdc.sqlserver.tsql import chunks as tsql_chunks
 from mssql_cdc.sqlserver.tsql import snapshot as tsql_snapshot
 from mssql_cdc.sqlserver.tsql import statements as tsql
 from mssql_cdc.sqlserver.tsql.arrow import fetch_batches, table_schema
-from mssql_cdc.sqlserver.tsql.drivers import Session
+from mssql_cdc.sqlserver.tsql.drivers import Session, error_number
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["TsqlSnapshotReader"]
+
+_log = logging.getLogger("mssql_cdc.sqlserver.snapshot")
+# What a server answers when it shows no histogram: no such object (a server older than
+# sys.dm_db_stats_histogram, SQL Server 2016 SP1 CU2), and permission refusals.
+_NO_HISTOGRAM = frozenset({208, 229, 297, 300})
 
 
 class TsqlSnapshotReader:
@@ -139,6 +147,52 @@ class TsqlSnapshotReader:
     ) -> KeyBound:
         statement = tsql_snapshot.first_key_from(source_schema, source_table, columns, value)
         return _key_of(self._rows(statement, source_schema, source_table), len(columns))
+
+    def histogram_bounds(
+        self, source_schema: str, source_table: str, keys: Sequence[str], n: int
+    ) -> list[KeyBound] | None:
+        """Up to `n - 1` bounds read off the primary key's statistics histogram, cutting the
+        table into parts of about equal rows without reading it: step bounds of the first key
+        column, as server-made text; for a composite key, the smallest whole key at or above
+        each, one seek each. None when the server shows no histogram over the
+        first key column (no primary key led by it, no statistics, no permission, no
+        sys.dm_db_stats_histogram), which the caller answers by NTILE."""
+        columns = self.key_columns(source_schema, source_table, keys)
+        if tsql_snapshot.key_type(columns[0]) is None:
+            return None
+        table = f"[{source_schema}].[{source_table}]"
+        try:
+            stats = self._session.rows(tsql_snapshot.key_statistics(source_schema, source_table))
+            if not stats or str(stats[0]["lead"]).lower() != columns[0].name.lower():
+                _log.info("%s has no primary key led by %s to read statistics of", table, keys[0])
+                return None
+            statement = tsql_snapshot.stats_histogram(
+                source_schema, source_table, columns[0], int(stats[0]["stats_id"])
+            )
+            rows = self._session.rows(statement)
+        except Exception as exc:  # re-raised unless the server shows no histogram
+            if error_number(exc) not in _NO_HISTOGRAM:
+                raise
+            _log.info("the server shows no statistics histogram of %s: %s", table, exc)
+            return None
+        steps = [
+            StatsStep(str(r["k0"]), float(r["range_rows"]), float(r["equal_rows"]))
+            for r in rows
+            if r["k0"] is not None
+        ]
+        if not steps:
+            _log.info("the statistics of %s's primary key have no histogram", table)
+            return None
+        cuts = histogram_cuts(steps, n)
+        if len(columns) == 1:
+            return [str(c) for c in cuts]
+        bounds: list[KeyBound] = []
+        for value in cuts:
+            statement = tsql_snapshot.first_key_at(source_schema, source_table, columns, str(value))
+            found = _key_of(self._rows(statement, source_schema, source_table), len(columns))
+            if found is not None and (not bounds or found != bounds[-1]):
+                bounds.append(found)
+        return bounds
 
     def key_tiles(
         self, source_schema: str, source_table: str, keys: Sequence[str], n: int

@@ -19,6 +19,7 @@
 #include "mssqlcdc/emu/io_stats.hpp"
 #include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/sqlite.hpp"
+#include "mssqlcdc/emu/statistics.hpp"
 #include "mssqlcdc/lsn.hpp"
 
 namespace mssqlcdc::emu {
@@ -315,6 +316,19 @@ class Reader {
   // most one row (decision 1412). `first` is a value of the first key column.
   std::optional<Key> first_key_from(std::string_view table, const Value& first,
                                     const std::optional<std::vector<std::string>>& key_columns);
+  // The statistics of `table`'s primary key (statistics.hpp; decision 1448), nothing for a heap.
+  // When `auto_update`, missing or stale ones (statistics_stale) are built first, as SQL Server's
+  // AUTO_UPDATE_STATISTICS does, unless a snapshot is open, the file's write lock is busy or
+  // the file cannot be written: then the stored ones (or nothing) come back.
+  std::optional<Statistics> statistics(std::string_view table, bool auto_update = true);
+  // UPDATE STATISTICS `table` WITH FULLSCAN: builds the primary key's statistics by one read of
+  // every row in key order and stores them. The build's rows count in the file's io statistics
+  // under "<table> (statistics)", apart from any statement's. Throws InvalidArgument for a heap
+  // or inside a snapshot, EmuBusy when the write lock stays busy.
+  Statistics update_statistics(std::string_view table);
+  // sp_updatestats: builds the statistics of every table with a primary key whose statistics
+  // are missing or have a modification since their build; returns the tables built, schema.name.
+  std::vector<std::string> update_all_statistics();
   // Splits [lo, hi) of a single integer key into `n` buckets of equal width with their row
   // counts; lo and hi default to the table's smallest key and largest key + 1. Empty buckets of
   // zero width are left out. Throws InvalidArgument for n < 1 or a key that is not one integer
