@@ -52,7 +52,14 @@ from mssql_cdc.reconciliation.source_side import SourceAsOf, SourceTable
 from mssql_cdc.reconciliation.target_side import TargetRows
 from mssql_cdc.reconciliation.tile_narrowing import KeyRange, Narrowed, compare_tiles
 from mssql_cdc.silver import DELETE_FLAG, bronze_shape, key_list, latest_images
-from mssql_cdc.sqlserver import Backend, ReadColumn, TableColumn, open_backend, resolve_instance
+from mssql_cdc.sqlserver import (
+    Backend,
+    ReadColumn,
+    TableColumn,
+    key_bounds,
+    open_backend,
+    resolve_instance,
+)
 from mssql_cdc.tables import (
     TableRef,
     check_session,
@@ -338,7 +345,10 @@ def _compare_sides(
     sample: int,
     fraction: float = 1.0,
 ) -> tuple[Narrowed, list[KeyRange]]:
-    bounds = backend.snapshots.key_tiles(table.schema, table.table, list(table.keys), tiles)
+    first_type = next((c.sql_type for c in table.columns if c.name == table.keys[0]), None)
+    bounds = key_bounds(
+        backend.snapshots, table.schema, table.table, table.keys, tiles, first_type=first_type
+    )
     ranges = _tiles_between(bounds)
     below = threshold(fraction)
     source = SourceAsOf(

@@ -32,18 +32,24 @@ from mssql_cdc.core import (
 )
 from mssql_cdc.options import KeyBound, SourceConfig, check_chunk_order, open_folder
 from mssql_cdc.source.table_schema import ResolvedTable, resolve_table
-from mssql_cdc.sqlserver import Backend, ReadColumn, Reconnecting, call_with_retries, open_backend
+from mssql_cdc.sqlserver import (
+    Backend,
+    ReadColumn,
+    Reconnecting,
+    call_with_retries,
+    key_bounds,
+    open_backend,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["CdcSnapshotReader", "SnapshotPartition", "integer_bounds", "read_snapshot"]
+__all__ = ["CdcSnapshotReader", "SnapshotPartition", "read_snapshot"]
 
 _log = logging.getLogger("mssql_cdc.source.formats")
 
 # How often a task of a whole read rewrites its progress file, at most.
 _PROGRESS_SECONDS = 1.0
-_INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
 # Types with no lossless text form cannot bound a partition: the whole table is one.
 _UNSPLITTABLE = frozenset(
     {"sql_variant", "xml", "text", "ntext", "image", "geography", "geometry", "hierarchyid"}
@@ -63,16 +69,6 @@ class SnapshotPartition(InputPartition):
     keys: tuple[str, ...]
     ranges: tuple[tuple[int | None, KeyBound, KeyBound], ...]
     index: int = 0  # names a whole read's progress file
-
-
-def integer_bounds(low: int, high: int, n: int) -> list[int]:
-    """`MIN + floor(i * (MAX - MIN + 1) / n)` for i = 1..n-1, duplicates dropped."""
-    bounds: list[int] = []
-    for i in range(1, n):
-        b = low + (i * (high - low + 1)) // n
-        if b > low and (not bounds or b != bounds[-1]):
-            bounds.append(b)
-    return bounds
 
 
 def _cut(bounds: Sequence[KeyBound]) -> list[tuple[int | None, KeyBound, KeyBound]]:
@@ -145,25 +141,7 @@ class CdcSnapshotReader(DataSourceReader):
             return groups
         if not keys or n == 1 or any(types.get(k) in _UNSPLITTABLE for k in keys):
             return [[(None, None, None)]]
-        if types.get(keys[0]) in _INTEGER_TYPES:
-            # Seeks only: the first column's extent, cut into equal widths; a
-            # composite key's bounds are the first keys at or above each cut.
-            extent = backend.snapshots.key_extent(schema, name, keys[0])
-            if extent is None:
-                return [[(None, None, None)]]
-            cuts = integer_bounds(extent[0], extent[1], n)
-            if len(keys) == 1:
-                return [[r] for r in _cut(cuts)]
-            return [[r] for r in _cut(backend.snapshots.first_keys(schema, name, keys, cuts))]
-        bounds = backend.snapshots.histogram_bounds(schema, name, keys, n)
-        if bounds is None:
-            _log.info(
-                "no statistics histogram of [%s].[%s]'s primary key; planning its snapshot by "
-                "NTILE, which makes the server sort the whole table",
-                schema,
-                name,
-            )
-            bounds = backend.snapshots.key_tiles(schema, name, keys, n)
+        bounds = key_bounds(backend.snapshots, schema, name, keys, n, first_type=types.get(keys[0]))
         return [[r] for r in _cut(bounds)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

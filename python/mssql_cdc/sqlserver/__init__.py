@@ -25,6 +25,7 @@ from mssql_cdc.sqlserver.instances import (
     table_instances,
 )
 from mssql_cdc.sqlserver.isolation import source_read_errors
+from mssql_cdc.sqlserver.key_bounds import integer_bounds, key_bounds
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -90,7 +91,9 @@ __all__ = [
     "error_number",
     "heartbeat",
     "heartbeat_sql",
+    "integer_bounds",
     "is_transient",
+    "key_bounds",
     "open_backend",
     "permission_error",
     "pieces",

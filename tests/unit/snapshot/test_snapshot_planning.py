@@ -14,7 +14,8 @@ from mssql_cdc.emulator import Emulator
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.options.config import SourceConfig
 from mssql_cdc.source.formats import CdcDataSource, CdcSnapshotDataSource
-from mssql_cdc.source.snapshot_format import CdcSnapshotReader, SnapshotPartition, integer_bounds
+from mssql_cdc.source.snapshot_format import CdcSnapshotReader, SnapshotPartition
+from mssql_cdc.sqlserver import integer_bounds
 from mssql_cdc.sqlserver.metadata import ReadColumn
 
 

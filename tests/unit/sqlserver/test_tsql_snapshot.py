@@ -16,12 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.sqlserver import ReadColumn, TsqlSnapshotReader
+from mssql_cdc.sqlserver import ReadColumn, TsqlSnapshotReader, integer_bounds
 from mssql_cdc.sqlserver.metadata import TableColumn
 from mssql_cdc.sqlserver.tsql.drivers import Session
 from mssql_cdc.sqlserver.tsql.snapshot import (
     first_key_from,
-    int_bounds,
     key_tiles,
     key_type,
     table_rows,
@@ -171,7 +170,7 @@ def test_bounds_are_cast_only_to_types_from_the_fixed_list(
 def test_integer_bounds_follow_the_spec_formula(
     low: int, high: int, n: int, expected: list[int]
 ) -> None:
-    assert int_bounds(low, high, n) == expected
+    assert integer_bounds(low, high, n) == expected
 
 
 def seek_answer(keys: list[int]) -> Any:

@@ -22,7 +22,6 @@ __all__ = [
     "bound_parts",
     "first_key_at",
     "first_key_from",
-    "int_bounds",
     "key_statistics",
     "key_text",
     "key_tiles",
@@ -98,17 +97,6 @@ def bound_parts(bound: KeyBound, width: int) -> tuple[str | None, ...] | None:
     if len(parts) != width:
         raise ValueError(f"a bound has {len(parts)} key parts for a key of {width} columns")
     return tuple(None if p is None else str(p) for p in parts)
-
-
-def int_bounds(low: int, high: int, n: int) -> list[int]:
-    """Bounds `low + floor(i * (high - low + 1) / n)`, i = 1..n-1, duplicates dropped."""
-    positive_int("n", n)
-    bounds: list[int] = []
-    for i in range(1, n):
-        bound = low + (i * (high - low + 1)) // n
-        if bound > low and (not bounds or bound > bounds[-1]):
-            bounds.append(bound)
-    return bounds
 
 
 def first_key_from(
