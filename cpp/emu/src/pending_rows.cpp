@@ -31,41 +31,6 @@ std::vector<std::size_t> key_positions(const Table& t) {
   return out;
 }
 
-// SQLite's order of stored values (NULL, numbers, text, blobs), text under the column's
-// collation: the order a table's rows are stored in.
-int rank(const Cell& c) {
-  switch (c.type) {
-    case Cell::Type::Null: return 0;
-    case Cell::Type::Int:
-    case Cell::Type::Real: return 1;
-    case Cell::Type::Text: return 2;
-    case Cell::Type::Blob: return 3;
-  }
-  return 4;
-}
-
-int compare_cells(const Cell& a, const Cell& b, const Collation* collation) {
-  if (rank(a) != rank(b)) return rank(a) < rank(b) ? -1 : 1;
-  switch (a.type) {
-    case Cell::Type::Null: return 0;
-    case Cell::Type::Int:
-    case Cell::Type::Real: {
-      if (a.type == Cell::Type::Int && b.type == Cell::Type::Int) return a.i < b.i ? -1 : (a.i > b.i ? 1 : 0);
-      const double x = a.type == Cell::Type::Int ? static_cast<double>(a.i) : a.d;
-      const double y = b.type == Cell::Type::Int ? static_cast<double>(b.i) : b.d;
-      return x < y ? -1 : (x > y ? 1 : 0);
-    }
-    case Cell::Type::Text:
-      if (collation != nullptr) return collation->compare(a.s, b.s);
-      [[fallthrough]];
-    case Cell::Type::Blob: {
-      const int r = a.s.compare(b.s);
-      return r < 0 ? -1 : (r > 0 ? 1 : 0);
-    }
-  }
-  return 0;
-}
-
 // Every row of a table: committed rows with pending ones laid over them, in key order.
 class OverlayCursor final : public RowCursor {
  public:

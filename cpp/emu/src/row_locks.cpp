@@ -90,7 +90,7 @@ std::vector<Cell> decode_cells(const std::string& in) {
 namespace {
 
 // SQLite's order of stored values, the order the source tables' keys sort in: NULL, numbers,
-// text (bytewise, the BINARY collation), blobs.
+// text, blobs.
 int rank(const Cell& c) {
   switch (c.type) {
     case Cell::Type::Null: return 0;
@@ -102,7 +102,9 @@ int rank(const Cell& c) {
   return 4;
 }
 
-int compare_cell(const Cell& a, const Cell& b) {
+}  // namespace
+
+int compare_cells(const Cell& a, const Cell& b, const Collation* collation) {
   if (rank(a) != rank(b)) return rank(a) < rank(b) ? -1 : 1;
   switch (a.type) {
     case Cell::Type::Null: return 0;
@@ -114,19 +116,23 @@ int compare_cell(const Cell& a, const Cell& b) {
       return x < y ? -1 : (x > y ? 1 : 0);
     }
     case Cell::Type::Text:
+      if (collation != nullptr) return collation->compare(a.s, b.s);
+      [[fallthrough]];
     case Cell::Type::Blob: {
-      const int r = a.s.compare(0, a.s.size(), b.s);
+      const int r = a.s.compare(b.s);
       return r < 0 ? -1 : (r > 0 ? 1 : 0);
     }
   }
   return 0;
 }
 
+namespace {
+
 // The key against a bound, on the bound's leading columns.
 int compare_prefix(const std::vector<Cell>& key, const std::vector<Cell>& bound) {
   const std::size_t n = std::min(key.size(), bound.size());
   for (std::size_t i = 0; i < n; ++i) {
-    const int r = compare_cell(key[i], bound[i]);
+    const int r = compare_cells(key[i], bound[i]);
     if (r != 0) return r;
   }
   return 0;

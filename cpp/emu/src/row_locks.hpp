@@ -55,6 +55,9 @@ bool lock_owner_alive(const std::filesystem::path& path, std::int64_t owner);
 // throws Corrupt for bytes it did not write.
 std::string encode_cells(const std::vector<Cell>& cells);
 std::vector<Cell> decode_cells(const std::string& in);
+// -1, 0 or 1: `a` against `b` in the order keys sort in (NULL, numbers, text, bytes); text by
+// `collation` when given, else bytewise (SQLite's BINARY collation).
+int compare_cells(const Cell& a, const Cell& b, const Collation* collation = nullptr);
 
 // The keys a read touches, on the table's primary key: `whole` for every row; else the keys
 // between `lo` and `hi` (each open when absent), compared on as many leading key columns as
