@@ -29,6 +29,7 @@ import pymssql
 import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer
+from tests.unit.support.tds_clients import connect
 
 COMMITTED = [(1, "new"), (2, "new"), (3, "new")]
 # What the writer's transaction leaves: 0 and 9 inserted, 2 paid, 3 deleted.
@@ -62,18 +63,6 @@ def server(emulator: Emulator) -> Iterator[TdsServer]:
         yield srv
 
 
-def pymssql_conn(server: TdsServer, *, autocommit: bool = True) -> Any:
-    kwargs = server.connect_kwargs("pymssql")
-    kwargs["autocommit"] = autocommit
-    return pymssql.connect(**kwargs, login_timeout=10, timeout=10)
-
-
-def mssql_python_conn(server: TdsServer) -> Any:
-    return mssql_python.connect(
-        server.connection_string("mssql-python"), autocommit=True, timeout=10
-    )
-
-
 def rows(conn: Any, sql: str) -> list[tuple[int, str]]:
     cursor = conn.cursor()
     cursor.execute(sql)
@@ -98,7 +87,7 @@ def open_writes(conn: Any) -> None:
 def test_a_connections_own_reads_inside_its_transaction_see_its_inserts_updates_and_deletes(
     server: TdsServer,
 ) -> None:
-    conn = pymssql_conn(server)
+    conn = connect(server)
     try:
         open_writes(conn)
         assert rows(conn, ROWS.format(hint="")) == AS_LEFT
@@ -129,7 +118,7 @@ def test_a_connections_own_reads_inside_its_transaction_see_its_inserts_updates_
 def test_an_update_and_a_delete_with_a_where_change_the_rows_the_transaction_wrote(
     emulator: Emulator, server: TdsServer
 ) -> None:
-    conn = pymssql_conn(server)
+    conn = connect(server)
     try:
         open_writes(conn)
         cursor = conn.cursor()
@@ -150,7 +139,7 @@ def test_an_update_and_a_delete_with_a_where_change_the_rows_the_transaction_wro
 def test_rollback_to_a_savepoint_hides_only_the_writes_after_it_from_the_own_reads(
     server: TdsServer,
 ) -> None:
-    conn = pymssql_conn(server)
+    conn = connect(server)
     try:
         cursor = conn.cursor()
         cursor.execute("BEGIN TRAN")
@@ -170,8 +159,9 @@ def test_rollback_to_a_savepoint_hides_only_the_writes_after_it_from_the_own_rea
 def test_pymssql_with_its_default_autocommit_sees_its_insert_before_it_commits(
     server: TdsServer,
 ) -> None:
-    conn = pymssql_conn(server, autocommit=False)
-    other = mssql_python_conn(server)
+    conn = connect(server)
+    conn.autocommit(False)
+    other = connect(server, "mssql-python")
     try:
         conn.cursor().execute("INSERT INTO dbo.orders (order_id, status) VALUES (4, N'mine')")
         assert rows(conn, "SELECT order_id, status FROM dbo.orders WHERE order_id = 4") == [
@@ -190,8 +180,8 @@ def test_pymssql_with_its_default_autocommit_sees_its_insert_before_it_commits(
 def test_a_read_uncommitted_session_sees_another_connections_uncommitted_rows_without_waiting(
     server: TdsServer, reader_driver: str
 ) -> None:
-    writer = pymssql_conn(server)
-    reader = pymssql_conn(server) if reader_driver == "pymssql" else mssql_python_conn(server)
+    writer = connect(server)
+    reader = connect(server, reader_driver)
     try:
         open_writes(writer)
         reader.cursor().execute("SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED")
@@ -215,8 +205,8 @@ def test_a_read_uncommitted_session_sees_another_connections_uncommitted_rows_wi
 def test_a_nolock_or_readuncommitted_hint_reads_that_table_dirty_at_read_committed(
     server: TdsServer, hint: str
 ) -> None:
-    writer = mssql_python_conn(server)
-    reader = pymssql_conn(server)
+    writer = connect(server, "mssql-python")
+    reader = connect(server)
     try:
         open_writes(writer)
         reader.cursor().execute("SET LOCK_TIMEOUT 0")
@@ -232,8 +222,8 @@ def test_a_nolock_or_readuncommitted_hint_reads_that_table_dirty_at_read_committ
 def test_a_dirty_read_never_shows_uncommitted_changes_in_a_change_table(
     emulator: Emulator, server: TdsServer
 ) -> None:
-    writer = pymssql_conn(server)
-    reader = pymssql_conn(server)
+    writer = connect(server)
+    reader = connect(server)
     try:
         open_writes(writer)
         reader.cursor().execute("SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED")
@@ -254,7 +244,7 @@ def test_a_nolock_read_over_tds_sees_an_open_transaction_of_the_python_api(
 ) -> None:
     txn = emulator.begin()
     txn.execute([("update", "dbo.orders", {"order_id": 1, "status": "held"})])
-    reader = mssql_python_conn(server)
+    reader = connect(server, "mssql-python")
     try:
         reader.cursor().execute("SET LOCK_TIMEOUT 0")
         with_hint = "SELECT order_id, status FROM dbo.orders WITH (NOLOCK) ORDER BY order_id"
