@@ -25,7 +25,7 @@ can be measured apart: S1_TABLES=500 (or 1,20,100) measures those only. Each cou
 is stored on its own in `results/s1_fanout_counts.json` with the date, the load average and
 the driver process it was measured in, as soon as the count ends; the figure is then rendered
 from every stored count, so measuring one count keeps the others' figures and a run cut short
-keeps what it finished (decision 1450). One driver process measures the counts it is given in
+keeps what it finished. One driver process measures the counts it is given in
 turn: the "after" figures and the Python RSS peaks include what the earlier counts of that
 process left behind. The driver's memory grows with the largest count (DRIVER_MEMORY).
 

@@ -3,17 +3,18 @@
 
 In classic PySpark (Py4J's client-server mode, PySpark's default), the JVM thread that calls a
 query's `foreachBatch` function, the query's stream execution thread, opens a connection of its
-own to the driver's Python process, and each end keeps a thread reading it: a Python thread
-(`Thread-N (run)`) and a JVM one. Py4J's JVM end never closes a connection whose thread has
-ended, so every query that ran a batch leaves a thread and a socket behind in the Python driver
-and in the JVM for the life of the driver: a `fan_out` job run on a schedule in one driver
-gains two threads and two sockets per table per run.
+own to the driver's Python process, where a Python thread (`Thread-N (run)`) waits on it for the
+next call. Py4J's JVM end keeps the connection in its pool once its thread has ended and never
+closes it, so every query that ran a batch leaves a waiting Python thread and a socket at each
+end for the life of the driver: a `fan_out` job run on a schedule in one driver gains a thread
+and two sockets per table per run.
 
 `start_query` hands the sink a `CallbackConnections` that notes the connection each call came
 in on, and keeps it by query (`track`); once the query has ended, `release_ended(query)` shuts
-the noted sockets down: the Python thread reads the end and closes its side, and the JVM's reader
-thread ends with it. A query that has ended makes no further call, so nothing waits on them.
-On Spark Connect the function runs in a Python process of Spark's and nothing is noted.
+the noted sockets down: the Python thread reads the end, closes its side and ends. The JVM's
+side of the socket stays in Py4J's pool, which nothing here can reach. A query that has ended
+makes no further call, so nothing waits on them. On Spark Connect the function runs in a
+Python process of Spark's and nothing is noted.
 """
 
 from __future__ import annotations
