@@ -423,7 +423,10 @@ def run(counts: tuple[int, ...] = ()) -> Figure:
     given = tuple(int(c) for c in os.environ.get("S1_TABLES", "").split(",") if c)
     counts = counts or given or TABLE_COUNTS
     memory_size = max((DRIVER_MEMORY[c] for c in counts), key=lambda m: int(m[:-1]))
-    driver = f"driver memory {memory_size}, measuring {', '.join(str(c) for c in counts)} tables"
+    driver = (
+        f"driver memory {memory_size}, measuring {', '.join(str(c) for c in counts)} tables, "
+        f"at commit {_commit()}"
+    )
 
     stored = load_counts(RESULTS / COUNTS)
     spark = local_session("mssql-cdc-bench-s1-fanout", driver_memory=memory_size)
@@ -439,6 +442,16 @@ def run(counts: tuple[int, ...] = ()) -> Figure:
     finally:
         spark.stop()
     return figure(list(stored.values()))
+
+
+def _commit() -> str:
+    """The checked-out commit the figures are measured at ("unknown" outside git)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
+    )
+    return done.stdout.strip() or "unknown"
 
 
 def keep(partial: Figure) -> None:
