@@ -23,7 +23,8 @@ at 100 and 500. On the shared development machine at a load average of 20 to 30,
 100 tables took 37 minutes and 500 tables would take over an hour per round, so the counts
 can be measured apart: S1_TABLES=500 (or 1,20,100) measures those only. Each count's result
 is stored on its own in `results/s1_fanout_counts.json` with the date, the load average and
-the driver process it was measured in, as soon as the count ends; the figure is then rendered
+the driver process it was measured in, as soon as the count ends (a remark on what its figures
+showed may be added to the file by hand afterwards); the figure is then rendered
 from every stored count, so measuring one count keeps the others' figures and a run cut short
 keeps what it finished. One driver process measures the counts it is given in
 turn: the "after" figures and the Python RSS peaks include what the earlier counts of that
@@ -376,6 +377,7 @@ class Measured:
     measured_at: str
     load: str  # the load average at its start and end
     driver: str  # the driver process: its memory and the counts it measured, in turn
+    remark: str = ""  # what was found reading this count's figures, written after the run
 
 
 def measured(s: Scale, driver: str) -> Measured:
@@ -503,6 +505,7 @@ def figure(counts: list[Measured]) -> Figure:
             "Python RSS peaks include what its earlier counts left behind",
             "building the emulator files (not measured): "
             + ", ".join(f"{m.tables}: {m.build_s:.0f} s" for m in counts),
+            *(f"{m.tables} tables: {m.remark}" for m in counts if m.remark),
         ],
         table=[
             "Per table count: the first round, then the steady rounds' median; peaks over "
