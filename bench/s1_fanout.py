@@ -19,9 +19,10 @@ stream): seconds per table per round, jobs per table per round.
 
 Sizes chosen for a 2-core machine: tables of 20 rows and one commit per round, so a round
 measures the job's fixed cost per stream rather than reading; 3 rounds at 1 and 20 tables, 2
-at 100 and 500. On the shared development machine at a load average of 20 to 30, 1, 20 and
-100 tables took 37 minutes and 500 tables would take over an hour per round, so the counts
-can be measured apart: S1_TABLES=500 (or 1,20,100) measures those only. Each count's result
+at 100 and 500. On the shared development machine, 1, 20 and 100 tables took 37 minutes at a
+load average of 20 to 30 and 6 minutes at 2 to 6; 500 tables took 20 and 27 minutes per round
+at 6 to 9, with a 6 GiB driver. So the counts can be measured apart: S1_TABLES=500 (or
+1,20,100) measures those only. Each count's result
 is stored on its own in `results/s1_fanout_counts.json` with the date, the load average and
 the driver process it was measured in, as soon as the count ends (a remark on what its figures
 showed may be added to the file by hand afterwards); the figure is then rendered
