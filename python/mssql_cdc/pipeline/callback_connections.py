@@ -47,6 +47,11 @@ class CallbackConnections:
         with self._lock:
             return len(self._noted)
 
+    def __reduce__(self) -> tuple[type[CallbackConnections], tuple[()]]:
+        """A copy in another process starts empty: on Spark Connect the sink is pickled to
+        the server's Python process, where no connection of this driver's is to be noted."""
+        return (CallbackConnections, ())
+
     def note(self, client: Any = None) -> None:
         """Remember the connection the running call came in on; call it inside the call.
 

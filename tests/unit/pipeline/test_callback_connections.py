@@ -9,6 +9,7 @@ serves the calls until its socket ends.
 
 from __future__ import annotations
 
+import pickle
 import socket
 import threading
 from collections import deque
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from py4j.clientserver import ClientServerConnection, JavaClient, JavaParameters, PythonParameters
 from py4j.java_gateway import GatewayProperty, PythonProxyPool
+from pyspark import cloudpickle
 
 from mssql_cdc.pipeline.callback_connections import (
     CallbackConnections,
@@ -28,6 +30,7 @@ from mssql_cdc.pipeline.callback_connections import (
     track,
 )
 from mssql_cdc.pipeline.fan_out_job import FanOutJob
+from mssql_cdc.pipeline.query_start import _answerable
 from tests.unit.pipeline.test_fan_out_job import Query, job_of
 
 
@@ -112,6 +115,20 @@ def test_a_call_that_did_not_come_from_the_jvm_notes_nothing(link: Link) -> None
     connections.note()  # no classic SparkContext in this process
     assert len(connections) == 0
     assert connections.release() == 0
+
+
+def test_the_sink_pickles_with_its_connections_as_spark_connect_sends_it(link: Link) -> None:
+    """On Spark Connect the foreachBatch function is pickled to the server's Python process:
+    its connections go as an empty set (a lock and a socket do not pickle)."""
+    connections = CallbackConnections()
+    sink = Sink(connections, link.client)
+    assert link.call(link.pool.put(sink)) == "!yn\n"
+    assert len(connections) == 1
+
+    copy = pickle.loads(cloudpickle.dumps(_answerable(lambda df, batch_id: None, connections)))
+    assert callable(copy)
+    assert len(pickle.loads(pickle.dumps(connections))) == 0
+    assert len(connections) == 1  # the driver's own keeps its note
 
 
 class Ended(Query):
