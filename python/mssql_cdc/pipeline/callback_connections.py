@@ -13,8 +13,8 @@ and two sockets per table per run.
 in on, and keeps it by query (`track`); once the query has ended, `release_ended(query)` shuts
 the noted sockets down: the Python thread reads the end, closes its side and ends. The JVM's
 side of the socket stays in Py4J's pool, which nothing here can reach. A query that has ended
-makes no further call, so nothing waits on them. On Spark Connect the function runs in a
-Python process of Spark's and nothing is noted.
+makes no further call, so nothing waits on them. On Spark Connect the function is pickled to
+a Python process of Spark's, its notes as an empty set, and nothing is noted there.
 """
 
 from __future__ import annotations
