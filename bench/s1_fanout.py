@@ -19,11 +19,17 @@ stream): seconds per table per round, jobs per table per round.
 
 Sizes chosen for a 2-core machine: tables of 20 rows and one commit per round, so a round
 measures the job's fixed cost per stream rather than reading; 3 rounds at 1 and 20 tables, 2
-at 100 and 500. On the shared development machine at a load average of 20 to 30, 1, 20 and
-100 tables took 37 minutes and 500 tables would take over an hour per round: S1_TABLES=1,20,100
-runs those only, and the figure is stored after each table count, so a run cut short keeps
-what it finished. One driver process measures every count in turn: the "after" figures and
-the Python RSS peaks include what the earlier counts left behind.
+at 100 and 500. On the shared development machine, 1, 20 and 100 tables took 37 minutes at a
+load average of 20 to 30 and 6 minutes at 2 to 6; 500 tables took 20 and 27 minutes per round
+at 6 to 9, with a 6 GiB driver. So the counts can be measured apart: S1_TABLES=500 (or
+1,20,100) measures those only. Each count's result
+is stored on its own in `results/s1_fanout_counts.json` with the date, the load average and
+the driver process it was measured in, as soon as the count ends (a remark on what its figures
+showed may be added to the file by hand afterwards); the figure is then rendered
+from every stored count, so measuring one count keeps the others' figures and a run cut short
+keeps what it finished. One driver process measures the counts it is given in
+turn: the "after" figures and the Python RSS peaks include what the earlier counts of that
+process left behind. The driver's memory grows with the largest count (DRIVER_MEMORY).
 
 The headline ratio compares the steady per-table cost at the largest count measured (500)
 with that at 20 tables (seconds per table per round): 1.0 is linear in tables, above 1 is
@@ -33,13 +39,15 @@ cheaper per table at scale.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import statistics
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +61,10 @@ ROUNDS = {1: 3, 20: 3, 100: 2, 500: 2}
 INITIAL = 20  # rows per table before the first round
 SAMPLE_S = 0.5
 MAX_STARTING = 2  # each query starts a Python process; 2 shared cores
-TIMEOUT_S = 1800.0
+TIMEOUT_S = 1800.0  # per round, at least; a larger count gets TIMEOUT_PER_TABLE_S per table
+TIMEOUT_PER_TABLE_S = 20.0
+DRIVER_MEMORY = {1: "2g", 20: "2g", 100: "2g", 500: "6g"}  # the JVM heap peaked at 2.2 GiB at 100
+COUNTS = "s1_fanout_counts.json"  # each count's stored result, in bench/results
 THREADS: dict[str, int] = {}
 
 
@@ -208,6 +219,8 @@ class Scale:
     tables: int
     build_s: float
     rounds: list[Round] = field(default_factory=list)
+    load_start: float = 0.0  # the load average when the count's first round began
+    load_end: float = 0.0  # and when its last round ended
 
     def steady(self) -> list[Round]:
         return self.rounds[1:] or self.rounds
@@ -274,9 +287,10 @@ def run_round(
             max_starting=MAX_STARTING,
             on_failure="continue",
         )
+        timeout = max(TIMEOUT_S, TIMEOUT_PER_TABLE_S * len(instances))
         try:
-            if not job.await_termination(TIMEOUT_S):
-                raise RuntimeError(f"S1: {len(instances)} tables did not finish in {TIMEOUT_S} s")
+            if not job.await_termination(timeout):
+                raise RuntimeError(f"S1: {len(instances)} tables did not finish in {timeout} s")
         except StreamFailedError:
             pass  # counted below: a stream whose Python process never connected back in time
         finally:
@@ -313,12 +327,13 @@ def measure(spark: Any, memory: Memory, tables: int, rounds: int, tmp: Path) -> 
     path = tmp / f"s1-{tables}.db"
     built = time.perf_counter()
     instances = build(path, tables)
-    scale = Scale(tables, time.perf_counter() - built)
+    scale = Scale(tables, time.perf_counter() - built, load_start=os.getloadavg()[0])
     work = tmp / f"lake-{tables}"
     with serve(path, max_connections=4096) as server:
         for round_no in range(rounds):
             change(path, tables, round_no)
             scale.rounds.append(run_round(spark, memory, server, instances, work, round_no))
+    scale.load_end = os.getloadavg()[0]
     return scale
 
 
@@ -348,26 +363,98 @@ def scale_line(s: Scale) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One table count's stored result: what the figure shows of it, and when, at what load
+    and in which driver process it was measured."""
+
+    tables: int
+    per_table_s: float  # steady seconds per table per round
+    seconds: list[float]  # per round
+    jobs: list[int]  # per round
+    failed: list[int]  # streams failed, per round
+    build_s: float
+    row: str  # its line of the figure's table
+    measured_at: str
+    load: str  # the load average at its start and end
+    driver: str  # the driver process: its memory and the counts it measured, in turn
+    remark: str = ""  # what was found reading this count's figures, written after the run
+
+
+def measured(s: Scale, driver: str) -> Measured:
+    """A finished count as stored."""
+    return Measured(
+        tables=s.tables,
+        per_table_s=s.per_table_s(),
+        seconds=[round(r.seconds, 1) for r in s.rounds],
+        jobs=[r.jobs for r in s.rounds],
+        failed=[r.failed for r in s.rounds],
+        build_s=s.build_s,
+        row=scale_line(s),
+        measured_at=f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        load=f"{s.load_start:.1f} to {s.load_end:.1f}",
+        driver=driver,
+    )
+
+
+def load_counts(path: Path) -> dict[int, Measured]:
+    """The stored counts by table count; none when the file is missing."""
+    if not path.exists():
+        return {}
+    stored = json.loads(path.read_text())
+    return {int(k): Measured(**v) for k, v in stored.items()}
+
+
+def save_counts(path: Path, counts: dict[int, Measured]) -> None:
+    """Store every count's result, by table count."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = {str(k): asdict(counts[k]) for k in sorted(counts)}
+    path.write_text(json.dumps(text, indent=2, sort_keys=True) + "\n")
+
+
+def merged(stored: dict[int, Measured], new: Measured) -> dict[int, Measured]:
+    """The stored counts with `new` in place of its table count's older result."""
+    return {**stored, new.tables: new}
+
+
 def run(counts: tuple[int, ...] = ()) -> Figure:
-    """The figure over `counts` tables (default $S1_TABLES, comma-separated, else
-    TABLE_COUNTS)."""
+    """The figure over every stored count, once `counts` tables (default $S1_TABLES,
+    comma-separated, else TABLE_COUNTS) are measured again."""
     from mssql_cdc.spark import local_session
+    from run import RESULTS
 
     given = tuple(int(c) for c in os.environ.get("S1_TABLES", "").split(",") if c)
     counts = counts or given or TABLE_COUNTS
+    memory_size = max((DRIVER_MEMORY[c] for c in counts), key=lambda m: int(m[:-1]))
+    driver = (
+        f"driver memory {memory_size}, measuring {', '.join(str(c) for c in counts)} tables, "
+        f"at commit {_commit()}"
+    )
 
-    spark = local_session("mssql-cdc-bench-s1-fanout")
-    scales: list[Scale] = []
+    stored = load_counts(RESULTS / COUNTS)
+    spark = local_session("mssql-cdc-bench-s1-fanout", driver_memory=memory_size)
     try:
         memory = Memory(spark)
         with tempfile.TemporaryDirectory(prefix="s1-") as tmp:
             warm_up(spark, memory, Path(tmp))
             for tables in counts:
-                scales.append(measure(spark, memory, tables, ROUNDS[tables], Path(tmp)))
-                keep(figure(scales))  # a run cut short keeps the table counts it finished
+                scale = measure(spark, memory, tables, ROUNDS[tables], Path(tmp))
+                stored = merged(stored, measured(scale, driver))
+                save_counts(RESULTS / COUNTS, stored)
+                keep(figure(list(stored.values())))  # a run cut short keeps what it finished
     finally:
         spark.stop()
-    return figure(scales)
+    return figure(list(stored.values()))
+
+
+def _commit() -> str:
+    """The checked-out commit the figures are measured at ("unknown" outside git)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
+    )
+    return done.stdout.strip() or "unknown"
 
 
 def keep(partial: Figure) -> None:
@@ -379,23 +466,21 @@ def keep(partial: Figure) -> None:
     write_report(HERE / "REPORT.md", load_results(RESULTS, BENCHMARKS))
 
 
-def figure(scales: list[Scale]) -> Figure:
-    """The S1 figure of the measured table counts."""
-    by = {s.tables: s for s in scales}
-    small, large = by.get(20, scales[0]), by.get(500, scales[-1])
-    rounds_note = ", ".join(f"{s.tables}: {len(s.rounds)}" for s in scales)
-    per_round = "; ".join(
-        f"{s.tables} tables: {[round(r.seconds, 1) for r in s.rounds]} s, "
-        f"{[r.jobs for r in s.rounds]} jobs"
-        for s in scales
-    )
+def figure(counts: list[Measured]) -> Figure:
+    """The S1 figure of the measured table counts: the steady cost per table at the largest
+    count (500 when measured) against that at 20 tables (else the smallest)."""
+    counts = sorted(counts, key=lambda m: m.tables)
+    by = {m.tables: m for m in counts}
+    small, large = by.get(20, counts[0]), by.get(500, counts[-1])
+    rounds_note = ", ".join(f"{m.tables}: {len(m.seconds)}" for m in counts)
+    per_round = "; ".join(f"{m.tables} tables: {m.seconds} s, {m.jobs} jobs" for m in counts)
     return Figure(
         key="S1",
-        title=f"fan_out over {', '.join(str(s.tables) for s in scales)} small tables, one "
+        title=f"fan_out over {', '.join(str(m.tables) for m in counts)} small tables, one "
         "availableNow run of the job per round of steady changes",
         unit="tables/s",
-        ours=1 / large.per_table_s(),
-        baseline=1 / small.per_table_s(),
+        ours=1 / large.per_table_s,
+        baseline=1 / small.per_table_s,
         baseline_name=f"the same job over {small.tables} tables",
         target=f"ratio >= 1.0 (cost per table no higher at {large.tables} tables than at "
         f"{small.tables}: linear)",
@@ -404,18 +489,24 @@ def figure(scales: list[Scale]) -> Figure:
             "round one commit (an update and an insert); one emulator file per table count, "
             "served over TDS, read with the pymssql backend; root, one facts table, "
             f"max_starting={MAX_STARTING}, max_snapshots=2 (default), no bootstrap, "
-            "availableNow; local[2] session, 2 GiB driver",
+            "availableNow; local[2] session",
+            "each count measured apart, with its date, the load average at its start and "
+            "end, and its driver process (the measured date above is the latest count's): "
+            + "; ".join(
+                f"{m.tables} tables: {m.measured_at}, load {m.load}, {m.driver}" for m in counts
+            ),
             f"rounds per table count ({rounds_note}); round 0 is the job's first run (every "
             "table, checkpoint and state file created), the others steady: one micro-batch "
             "per stream per round",
             f"seconds and Spark jobs per round: {per_round}",
             "streams that failed because their query's Python process did not connect back "
             "within Spark's 10 s, after fan_out's five attempts, per round: "
-            + "; ".join(f"{s.tables} tables: {[r.failed for r in s.rounds]}" for s in scales),
-            "one driver process for every count, in turn: the after figures and the Python "
-            "RSS peaks include what the earlier counts left behind",
+            + "; ".join(f"{m.tables} tables: {m.failed}" for m in counts),
+            "a driver process measures the counts it is given in turn: its after figures and "
+            "Python RSS peaks include what its earlier counts left behind",
             "building the emulator files (not measured): "
-            + ", ".join(f"{s.tables}: {s.build_s:.0f} s" for s in scales),
+            + ", ".join(f"{m.tables}: {m.build_s:.0f} s" for m in counts),
+            *(f"{m.tables} tables: {m.remark}" for m in counts if m.remark),
         ],
         table=[
             "Per table count: the first round, then the steady rounds' median; peaks over "
@@ -427,7 +518,7 @@ def figure(scales: list[Scale]) -> Figure:
             "| JVM open files peak / after | Python workers peak | server connections peak / "
             "after |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-            *(scale_line(s) for s in scales),
+            *(m.row for m in counts),
         ],
     )
 

@@ -8,7 +8,9 @@ recovers on its own; the streams share one facts table. Decision 1020. A stream 
 because its connection to the source failed past its retries says so, and to run the job
 again (decision 1406); one that failed on another error of the SQL Server driver says the
 error is the driver's, and what to check. A query still in Spark's first status counts as
-starting (decision 1434).
+starting (decision 1434). Once a stream's query has ended, the Py4J connection its sink was
+called on is closed, so a job run again and again in one driver leaves no thread or socket
+per stream behind (decision 1450).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from mssql_cdc.core import is_store_uri, spark_only, write_fault_advice
 from mssql_cdc.errors import ConfigError, StreamFailedError
 from mssql_cdc.options import OnDataLoss, SnapshotMode
+from mssql_cdc.pipeline.callback_connections import release_ended
 from mssql_cdc.pipeline.cdc_stream import CdcStream
 from mssql_cdc.pipeline.fan_out_plan import (
     JobSettings,
@@ -288,7 +291,10 @@ class FanOutJob:
             if query is None:
                 self._set(app_id, "stopped")
                 return
-            query.awaitTermination()
+            try:
+                query.awaitTermination()
+            finally:
+                release_ended(query)  # its sink is called no more
         except Exception as exc:  # noqa: BLE001 - recorded as the stream's failure, re-raised by await
             self._fail(planned, exc)
             return

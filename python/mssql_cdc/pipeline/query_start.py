@@ -1,7 +1,9 @@
 """Starting a stream's query: the `mssql_cdc` source at the generation's start, with its batch
 figures, observed as the `mssql_cdc` metric of the query's progress, into the Delta sink
 through `foreachBatch` (the figures' rows dropped first), in the generation's Spark checkpoint,
-rid first of a first write a killed run left (decisions 1382, 1391, 1404)."""
+rid first of a first write a killed run left (decisions 1382, 1391, 1404). The Py4J connection
+the sink's calls come in on is noted, for `release` to close once the query has ended
+(decision 1450)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from mssql_cdc.core import (
 from mssql_cdc.facts import sink_id
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.pipeline.arguments import ToDeltaArgs
+from mssql_cdc.pipeline.callback_connections import CallbackConnections, track
 from mssql_cdc.pipeline.observed_metrics import observed_stream, without_figures
 from mssql_cdc.tables import store_settings
 
@@ -74,9 +77,10 @@ def start_query(
     opened_by = None
     if start is not None:
         opened_by = ("resnapshot" if paths.generation > 0 else "bootstrap", lsn.normalize(start))
+    connections = CallbackConnections()
     writer = (
         observed_stream(changes, paths.generation, opened_by)
-        .writeStream.foreachBatch(_answerable(sink))
+        .writeStream.foreachBatch(_answerable(sink, connections))
         .option("checkpointLocation", paths.checkpoint)
         .queryName(args.query_name or sink_id(args.app_id, paths.generation))
     )
@@ -84,16 +88,22 @@ def start_query(
         writer = writer.trigger(**args.trigger)
     if not is_store_uri(paths.checkpoint):
         drop_abandoned_first_writes(paths.checkpoint)  # else Spark refuses batch 0 for good
-    return writer.start()
+    query = writer.start()
+    track(query, connections)
+    return query
 
 
-def _answerable(sink: Callable[[DataFrame, int], None]) -> Callable[[DataFrame, int], None]:
+def _answerable(
+    sink: Callable[[DataFrame, int], None], connections: CallbackConnections
+) -> Callable[[DataFrame, int], None]:
     """`sink` as Spark calls it through Py4J, handed the batch's change rows alone (the
     figures' rows and column dropped). Py4J answers only an `Exception`: any other
     BaseException (a failpoint's InjectedFault, KeyboardInterrupt) would end Py4J's callback
-    thread unanswered and leave the query waiting forever, so it fails the batch instead."""
+    thread unanswered and leave the query waiting forever, so it fails the batch instead.
+    Each call notes the connection it came in on in `connections`."""
 
     def call(df: DataFrame, batch_id: int) -> None:
+        connections.note()
         try:
             sink(without_figures(df), batch_id)
         except Exception:
