@@ -61,7 +61,15 @@ def findings(source: str) -> list[str]:
             and node.func.id in ("getattr", "hasattr")
             and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant)
-            and node.args[1].value in PRIVATE_ATTRIBUTES
+            and isinstance(node.args[1].value, str)
+            and (
+                node.args[1].value in PRIVATE_ATTRIBUTES
+                or (
+                    node.args[1].value.startswith("_")
+                    and isinstance(node.args[0], ast.Name)
+                    and node.args[0].id == "SparkContext"
+                )
+            )
         ):
             found.append(f"{node.lineno}: {node.func.id} {node.args[1].value}")
         elif isinstance(node, ast.Import):
@@ -110,6 +118,8 @@ def test_the_checker_sees_a_jvm_handle_written_as_attribute_or_getattr() -> None
 def test_the_checker_sees_the_class_wide_gateway_of_sparkcontext() -> None:
     source = "from pyspark import SparkContext\ngateway = SparkContext._gateway\n"
     assert findings(source) == ["2: SparkContext._gateway"]
+    written = 'gateway = getattr(SparkContext, "_gateway", None)\n'
+    assert findings(written) == ["1: getattr _gateway"]
 
 
 def test_each_allowed_module_still_needs_its_place_on_the_list() -> None:

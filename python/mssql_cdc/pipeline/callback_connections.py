@@ -108,9 +108,13 @@ def release_ended(query: StreamingQuery) -> int:
 
 
 def _java_client() -> Any:
-    """The Py4J client of the driver's classic SparkContext, or None (none started here)."""
-    from pyspark import SparkContext
+    """The Py4J client of the driver's classic SparkContext, or None (none started here, or a
+    PySpark whose internals differ: noting is a clean-up, never a reason to fail a batch)."""
+    try:
+        from pyspark import SparkContext
 
-    gateway = SparkContext._gateway
-    server = gateway.get_callback_server() if gateway is not None else None
-    return getattr(server, "gateway_client", None)
+        gateway = getattr(SparkContext, "_gateway", None)
+        server = gateway.get_callback_server() if gateway is not None else None
+        return getattr(server, "gateway_client", None)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return None
