@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pymssql
 import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer, io_statistics, reset_io_statistics
+from tests.unit.support.tds_clients import fetch
 
 KEYS = [*(f"{c}{i:04d}" for i in range(500) for c in ("a", "B")), "b0001zzzzz"]
 
@@ -37,13 +37,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, TdsServer]]:
 
 
 def keys(server: TdsServer, sql: str) -> list[Any]:
-    conn = pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
-    try:
-        cursor = conn.cursor()
-        cursor.execute(sql)
-        return [row[0] for row in cursor.fetchall()]
-    finally:
-        conn.close()
+    return [row[0] for row in fetch(server, sql)]
 
 
 def test_a_text_bound_on_a_character_key_reads_only_its_range(

@@ -26,6 +26,7 @@ import pymssql
 import pytest
 
 from mssql_cdc.emulator import Emulator, TdsServer
+from tests.unit.support.tds_clients import connect
 
 
 @pytest.fixture
@@ -51,10 +52,6 @@ def pymssql_default(server: TdsServer) -> Any:
     kwargs = server.connect_kwargs("pymssql")
     del kwargs["autocommit"]
     return pymssql.connect(**kwargs, login_timeout=10, timeout=10)
-
-
-def pymssql_autocommit(server: TdsServer) -> Any:
-    return pymssql.connect(**server.connect_kwargs("pymssql"), login_timeout=10, timeout=10)
 
 
 def scalar(conn: Any, sql: str) -> Any:
@@ -113,7 +110,7 @@ def test_mssql_python_with_autocommit_off_rolls_back_to_no_row_and_no_change_row
 def test_nested_begins_count_in_trancount_and_only_the_outermost_commit_commits(
     emulator: Emulator, server: TdsServer
 ) -> None:
-    conn = pymssql_autocommit(server)
+    conn = connect(server)
     try:
         assert scalar(conn, "SELECT @@TRANCOUNT") == 0
         assert scalar(conn, "BEGIN TRAN; BEGIN TRANSACTION; SELECT @@TRANCOUNT") == 2
@@ -127,7 +124,7 @@ def test_nested_begins_count_in_trancount_and_only_the_outermost_commit_commits(
 
 
 def test_commit_and_rollback_without_a_transaction_get_3902_and_3903(server: TdsServer) -> None:
-    conn = pymssql_autocommit(server)
+    conn = connect(server)
     try:
         with pytest.raises(pymssql.Error) as commit:
             conn.cursor().execute("COMMIT TRAN")
@@ -143,7 +140,7 @@ def test_commit_and_rollback_without_a_transaction_get_3902_and_3903(server: Tds
 def test_a_rollback_in_a_batch_without_semicolons_undoes_the_insert_before_it(
     emulator: Emulator, server: TdsServer
 ) -> None:
-    conn = pymssql_autocommit(server)
+    conn = connect(server)
     try:
         conn.cursor().execute(
             "BEGIN TRAN INSERT INTO dbo.orders (order_id, status) VALUES (2, N'x') ROLLBACK TRAN"
@@ -157,7 +154,7 @@ def test_a_rollback_in_a_batch_without_semicolons_undoes_the_insert_before_it(
 def test_rollback_to_a_savepoint_undoes_only_the_writes_after_it(
     emulator: Emulator, server: TdsServer
 ) -> None:
-    conn = pymssql_autocommit(server)
+    conn = connect(server)
     try:
         cursor = conn.cursor()
         cursor.execute("BEGIN TRAN outer_t")
@@ -180,8 +177,8 @@ def test_rollback_to_a_savepoint_undoes_only_the_writes_after_it(
 def test_an_open_transactions_insert_makes_another_sessions_read_committed_read_wait(
     emulator: Emulator, server: TdsServer
 ) -> None:
-    writer = pymssql_autocommit(server)
-    reader = pymssql_autocommit(server)
+    writer = connect(server)
+    reader = connect(server)
     try:
         writer.cursor().execute("BEGIN TRAN")
         writer.cursor().execute("INSERT INTO dbo.orders (order_id, status) VALUES (2, N'open')")
@@ -200,8 +197,8 @@ def test_an_open_transactions_insert_makes_another_sessions_read_committed_read_
 def test_transactions_are_captured_in_commit_order_not_begin_order(
     emulator: Emulator, server: TdsServer
 ) -> None:
-    first = pymssql_autocommit(server)
-    second = pymssql_autocommit(server)
+    first = connect(server)
+    second = connect(server)
     try:
         first.cursor().execute("BEGIN TRAN")
         first.cursor().execute("INSERT INTO dbo.orders (order_id, status) VALUES (10, N'first')")
@@ -220,7 +217,7 @@ def test_transactions_are_captured_in_commit_order_not_begin_order(
 def test_implicit_transactions_begin_at_a_write_and_a_closed_connection_rolls_back(
     emulator: Emulator, server: TdsServer
 ) -> None:
-    conn = pymssql_autocommit(server)
+    conn = connect(server)
     try:
         cursor = conn.cursor()
         cursor.execute("SET IMPLICIT_TRANSACTIONS ON")
