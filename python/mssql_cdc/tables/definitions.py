@@ -20,6 +20,7 @@ __all__ = [
     "FACTS",
     "FACTS_COMMENT",
     "KINDS",
+    "KIND_PROPERTY",
     "SILVER_COMMENT",
     "SILVER_LIBRARY",
     "Column",
@@ -29,6 +30,7 @@ __all__ = [
 
 TableKind = Literal["bronze", "facts", "control", "silver"]
 KINDS: tuple[TableKind, ...] = ("bronze", "facts", "control", "silver")
+KIND_PROPERTY = "mssql_cdc.kind"  # the table property naming a library table's kind
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mssql_cdc.tables.kept_rows import kept_rows
 from mssql_cdc.tables.reference import (
     TableOutOfReach,
     TableRef,
     deltalake_errors,
     is_local,
-    open_table,
     table_ref,
 )
+from mssql_cdc.tables.shared_tables import using_table
 from mssql_cdc.tables.store_conf import store_settings
 
 if TYPE_CHECKING:
@@ -58,9 +59,11 @@ def newest_version(ref: TableRef) -> NewestVersion:
     Raises:
         TableOutOfReach: as `open_table`, or deltalake cannot read the log.
     """
-    table = open_table(ref)
     try:
-        return NewestVersion(int(table.version()), str(table.metadata().id), len(table.file_uris()))
+        with using_table(ref) as table:
+            return NewestVersion(
+                int(table.version()), str(table.metadata().id), len(table.file_uris())
+            )
     except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the log: {exc}") from exc
 
@@ -72,9 +75,9 @@ def history(ref: TableRef, *, limit: int | None = None) -> list[dict[str, Any]]:
     Raises:
         TableOutOfReach: as `open_table`, or deltalake cannot read the log.
     """
-    table = open_table(ref)
     try:
-        return list(table.history(limit))
+        with using_table(ref) as table:
+            return list(table.history(limit))
     except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the history: {exc}") from exc
 
@@ -87,9 +90,9 @@ def properties(ref: TableRef) -> dict[str, str]:
     Raises:
         TableOutOfReach: as `open_table`, or deltalake cannot read the log.
     """
-    table = open_table(ref)
     try:
-        return {str(k): str(v) for k, v in table.metadata().configuration.items()}
+        with using_table(ref) as table:
+            return {str(k): str(v) for k, v in table.metadata().configuration.items()}
     except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the metadata: {exc}") from exc
 
@@ -114,9 +117,9 @@ def transaction_version(ref: TableRef, app_id: str) -> int | None:
     Raises:
         TableOutOfReach: as `open_table`, or deltalake cannot read the log.
     """
-    table = open_table(ref)
     try:
-        recorded = table.transaction_version(app_id)
+        with using_table(ref) as table:
+            recorded = table.transaction_version(app_id)
     except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the log: {exc}") from exc
     return None if recorded is None else int(recorded)
@@ -141,19 +144,30 @@ def read_rows(
         TableOutOfReach: a catalog name, no Delta table at the path, a column the table lacks,
             or a table deltalake cannot read (e.g. a reader feature it does not support).
     """
-    table = open_table(ref)
+    names = list(columns) if columns is not None else None
     try:
-        dataset = table.to_pyarrow_dataset()
-        names = list(columns) if columns is not None else None
-        missing = [c for c in names or () if c not in dataset.schema.names]
-        if missing:
-            raise TableOutOfReach(f"{ref}: the table has no columns {missing}")
-        # One thread: a threaded scan through deltalake's file system (pyarrow 26, deltalake
-        # 1.6) leaves a thread that aborts the interpreter at exit; bookkeeping tables are small.
-        data = dataset.to_table(columns=names, filter=where, use_threads=False)
+        with using_table(ref) as table:
+            kept = None if ref.location is None else kept_rows(ref.location, table)
+            if kept is None:
+                dataset = table.to_pyarrow_dataset()
+        if kept is not None:
+            _require_columns(ref, names, kept.schema.names)
+            data = kept if where is None else kept.filter(where)
+            data = data if names is None else data.select(names)
+        else:
+            _require_columns(ref, names, dataset.schema.names)
+            # One thread: a threaded scan through deltalake's file system (pyarrow 26, deltalake
+            # 1.6) leaves a thread that aborts the interpreter at exit.
+            data = dataset.to_table(columns=names, filter=where, use_threads=False)
     except deltalake_errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the table: {exc}") from exc
     return _naive_times(data)
+
+
+def _require_columns(ref: TableRef, names: list[str] | None, have: list[str]) -> None:
+    missing = [c for c in names or () if c not in have]
+    if missing:
+        raise TableOutOfReach(f"{ref}: the table has no columns {missing}")
 
 
 def _naive_times(data: pa.Table) -> pa.Table:

@@ -20,9 +20,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mssql_cdc.tables.reference import TableOutOfReach, is_local, open_table
+from mssql_cdc.tables.reference import TableOutOfReach, is_local
 from mssql_cdc.tables.refs import TableRef
 from mssql_cdc.tables.retry import retry_on_conflict
+from mssql_cdc.tables.shared_tables import using_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -41,9 +42,9 @@ def columns_of(ref: TableRef) -> list[str]:
     Raises:
         TableOutOfReach: as `reference.open_table`.
     """
-    table = open_table(ref)
     try:
-        return [field.name for field in table.schema().fields]
+        with using_table(ref) as table:
+            return [field.name for field in table.schema().fields]
     except _errors() as exc:
         raise TableOutOfReach(f"{ref}: deltalake cannot read the schema: {exc}") from exc
 
@@ -78,21 +79,21 @@ def append_rows(
         from deltalake import CommitProperties, Transaction, write_deltalake
         from deltalake.exceptions import CommitFailedError
 
-        table = open_table(ref)
         try:
-            recorded = None if key is None else table.transaction_version(key[0])
-            if key is not None and recorded is not None and int(recorded) >= key[1]:
-                return False
-            data = _arrow_rows(table.schema().to_arrow(), rows)
-            write_deltalake(
-                table,
-                data,
-                mode="append",
-                commit_properties=CommitProperties(
-                    custom_metadata=_commit_info(text),
-                    app_transactions=None if key is None else [Transaction(*key)],
-                ),
-            )
+            with using_table(ref) as table:
+                recorded = None if key is None else table.transaction_version(key[0])
+                if key is not None and recorded is not None and int(recorded) >= key[1]:
+                    return False
+                data = _arrow_rows(table.schema().to_arrow(), rows)
+                write_deltalake(
+                    table,
+                    data,
+                    mode="append",
+                    commit_properties=CommitProperties(
+                        custom_metadata=_commit_info(text),
+                        app_transactions=None if key is None else [Transaction(*key)],
+                    ),
+                )
         except CommitFailedError:
             raise  # a lost race: retried below, and the retry finds the key if the winner had it
         except _errors() as exc:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from mssql_cdc.errors import ConfigError, InternalError
 from mssql_cdc.tables import definitions as schemas
 from mssql_cdc.tables.creation import create_statement
-from mssql_cdc.tables.definitions import TableKind
+from mssql_cdc.tables.definitions import KIND_PROPERTY, TableKind
 from mssql_cdc.tables.delta_read import table_properties
 from mssql_cdc.tables.migrations import Migration, sql_string
 from mssql_cdc.tables.migrations import bronze as bronze_migrations
@@ -33,6 +33,7 @@ from mssql_cdc.tables.migrations import silver as silver_migrations
 from mssql_cdc.tables.reference import TableRef, require_distinct, table_ref
 from mssql_cdc.tables.retry import is_concurrent_commit_error, retry_on_conflict
 from mssql_cdc.tables.shapes import ShapeColumn, needs_column_mapping, shape_of
+from mssql_cdc.tables.shared_tables import exists_here
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -58,7 +59,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-KIND_PROPERTY = "mssql_cdc.kind"
 VERSION_PROPERTY = "mssql_cdc.schema_version"
 MIN_VERSION_PROPERTY = "mssql_cdc.min_version"
 SQL_TYPES_PROPERTY = "mssql_cdc.sql_types"
@@ -145,7 +145,7 @@ def open_for_write(spark: SparkSession, ref: TableRef | str, kind: TableKind) ->
         ConfigError: the table is another kind or needs a newer library.
     """
     ref = table_ref(ref)
-    if not ref.exists(spark):
+    if not exists_here(spark, ref):
         return None
     version = _checked_version(spark, ref, kind)
     migrations = migrations_for(kind)
@@ -162,7 +162,7 @@ def open_for_write(spark: SparkSession, ref: TableRef | str, kind: TableKind) ->
 def open_for_read(spark: SparkSession, ref: TableRef | str, kind: TableKind) -> TableHandle | None:
     """Open an existing table for reading: kind checked, never migrated; None when missing."""
     ref = table_ref(ref)
-    if not ref.exists(spark):
+    if not exists_here(spark, ref):
         return None
     return TableHandle(ref, kind, _checked_version(spark, ref, kind, writing=False))
 

@@ -17,6 +17,7 @@ from mssql_cdc.tables.delta_read import path_of, transaction_version
 from mssql_cdc.tables.reference import TableOutOfReach
 from mssql_cdc.tables.refs import TableRef, table_ref
 from mssql_cdc.tables.retry import retry_on_conflict
+from mssql_cdc.tables.shared_tables import exists_here
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -111,7 +112,7 @@ def txn_version(spark: SparkSession, ref: TableRef | str, app_id: str) -> int | 
         The version, or None when the table has none for `app_id` or does not exist.
     """
     ref = table_ref(ref)
-    if not ref.exists(spark):
+    if not exists_here(spark, ref):
         return None
     try:
         return transaction_version(path_of(spark, ref), app_id)

@@ -1,0 +1,154 @@
+"""The rows of the library's bookkeeping tables kept in memory, brought up to date from the
+commits written since (decision 1453).
+
+Every stream of a `fan_out` job reads the facts table when it starts (its checkpoint's owner,
+its sink's newest batch) and every stream appends to it, so reading it whole each time cost
+each stream O(files): the job's start grew with the square of its table count. A facts or
+control table (its `mssql_cdc.kind` property says so) at a local path is read once; a later
+read at a newer version reads only the files the commits since added, when every one of them
+is a blind append (`add` actions of new data, a `txn`, a `commitInfo`). Any other commit (a
+delete, a compaction, a schema change), a table created again (another table id), a commit
+file gone or changed, or a file laid out otherwise than plain Parquet columns (column mapping,
+partitions, deletion vectors) reads the table whole again. A table larger than
+MAX_KEPT_BYTES is read, never kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from mssql_cdc.tables.definitions import KIND_PROPERTY
+from mssql_cdc.tables.shared_tables import FileMark, commit_mark
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+__all__ = ["KEPT_KINDS", "MAX_KEPT_BYTES", "forget_rows", "kept_rows"]
+
+KEPT_KINDS = frozenset({"facts", "control"})  # small by design: a row per batch or event
+MAX_KEPT_BYTES = 64 * 1024 * 1024  # per table; a million facts rows is about this
+_MAX_TABLES = 16
+_MAX_COMMITS = 1_000  # more commits since than this: the whole table is read again
+_BLIND_APPEND = frozenset({"commitInfo", "txn", "add"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    table_id: str
+    version: int
+    mark: FileMark
+    data: pa.Table
+
+
+_kept: OrderedDict[str, _Rows] = OrderedDict()
+_lock = threading.Lock()
+
+
+def kept_rows(location: str, table: DeltaTable) -> pa.Table | None:
+    """Every row of `table` (at local path `location`, as of its loaded version), from memory
+    and the files its commits since the kept version added; None when this table is not kept
+    (not a facts or control table, or laid out otherwise), so the caller reads it itself.
+
+    The caller holds `table` at one version meanwhile (`shared_tables.using_table`).
+    """
+    metadata = table.metadata()
+    configuration = metadata.configuration
+    if configuration.get(KIND_PROPERTY) not in KEPT_KINDS or metadata.partition_columns:
+        return None
+    if configuration.get("delta.columnMapping.mode", "none").lower() != "none":
+        return None
+    version, table_id = int(table.version()), str(metadata.id)
+    mark = commit_mark(location, version)
+    with _lock:
+        before = _kept.get(location)
+    data = None if before is None else _since(location, before, table_id, version)
+    if data is None:
+        data = table.to_pyarrow_dataset().to_table(use_threads=False)
+    if mark is not None and data.nbytes <= MAX_KEPT_BYTES:
+        with _lock:
+            _kept[location] = _Rows(table_id, version, mark, data)
+            _kept.move_to_end(location)
+            while len(_kept) > _MAX_TABLES:
+                _kept.popitem(last=False)
+    return data
+
+
+def forget_rows() -> None:
+    """Drop every kept table's rows (tests)."""
+    with _lock:
+        _kept.clear()
+
+
+def _since(location: str, before: _Rows, table_id: str, version: int) -> pa.Table | None:
+    """`before`'s rows with those of the blind appends up to `version`; None when another
+    kind of commit, or anything unreadable, is in between."""
+    if before.table_id != table_id or not before.version <= version <= before.version + (
+        _MAX_COMMITS
+    ):
+        return None
+    if commit_mark(location, before.version) != before.mark:
+        return None  # the log was rewritten under the kept version
+    added: list[str] = []
+    for between in range(before.version + 1, version + 1):
+        name = os.path.join(location, "_delta_log", f"{between:020d}.json")
+        try:
+            with open(name, encoding="utf-8") as file:
+                paths = _appended_files(file.read().split("\n"))
+        except (OSError, ValueError):
+            return None
+        if paths is None:
+            return None
+        added.extend(os.path.join(location, p) for p in paths)
+    if not added:
+        return before.data
+    return _read_appended(before.data, added)
+
+
+def _appended_files(lines: list[str]) -> list[str] | None:
+    """The relative paths a blind append's commit added; None for any other commit."""
+    paths: list[str] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        action = json.loads(line)
+        if not isinstance(action, dict) or len(action) != 1:
+            return None
+        kind, body = next(iter(action.items()))
+        if kind not in _BLIND_APPEND:
+            return None
+        if kind != "add":
+            continue
+        if not isinstance(body, dict) or body.get("dataChange") is not True:
+            return None
+        path = body.get("path")
+        if not isinstance(path, str) or body.get("deletionVector") or body.get("partitionValues"):
+            return None
+        relative = unquote(path)
+        if "://" in relative or relative.startswith("/") or ".." in relative.split("/"):
+            return None  # a file outside the table's folder: read the table whole
+        paths.append(relative)
+    return paths
+
+
+def _read_appended(kept: pa.Table, files: list[str]) -> pa.Table | None:
+    """`kept` with the rows of Parquet `files` appended, cast to its schema; None when a file
+    cannot be read so (a column missing, a type that does not cast)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = kept.schema.names
+    parts = [kept]
+    for path in files:
+        try:
+            found = pq.read_table(path, columns=names, use_threads=False)
+            parts.append(found.select(names).cast(kept.schema))
+        except (OSError, KeyError, ValueError, pa.ArrowException):
+            return None
+    return pa.concat_tables(parts)
