@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "builtins.hpp"
+#include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/wire.hpp"
 #include "scalar_assign.hpp"
 #include "scalar_calendar.hpp"
@@ -336,8 +337,12 @@ TypedValue assigned(const ColumnType& to, const TypedValue& v) {
       break;
   }
   // Character and binary targets keep the whole value: a longer one is the caller's 2628.
+  // (A fixed-length target is read as its varying form: the emulator pads it.)
   ColumnType whole = to;
   if (target == Group::Text || target == Group::Binary) whole.length = kMax;
+  if (to.kind == SqlKind::Char) whole.kind = SqlKind::VarChar;
+  if (to.kind == SqlKind::NChar) whole.kind = SqlKind::NVarChar;
+  if (to.kind == SqlKind::Binary) whole.kind = SqlKind::VarBinary;
   try {
     return convert(whole, v, 0);
   } catch (const Error& e) {

@@ -32,7 +32,7 @@ from tests.unit.support.tds_clients import connect
 
 TABLE = (
     "CREATE TABLE dbo.t (id int PRIMARY KEY, v nvarchar(10), d decimal(9,2), b bit, "
-    "dt datetime2, f float, g uniqueidentifier, vb varbinary(10), old datetime)"
+    "dt datetime2, f float, g uniqueidentifier, vb varbinary(10), old datetime, c char(3))"
 )
 
 
@@ -82,11 +82,13 @@ def test_text_and_numbers_convert_to_the_columns_types_on_insert(conn: Any) -> N
     run(conn, "INSERT INTO dbo.t (id, f) VALUES (2, '1e3')")
     run(conn, "INSERT INTO dbo.t (id, v) VALUES (3, 1.50)")
     run(conn, "INSERT INTO dbo.t (id, d) VALUES (4.99, 7)")  # truncated to 4, as CAST does
+    run(conn, "INSERT INTO dbo.t (id, c) VALUES (5, 7)")  # char(3) pads with spaces
     assert row(conn, 44, "v") == ("5",)
     assert row(conn, 1, "d") == (Decimal("12.50"),)
     assert row(conn, 2, "f") == (1000.0,)
     assert row(conn, 3, "v") == ("1.50",)
     assert row(conn, 4, "d") == (Decimal("7.00"),)
+    assert row(conn, 5, "c") == ("7  ",)
 
 
 def test_true_false_and_nonzero_numbers_convert_to_bit(conn: Any) -> None:
