@@ -181,3 +181,30 @@ def test_pairs_sql_server_never_converts_are_error_206(conn: Any) -> None:
         "Operand type clash: int is incompatible with datetime2",
     )
     assert keys(conn) == []
+
+
+@pytest.mark.parametrize("driver", ["pymssql", "mssql-python", "python-tds"])
+def test_parameters_convert_to_the_columns_types_as_literals_do(
+    tmp_path: Path, driver: str
+) -> None:
+    """A driver's typed parameter (sp_executesql's for mssql-python and python-tds) converts
+    as a literal does: a text key into int, a number into nvarchar."""
+    emu = Emulator.create(tmp_path / "params.db")
+    emu.create_table("dbo.p", {"id": "int", "v": "nvarchar(10)"}, primary_key="id")
+    marker = "?" if driver == "mssql-python" else "%s"
+    with emu.serve() as server:
+        connection = connect(server, driver)
+        try:
+            cursor = connection.cursor()
+            cursor.execute(f"INSERT INTO dbo.p (id, v) VALUES ({marker}, {marker})", ("44", 5))
+            connection.commit()
+        finally:
+            connection.close()
+        checker = connect(server)
+        try:
+            cursor = checker.cursor()
+            cursor.execute("SELECT id, v FROM dbo.p")
+            assert [tuple(r) for r in cursor.fetchall()] == [(44, "5")]
+        finally:
+            checker.close()
+    emu.close()
