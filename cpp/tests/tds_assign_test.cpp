@@ -62,6 +62,12 @@ TEST(Assigned, ExplicitOnlyPairsAre257AndPairsWithNoConversionAre206) {
   EXPECT_EQ(error_of(ColumnType{SqlKind::Date}, integer(5)), 206);
 }
 
+TEST(Assigned, BinaryBecomesTextAndAnInteger) {
+  const TypedValue bytes{ColumnType{SqlKind::VarBinary, 4}, Bytes{0x00, 0x00, 0x41, 0x42}};
+  EXPECT_EQ(std::get<std::string>(assigned(ColumnType{SqlKind::VarChar, 10}, bytes).value), std::string("\0\0AB", 4));
+  EXPECT_EQ(std::get<std::int64_t>(assigned(ColumnType{SqlKind::Int}, bytes).value), 0x4142);
+}
+
 TEST(Assigned, NullStaysNull) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(assigned(ColumnType{SqlKind::Int}, TypedValue{}).value));
 }

@@ -320,7 +320,11 @@ TypedValue assigned(const ColumnType& to, const TypedValue& v) {
       break;
     case Group::Binary:
       if (target == Group::Temporal || is_float(to.kind)) clash(v, to);
-      if (target != Group::Binary && !is_int(to.kind)) explicit_only(v, to);
+      if (target == Group::DateTime || to.kind == SqlKind::Decimal || to.kind == SqlKind::Bit) {
+        // The chart converts these implicitly; the emulator does not model how.
+        sql_error(50000, "The emulator's TDS front end does not convert " + kind_name(v.type) + " to " + kind_name(to) +
+                             ": write a value of the column's type, or CAST it to one.");
+      }
       break;
     case Group::DateTime:
       if (target == Group::Number || target == Group::Binary) explicit_only(v, to);

@@ -104,6 +104,13 @@ def test_text_converts_to_date_and_time_and_uniqueidentifier(conn: Any) -> None:
     assert guid.upper() == "6F9619FF-8B86-D011-B42D-00C04FC964FF"
 
 
+def test_binary_converts_to_text_and_to_integers_and_integers_to_binary(conn: Any) -> None:
+    run(conn, "INSERT INTO dbo.t (id, v) VALUES (0x0000002A, 0x4142)")
+    run(conn, "INSERT INTO dbo.t (id, vb) VALUES (1, 5)")
+    assert row(conn, 42, "v") == ("AB",)
+    assert row(conn, 1, "vb") == (b"\x00\x00\x00\x05",)  # an int's four bytes, big-endian
+
+
 def test_an_integer_into_datetime_counts_days_from_1900_01_01(conn: Any) -> None:
     run(conn, "INSERT INTO dbo.t (id, old) VALUES (1, 2)")
     expected = datetime.datetime(1900, 1, 1) + datetime.timedelta(days=2)
