@@ -10,6 +10,7 @@
 #include "mssqlcdc/error.hpp"
 #include "mssqlcdc/utc_time.hpp"
 #include "procedures.hpp"
+#include "scalar_assign.hpp"
 #include "stored.hpp"
 #include "tsql.hpp"
 
@@ -148,9 +149,19 @@ std::string decimal_text(__int128 unscaled, int scale) {
   return (negative ? "-" : "") + digits;
 }
 
-// A wire value as the emulator's caller value for column `c`, with SQL Server's conversion
-// errors for what it cannot hold; the emulator's coercion checks the rest.
-emu::Value to_emu(const Statement& s, const emu::Column& c, const TypedValue& v) {
+// The column types whose values SQL Server's implicit conversion makes (decision 1451); the
+// others (xml, sql_variant, rowversion and the opaque types) go to the emulator as written.
+bool converts_into(emu::Base base) {
+  using B = emu::Base;
+  return base != B::Xml && base != B::RowVersion && base != B::SqlVariant && base != B::HierarchyId &&
+         base != B::Geometry && base != B::Geography;
+}
+
+// A wire value as the emulator's caller value for column `c`: converted to the column's type
+// as SQL Server's INSERT and UPDATE convert (245, 248, 8114, 8115, 257, 206...), with 2628 for
+// text or bytes longer than the column; the emulator's coercion checks the rest.
+emu::Value to_emu(const Statement& s, const emu::Column& c, const TypedValue& written) {
+  const TypedValue v = converts_into(c.type.base) ? assigned(column_type(c.type), written) : written;
   using B = emu::Base;
   using K = emu::Value::Kind;
   const B base = c.type.base;

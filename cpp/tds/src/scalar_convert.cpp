@@ -1,13 +1,16 @@
 // CAST and CONVERT: a type named in T-SQL, and a value converted to it with SQL Server's styles
 // (1 and 2 for binary as hex text, 120/121/126 for ISO dates) and errors: 245/8114/241/8169 for
-// text that is no value of the type, 8115 for overflow, 529 for a conversion SQL Server forbids.
+// text that is no value of the type, 8115 for overflow, 529 for a conversion SQL Server forbids;
+// and assigned(), the implicit conversion of INSERT and UPDATE (decision 1451).
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
 
 #include "builtins.hpp"
+#include "mssqlcdc/error.hpp"
 #include "mssqlcdc/tds/wire.hpp"
+#include "scalar_assign.hpp"
 #include "scalar_calendar.hpp"
 #include "scalar_kinds.hpp"
 #include "scalar_numeric.hpp"
@@ -257,6 +260,109 @@ TypedValue convert(const ColumnType& to, const TypedValue& v, int style) {
     }
   }
   sql_error(529, "Explicit conversion from data type " + kind_name(v.type) + " is not allowed.");
+}
+
+namespace {
+
+// The groups the implicit conversion chart treats alike.
+enum class Group : std::uint8_t { Text, Number, Binary, DateTime, Temporal, Guid };
+
+Group group_of(SqlKind k) {
+  if (is_text(k)) return Group::Text;
+  if (is_numeric(k)) return Group::Number;
+  if (is_binary(k)) return Group::Binary;
+  if (k == SqlKind::DateTime) return Group::DateTime;  // datetime and smalldatetime
+  if (is_temporal(k)) return Group::Temporal;          // date, time, datetime2, datetimeoffset
+  return Group::Guid;
+}
+
+[[noreturn]] void explicit_only(const TypedValue& v, const ColumnType& to) {
+  sql_error(257, "Implicit conversion from data type " + kind_name(v.type) + " to " + kind_name(to) +
+                     " is not allowed. Use the CONVERT function to run this query.");
+}
+
+[[noreturn]] void clash(const TypedValue& v, const ColumnType& to) {
+  sql_error(206, "Operand type clash: " + kind_name(v.type) + " is incompatible with " + kind_name(to));
+}
+
+// A number as datetime: days since 1900-01-01, the fraction a part of a day (8115 outside
+// 1753-01-01 .. 9999-12-31).
+TypedValue number_as_datetime(const ColumnType& to, const TypedValue& v) {
+  const double d = as_double(v);
+  const double whole = std::floor(d);
+  const double first = days_of(1753, 1, 1) - days_of(1900, 1, 1);
+  const double last = days_of(9999, 12, 31) - days_of(1900, 1, 1);
+  if (whole < first || whole > last) {
+    sql_error(8115, "Arithmetic overflow error converting expression to data type datetime.");
+  }
+  const auto ticks = static_cast<std::int64_t>(std::llround((d - whole) * 864'000'000'000.0));
+  const TypedValue exact{ColumnType{SqlKind::DateTime2, 0, 0, 7, false},
+                         normalized(days_of(1900, 1, 1) + static_cast<std::int64_t>(whole), ticks)};
+  return convert(to, exact, 0);
+}
+
+}  // namespace
+
+TypedValue assigned(const ColumnType& to, const TypedValue& v) {
+  if (is_null(v.value)) return {to, std::monostate{}};
+  const SqlKind from = v.type.kind;
+  const Group source = group_of(from);
+  const Group target = group_of(to.kind);
+  // The chart's refusals: an explicit-only pair is 257, a pair with no conversion at all 206.
+  switch (source) {
+    case Group::Text:
+      if (target == Group::Binary) explicit_only(v, to);
+      break;
+    case Group::Number:
+      if (target == Group::Temporal || target == Group::Guid) clash(v, to);
+      if (target == Group::Binary && !is_int(from)) explicit_only(v, to);
+      if (target == Group::DateTime) return number_as_datetime(to, v);
+      break;
+    case Group::Binary:
+      if (target == Group::Temporal || is_float(to.kind)) clash(v, to);
+      if (target == Group::DateTime || to.kind == SqlKind::Decimal || to.kind == SqlKind::Bit) {
+        // The chart converts these implicitly; the emulator does not model how.
+        sql_error(50000, "The emulator's TDS front end does not convert " + kind_name(v.type) + " to " + kind_name(to) +
+                             ": write a value of the column's type, or CAST it to one.");
+      }
+      break;
+    case Group::DateTime:
+      if (target == Group::Number || target == Group::Binary) explicit_only(v, to);
+      if (target == Group::Guid) clash(v, to);
+      break;
+    case Group::Temporal:
+      if (target == Group::Number || target == Group::Binary || target == Group::Guid) clash(v, to);
+      if ((from == SqlKind::Date && to.kind == SqlKind::Time) || (from == SqlKind::Time && to.kind == SqlKind::Date)) {
+        clash(v, to);
+      }
+      break;
+    case Group::Guid:
+      if (target != Group::Text && target != Group::Binary && target != Group::Guid) clash(v, to);
+      break;
+  }
+  // Character and binary targets keep the whole value: a longer one is the caller's 2628.
+  // (A fixed-length target is read as its varying form: the emulator pads it.)
+  ColumnType whole = to;
+  if (target == Group::Text || target == Group::Binary) whole.length = kMax;
+  if (to.kind == SqlKind::Char) whole.kind = SqlKind::VarChar;
+  if (to.kind == SqlKind::NChar) whole.kind = SqlKind::NVarChar;
+  if (to.kind == SqlKind::Binary) whole.kind = SqlKind::VarBinary;
+  try {
+    return convert(whole, v, 0);
+  } catch (const Error& e) {
+    if (e.number() != 8115 || !is_int(to.kind) || to.kind == SqlKind::Bit) throw;
+    if (source == Group::Text) {
+      // SQL Server's 248 names the text and the column's type.
+      const std::string name = kind_name(to);
+      sql_error(248, "The conversion of the " + kind_name(v.type) + " value '" + std::get<std::string>(v.value) +
+                         "' overflowed " + (name.front() == 'i' ? "an " : "a ") + name + " column. Use a larger " +
+                         "integer column.");
+    }
+    if (!is_float(from)) {
+      sql_error(8115, "Arithmetic overflow error converting expression to data type " + kind_name(to) + ".");
+    }
+    throw;
+  }
 }
 
 }  // namespace mssqlcdc::tds
