@@ -6,7 +6,8 @@ read directly (a local open, or pyarrow's file system for a URI). Neither starts
 pre-flight tell in milliseconds whether anything but micro-batch facts commits reached the
 facts table since it last read it (`family_cache`). A catalog name is reached through its
 location (`DESCRIBE TABLE EXTENDED`). Every failure here means "cannot tell", never an answer:
-callers fall back to reading the table.
+callers fall back to reading the table. A local commit file is summarized once per process
+while it stays the same file (decision 1452).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import json
 import logging
 import posixpath
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,6 +25,7 @@ from mssql_cdc.core import filesystem_spec, is_store_uri, remembered_settings
 from mssql_cdc.tables.delta_read import newest_version, path_of
 from mssql_cdc.tables.reference import TableOutOfReach, is_local
 from mssql_cdc.tables.refs import TableRef
+from mssql_cdc.tables.shared_tables import FileMark, commit_mark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -123,6 +127,15 @@ def commit_file(location: str, version: int) -> list[str]:
         return file.read().split("\n")
 
 
+# Summaries of local commit files, shared by every reader of the process: a fan_out job's
+# streams each check the commits the others added since their cache (`family_cache`), so
+# each file is read once, not once per stream. An entry is used only while its file is the
+# same file (inode, size, modification time): a table created again at the path has others.
+_MAX_SUMMARIES = 50_000
+_summaries: OrderedDict[tuple[str, int], tuple[FileMark, CommitSummary]] = OrderedDict()
+_summaries_lock = threading.Lock()
+
+
 class LogReader:
     """The Delta log of one table at a path this process reads."""
 
@@ -159,8 +172,21 @@ class LogReader:
         return self._commits[version]
 
     def _read(self, version: int) -> CommitSummary | None:
+        location = self._path.name
+        mark = commit_mark(location, version) if location.startswith("/") else None
+        if mark is not None:
+            with _summaries_lock:
+                found = _summaries.get((location, version))
+            if found is not None and found[0] == mark:
+                return found[1]
         try:
-            return summarize(version, commit_file(self._path.name, version))
+            summary = summarize(version, commit_file(location, version))
         except (OSError, ValueError) as exc:  # no answer here; the caller reads the table
             log.debug("commit %d of the Delta log is unreadable: %s", version, exc)
             return None
+        if mark is not None:
+            with _summaries_lock:
+                _summaries[(location, version)] = (mark, summary)
+                while len(_summaries) > _MAX_SUMMARIES:
+                    _summaries.popitem(last=False)
+        return summary

@@ -4,6 +4,7 @@ fails on any use. Oracles: tables written by deltalake, and `_delta_log` files w
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,25 @@ def test_a_commit_file_log_cleanup_removed_reads_as_unknown(tmp_path: Path) -> N
 
     assert reader.commit(0) is None
     assert reader.commit(5) is None
+
+
+def test_a_table_created_again_at_the_path_has_its_own_commits_read(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    hand_written_log(path, [CREATION, [written(txnId="first", rows="1"), add("p1")]])
+    before = LogReader.open(SPARK, table_ref(str(path)))
+    assert before is not None
+    first = before.commit(1)
+    assert first is not None
+    assert first.commit_id == "first"
+
+    shutil.rmtree(path)
+    hand_written_log(path, [CREATION, [written(txnId="second-table", rows="22"), add("q1")]])
+    after = LogReader.open(SPARK, table_ref(str(path)))
+    assert after is not None
+    again = after.commit(1)
+
+    assert again is not None
+    assert (again.commit_id, again.output_rows) == ("second-table", 22)
 
 
 def test_a_missing_table_has_no_head(tmp_path: Path) -> None:
