@@ -31,6 +31,10 @@ keeps what it finished. One driver process measures the counts it is given in
 turn: the "after" figures and the Python RSS peaks include what the earlier counts of that
 process left behind. The driver's memory grows with the largest count (DRIVER_MEMORY).
 
+S1_HISTOGRAM=<folder> writes the JVM's live objects by class after each round into that
+folder (`jcmd GC.class_histogram`), to see what holds the driver's heap; S1_THREADS=1 prints
+the thread groups each round added.
+
 The headline ratio compares the steady per-table cost at the largest count measured (500)
 with that at 20 tables (seconds per table per round): 1.0 is linear in tables, above 1 is
 cheaper per table at scale.
@@ -262,6 +266,19 @@ class Memory:
         return _status("self", "VmHWM") / 1024, heap / 2**20
 
 
+def class_histogram(pid: int, folder: Path, tables: int, round_no: int) -> None:
+    """The JVM's live objects by class after a round (`jcmd GC.class_histogram`, a full GC
+    first), its 40 largest classes into `folder`: what holds the driver's heap."""
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    found = subprocess.run(
+        ["jcmd", str(pid), "GC.class_histogram"], capture_output=True, text=True, check=False
+    )
+    head = "\n".join(found.stdout.splitlines()[:43])
+    (folder / f"histogram-{tables}-round{round_no}.txt").write_text(head + "\n")
+
+
 def run_round(
     spark: Any,
     memory: Memory,
@@ -310,6 +327,8 @@ def run_round(
         THREADS.clear()
         THREADS.update(now)
         print(f"S1 threads grown: {grown}", flush=True)
+    if os.environ.get("S1_HISTOGRAM"):
+        class_histogram(memory.jvm_pid, Path(os.environ["S1_HISTOGRAM"]), len(instances), round_no)
     result = Round(len(instances), round_no, seconds, jobs, rss, heap, sampler.peaks, after, failed)
     print(
         f"S1 {len(instances)} tables round {round_no}: {seconds:.1f} s, {jobs} jobs, "
