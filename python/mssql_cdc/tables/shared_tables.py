@@ -11,7 +11,8 @@ time cost the job more than its Spark appends did. Here a table once opened is k
 The kept table is trusted only while the commit file of the version it holds is the same
 file (inode, size and modification time): a table deleted and created again at the path,
 or a log rewritten under it, is opened afresh. A borrower holds the table's lock for the
-whole use, so no other thread moves it to another version meanwhile; any error drops it.
+whole use, so no other thread moves it to another version meanwhile; any error drops it, and
+so does a commit that did not land on the next version (another writer's came between).
 Only local paths are kept (a stat of an object store is a request); others open each time.
 """
 
@@ -79,8 +80,14 @@ def using_table(ref: TableRef) -> Iterator[DeltaTable]:
     with kept.lock:
         table = _current(ref, kept)
         kept.table, kept.mark = None, None  # kept again only once the borrower is done
+        before = _version(table)
         yield table
-        kept.mark = _version_mark(location, table)
+        # A commit of the borrower's own moves the table one version. Any more means another
+        # writer's commit came first, which deltalake's state after the commit may not hold.
+        after = _version(table)
+        if before is None or after is None or after - before not in (0, 1):
+            return
+        kept.mark = commit_mark(location, after)
         kept.table = table if kept.mark is not None else None
 
 
@@ -126,13 +133,17 @@ def _current(ref: TableRef, kept: _Kept) -> DeltaTable:
     return open_table(ref)
 
 
-def _version_mark(location: str, table: DeltaTable) -> FileMark | None:
-    """The identity of the commit file of `table`'s version; None when it cannot be read."""
+def _version(table: DeltaTable) -> int | None:
     try:
-        version = int(table.version())
+        return int(table.version())
     except deltalake_errors():
         return None
-    return commit_mark(location, version)
+
+
+def _version_mark(location: str, table: DeltaTable) -> FileMark | None:
+    """The identity of the commit file of `table`'s version; None when it cannot be read."""
+    version = _version(table)
+    return None if version is None else commit_mark(location, version)
 
 
 def commit_mark(location: str, version: int) -> FileMark | None:
