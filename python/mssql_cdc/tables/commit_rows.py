@@ -9,13 +9,11 @@ files of that version by their names (`_metadata.file_name`), one aggregate-free
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
-from mssql_cdc.tables.delta_log import commit_file
+from mssql_cdc.tables.commit_files import added_files, commit_file
 from mssql_cdc.tables.delta_read import _naive_times, path_of
 from mssql_cdc.tables.reference import TableOutOfReach, deltalake_errors, open_table
 from mssql_cdc.tables.refs import TableRef
@@ -25,22 +23,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["added_files", "commit_frame", "read_commit_rows"]
-
-
-def added_files(lines: Sequence[str]) -> list[str]:
-    """The paths of the files a commit file's `add` actions name, URL-decoded, in order.
-
-    Raises:
-        ValueError: a line that is not JSON.
-    """
-    found: list[str] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        add = json.loads(line).get("add")
-        if isinstance(add, dict) and isinstance(add.get("path"), str):
-            found.append(unquote(add["path"]))
-    return found
 
 
 def read_commit_rows(ref: TableRef, version: int, *, columns: Sequence[str]) -> pa.Table:

@@ -15,14 +15,13 @@ MAX_KEPT_BYTES is read, never kept.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
+from mssql_cdc.tables.commit_files import CommitSummary, added_files, commit_file, summarize
 from mssql_cdc.tables.definitions import KIND_PROPERTY
 from mssql_cdc.tables.shared_tables import FileMark, commit_mark
 
@@ -97,10 +96,9 @@ def _since(location: str, before: _Rows, table_id: str, version: int) -> pa.Tabl
         return None  # the log was rewritten under the kept version
     added: list[str] = []
     for between in range(before.version + 1, version + 1):
-        name = os.path.join(location, "_delta_log", f"{between:020d}.json")
         try:
-            with open(name, encoding="utf-8") as file:
-                paths = _appended_files(file.read().split("\n"))
+            lines = commit_file(location, between)
+            paths = _appended_files(summarize(between, lines), lines)
         except (OSError, ValueError):
             return None
         if paths is None:
@@ -111,29 +109,15 @@ def _since(location: str, before: _Rows, table_id: str, version: int) -> pa.Tabl
     return _read_appended(before.data, added)
 
 
-def _appended_files(lines: list[str]) -> list[str] | None:
-    """The relative paths a blind append's commit added; None for any other commit."""
-    paths: list[str] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        action = json.loads(line)
-        if not isinstance(action, dict) or len(action) != 1:
-            return None
-        kind, body = next(iter(action.items()))
-        if kind not in _BLIND_APPEND:
-            return None
-        if kind != "add":
-            continue
-        if not isinstance(body, dict) or body.get("dataChange") is not True:
-            return None
-        path = body.get("path")
-        if not isinstance(path, str) or body.get("deletionVector") or body.get("partitionValues"):
-            return None
-        relative = unquote(path)
-        if "://" in relative or relative.startswith("/") or ".." in relative.split("/"):
-            return None  # a file outside the table's folder: read the table whole
-        paths.append(relative)
+def _appended_files(summary: CommitSummary, lines: list[str]) -> list[str] | None:
+    """The relative paths a blind append's commit added; None for any other commit, and for
+    a file outside the table's folder (read the table whole). A deletion vector comes only
+    with a `remove` of the file it replaces, so a blind append has none."""
+    if not summary.kinds <= _BLIND_APPEND or not summary.all_data_change:
+        return None
+    paths = added_files(lines)
+    if any("://" in p or p.startswith("/") or ".." in p.split("/") for p in paths):
+        return None
     return paths
 
 
