@@ -126,6 +126,28 @@ def test_a_second_read_of_a_facts_table_reads_only_the_file_appended_since(
     assert opened[0].startswith(str(path))
 
 
+def test_a_facts_table_of_many_appended_files_is_read_back_whole_in_few_chunks(
+    tmp_path: Path,
+) -> None:
+    # A filter costs per chunk, and a chunk per file made each stream's read of a 500-stream
+    # job's facts table cost a quarter of a second (S1 in bench/REPORT.md).
+    path = tmp_path / "facts"
+    _create_facts(path, _rows(1))
+    for i in range(30):
+        _append(path, _rows(1, 10 + i))
+    first = read_rows(table_ref(str(path)))
+    for i in range(30):
+        _append(path, _rows(1, 100 + i))
+        if i % 7 == 0:
+            read_rows(table_ref(str(path)))
+    again = read_rows(table_ref(str(path)))
+    assert sorted(again.to_pylist(), key=repr) == _fresh(path)
+    assert first.num_rows == 31
+    assert again.num_rows == 61
+    assert first.column("batch_id").num_chunks <= 8
+    assert again.column("batch_id").num_chunks <= 8
+
+
 def test_a_filtered_read_of_a_kept_table_keeps_what_the_filter_holds(tmp_path: Path) -> None:
     import pyarrow.compute as pc
 
