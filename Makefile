@@ -9,7 +9,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 CMAKE_FLAGS := -G Ninja -DMSSQLCDC_BUILD_TESTS=ON -DMSSQLCDC_BUILD_PYTHON=OFF
 
-.PHONY: help setup demo test test-cpp test-cpp-sanitize lint docs test-python test-installed bench chaos clean
+.PHONY: help setup demo test test-cpp test-cpp-sanitize lint docs test-python test-long test-installed bench chaos clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -49,6 +49,8 @@ docs: setup ## the guides and the API reference from the docstrings into build/s
 # streams of one job submitted jobs at once (java.io.OptionalDataException, a race inside
 # Spark), runs once more, and only then (decision 0980).
 SPARK_WORKERS ?= 2
+# Files in the order tests/spark/conftest.py gives (its few longest first), not xdist's own.
+SPARK_DIST := -n $(SPARK_WORKERS) --dist loadfile --no-loadscope-reorder
 SPARK_RERUN := --reruns 1 --only-rerun "Python worker failed to connect back" --only-rerun "CANNOT_OPEN_SOCKET" --only-rerun "java.io.OptionalDataException"
 
 # The emulator profile of the Spark tier's stories that create their emulator through
@@ -61,9 +63,12 @@ REALISTIC_STORIES := tests/spark/recovery/test_recovery.py::test_the_lifecycle_b
 test-python: ## pytest: tests/unit (no JVM), tests/debezium (Debezium against serve), tests/spark (local Spark and Delta), tests/connect (Spark Connect)
 	@$(PY) -m pytest tests/unit -q
 	@$(PY) -m pytest tests/debezium -q -p no:cacheprovider  # Debezium's connector against `emulator serve`, about a minute
-	@MSSQL_CDC_EMULATOR_PROFILE=$(EMULATOR_PROFILE) $(PY) -m pytest tests/spark -q --durations=20 -n $(SPARK_WORKERS) --dist loadfile $(SPARK_RERUN)
+	@MSSQL_CDC_EMULATOR_PROFILE=$(EMULATOR_PROFILE) $(PY) -m pytest tests/spark -q -m "not long" --durations=20 $(SPARK_DIST) $(SPARK_RERUN)
 	@MSSQL_CDC_EMULATOR_PROFILE=realistic $(PY) -m pytest $(REALISTIC_STORIES) -q $(SPARK_RERUN)
 	@$(PY) -m pytest tests/connect -q --durations=5  # its own process: the Connect server needs a JVM without a classic session
+
+test-long: setup ## the Spark stories marked long, which `make test` leaves out to stay within an hour (decision 1454)
+	@MSSQL_CDC_EMULATOR_PROFILE=$(EMULATOR_PROFILE) $(PY) -m pytest tests/spark -q -m long --durations=10 $(SPARK_DIST) $(SPARK_RERUN)
 
 # Python 3.12 for the newest set where the machine has it (pyenv), else 3.11 again.
 PY312 := $(firstword $(shell python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null) $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.11)
