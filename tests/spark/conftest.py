@@ -32,9 +32,9 @@ def table_dir(tmp_path: Path) -> Path:
     return tmp_path / "tables"
 
 
-# The tier runs a file per worker at a time (decisions 0980, 1454). A file whose few tests take minutes
-# each starts first, so the tier never ends with one worker running such a file alone while the
-# other idles; the rest follow with the files of most tests first, as xdist would order them.
+# The tier runs a file per worker at a time (decisions 0980, 1454). A file whose few tests take
+# minutes each starts first, so the tier never ends with one worker running such a file alone
+# while the other idles; the rest follow with the files of most tests first, as xdist would.
 RUN_FIRST = (
     "tests/spark/pipeline/test_chaos.py",
     "tests/spark/recovery/test_crash_matrix.py",
