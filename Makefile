@@ -67,7 +67,7 @@ test-python: ## pytest: tests/unit (no JVM), tests/debezium (Debezium against se
 	@MSSQL_CDC_EMULATOR_PROFILE=realistic $(PY) -m pytest $(REALISTIC_STORIES) -q $(SPARK_RERUN)
 	@$(PY) -m pytest tests/connect -q --durations=5  # its own process: the Connect server needs a JVM without a classic session
 
-test-long: setup ## the Spark stories marked long, which `make test` leaves out to stay within an hour (decision 1454)
+test-long: setup ## the Spark stories marked long (key-type variants), which `make test` leaves out (decision 1454)
 	@MSSQL_CDC_EMULATOR_PROFILE=$(EMULATOR_PROFILE) $(PY) -m pytest tests/spark -q -m long --durations=10 $(SPARK_DIST) $(SPARK_RERUN)
 
 # Python 3.12 for the newest set where the machine has it (pyenv), else 3.11 again.

@@ -36,6 +36,7 @@ def table_dir(tmp_path: Path) -> Path:
 # minutes each starts first, so the tier never ends with one worker running such a file alone
 # while the other idles; the rest follow with the files of most tests first, as xdist would.
 RUN_FIRST = (
+    "tests/spark/declarative/test_declarative_pipeline.py",
     "tests/spark/pipeline/test_chaos.py",
     "tests/spark/recovery/test_crash_matrix.py",
     "tests/spark/pipeline/test_demo_tables.py",

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import pyspark
-import pytest
 import yaml
 from deltalake import DeltaTable
 
@@ -152,10 +151,6 @@ def silver_table(warehouse: Path) -> dict[int, str | None]:
     return {r["order_id"]: r["status"] for r in rows}
 
 
-# Four `spark-pipelines run`s, each starting its own Spark Connect server: six minutes on two
-# cores, so `make test-long` runs it (decision 1454); the Connect tier covers the library on
-# Spark Connect in every `make test`.
-@pytest.mark.long
 def test_the_example_pipeline_keeps_bronze_and_silver_equal_to_the_table_through_a_loss(
     tmp_path: Path,
 ) -> None:
