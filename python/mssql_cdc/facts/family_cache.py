@@ -4,7 +4,8 @@ A query on the facts table costs a Delta snapshot reconstruction and a scan job,
 busy machine, yet between two runs of a healthy stream the facts table usually receives only
 micro-batch facts commits, which never hold a snapshot event. So `to_delta` keeps the rows it
 read, keyed by the facts table's identity and the Delta version they were read at, and the
-next call reuses them when every commit since is provably such a commit (`still_valid`). The
+next call reuses them when every commit since is provably such a commit, or a compaction that
+only rewrote files (`still_valid`). The
 log's head and commit files are read on the driver without a Spark job (`delta_commits`).
 Anything else, or anything unreadable, falls back to the query. Decision 0520; up to
 MAX_COMMITS commits since, sized for the commits of a fan_out job's other streams (decision
@@ -113,8 +114,8 @@ def still_valid(
         return f"commit {entry.version} is not the one the rows were read at"
     for version in range(entry.version + 1, head.version + 1):
         found = commit(version)
-        if found is None or not is_batch_facts_commit(found):
-            return f"commit {version} is not a micro-batch's facts commit"
+        if found is None or not (found.rows_unchanged or is_batch_facts_commit(found)):
+            return f"commit {version} is neither a micro-batch's facts commit nor a compaction"
     return None
 
 

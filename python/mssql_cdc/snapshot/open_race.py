@@ -61,8 +61,8 @@ def may_add_open(commit: CommitSummary, snapshots_app_id: str) -> bool:
     """Whether `commit` can have added or removed a chunked open of the family whose chunked
     opens are keyed `snapshots_app_id`: only a commit that changes rows can, and of those only
     a plain append (`WRITE` of data, no removal) is known not to unless it carries that key."""
-    if not commit.kinds & _ROW_ACTIONS:
-        return False  # creation, properties, added columns: the rows are the same
+    if not commit.kinds & _ROW_ACTIONS or commit.rows_unchanged:
+        return False  # creation, properties, added columns, compaction: the rows are the same
     if "remove" in commit.kinds or commit.operation != "WRITE" or not commit.all_data_change:
         return True
     return snapshots_app_id in commit.txn_app_ids

@@ -14,6 +14,8 @@ from mssql_cdc.core import filesystem_spec, is_store_uri, remembered_settings
 
 __all__ = ["CommitSummary", "added_files", "commit_file", "summarize"]
 
+_REARRANGING = frozenset({"commitInfo", "add", "remove"})
+
 
 @dataclass(frozen=True, slots=True)
 class CommitSummary:
@@ -27,6 +29,14 @@ class CommitSummary:
     kinds: frozenset[str]  # action kinds: "commitInfo", "add", "remove", "metaData", ...
     all_data_change: bool  # every add and remove is a data change (no compaction rewrite)
     output_rows: int | None = None  # commitInfo.operationMetrics.numOutputRows
+    any_data_change: bool = True  # some add or remove is a data change
+
+    @property
+    def rows_unchanged(self) -> bool:
+        """Whether the table holds the same rows after this commit as before: it only adds and
+        removes files with `dataChange` false (a compaction), which the Delta protocol defines
+        as rearranging rows already there, or touches no file at all."""
+        return self.kinds <= _REARRANGING and not self.any_data_change
 
 
 def summarize(version: int, lines: Iterable[str]) -> CommitSummary:
@@ -38,7 +48,7 @@ def summarize(version: int, lines: Iterable[str]) -> CommitSummary:
     kinds: set[str] = set()
     app_ids: list[str] = []
     info: dict[str, Any] = {}
-    data_change = True
+    data_change, any_change = True, False
     for line in lines:
         if not line.strip():
             continue
@@ -52,8 +62,10 @@ def summarize(version: int, lines: Iterable[str]) -> CommitSummary:
             info = body
         elif kind == "txn":
             app_ids.append(str(body.get("appId")))
-        elif kind in ("add", "remove") and body.get("dataChange") is not True:
-            data_change = False
+        elif kind in ("add", "remove"):
+            changes = body.get("dataChange") is not False  # absent: assume it changes rows
+            data_change = data_change and body.get("dataChange") is True
+            any_change = any_change or changes
     metadata = info.get("userMetadata")
     metrics = info.get("operationMetrics")
     rows = metrics.get("numOutputRows") if isinstance(metrics, dict) else None
@@ -65,6 +77,7 @@ def summarize(version: int, lines: Iterable[str]) -> CommitSummary:
         txn_app_ids=tuple(app_ids),
         kinds=frozenset(kinds),
         all_data_change=data_change,
+        any_data_change=any_change,
         output_rows=int(rows) if isinstance(rows, str | int) and str(rows).isdigit() else None,
     )
 

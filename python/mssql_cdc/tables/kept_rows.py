@@ -6,11 +6,11 @@ its sink's newest batch) and every stream appends to it, so reading it whole eac
 each stream O(files): the job's start grew with the square of its table count. A facts or
 control table (its `mssql_cdc.kind` property says so) at a local path is read once; a later
 read at a newer version reads only the files the commits since added, when every one of them
-is a blind append (`add` actions of new data, a `txn`, a `commitInfo`). Any other commit (a
-delete, a compaction, a schema change), a table created again (another table id), a commit
-file gone or changed, or a file laid out otherwise than plain Parquet columns (column mapping,
-partitions, deletion vectors) reads the table whole again. A table larger than
-MAX_KEPT_BYTES is read, never kept.
+is a blind append (`add` actions of new data, a `txn`, a `commitInfo`) or a compaction (files
+rewritten with `dataChange` false: the same rows). Any other commit (a delete, a schema
+change), a table created again (another table id), a commit file gone or changed, or a file
+laid out otherwise than plain Parquet columns (column mapping, partitions, deletion vectors)
+reads the table whole again. A table larger than MAX_KEPT_BYTES is read, never kept.
 
 The kept rows are held in one chunk per column: a filter (and Arrow's size count) costs per
 chunk, and a read gives a chunk per Parquet file, so at 500 streams a facts table of 500 files
@@ -128,9 +128,12 @@ def _since(
 
 
 def _appended_files(summary: CommitSummary, lines: list[str]) -> list[str] | None:
-    """The relative paths a blind append's commit added; None for any other commit, and for
-    a file outside the table's folder (read the table whole). A deletion vector comes only
-    with a `remove` of the file it replaces, so a blind append has none."""
+    """The relative paths a blind append's commit added; none for a compaction (the same rows
+    in other files); None for any other commit, and for a file outside the table's folder
+    (read the table whole). A deletion vector comes only with a `remove` of the file it
+    replaces, so a blind append has none."""
+    if summary.rows_unchanged:
+        return []
     if not summary.kinds <= _BLIND_APPEND or not summary.all_data_change:
         return None
     paths = added_files(lines)

@@ -12,7 +12,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
+from deltalake import DeltaTable, write_deltalake
 
 from mssql_cdc.facts.family_cache import (
     CACHE_FILE_NAME,
@@ -116,7 +118,8 @@ def test_a_cleaned_up_cached_commit_reads_the_table() -> None:
 
 def test_an_unreadable_commit_since_reads_the_table() -> None:
     log = commits(batch_commit(10), batch_commit(12))
-    assert verdict(log, head(12)) == "commit 11 is not a micro-batch's facts commit"
+    found = verdict(log, head(12))
+    assert found == "commit 11 is neither a micro-batch's facts commit nor a compaction"
 
 
 @pytest.mark.parametrize(
@@ -142,6 +145,43 @@ def test_any_other_commit_since_reads_the_table(changes: dict[str, Any]) -> None
     other = batch_commit(11, **changes)
     assert not is_batch_facts_commit(other)
     assert verdict(commits(batch_commit(10), other, batch_commit(12)), head(12)) is not None
+
+
+def test_a_compaction_deltalake_committed_since_keeps_the_cached_rows(tmp_path: Path) -> None:
+    # The oracle is deltalake's own compaction commit file, summarized: its adds and removes
+    # carry `dataChange` false, which the Delta protocol defines as the same rows.
+    path = str(tmp_path / "t")
+    for n in range(3):
+        write_deltalake(path, pa.table({"n": [n]}), mode="append")
+    DeltaTable(path).optimize.compact()
+    lines = (tmp_path / "t" / "_delta_log" / f"{3:020d}.json").read_text().split("\n")
+    compaction = summarize(11, lines)
+    assert compaction.rows_unchanged
+    assert not is_batch_facts_commit(compaction)
+    assert verdict(commits(batch_commit(10), compaction, batch_commit(12)), head(12)) is None
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        pytest.param(frozenset({"commitInfo", "add", "remove"}), id="a rewrite that changes data"),
+        pytest.param(frozenset({"commitInfo", "remove"}), id="files removed"),
+        pytest.param(frozenset({"commitInfo", "add", "remove", "metaData"}), id="and a migration"),
+    ],
+)
+def test_a_rewrite_that_says_it_changes_data_reads_the_table(kinds: frozenset[str]) -> None:
+    changing = batch_commit(11, kinds=kinds, operation="OPTIMIZE", all_data_change=False)
+    assert not changing.rows_unchanged
+    assert verdict(commits(batch_commit(10), changing, batch_commit(12)), head(12)) is not None
+    quiet = batch_commit(11, kinds=kinds, any_data_change=False, all_data_change=False)
+    assert quiet.rows_unchanged == ("metaData" not in kinds)
+
+
+def test_a_file_action_without_data_change_flag_counts_as_a_change() -> None:
+    lines = [json.dumps({"remove": {"path": "p"}}), json.dumps({"add": {"path": "q"}})]
+    assert not summarize(4, lines).rows_unchanged
+    lines = [json.dumps({"add": {"path": "q", "dataChange": False}})]
+    assert summarize(4, lines).rows_unchanged
 
 
 def test_the_sinks_marker_is_what_the_rule_recognises() -> None:

@@ -71,6 +71,12 @@ def test_commits_that_change_no_rows_cannot_add_one() -> None:
     )
 
 
+def test_a_compaction_that_changes_no_data_cannot_add_one() -> None:
+    rearranging = frozenset({"commitInfo", "add", "remove"})
+    compaction = commit(2, kinds=rearranging, operation="OPTIMIZE", any_data_change=False)
+    assert not may_add_open(compaction, KEY)
+
+
 def test_rewrites_removals_and_restores_may_change_the_opens() -> None:
     removing = frozenset({"commitInfo", "add", "remove"})
     assert may_add_open(commit(2, kinds=removing), KEY)

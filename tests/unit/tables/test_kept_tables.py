@@ -126,6 +126,34 @@ def test_a_second_read_of_a_facts_table_reads_only_the_file_appended_since(
     assert opened[0].startswith(str(path))
 
 
+def test_a_compaction_since_the_last_read_keeps_the_rows_and_reads_only_new_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Compaction rewrites files with `dataChange` false, the same rows (Delta protocol), so the
+    # kept rows stay; a delete after it still reads the table again.
+    path = tmp_path / "facts"
+    _create_facts(path, _rows(3))
+    for i in range(6):
+        _append(path, _rows(1, 10 + i))
+    _ours(path)
+    DeltaTable(str(path)).optimize.compact()
+    _append(path, _rows(1, 50))
+    opened: list[str] = []
+    real = pq.read_table
+
+    def counting(source: Any, *args: Any, **kwargs: Any) -> pa.Table:
+        opened.append(str(source))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_table", counting)
+    assert _ours(path) == _fresh(path)
+    assert len(opened) == 1  # the appended file; the compacted one holds rows already kept
+    DeltaTable(str(path)).delete("batch_id = 11")
+    DeltaTable(str(path)).optimize.compact()
+    assert _ours(path) == _fresh(path)
+    assert {"app_id": "a", "batch_id": 11} not in _ours(path)
+
+
 def test_a_facts_table_of_many_appended_files_is_read_back_whole_in_few_chunks(
     tmp_path: Path,
 ) -> None:
