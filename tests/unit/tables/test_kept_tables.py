@@ -82,6 +82,29 @@ def _ours(path: Path) -> list[dict[str, Any]]:
     return sorted(read_rows(table_ref(str(path))).to_pylist(), key=repr)
 
 
+def _facts_read_once(folder: Path, *, appends: int) -> Path:
+    """A facts table of 3 rows and `appends` one-row appends, read once by the library."""
+    path = folder / "facts"
+    _create_facts(path, _rows(3))
+    for i in range(appends):
+        _append(path, _rows(1, 10 + i))
+    _ours(path)
+    return path
+
+
+def _parquet_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The Parquet files read from now on, each as `pq.read_table` was given it."""
+    opened: list[str] = []
+    real = pq.read_table
+
+    def counting(source: Any, *args: Any, **kwargs: Any) -> pa.Table:
+        opened.append(str(source))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_table", counting)
+    return opened
+
+
 def _append(path: Path, data: pa.Table, *, key: tuple[str, int] | None = None) -> None:
     props = CommitProperties(app_transactions=[Transaction(*key)] if key else None)
     write_deltalake(str(path), data, mode="append", commit_properties=props)
@@ -107,19 +130,8 @@ def test_a_facts_table_read_after_appends_deletes_and_compaction_equals_a_fresh_
 def test_a_second_read_of_a_facts_table_reads_only_the_file_appended_since(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "facts"
-    _create_facts(path, _rows(3))
-    for i in range(4):
-        _append(path, _rows(1, 10 + i))
-    _ours(path)
-    opened: list[str] = []
-    real = pq.read_table
-
-    def counting(source: Any, *args: Any, **kwargs: Any) -> pa.Table:
-        opened.append(str(source))
-        return real(source, *args, **kwargs)
-
-    monkeypatch.setattr(pq, "read_table", counting)
+    path = _facts_read_once(tmp_path, appends=4)
+    opened = _parquet_reads(monkeypatch)
     _append(path, _rows(1, 50))
     assert _ours(path) == _fresh(path)
     assert len(opened) == 1
@@ -131,21 +143,10 @@ def test_a_compaction_since_the_last_read_keeps_the_rows_and_reads_only_new_file
 ) -> None:
     # Compaction rewrites files with `dataChange` false, the same rows (Delta protocol), so the
     # kept rows stay; a delete after it still reads the table again.
-    path = tmp_path / "facts"
-    _create_facts(path, _rows(3))
-    for i in range(6):
-        _append(path, _rows(1, 10 + i))
-    _ours(path)
+    path = _facts_read_once(tmp_path, appends=6)
     DeltaTable(str(path)).optimize.compact()
     _append(path, _rows(1, 50))
-    opened: list[str] = []
-    real = pq.read_table
-
-    def counting(source: Any, *args: Any, **kwargs: Any) -> pa.Table:
-        opened.append(str(source))
-        return real(source, *args, **kwargs)
-
-    monkeypatch.setattr(pq, "read_table", counting)
+    opened = _parquet_reads(monkeypatch)
     assert _ours(path) == _fresh(path)
     assert len(opened) == 1  # the appended file; the compacted one holds rows already kept
     DeltaTable(str(path)).delete("batch_id = 11")
