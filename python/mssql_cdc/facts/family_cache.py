@@ -5,8 +5,8 @@ busy machine, yet between two runs of a healthy stream the facts table usually r
 micro-batch facts commits, which never hold a snapshot event. So `to_delta` keeps the rows it
 read, keyed by the facts table's identity and the Delta version they were read at, and the
 next call reuses them when every commit since is provably such a commit, or a compaction that
-only rewrote files (`still_valid`). The
-log's head and commit files are read on the driver without a Spark job (`delta_commits`).
+only rewrote files (`still_valid`). The log's head and commit files are read on the driver
+without a Spark job (`delta_commits`).
 Anything else, or anything unreadable, falls back to the query. Decision 0520; up to
 MAX_COMMITS commits since, sized for the commits of a fan_out job's other streams (decision
 1434).

@@ -63,9 +63,9 @@ def summarize(version: int, lines: Iterable[str]) -> CommitSummary:
         elif kind == "txn":
             app_ids.append(str(body.get("appId")))
         elif kind in ("add", "remove"):
-            changes = body.get("dataChange") is not False  # absent: assume it changes rows
-            data_change = data_change and body.get("dataChange") is True
-            any_change = any_change or changes
+            flag = body.get("dataChange")
+            data_change = data_change and flag is True
+            any_change = any_change or flag is not False  # absent: assume it changes rows
     metadata = info.get("userMetadata")
     metrics = info.get("operationMetrics")
     rows = metrics.get("numOutputRows") if isinstance(metrics, dict) else None

@@ -43,6 +43,7 @@ __all__ = [
     "COMPACT_TARGET_BYTES",
     "append_rows",
     "columns_of",
+    "compact",
     "writes_in_process",
 ]
 
