@@ -11,21 +11,11 @@ finds the key recorded (decision 1000).
 
 Only a path on this driver's file system is written here: a URI's object store may lack the
 atomic put-if-absent a commit needs without a lock provider, and a catalog name is Spark's.
-
-Each append adds a file, and each commit of deltalake costs time in proportion to the files
-the table holds (a one-row commit: 13 ms at 100 files, 233 ms at 3,000), so a facts table that
-nothing compacts makes every micro-batch slower, without bound, for a job that runs for weeks.
-Every COMPACT_EVERY appends this process made to a table, it compacts the table's small files
-(`OPTIMIZE`: the same rows, rewritten with `dataChange` false, which readers of the facts log
-treat as changing nothing). A compaction that fails is logged and left to the next one: it
-never fails the append, and a lost race with another writer removes nothing (decision 1455).
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -38,24 +28,7 @@ from mssql_cdc.tables.shared_tables import using_table
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = [
-    "COMPACT_EVERY",
-    "COMPACT_TARGET_BYTES",
-    "append_rows",
-    "columns_of",
-    "compact",
-    "writes_in_process",
-]
-
-log = logging.getLogger(__name__)
-
-# A compaction rewrites the table's files smaller than the target: every COMPACT_EVERY appends
-# a facts table of a few MiB is rewritten once, which costs about what a few of its appends do.
-COMPACT_EVERY = 100
-COMPACT_TARGET_BYTES = 16 * 1024 * 1024
-
-_appends: dict[str, int] = {}  # appends this process committed per table path, since compacted
-_appends_lock = threading.Lock()
+__all__ = ["append_rows", "columns_of", "writes_in_process"]
 
 
 def writes_in_process(ref: TableRef) -> bool:
@@ -130,47 +103,9 @@ def append_rows(
     from deltalake.exceptions import CommitFailedError
 
     try:
-        committed = retry_on_conflict(commit, what=f"{ref}: in-process append")
+        return retry_on_conflict(commit, what=f"{ref}: in-process append")
     except CommitFailedError as exc:  # past the retry budget; the caller's Spark append retries
         raise TableOutOfReach(f"{ref}: deltalake's commit kept failing: {exc}") from exc
-    if committed and _compaction_due(ref):
-        compact(ref)
-    return committed
-
-
-def compact(ref: TableRef) -> bool:
-    """Rewrite the small files of the table at `ref`'s local path into files of up to
-    COMPACT_TARGET_BYTES, in one commit that changes no row.
-
-    Returns:
-        True when a compaction was committed; False when there was nothing to rewrite or it
-        failed (logged: a conflict with another writer, an unreadable table), which leaves the
-        table as it was.
-    """
-    from deltalake import CommitProperties
-
-    if not writes_in_process(ref):
-        return False
-    try:
-        with using_table(ref) as table:
-            metrics = table.optimize.compact(
-                target_size=COMPACT_TARGET_BYTES,
-                max_concurrent_tasks=1,
-                commit_properties=CommitProperties(custom_metadata=_commit_info(None)),
-            )
-    except Exception as exc:  # noqa: BLE001 - housekeeping: any failure leaves the table as is
-        log.warning("%s: compacting the table's small files failed, left for later: %s", ref, exc)
-        return False
-    return int(metrics.get("numFilesRemoved", 0) or 0) > 0
-
-
-def _compaction_due(ref: TableRef) -> bool:
-    """Count one append to `ref`; True on every COMPACT_EVERY-th."""
-    location = str(ref.location)
-    with _appends_lock:
-        count = _appends.get(location, 0) + 1
-        _appends[location] = 0 if count >= COMPACT_EVERY else count
-    return count >= COMPACT_EVERY
 
 
 def _commit_info(user_metadata: str | None) -> dict[str, Any]:

@@ -4,6 +4,7 @@ in `_delta_log`, read as JSON, and the table's rows read back by deltalake."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import uuid
 from datetime import datetime
@@ -14,13 +15,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from mssql_cdc.tables.delta_write import (
-    COMPACT_EVERY,
-    append_rows,
-    columns_of,
-    compact,
-    writes_in_process,
-)
+from mssql_cdc.tables.delta_write import append_rows, columns_of, writes_in_process
 from mssql_cdc.tables.reference import TableOutOfReach
 from mssql_cdc.tables.refs import table_ref
 
@@ -124,83 +119,33 @@ def test_a_row_that_does_not_fit_the_schema_commits_nothing(table: Path) -> None
     assert len(commits(table)) == 1
 
 
-def test_every_hundredth_append_compacts_the_table_keeping_every_row_and_key(
-    table: Path,
-) -> None:
-    # The Delta protocol: a file added or removed with `dataChange` false only rearranges rows
-    # already in the table (https://github.com/delta-io/delta/blob/master/PROTOCOL.md, "Add
-    # File and Remove File"). The oracle is deltalake's fresh read and the commit files.
-    ref = table_ref(str(table))
-    written = []
-    for n in range(2 * COMPACT_EVERY + 5):
-        row = {"app_id": f"s{n % 7}", "batch_id": n, "written_at": datetime(2026, 12, 6, 8, 0)}
-        assert append_rows(ref, [row], key=(f"s{n % 7}#facts", n))
-        written.append(row)
-    assert rows(table) == written
+_WRITER = """
+import sys
+from mssql_cdc.tables.delta_write import append_rows
+from mssql_cdc.tables.refs import table_ref
+ref, me = table_ref(sys.argv[1]), sys.argv[2]
+for n in range(int(sys.argv[3])):
+    append_rows(ref, [{"app_id": me, "batch_id": n}], key=(me + "#facts", n))
+"""
+
+
+def test_two_processes_appending_at_once_keep_every_row_once(table: Path) -> None:
+    # Two jobs sharing one facts table: the oracle is the rows each was given. With a
+    # compaction every 100 appends in each process, one probe of 230 appends per process in
+    # eight ended with 858 rows for 460, so the appending process does not compact (decision
+    # 1455).
+    import subprocess
+
+    count = 120
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(table), me, str(count)])
+        for me in ("a", "b")
+    ]
+    assert [w.wait(timeout=300) for w in writers] == [0, 0]
+    found = sorted((r["app_id"], r["batch_id"]) for r in rows(table))
+    assert found == sorted((me, n) for me in ("a", "b") for n in range(count))
     fresh = DeltaTable(str(table))
-    for app in range(7):
-        newest = max(n for n in range(len(written)) if n % 7 == app)
-        assert fresh.transaction_version(f"s{app}#facts") == newest
-    assert len(fresh.file_uris()) <= 1 + 5  # the compacted file and the appends since
-    rewrites = [c for c in commits(table) if _operation(c) == "OPTIMIZE"]
-    assert len(rewrites) == 2
-    for commit in rewrites:
-        files = [a.get("add") or a.get("remove") for a in commit if {"add", "remove"} & set(a)]
-        assert files
-        assert all(f["dataChange"] is False for f in files)
-        assert not any("txn" in a for a in commit)
-        info = next(a["commitInfo"] for a in commit if "commitInfo" in a)
-        assert str(uuid.UUID(info["txnId"])) == info["txnId"]
-
-
-def test_a_compaction_that_fails_leaves_the_append_committed_and_says_so(
-    table: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    from deltalake.exceptions import CommitFailedError
-    from deltalake.table import TableOptimizer
-
-    def refuse(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        raise CommitFailedError("a concurrent writer removed a file this compaction read")
-
-    monkeypatch.setattr(TableOptimizer, "compact", refuse)
-    ref = table_ref(str(table))
-    for n in range(COMPACT_EVERY):
-        assert append_rows(ref, [{"app_id": "a", "batch_id": n}], key=("a#facts", n))
-    assert [r["batch_id"] for r in rows(table)] == list(range(COMPACT_EVERY))
-    assert DeltaTable(str(table)).transaction_version("a#facts") == COMPACT_EVERY - 1
-    assert "compacting the table's small files failed" in caplog.text
-    assert not any(_operation(c) == "OPTIMIZE" for c in commits(table))
-
-
-def test_a_compaction_racing_another_writers_appends_loses_no_row(table: Path) -> None:
-    # The other writer is deltalake itself on its own table object, as another process is:
-    # nothing in this process serializes it with the compaction.
-    from deltalake import CommitProperties, Transaction
-
-    ref = table_ref(str(table))
-    schema = DeltaTable(str(table)).schema().to_arrow()
-    done = threading.Event()
-
-    def write() -> None:
-        for n in range(1000, 1060):
-            one = pa.Table.from_pylist([{"app_id": "b", "batch_id": n}], schema=pa.schema(schema))
-            key = CommitProperties(app_transactions=[Transaction("b#facts", n)])
-            write_deltalake(str(table), one, mode="append", commit_properties=key)
-        done.set()
-
-    thread = threading.Thread(target=write)
-    thread.start()
-    for n in range(60):
-        append_rows(ref, [{"app_id": "a", "batch_id": n}], key=("a#facts", n))
-        if n % 20 == 19:
-            compact(ref)
-    thread.join()
-    assert done.is_set()
-    expected = list(range(60)) + list(range(1000, 1060))
-    assert [r["batch_id"] for r in rows(table)] == expected
-    assert DeltaTable(str(table)).transaction_version("b#facts") == 1059
-
-
-def _operation(commit: list[dict[str, Any]]) -> str | None:
-    info = next((a["commitInfo"] for a in commit if "commitInfo" in a), {})
-    return info.get("operation")
+    assert (fresh.transaction_version("a#facts"), fresh.transaction_version("b#facts")) == (
+        count - 1,
+        count - 1,
+    )
