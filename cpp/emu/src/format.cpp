@@ -1,6 +1,8 @@
 #include "mssqlcdc/emu/format.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <system_error>
 
 #include "mssqlcdc/emu/log.hpp"
@@ -92,7 +94,90 @@ std::int64_t catalog_version(Db& db) {
   return v ? std::stoll(*v) : 0;
 }
 
-void bump_catalog(Db& db) { meta_set(db, "catalog_version", std::to_string(catalog_version(db) + 1)); }
+namespace {
+
+// Everything Reader::objects() reads: the catalog tables, the metadata that holds identities,
+// NOT NULL and computed columns (all of emu_meta: more than needed only makes tokens differ
+// more), and the enable records that say whether capture has established an instance.
+constexpr const char* kCatalogRows[] = {
+    "SELECT * FROM \"sys.tables\" ORDER BY object_id",
+    "SELECT * FROM \"sys.columns\" ORDER BY object_id, column_id",
+    "SELECT * FROM \"cdc.change_tables\" ORDER BY object_id",
+    "SELECT * FROM \"cdc.captured_columns\" ORDER BY object_id, column_ordinal",
+    "SELECT * FROM \"cdc.index_columns\" ORDER BY object_id, index_ordinal",
+    "SELECT key, value FROM emu_meta WHERE key <> 'catalog_token' ORDER BY key",
+    "SELECT commit_lsn FROM emu_log WHERE kind = 'enable' ORDER BY commit_lsn",
+};
+
+// Two FNV-1a streams with different offsets over each cell's type, length and bytes: 128 bits,
+// far past any chance of two catalogs meeting by accident.
+class Digest {
+ public:
+  void add(const void* data, std::size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) {
+      a_ = (a_ ^ p[i]) * kPrime;
+      b_ = (b_ ^ p[i]) * kPrime;
+    }
+  }
+  template <typename T>
+  void add_value(T v) {
+    add(&v, sizeof v);
+  }
+  [[nodiscard]] std::string hex() const {
+    char out[33];
+    std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(a_),
+                  static_cast<unsigned long long>(b_));
+    return out;
+  }
+
+ private:
+  static constexpr std::uint64_t kPrime = 0x100000001b3ULL;
+  std::uint64_t a_ = 0xcbf29ce484222325ULL;
+  std::uint64_t b_ = 0x84222325cbf29ce4ULL;
+};
+
+std::string catalog_digest(Db& db) {
+  Digest d;
+  for (const char* sql : kCatalogRows) {
+    auto st = db.prepare(sql);
+    d.add(sql, std::strlen(sql));
+    while (st.step()) {
+      for (int c = 0; c < st.columns(); ++c) {
+        sqlite3_stmt* raw = st.raw();
+        const int type = sqlite3_column_type(raw, c);
+        d.add_value(type);
+        if (type == SQLITE_INTEGER) {
+          d.add_value(sqlite3_column_int64(raw, c));
+        } else if (type == SQLITE_FLOAT) {
+          d.add_value(sqlite3_column_double(raw, c));
+        } else if (type != SQLITE_NULL) {
+          const void* bytes = sqlite3_column_blob(raw, c);
+          const auto size = static_cast<std::size_t>(sqlite3_column_bytes(raw, c));
+          d.add_value(size);
+          if (size > 0) d.add(bytes, size);
+        }
+      }
+    }
+  }
+  return d.hex();
+}
+
+void store_token(Db& db) { meta_set(db, "catalog_token", catalog_digest(db)); }
+
+}  // namespace
+
+void bump_catalog(Db& db) {
+  meta_set(db, "catalog_version", std::to_string(catalog_version(db) + 1));
+  // The token names the catalog as the transaction commits it, after all of its changes.
+  if (db.in_transaction()) {
+    db.before_commit("catalog_token", [&db] { store_token(db); });
+  } else {
+    store_token(db);
+  }
+}
+
+std::string catalog_token(Db& db) { return meta_get(db, "catalog_token").value_or(""); }
 
 std::string get_setting(Db& db, const std::string& name) {
   const auto v = meta_get(db, "setting." + name);

@@ -6,6 +6,8 @@
 // read transaction stays open, so a hook never waits on the read it interrupts.
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <mutex>
 
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
@@ -104,18 +106,58 @@ auto one_read(Db& db, bool in_snapshot, Fn fn) {
   return out;
 }
 
+Objects load_objects(Db& db) {
+  Objects out;
+  for (const auto& name : table_names(db)) {
+    out.tables.push_back(load_table(db, name));
+    for (auto& in : instances_of(db, out.tables.back().object_id)) out.instances.push_back(std::move(in));
+  }
+  return out;
+}
+
+// The catalog states this process loaded last, by token: a few, for a process serving several
+// files. Guarded, as each served connection reads on its own thread.
+class SharedCatalogs {
+ public:
+  std::shared_ptr<const Objects> find(const std::string& token) {
+    const std::lock_guard lock(mutex_);
+    for (const auto& [t, objects] : recent_) {
+      if (t == token) return objects;
+    }
+    return nullptr;
+  }
+  void keep(const std::string& token, std::shared_ptr<const Objects> objects) {
+    const std::lock_guard lock(mutex_);
+    recent_.emplace_front(token, std::move(objects));
+    if (recent_.size() > kKept) recent_.pop_back();
+  }
+
+ private:
+  static constexpr std::size_t kKept = 16;
+  std::mutex mutex_;
+  std::deque<std::pair<std::string, std::shared_ptr<const Objects>>> recent_;
+};
+
+SharedCatalogs& shared_catalogs() {
+  static SharedCatalogs catalogs;
+  return catalogs;
+}
+
 }  // namespace
 
-Objects Reader::objects() {
+std::shared_ptr<const Objects> Reader::catalog() {
   return one_read(*db_, in_snapshot(), [&]() {
-    Objects out;
-    for (const auto& name : table_names(*db_)) {
-      out.tables.push_back(load_table(*db_, name));
-      for (auto& in : instances_of(*db_, out.tables.back().object_id)) out.instances.push_back(std::move(in));
-    }
-    return out;
+    // The token is read in the same transaction as the catalog, so it names what is loaded.
+    const std::string token = catalog_token(*db_);
+    if (token.empty()) return std::make_shared<const Objects>(load_objects(*db_));
+    if (auto hit = shared_catalogs().find(token)) return hit;
+    auto loaded = std::make_shared<const Objects>(load_objects(*db_));
+    shared_catalogs().keep(token, loaded);
+    return loaded;
   });
 }
+
+Objects Reader::objects() { return *catalog(); }
 
 Micros Reader::now() {
   return one_read(*db_, in_snapshot(),

@@ -154,7 +154,18 @@ WriteTxn::~WriteTxn() {
   if (open_ && db_.in_transaction()) sqlite3_exec(db_.raw(), "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
+void Db::before_commit(const std::string& name, std::function<void()> work) {
+  before_commit_.try_emplace(name, std::move(work));
+}
+
+void Db::run_before_commit() {
+  auto work = std::move(before_commit_);
+  before_commit_.clear();
+  for (auto& [name, fn] : work) fn();
+}
+
 void WriteTxn::commit() {
+  db_.run_before_commit();
   db_.prepare("COMMIT").run();
   open_ = false;
 }

@@ -65,7 +65,8 @@ class EmulatorCatalog final : public Catalog {
     if (lower(joined(name)) == "sys.databases") return sys_databases(database_);
     const auto [schema, object] = schema_and_name(name);
     if (object.empty()) return nullptr;
-    const ObjectModel model(reader_.objects());
+    const auto held_model = object_model(reader_);
+    const ObjectModel& model = *held_model;
     if (lower(joined(name)) == "sys.stats") return sys_stats(model);
     if (auto meta = meta_relation(model, reader_, names_, name)) return meta;
     const SqlObject* o = model.find(schema, object);
@@ -82,7 +83,7 @@ class EmulatorCatalog final : public Catalog {
   std::unique_ptr<Relation> function(const ObjectName& qualified, const std::vector<TypedValue>& args) override {
     const ObjectName name = local_object_name(qualified, database_);
     if (name.size() == 2 && lower(name[0]) == "sys") {
-      return stats_function(ObjectModel(reader_.objects()), reader_, lower(joined(name)), args);
+      return stats_function(*object_model(reader_), reader_, lower(joined(name)), args);
     }
     if (name.size() != 2 || lower(name[0]) != "cdc") return nullptr;
     const std::string fn = lower(name[1]);
@@ -90,7 +91,8 @@ class EmulatorCatalog final : public Catalog {
     static const std::string kNet = "fn_cdc_get_net_changes_";
     const bool all = fn.starts_with(kAll);
     if (!all && !fn.starts_with(kNet)) return nullptr;
-    const ObjectModel model(reader_.objects());
+    const auto held_model = object_model(reader_);
+    const ObjectModel& model = *held_model;
     const emu::Instance* in = model.instance(name[1].substr(kAll.size()));
     // Net changes exist only for an instance with a unique index, as supports_net_changes says.
     if (in == nullptr || (!all && in->index_columns.empty())) return nullptr;
@@ -130,7 +132,7 @@ class EmulatorCatalog final : public Catalog {
     }
     if (fn == "sys.fn_cdc_map_time_to_lsn") return map_time_to_lsn(args, arity);
     if (fn == "sys.fn_cdc_is_bit_set" || fn == "sys.fn_cdc_get_column_ordinal" || fn == "sys.fn_cdc_has_column_changed")
-      return update_mask_function(fn, args, ObjectModel(reader_.objects()));
+      return update_mask_function(fn, args, *object_model(reader_));
     if (fn == "sys.fn_cdc_increment_lsn" || fn == "sys.fn_cdc_decrement_lsn") {
       arity(1, 1);
       const auto lsn = lsn_of(args[0].value);
@@ -160,7 +162,8 @@ class EmulatorCatalog final : public Catalog {
       arity(1, 2);
       const auto* text = text_arg(args[0]);
       if (text == nullptr) return null_of(kIntType);
-      const ObjectModel model(reader_.objects());
+      const auto held_model = object_model(reader_);
+      const ObjectModel& model = *held_model;
       const SqlObject* o = model.find_text(*text);
       const auto* type = args.size() == 2 ? text_arg(args[1]) : nullptr;
       if (o == nullptr || (type != nullptr && trimmed(lower(*type)) != trimmed(lower(o->type()))))
@@ -174,7 +177,8 @@ class EmulatorCatalog final : public Catalog {
       if (args.size() == 2 && !is_null(args[1].value) && int_arg(args[1]) != database_id(database_, database_)) {
         return null_of(kSysnameType);
       }
-      const ObjectModel model(reader_.objects());
+      const auto held_model = object_model(reader_);
+      const ObjectModel& model = *held_model;
       const SqlObject* o = id ? model.by_id(*id) : nullptr;
       if (o == nullptr) return null_of(kSysnameType);
       return TypedValue{kSysnameType, fn == "object_name" ? o->name : o->schema};
@@ -192,7 +196,8 @@ class EmulatorCatalog final : public Catalog {
       const auto* table = text_arg(args[0]);
       const auto* column = text_arg(args[1]);
       if (table == nullptr || column == nullptr) return null_of(kSmallInt);
-      const ObjectModel model(reader_.objects());
+      const auto held_model = object_model(reader_);
+      const ObjectModel& model = *held_model;
       const SqlObject* o = model.find_text(*table);
       if (o == nullptr) return null_of(kSmallInt);
       for (const auto& c : o->columns) {
@@ -243,7 +248,8 @@ class EmulatorCatalog final : public Catalog {
     if (c != "object" && c != "schema") return TypedValue{kInt, std::monostate{}};
     const auto* securable = text_arg(args[0]);
     if (securable == nullptr) return TypedValue{kInt, std::monostate{}};
-    const ObjectModel model(reader_.objects());
+    const auto held_model = object_model(reader_);
+    const ObjectModel& model = *held_model;
     const SqlObject* object = c == "object" ? model.find_text(*securable) : nullptr;
     // A change table: SELECT only for db_owner or a member of the instance's gating role.
     if (object != nullptr && object->instance != nullptr && !reader_.may_read(object->instance->name)) {

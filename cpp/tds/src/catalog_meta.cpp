@@ -569,13 +569,13 @@ std::optional<TypedValue> meta_scalar(emu::Reader& reader, const SessionNames& n
     arity(fn, args, 0, 1);
     if (args.empty()) return TypedValue{kIntT, std::int64_t{1}};  // the default schema: dbo
     const auto* text = std::get_if<std::string>(&args[0].value);
-    const std::int64_t id = text != nullptr ? ObjectModel(reader.objects()).schema_id(*text) : 0;
+    const std::int64_t id = text != nullptr ? object_model(reader)->schema_id(*text) : 0;
     return id != 0 ? TypedValue{kIntT, id} : TypedValue{kIntT, std::monostate{}};
   }
   if (fn == "schema_name") {
     arity(fn, args, 0, 1);
     const std::int64_t id = args.empty() ? 1 : int_of(args[0]).value_or(0);
-    for (const auto& [schema, sid] : ObjectModel(reader.objects()).schemas()) {
+    for (const auto& [schema, sid] : object_model(reader)->schemas()) {
       if (sid == id) return sysname(schema);
     }
     return sysname(std::nullopt);

@@ -1,6 +1,9 @@
 // catalog_objects.cpp: the object model: ids, schemas, columns and name resolution.
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <deque>
+#include <mutex>
 #include <set>
 
 #include "objects.hpp"
@@ -75,43 +78,57 @@ std::vector<ObjectColumn> change_table_columns(const emu::Instance& in) {
   return out;
 }
 
+// schema and name folded as emu::iequals compares, the key of ObjectModel's name index.
+std::string folded_name(std::string_view schema, std::string_view name) {
+  std::string out;
+  out.reserve(schema.size() + name.size() + 1);
+  for (const char c : schema) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  out += '\0';  // no identifier holds it, unlike '.'
+  for (const char c : name) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 }  // namespace
 
-ObjectModel::ObjectModel(emu::Objects objects) : source_(std::move(objects)) {
-  for (const auto& t : source_.tables) {
+ObjectModel::ObjectModel(emu::Objects objects)
+    : ObjectModel(std::make_shared<const emu::Objects>(std::move(objects))) {}
+
+ObjectModel::ObjectModel(std::shared_ptr<const emu::Objects> objects) : source_(std::move(objects)) {
+  for (const auto& t : source_->tables) {
     SqlObject o{t.object_id, t.schema, t.name, Kind::UserTable, &t, nullptr, {}};
     for (const auto& c : t.columns) o.columns.push_back({c.name, c.type, c.nullable});
     objects_.push_back(std::move(o));
   }
-  for (const auto& in : source_.instances) {
+  for (const auto& in : source_->instances) {
     objects_.push_back(
         {in.object_id, "cdc", in.name + "_CT", Kind::ChangeTable, nullptr, &in, change_table_columns(in)});
   }
   for (const auto& c : kCdcTables) objects_.push_back({c.id, "cdc", c.name, Kind::CdcTable, nullptr, nullptr, {}});
   // The objects the file keeps no id for take ids derived from their owner's, above the ids
   // the file gives out (decision 1441).
-  for (const auto& in : source_.instances) {
+  for (const auto& in : source_->instances) {
     const std::int64_t id = kDerivedIds + 2 * in.object_id;
     objects_.push_back({id, "cdc", "fn_cdc_get_all_changes_" + in.name, Kind::Function, nullptr, &in, {}});
     if (!in.index_columns.empty()) {
       objects_.push_back({id + 1, "cdc", "fn_cdc_get_net_changes_" + in.name, Kind::Function, nullptr, &in, {}});
     }
   }
-  for (const auto& t : source_.tables) {
+  for (const auto& t : source_->tables) {
     if (t.key().empty()) continue;
     SqlObject pk{kDerivedIds / 2 + t.object_id, t.schema, "PK_" + t.name, Kind::PrimaryKey, &t, nullptr, {}};
     pk.parent_object_id = t.object_id;
     objects_.push_back(std::move(pk));
   }
   for (const auto& v : kSysViews) objects_.push_back({v.id, "sys", v.name, Kind::SystemView, nullptr, nullptr, {}});
+  for (std::size_t i = 0; i < objects_.size(); ++i) {
+    by_id_.emplace(objects_[i].object_id, i);
+    by_name_.emplace(folded_name(objects_[i].schema, objects_[i].name), i);
+  }
 }
 
 const SqlObject* ObjectModel::find(std::string_view schema, std::string_view name) const {
-  const std::string_view s = schema.empty() ? std::string_view("dbo") : schema;
-  for (const auto& o : objects_) {
-    if (emu::iequals(o.schema, s) && emu::iequals(o.name, name)) return &o;
-  }
-  return nullptr;
+  const auto it = by_name_.find(folded_name(schema.empty() ? std::string_view("dbo") : schema, name));
+  return it == by_name_.end() ? nullptr : &objects_[it->second];
 }
 
 const SqlObject* ObjectModel::find_text(std::string_view text) const {
@@ -121,14 +138,12 @@ const SqlObject* ObjectModel::find_text(std::string_view text) const {
 }
 
 const SqlObject* ObjectModel::by_id(std::int64_t object_id) const {
-  for (const auto& o : objects_) {
-    if (o.object_id == object_id) return &o;
-  }
-  return nullptr;
+  const auto it = by_id_.find(object_id);
+  return it == by_id_.end() ? nullptr : &objects_[it->second];
 }
 
 const emu::Instance* ObjectModel::instance(std::string_view capture_instance) const {
-  for (const auto& in : source_.instances) {
+  for (const auto& in : source_->instances) {
     if (emu::iequals(in.name, capture_instance)) return &in;
   }
   return nullptr;
@@ -138,7 +153,7 @@ std::vector<std::pair<std::string, std::int64_t>> ObjectModel::schemas() const {
   std::vector<std::pair<std::string, std::int64_t>> out{
       {"dbo", 1}, {"guest", 2}, {"INFORMATION_SCHEMA", 3}, {"sys", 4}, {"cdc", 5}};
   std::set<std::string> others;
-  for (const auto& t : source_.tables) {
+  for (const auto& t : source_->tables) {
     if (std::none_of(out.begin(), out.end(), [&](const auto& s) { return emu::iequals(s.first, t.schema); }))
       others.insert(t.schema);
   }
@@ -152,6 +167,22 @@ std::int64_t ObjectModel::schema_id(std::string_view schema) const {
     if (emu::iequals(name, schema)) return id;
   }
   return 0;
+}
+
+std::shared_ptr<const ObjectModel> object_model(emu::Reader& reader) {
+  // The models of the catalog states loaded last, by the address of their objects, which each
+  // model keeps alive while it is kept here. A few, for a process serving several files.
+  static std::mutex mutex;
+  static std::deque<std::shared_ptr<const ObjectModel>> recent;
+  constexpr std::size_t kKept = 16;
+  auto objects = reader.catalog();
+  const std::lock_guard lock(mutex);
+  for (const auto& model : recent) {
+    if (model->source_.get() == objects.get()) return model;
+  }
+  recent.push_front(std::make_shared<const ObjectModel>(std::move(objects)));
+  if (recent.size() > kKept) recent.pop_back();
+  return recent.front();
 }
 
 std::unique_ptr<Relation> rows_relation(std::vector<RelColumn> columns, std::vector<std::vector<Value>> rows,

@@ -184,7 +184,8 @@ std::vector<ResultSet> sp_tables(emu::Reader& reader, const std::string& databas
       }
     }
   }
-  const ObjectModel model(reader.objects());
+  const auto held_model = object_model(reader);
+  const ObjectModel& model = *held_model;
   std::vector<std::vector<Value>> table_rows;
   std::vector<std::vector<Value>> system_rows;
   for (const SqlObject* o : tables(model, filter)) {
@@ -235,7 +236,8 @@ std::vector<ResultSet> sp_columns(emu::Reader& reader, const std::string& databa
   }
   columns.emplace_back("SS_DATA_TYPE", kTinyIntT);
   ResultSet rs = result(std::move(columns));
-  const ObjectModel model(reader.objects());
+  const auto held_model = object_model(reader);
+  const ObjectModel& model = *held_model;
   for (const SqlObject* o : tables(model, filter)) {
     for (std::size_t i = 0; i < o->columns.size(); ++i) {
       const ObjectColumn& c = o->columns[i];
@@ -294,7 +296,8 @@ std::vector<ResultSet> sp_pkeys(emu::Reader& reader, const std::string& database
   // sp_pkeys takes names, not patterns.
   MetadataFilter exact = filter;
   exact.use_pattern = false;
-  const ObjectModel model(reader.objects());
+  const auto held_model = object_model(reader);
+  const ObjectModel& model = *held_model;
   for (const SqlObject* o : tables(model, exact)) {
     if (o->table == nullptr) continue;
     for (const emu::Column* c : o->table->key()) {

@@ -1,7 +1,8 @@
 // objects.hpp: the emulator's tables and capture instances as SQL Server objects, with the ids,
 // schemas and columns that sys.objects, sys.columns, OBJECT_ID and COL_LENGTH show, and the
-// relations the emulator catalog (catalog.hpp) serves over them. A model is built per statement
-// from one read of the file, so it never shows a half-made DDL change.
+// relations the emulator catalog (catalog.hpp) serves over them. A model is built from one read
+// of the file, so it never shows a half-made DDL change, and is shared by every statement until
+// the catalog changes (object_model).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -60,6 +62,7 @@ struct SqlObject {
 class ObjectModel {
  public:
   explicit ObjectModel(emu::Objects objects);
+  explicit ObjectModel(std::shared_ptr<const emu::Objects> objects);
   ObjectModel(const ObjectModel&) = delete;
   ObjectModel& operator=(const ObjectModel&) = delete;
 
@@ -75,9 +78,19 @@ class ObjectModel {
   [[nodiscard]] std::vector<std::pair<std::string, std::int64_t>> schemas() const;
 
  private:
-  emu::Objects source_;
+  friend std::shared_ptr<const ObjectModel> object_model(emu::Reader& reader);
+  std::shared_ptr<const emu::Objects> source_;
   std::vector<SqlObject> objects_;
+  // Indexes into objects_, the first object of each id and each folded schema.name, so a
+  // lookup per row of a catalog view does not scan every object.
+  std::unordered_map<std::int64_t, std::size_t> by_id_;
+  std::unordered_map<std::string, std::size_t> by_name_;
 };
+
+// The model of `reader`'s catalog as it stands: built once per catalog state in this process
+// and shared, so a statement's cost does not grow with the tables the file holds. Hold the
+// pointer while using the model.
+[[nodiscard]] std::shared_ptr<const ObjectModel> object_model(emu::Reader& reader);
 
 // A table's clustered index as sys.indexes, sp_helpindex and sp_statistics show it (decision
 // 1439): a user table's primary key PK_<table>, a change table's <ci>_CT_clustered_idx on

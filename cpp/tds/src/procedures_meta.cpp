@@ -79,7 +79,8 @@ std::vector<ResultSet> helpindex_sets(const SqlObject& o) {
 
 std::vector<ResultSet> helpindex(Storage& storage, const BoundArgs& args) {
   const std::string written = text(args, "@objname").value_or("");
-  const ObjectModel model(storage.reader().objects());
+  const auto held_model = object_model(storage.reader());
+  const ObjectModel& model = *held_model;
   const SqlObject* o = model.find_text(written);
   if (o == nullptr || (o->kind != Kind::UserTable && o->kind != Kind::ChangeTable && o->kind != Kind::CdcTable)) {
     not_found(written, storage);
@@ -138,7 +139,8 @@ std::vector<ResultSet> help_object(Storage& storage, const SqlObject& o) {
                            {"Created_datetime", ColumnType{SqlKind::DateTime}}});
   // As sys.objects: the first capture instance's creation, else now (the file keeps no time).
   std::int64_t created = emu::TimeZone::load(storage.reader().server_time_zone()).to_local(storage.reader().now());
-  for (const auto& in : storage.reader().objects().instances) {
+  const auto held_catalog = storage.reader().catalog();
+  for (const auto& in : held_catalog->instances) {
     if (in.source_object_id == o.object_id || (o.instance != nullptr && o.instance->name == in.name)) {
       created = std::min(created, in.create_date);
     }
@@ -218,7 +220,8 @@ std::vector<ResultSet> help_object(Storage& storage, const SqlObject& o) {
 }
 
 std::vector<ResultSet> help(Storage& storage, const BoundArgs& args) {
-  const ObjectModel model(storage.reader().objects());
+  const auto held_model = object_model(storage.reader());
+  const ObjectModel& model = *held_model;
   const auto written = text(args, "@objname");
   if (!written) return help_all(model);
   const SqlObject* o = model.find_text(*written);
@@ -249,7 +252,8 @@ std::vector<ResultSet> statistics(Storage& storage, const BoundArgs& args) {
   const std::string name = text(args, "@table_name").value_or("");
   const auto owner = text(args, "@table_owner");
   const std::string index_pattern = text(args, "@index_name").value_or("%");
-  const ObjectModel model(storage.reader().objects());
+  const auto held_model = object_model(storage.reader());
+  const ObjectModel& model = *held_model;
   const SqlObject* o = model.find(owner.value_or("dbo"), name);
   if (o == nullptr && !owner) {
     for (const auto& candidate : model.objects()) {
@@ -284,7 +288,8 @@ std::vector<ResultSet> statistics(Storage& storage, const BoundArgs& args) {
 // is: sp_cdc_enable_table works on it afterwards without sp_cdc_enable_db.
 std::vector<ResultSet> disable_db(Storage& storage, const BoundArgs& /*args*/) {
   std::vector<std::string> names;
-  for (const auto& in : storage.reader().objects().instances) names.push_back(in.name);
+  const auto held_catalog = storage.reader().catalog();
+  for (const auto& in : held_catalog->instances) names.push_back(in.name);
   for (const auto& n : names) storage.writer().disable_cdc(n);
   return {};
 }

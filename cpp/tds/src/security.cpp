@@ -135,7 +135,8 @@ void grant(Storage& storage, const std::vector<SqlToken>& t) {
   emu::Reader& reader = storage.reader();
   if (schema) {
     const std::string& s = name_at(t, at++);
-    const ObjectModel model(reader.objects());
+    const auto held_model = object_model(reader);
+    const ObjectModel& model = *held_model;
     if (model.schema_id(s) == 0) {
       sql_error(15151, "Cannot find the schema '" + s + "', because it does not exist or you do not have permission.");
     }
@@ -143,7 +144,8 @@ void grant(Storage& storage, const std::vector<SqlToken>& t) {
   } else {
     const std::size_t from = at;
     const auto [s, n] = object_name(t, at);
-    const ObjectModel model(reader.objects());
+    const auto held_model = object_model(reader);
+    const ObjectModel& model = *held_model;
     const SqlObject* object = model.find(s, n);
     if (object == nullptr ||
         (object->kind != SqlObject::Kind::UserTable && object->kind != SqlObject::Kind::ChangeTable)) {

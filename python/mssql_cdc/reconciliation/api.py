@@ -56,9 +56,9 @@ from mssql_cdc.sqlserver import (
     Backend,
     ReadColumn,
     TableColumn,
+    find_instance,
     key_bounds,
     open_backend,
-    resolve_instance,
 )
 from mssql_cdc.tables import (
     TableRef,
@@ -281,9 +281,7 @@ def reconcile(
     started = time.perf_counter()
     started_at = datetime.now(UTC).replace(tzinfo=None)
     with closing(open_backend(config)) as backend:
-        instance = resolve_instance(
-            config.capture_instance, backend.catalog.capture_instances()
-        ).instance
+        instance = find_instance(backend.catalog, config.capture_instance).instance
         key_columns = list(keys) if keys is not None else list(instance.index_columns)
         if not key_columns:
             raise ConfigError(

@@ -21,8 +21,8 @@ from mssql_cdc.sqlserver import (
     CaptureInstance,
     Reconnecting,
     call_with_retries,
+    find_instance,
     open_backend,
-    resolve_instance,
     table_instances,
 )
 
@@ -55,10 +55,9 @@ class BackendObserver:
         self._zone: str | None = None
 
     def _resolved(self) -> tuple[CaptureInstance, list[CaptureInstance]]:
-        every = self._backend.catalog.capture_instances()
-        configured = resolve_instance(self._configured, every).instance
-        table = (configured.source_schema, configured.source_table)
-        same = [i for i in every if (i.source_schema, i.source_table) == table]
+        catalog = self._backend.catalog
+        configured = find_instance(catalog, self._configured).instance
+        same = catalog.capture_instances(configured.source_schema, configured.source_table)
         return configured, table_instances(same)
 
     def max_lsn(self) -> str | None:

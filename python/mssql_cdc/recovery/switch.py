@@ -24,7 +24,7 @@ from mssql_cdc.errors import SchemaChangedError
 from mssql_cdc.options import SourceConfig
 from mssql_cdc.recovery.preflight import RecoveryRequest
 from mssql_cdc.snapshot import bronze_retypes, open_probe
-from mssql_cdc.sqlserver import CaptureInstance, open_backend
+from mssql_cdc.sqlserver import CaptureInstance, instances_named, open_backend
 from mssql_cdc.tables import allow_type_widening, open_for_read, table_properties
 
 if TYPE_CHECKING:
@@ -103,7 +103,8 @@ def _change_ahead(config: SourceConfig, old: Instance, new: Instance) -> SwitchC
     """The change of the switch from `old` to `new`, read from the capture catalog; None when
     either instance is gone from it (disabled meanwhile: the stream meets that as before)."""
     with closing(open_backend(config)) as backend:
-        by_name = {i.name: i for i in backend.catalog.capture_instances()}
+        # Both are instances of one table: that table's instances hold them.
+        by_name = {i.name: i for i in instances_named(backend.catalog, old.name)}
     if old.name not in by_name or new.name not in by_name:
         return None
     return switch_change(by_name[old.name], by_name[new.name])

@@ -110,13 +110,13 @@ class _EmulatorProbe:
 
     def resolved(self) -> ResolvedSource:
         if self._resolved is None:
-            from mssql_cdc.sqlserver import EmulatorBackend, resolve_instance
+            from mssql_cdc.sqlserver import EmulatorBackend, find_instance
 
             # The rule the stream resolves by (a disabled instance followed to its table's
             # remaining one), not the emulator's exact lookup: recovery must find the
             # instance the stream reads.
             with closing(EmulatorBackend(self._path)) as catalog:
-                found = resolve_instance(self._configured, catalog.capture_instances()).instance
+                found = find_instance(catalog, self._configured).instance
             self._resolved = ResolvedSource(
                 capture_instance=found.name,
                 source_schema=found.source_schema,
@@ -243,7 +243,7 @@ class _TsqlProbe:
             TsqlSnapshotReader,
             TsqlStreamPlanner,
             connect,
-            resolve_instance,
+            find_instance,
         )
 
         session = connect(config)
@@ -252,9 +252,7 @@ class _TsqlProbe:
         self._chunks = TsqlSnapshotReader(
             session, isolation=config.isolation_level, lock_timeout_ms=config.lock_timeout_ms
         )
-        found = resolve_instance(
-            config.capture_instance, self._catalog.capture_instances()
-        ).instance
+        found = find_instance(self._catalog, config.capture_instance).instance
         self._resolved = ResolvedSource(
             found.name,
             found.source_schema,

@@ -23,7 +23,7 @@ from mssql_cdc.sqlserver import (
     CaptureCatalog,
     CaptureInstance,
     ReadColumn,
-    resolve_instance,
+    find_instance,
     table_instances,
 )
 
@@ -82,7 +82,7 @@ def resolve_table(
         ConfigError: the instance is unknown or ambiguous (the message lists what was found).
     """
     table = None if remembered is None else (remembered.source_schema, remembered.source_table)
-    resolved = resolve_instance(configured, catalog.capture_instances(), remembered=table)
+    resolved = find_instance(catalog, configured, remembered=table)
     found = resolved.instance
     instances = table_instances(catalog.capture_instances(found.source_schema, found.source_table))
     return ResolvedTable(found, tuple(instances) or (found,), resolved.followed_from)

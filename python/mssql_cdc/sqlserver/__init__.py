@@ -19,6 +19,8 @@ from mssql_cdc.sqlserver.heartbeat_table import (
     heartbeat_sql,
 )
 from mssql_cdc.sqlserver.instances import (
+    find_instance,
+    instances_named,
     pieces,
     resolve_instance,
     serving_instance,
@@ -89,8 +91,10 @@ __all__ = [
     "call_with_retries",
     "connect",
     "error_number",
+    "find_instance",
     "heartbeat",
     "heartbeat_sql",
+    "instances_named",
     "integer_bounds",
     "is_transient",
     "key_bounds",

@@ -9,12 +9,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mssql_cdc.core import Piece, cut_at_switch, lsn
 from mssql_cdc.errors import ConfigError, quoted
 from mssql_cdc.sqlserver.metadata import CaptureInstance
 
-__all__ = ["ResolvedInstance", "pieces", "resolve_instance", "serving_instance", "table_instances"]
+if TYPE_CHECKING:
+    from mssql_cdc.sqlserver.protocols import CaptureCatalog
+
+__all__ = [
+    "ResolvedInstance",
+    "find_instance",
+    "instances_named",
+    "pieces",
+    "resolve_instance",
+    "serving_instance",
+    "table_instances",
+]
 
 _log = logging.getLogger("mssql_cdc.sqlserver")
 
@@ -82,6 +94,39 @@ def resolve_instance(
         "[<this login's user>]; if it was disabled and had a custom name, set "
         "captureInstance to the table's remaining instance"
     )
+
+
+def instances_named(catalog: CaptureCatalog, name: str) -> Sequence[CaptureInstance]:
+    """The instances of the table whose instance is called `name` exactly, asked of that table
+    alone; every instance the login can read when the name's table is not known.
+
+    Listing every instance costs the server and the client in proportion to the database's
+    instances, and each stream of a job of many tables asks several times per run (S1 in
+    bench/REPORT.md); one table's instances cost the same at any size.
+    """
+    table = catalog.instance_table(name)
+    if table is not None:
+        found = catalog.capture_instances(*table)
+        if any(i.name == name for i in found):
+            return found
+    return catalog.capture_instances()
+
+
+def find_instance(
+    catalog: CaptureCatalog, configured: str, *, remembered: tuple[str, str] | None = None
+) -> ResolvedInstance:
+    """`resolve_instance(configured, <every instance>)`, asking the server for one table's
+    instances when the configured name is an instance's exact name, as it is but for a case
+    slip or a disabled instance; the same answer, without listing every instance.
+
+    Raises:
+        ConfigError: as `resolve_instance`.
+    """
+    found = instances_named(catalog, configured)
+    for instance in found:
+        if instance.name == configured:
+            return ResolvedInstance(instance, None)
+    return resolve_instance(configured, found, remembered=remembered)
 
 
 def table_instances(instances: Sequence[CaptureInstance]) -> list[CaptureInstance]:

@@ -19,6 +19,7 @@ from mssql_cdc.sqlserver import (
     TsqlCaptureCatalog,
     TsqlChangeReader,
     TsqlStreamPlanner,
+    find_instance,
 )
 from mssql_cdc.sqlserver.tsql.drivers import Session, error_number, import_driver, pymssql_arguments
 from tests.unit.support.fake_dbapi import FakeConnection
@@ -154,6 +155,7 @@ def test_captured_columns_carry_full_types_and_the_computed_flag_of_the_source()
     )
     s = session(
         {
+            "cdc.change_tables": (TABLE_OF, [("dbo", "orders")]),
             "sp_cdc_help_change_data_capture": (HELP_COLUMNS, help_rows),
             "sp_cdc_get_captured_columns": captured,
             "FROM sys.columns": source,
@@ -170,9 +172,83 @@ def test_captured_columns_carry_full_types_and_the_computed_flag_of_the_source()
 
 
 def test_captured_columns_of_an_unknown_instance_say_it_is_not_listed() -> None:
-    catalog = TsqlCaptureCatalog(session({"sp_cdc_help_change_data_capture": (HELP_COLUMNS, [])}))
+    catalog = TsqlCaptureCatalog(
+        session(
+            {
+                "cdc.change_tables": (TABLE_OF, []),
+                "sp_cdc_help_change_data_capture": (HELP_COLUMNS, []),
+            }
+        )
+    )
     with pytest.raises(ConfigError, match="'nope' does not exist or this login cannot read it"):
         catalog.captured_columns("nope")
+
+
+# Microsoft Learn, "cdc.change_tables (Transact-SQL)": one row per capture instance, with
+# `capture_instance` and the source table's `source_object_id`; "sys.sp_cdc_help_change_data_capture
+# (Transact-SQL)": with @source_schema and @source_name it lists that table's instances only.
+TABLE_OF = ["source_schema", "source_table"]
+ORDERS = ("dbo", "orders", "dbo_orders", bytes.fromhex("0000002A000001000001"), None, "[id]", "")
+OTHER = ("dbo", "lines", "dbo_lines", bytes.fromhex("0000002A000001000001"), None, "[id]", "")
+
+
+def _help(params: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The procedure's rows: one table's when it is named, else every instance."""
+    if params:
+        return HELP_COLUMNS, [r for r in (ORDERS, OTHER) if (r[0], r[1]) == tuple(params)]
+    return HELP_COLUMNS, [ORDERS, OTHER]
+
+
+def _listed_every_instance(s: Session) -> bool:
+    return any(
+        "sp_cdc_help_change_data_capture" in text and not params
+        for text, params in conn_of(s).executed
+    )
+
+
+def test_an_exact_instance_name_is_resolved_from_its_tables_instances_alone() -> None:
+    s = session({"cdc.change_tables": (TABLE_OF, [("dbo", "orders")]), "sp_cdc_help": _help})
+    found = find_instance(TsqlCaptureCatalog(s), "dbo_orders")
+    assert (found.instance.name, found.followed_from) == ("dbo_orders", None)
+    assert not _listed_every_instance(s)
+    assert conn_of(s).executed[0][1] == ("dbo_orders",)
+
+
+def test_a_name_in_another_case_lists_every_instance_and_matches_ignoring_case() -> None:
+    s = session({"cdc.change_tables": (TABLE_OF, [("dbo", "orders")]), "sp_cdc_help": _help})
+    found = find_instance(TsqlCaptureCatalog(s), "DBO_Orders")
+    assert found.instance.name == "dbo_orders"
+    assert _listed_every_instance(s)
+
+
+@pytest.mark.parametrize("number", [229, 208])
+def test_a_login_that_cannot_read_change_tables_lists_every_instance(number: int) -> None:
+    s = session({"cdc.change_tables": ServerError(number), "sp_cdc_help": _help})
+    assert find_instance(TsqlCaptureCatalog(s), "dbo_lines").instance.name == "dbo_lines"
+    assert _listed_every_instance(s)
+
+
+def test_another_server_error_on_change_tables_is_raised() -> None:
+    s = session({"cdc.change_tables": ServerError(1205), "sp_cdc_help": _help})
+    with pytest.raises(ServerError):
+        find_instance(TsqlCaptureCatalog(s), "dbo_lines")
+
+
+def test_a_disabled_default_named_instance_is_followed_as_before() -> None:
+    renamed = (
+        "dbo",
+        "orders",
+        "dbo_orders_v2",
+        bytes.fromhex("0000002A000001000001"),
+        None,
+        "",
+        "",
+    )
+    s = session(
+        {"cdc.change_tables": (TABLE_OF, []), "sp_cdc_help": (HELP_COLUMNS, [renamed, OTHER])}
+    )
+    found = find_instance(TsqlCaptureCatalog(s), "dbo_orders")
+    assert (found.instance.name, found.followed_from) == ("dbo_orders_v2", "dbo_orders")
 
 
 def test_ddl_history_keeps_entries_inside_the_interval_in_lsn_order() -> None:

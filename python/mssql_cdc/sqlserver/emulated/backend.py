@@ -142,6 +142,14 @@ class EmulatorBackend:
                 )
         return found
 
+    def instance_table(self, capture_instance: str) -> tuple[str, str] | None:
+        """The instance's table, looked up by its exact name; None when there is none."""
+        try:
+            info = self.reader.resolve_instance(capture_instance)
+        except (KeyError, ValueError, LookupError, RuntimeError):
+            return None
+        return split_table_name(str(info["table"]))
+
     def captured_columns(self, capture_instance: str) -> Sequence[CapturedColumn]:
         return [
             CapturedColumn(

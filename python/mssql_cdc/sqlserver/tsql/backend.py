@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from mssql_cdc.core import Tile, lsn
 from mssql_cdc.errors import ConfigError, quoted
 from mssql_cdc.options import SourceConfig
+from mssql_cdc.sqlserver.instances import instances_named
 from mssql_cdc.sqlserver.metadata import (
     CapturedColumn,
     CaptureInstance,
@@ -98,6 +99,11 @@ class TsqlStreamPlanner:
         self._session.close()
 
 
+# Errors that mean this login cannot see cdc.change_tables or an object's metadata: 229
+# (permission denied), 208 (invalid object name), 916 (no access to the database).
+_NOT_VISIBLE = frozenset({208, 229, 916})
+
+
 class TsqlCaptureCatalog:
     """CaptureCatalog over T-SQL: instances, captured columns, DDL history, access, zone."""
 
@@ -109,8 +115,22 @@ class TsqlCaptureCatalog:
     ) -> Sequence[CaptureInstance]:
         return queries.capture_instances(self._session, source_schema, source_table)
 
+    def instance_table(self, capture_instance: str) -> tuple[str, str] | None:
+        """The instance's table from `cdc.change_tables`; None when no instance has the name
+        or this login may not read the view or the table's metadata (then list instances)."""
+        try:
+            rows = self._session.rows(tsql.instance_table(capture_instance))
+        except Exception as exc:
+            if error_number(exc) not in _NOT_VISIBLE:
+                raise
+            return None
+        if len(rows) != 1:
+            return None
+        schema, table = rows[0].get("source_schema"), rows[0].get("source_table")
+        return (str(schema), str(table)) if schema is not None and table is not None else None
+
     def captured_columns(self, capture_instance: str) -> Sequence[CapturedColumn]:
-        for instance in queries.capture_instances(self._session):
+        for instance in instances_named(self, capture_instance):
             if instance.name == capture_instance:
                 return queries.captured_columns(self._session, instance)
         raise ConfigError(

@@ -284,6 +284,16 @@ def help_capture_instances(
     )
 
 
+def instance_table(capture_instance: str) -> Statement:
+    """The source schema and table of the instance of that name, from `cdc.change_tables`."""
+    return Statement(
+        "SELECT OBJECT_SCHEMA_NAME(source_object_id) AS source_schema, "
+        "OBJECT_NAME(source_object_id) AS source_table "
+        f"FROM cdc.change_tables WHERE capture_instance = {_P};",
+        (capture_instance,),
+    )
+
+
 def captured_columns(capture_instance: str) -> Statement:
     return Statement(
         f"EXEC sys.sp_cdc_get_captured_columns @capture_instance = {_P};", (capture_instance,)

@@ -43,6 +43,12 @@ std::int64_t meta_int(Db& db, const std::string& key);
 // a connection can keep a cache of them and reload it only when another one changed them.
 std::int64_t catalog_version(Db& db);
 void bump_catalog(Db& db);
+// The name of the catalog's committed state: a 128-bit digest of every catalog row, which a
+// transaction that bumped the catalog stores just before its commit. Equal tokens mean equal
+// catalogs, in any file, so a process may share one load among all its readers (a copy of a
+// file that changes apart from it gets its own token), and the same calls still give identical
+// files. Empty for a file whose catalog has not changed since a version without tokens made it.
+std::string catalog_token(Db& db);
 
 // Settings, stored as text; set_setting validates name and value. Both throw InvalidArgument
 // for an unknown name, set_setting also for a bad value.

@@ -351,7 +351,10 @@ class Reader {
   std::vector<std::string> tables();
 
   // Row cursors and the catalog for the TDS front end (rows.cpp). Rows hold stored cells.
-  // Every table and capture instance.
+  // Every table and capture instance. catalog() shares one load per catalog state among all
+  // the Readers of this process (keyed by catalog_token), as the front end asks at nearly every
+  // statement and a load reads every table's rows of the catalog; objects() is a copy of it.
+  std::shared_ptr<const Objects> catalog();
   Objects objects();
   Micros now();  // UTC: the later of the wall clock and the newest timed event
   // start_lsn, tran_begin_time, tran_end_time, tran_id, tran_begin_lsn by start_lsn.

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -122,11 +123,17 @@ class Db {
   [[noreturn]] void fail(int rc, std::string_view what) const;
   // The SQLite connection, for calls this class does not wrap.
   [[nodiscard]] sqlite3* raw() const { return db_; }
+  // Work that WriteTxn::commit runs just before its COMMIT, once per name however often it is
+  // asked for: what a transaction derives from its whole effect (the catalog token). The work
+  // must hold whenever it runs, as a rollback does not withdraw it.
+  void before_commit(const std::string& name, std::function<void()> work);
+  void run_before_commit();
 
  private:
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
   std::map<std::string, sqlite3_stmt*, std::less<>> cache_;
+  std::map<std::string, std::function<void()>> before_commit_;
 };
 
 // BEGIN IMMEDIATE ... COMMIT; rolls back when destroyed without commit(). `db` must have no
