@@ -32,7 +32,8 @@ DateTime2 at(int day, int hour) {
 
 struct Counters {
   int rows_read = 0;
-  ScanHints hints;  // the last scan's with ranges
+  ScanHints hints;                // the last scan's with ranges
+  std::vector<ScanHints> ranged;  // every fake scan's with ranges, in order
 };
 
 // A relation over literal rows; it counts what it hands out, so a test can see streaming.
@@ -47,7 +48,10 @@ class FakeRelation final : public Relation {
   const std::vector<RelColumn>& columns() const override { return columns_; }
   std::vector<std::string> ordered_by() const override { return order_; }
   std::unique_ptr<RowStream> scan(const ScanHints& hints) override {
-    if (!hints.ranges.empty()) counters_->hints = hints;
+    if (!hints.ranges.empty()) {
+      counters_->hints = hints;
+      counters_->ranged.push_back(hints);
+    }
     struct Stream final : RowStream {
       const std::vector<std::vector<Value>>* rows;
       std::shared_ptr<Counters> counters;
@@ -392,7 +396,18 @@ TEST_F(Select, ChangeRowsJoinTheMappingAndConvertEachColumnAsSqlServerPrintsIt) 
   // The fourth change has no mapping entry: LEFT JOIN keeps it with a NULL commit time.
   EXPECT_EQ(r.rows[3][0], text("0x00000000000000000004"));
   EXPECT_EQ(r.rows[3][4], Value{});
-  EXPECT_EQ(catalog.counters->hints.ranges.at(0).column, "__$start_lsn");
+  // The change table reads the WHERE's range; the mapping, joined on start_lsn, reads the same
+  // range rather than every entry, as a server seeks the mapping for each change row.
+  const auto& ranged = catalog.counters->ranged;
+  ASSERT_EQ(ranged.size(), 2u);
+  ASSERT_EQ(ranged[0].ranges.size(), 1u);
+  EXPECT_EQ(ranged[0].ranges[0].column, "__$start_lsn");
+  ASSERT_EQ(ranged[1].ranges.size(), 1u);
+  EXPECT_EQ(ranged[1].ranges[0].column, "start_lsn");
+  ASSERT_TRUE(ranged[1].ranges[0].lo && ranged[1].ranges[0].hi);
+  EXPECT_EQ(ranged[1].ranges[0].lo->value, ranged[0].ranges[0].lo->value);
+  EXPECT_EQ(ranged[1].ranges[0].hi->value, ranged[0].ranges[0].hi->value);
+  EXPECT_TRUE(ranged[1].ranges[0].lo->inclusive && ranged[1].ranges[0].hi->inclusive);
 }
 
 TEST_F(Select, TableColumnsReadSysColumnsOfTheObject) {

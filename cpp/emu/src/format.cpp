@@ -3,7 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <system_error>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/zone.hpp"
@@ -351,6 +357,94 @@ std::unique_ptr<Db> open_file(const std::filesystem::path& path) {
   }
   set_pragmas(*db);
   return db;
+}
+
+namespace {
+
+struct FileId {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  bool operator==(const FileId&) const = default;
+};
+
+std::optional<FileId> file_id(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
+
+// The idle read connections of this process, by file. Guarded, briefly: served connections
+// read on threads of their own.
+class IdleConnections {
+ public:
+  std::unique_ptr<Db> take(const FileId& id, long process) {
+    const std::lock_guard lock(mutex_);
+    adopt(process);
+    auto& idle = idle_[key(id)];
+    if (idle.empty()) return nullptr;
+    auto db = std::move(idle.back());
+    idle.pop_back();
+    return db;
+  }
+  void give(const FileId& id, long process, std::unique_ptr<Db> db) {
+    const std::lock_guard lock(mutex_);
+    adopt(process);
+    auto& idle = idle_[key(id)];
+    if (idle.size() < kPerFile) idle.push_back(std::move(db));
+  }
+
+ private:
+  static constexpr std::size_t kPerFile = 8;
+  static std::string key(const FileId& id) { return std::to_string(id.device) + ":" + std::to_string(id.inode); }
+  // In a forked child every idle connection is the parent's: forget them without closing, as
+  // closing could release locks the parent holds on the file.
+  void adopt(long process) {
+    if (process == pid_) return;
+    for (auto& [file, idle] : idle_) {
+      for (auto& db : idle) (void)db.release();
+    }
+    idle_.clear();
+    pid_ = process;
+  }
+  std::mutex mutex_;
+  long pid_ = static_cast<long>(::getpid());
+  std::map<std::string, std::vector<std::unique_ptr<Db>>> idle_;
+};
+
+IdleConnections& idle_connections() {
+  static IdleConnections pool;
+  return pool;
+}
+
+}  // namespace
+
+void ReturnToPool::operator()(Db* db) const {
+  if (db == nullptr) return;
+  // The parent's connection, let go in a forked child, is left open: closing it could release
+  // locks the parent holds on the file.
+  if (process != 0 && process != static_cast<long>(::getpid())) return;
+  std::unique_ptr<Db> owned(db);
+  if (process == 0 || owned->in_transaction()) return;  // not poolable: closed
+  // An idle connection whose file is no longer at its path (deleted, replaced) is closed: it
+  // keeps the old inode alive, so a new file never takes its identity while it is pooled.
+  const auto now = file_id(owned->path());
+  if (!now || *now != FileId{device, inode}) return;
+  idle_connections().give(*now, process, std::move(owned));
+}
+
+PooledDb pooled_file(const std::filesystem::path& path) {
+  const long process = static_cast<long>(::getpid());
+  if (const auto id = file_id(path)) {
+    if (auto db = idle_connections().take(*id, process))
+      return PooledDb(db.release(), {id->device, id->inode, process});
+  }
+  // Identify the file before opening it and check it after: a file replaced in between is not
+  // pooled under either identity.
+  const auto before = file_id(path);
+  auto db = open_file(path);
+  const auto after = file_id(path);
+  if (!before || !after || *before != *after) return PooledDb(db.release(), {0, 0, 0});
+  return PooledDb(db.release(), {after->device, after->inode, process});
 }
 
 }  // namespace mssqlcdc::emu

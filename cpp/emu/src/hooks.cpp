@@ -200,7 +200,7 @@ ReadHooks ReadHooks::claim(const std::filesystem::path& path, const std::string&
   ReadHooks out;
   std::vector<Hook> before;  // commit_before_read, cleanup_before_read
   {
-    auto db = open_file(path);
+    auto db = pooled_file(path);
     for (auto& h : claim_hooks(*db, read_kind)) {
       if (h.kind == "inject_null_row") out.null_row = true;
       else if (h.kind == "cleanup_during_read") out.during.push_back(std::move(h));
@@ -216,7 +216,7 @@ std::optional<Lsn> ReadHooks::fire_mid(const std::filesystem::path& path, std::i
   const Hook h = mid.front();
   mid.erase(mid.begin());
   fire_hook(path, h);
-  auto other = open_file(path);
+  auto other = pooled_file(path);
   auto st = other->prepare("SELECT start_lsn FROM \"cdc.change_tables\" WHERE object_id = ?");
   st.bind(1, object_id);
   if (!st.step()) return std::nullopt;

@@ -13,7 +13,8 @@
 
 namespace mssqlcdc::emu {
 
-Reader::Reader(std::filesystem::path file) : path_(std::move(file)), db_(open_file(path_)), file_io_(file_io(path_)) {}
+Reader::Reader(std::filesystem::path file)
+    : path_(std::move(file)), db_(pooled_file(path_)), file_io_(file_io(path_)) {}
 
 Reader::~Reader() = default;
 

@@ -31,8 +31,8 @@ struct CursorHooks {
 
 class SqlCursor final : public RowCursor {
  public:
-  SqlCursor(std::unique_ptr<Db> db, std::unique_ptr<ReadTxn> txn, const std::string& sql,
-            const std::vector<Cell>& binds, IoRead io, CursorHooks hooks = {})
+  SqlCursor(PooledDb db, std::unique_ptr<ReadTxn> txn, const std::string& sql, const std::vector<Cell>& binds,
+            IoRead io, CursorHooks hooks = {})
       : db_(std::move(db)), txn_(std::move(txn)), hooks_(std::move(hooks)), io_(std::move(io)) {
     stmt_.emplace(db_->prepare(sql));
     for (std::size_t i = 0; i < binds.size(); ++i) stmt_->bind(static_cast<int>(i + 1), binds[i]);
@@ -71,7 +71,7 @@ class SqlCursor final : public RowCursor {
   [[nodiscard]] bool null_row_first() const override { return hooks_.hooks.null_row; }
 
  private:
-  std::unique_ptr<Db> db_;
+  PooledDb db_;
   std::unique_ptr<ReadTxn> txn_;
   std::optional<Stmt> stmt_;
   CursorHooks hooks_;
@@ -165,7 +165,7 @@ Micros Reader::now() {
 }
 
 std::unique_ptr<RowCursor> Reader::mapping_rows(const CellRange& start_lsn) {
-  auto db = open_file(path_);
+  auto db = pooled_file(path_);
   auto txn = std::make_unique<ReadTxn>(*db);
   std::vector<Cell> binds;
   const std::string sql =
@@ -178,7 +178,7 @@ std::unique_ptr<RowCursor> Reader::mapping_rows(const CellRange& start_lsn) {
 std::unique_ptr<RowCursor> Reader::change_table_rows(std::string_view ci, const CellRange& start_lsn, bool fire_hooks) {
   // The hooks fire before the read transaction starts, as in read_changes.
   ReadHooks hooks = fire_hooks ? ReadHooks::claim(path_, "changes") : ReadHooks{};
-  auto db = open_file(path_);
+  auto db = pooled_file(path_);
   // Sch-S while the client reads, so sp_cdc_disable_table waits for it; taken before the read
   // transaction, so the instance it reads is the one locked.
   SchemaLock lock;
@@ -228,7 +228,7 @@ std::unique_ptr<RowCursor> Reader::table_rows(std::string_view table, const Cell
     guard_read(table, range);
   }
   ReadHooks hooks = fire_hooks ? ReadHooks::claim(path_, "table") : ReadHooks{};
-  auto db = open_file(path_);
+  auto db = pooled_file(path_);
   auto txn = std::make_unique<ReadTxn>(*db);
   const Table t = load_table(*db, table);
   std::string sql = "SELECT ";

@@ -53,7 +53,7 @@ class ChangeScan final : public BatchSource {
     }
     if (options.batch_bytes < 1) throw Error(ErrorKind::InvalidArgument, "batch_bytes must be positive");
     if (options.fire_hooks) hooks_ = ReadHooks::claim(path, "changes");
-    db_ = open_file(path);
+    db_ = pooled_file(path);
     lock_instance(ci);
     txn_ = std::make_unique<ReadTxn>(*db_);
     if (options.raw_names) {
@@ -298,7 +298,7 @@ class ChangeScan final : public BatchSource {
   std::filesystem::path path_;
   ChangeReadOptions options_;
   ReadHooks hooks_;
-  std::unique_ptr<Db> db_;
+  PooledDb db_;
   SchemaLock lock_;  // declared before the transaction, so it is released after it
   std::unique_ptr<ReadTxn> txn_;
   std::optional<Stmt> stmt_;
@@ -333,7 +333,7 @@ class TableScan final : public BatchSource {
                   "batch_rows=" + std::to_string(options.batch_rows) + " is not valid; it takes 1..1000000");
     }
     if (options.fire_hooks) hooks_ = ReadHooks::claim(path, "table");
-    db_ = open_file(path);
+    db_ = pooled_file(path);
     txn_ = std::make_unique<ReadTxn>(*db_);
     const Table t = load_table(*db_, table);
     if (options.columns) {
@@ -411,7 +411,7 @@ class TableScan final : public BatchSource {
   std::filesystem::path path_;
   TableReadOptions options_;
   ReadHooks hooks_;
-  std::unique_ptr<Db> db_;
+  PooledDb db_;
   std::unique_ptr<ReadTxn> txn_;
   std::optional<Stmt> stmt_;
   std::vector<Column> cols_;

@@ -1,8 +1,9 @@
 // FROM and JOIN: each source opened (a table, a table-valued function called with its
 // constant arguments, a derived table), the range hints WHERE puts on a relation's columns, and
-// the join itself. The first source streams; a joined source is held, with a hash on a column
-// equality (the mapping table is small), and the left side's order is kept, which is what lets
-// a change-table read joined to cdc.lsn_time_mapping stream in LSN order.
+// the join itself. The first source streams; a joined source is held, read within the range
+// an equality join carries to it, with a hash on a column equality, and the left side's order
+// is kept, which is what lets a change-table read joined to cdc.lsn_time_mapping stream in LSN
+// order.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -150,6 +151,59 @@ ScanHints hints_for(const std::vector<const Expr*>& where, const Scope& scope, s
   return hints;
 }
 
+// The types whose equality and order a range carried across a join keeps: integers and
+// binary values of one kind, compared the same on both sides. Text is left out, as two
+// columns may compare under different collations.
+bool carries_range(const ColumnType& a, const ColumnType& b) {
+  switch (a.kind) {
+    case SqlKind::TinyInt:
+    case SqlKind::SmallInt:
+    case SqlKind::Int:
+    case SqlKind::BigInt: return a.kind == b.kind;
+    case SqlKind::Binary:
+    case SqlKind::VarBinary: return a.kind == b.kind && a.length == b.length;
+    default: return false;
+  }
+}
+
+// A range the WHERE puts on an earlier source's column, carried to joined source `k` through an
+// equality join of that column with one of k's: a row of k outside the range can only match
+// rows the WHERE drops, inner or LEFT join alike. So a change-table read joined to
+// cdc.lsn_time_mapping reads the mapping rows of the batch's LSNs, not the whole mapping, as a
+// server's seek per row would.
+void carry_join_range(const Join& j, const std::vector<const Expr*>& where, const Scope& scope, std::size_t k,
+                      Binder& constants, const std::vector<Opened>& opened, ScanHints& hints) {
+  const Expr& on = *j.on;
+  if (on.kind != ExprKind::Binary || on.op != "=" || on.args[0]->kind != ExprKind::Column ||
+      on.args[1]->kind != ExprKind::Column) {
+    return;
+  }
+  std::size_t x = 0, y = 0;
+  try {
+    x = scope.resolve(on.args[0]->name);
+    y = scope.resolve(on.args[1]->name);
+  } catch (const std::exception&) {
+    return;
+  }
+  const auto& here = scope.sources[k];
+  if (x >= here.first) std::swap(x, y);
+  if (x >= here.first || y < here.first || y >= here.first + here.count) return;
+  if (!carries_range(scope.slots[x].type, scope.slots[y].type)) return;
+  std::size_t s = 0;
+  while (x >= scope.sources[s].first + scope.sources[s].count) ++s;
+  if (!opened[s].relation) return;
+  const std::string target = lower(scope.slots[y].name);
+  for (const auto& h : hints.ranges) {
+    if (h.column == target) return;  // k's own WHERE bounds it already
+  }
+  const std::string source = lower(scope.slots[x].name);
+  for (auto& h : hints_for(where, scope, s, constants, opened[s].relation->columns()).ranges) {
+    if (h.column != source) continue;
+    h.column = target;
+    hints.ranges.push_back(std::move(h));
+  }
+}
+
 }  // namespace
 
 std::vector<Opened> open_sources(const SelectCore& c, const std::shared_ptr<const Query>& owner, const Env& env,
@@ -180,6 +234,7 @@ Producer joined_rows(const SelectCore& c, std::vector<Opened>& opened, const Sco
     Producer scan;
     if (o.relation) {
       ScanHints hints = hints_for(where, scope, k, constants, o.relation->columns());
+      if (k > 0) carry_join_range(c.joins[k - 1], where, scope, k, constants, opened, hints);
       hints.data_read = data_read && k == 0;
       hints.read_uncommitted = (k == 0 ? *c.from : c.joins[k - 1].source).read_uncommitted;
       o.stream = o.relation->scan(hints);

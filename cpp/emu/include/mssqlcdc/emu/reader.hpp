@@ -16,6 +16,7 @@
 #include "mssqlcdc/emu/arrow.hpp"
 #include "mssqlcdc/emu/catalog.hpp"
 #include "mssqlcdc/emu/clock.hpp"
+#include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/io_stats.hpp"
 #include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/sqlite.hpp"
@@ -390,7 +391,7 @@ class Reader {
   void guard_read(std::string_view table, const LockRange& range);
 
   std::filesystem::path path_;
-  std::unique_ptr<Db> db_;
+  PooledDb db_;
   std::unique_ptr<ReadTxn> snapshot_;
   std::optional<std::string> user_;  // nothing: dbo
   std::string database_;
