@@ -1,15 +1,9 @@
 #include "mssqlcdc/emu/format.hpp"
 
-#include <algorithm>
-#include <cstdio>
-#include <cstring>
-#include <map>
-#include <mutex>
-#include <system_error>
-#include <vector>
+#include "mssqlcdc/emu/file_pool.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
+#include <algorithm>
+#include <system_error>
 
 #include "mssqlcdc/emu/log.hpp"
 #include "mssqlcdc/emu/zone.hpp"
@@ -55,10 +49,6 @@ struct SettingRule {
   const char* fallback;
 };
 
-void set_pragmas(Db& db) {
-  db.exec("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA mmap_size=268435456;");
-}
-
 [[noreturn]] void bad_setting(const std::string& name, const std::string& value, const std::string& want) {
   throw Error(ErrorKind::InvalidArgument, "emulator setting " + name + "=" + value + " is not valid; it takes " + want);
 }
@@ -94,96 +84,6 @@ std::int64_t meta_int(Db& db, const std::string& key) {
   if (!v) throw Error(ErrorKind::Corrupt, db.path().string() + ": emulator metadata '" + key + "' is missing");
   return std::stoll(*v);
 }
-
-std::int64_t catalog_version(Db& db) {
-  const auto v = meta_get(db, "catalog_version");
-  return v ? std::stoll(*v) : 0;
-}
-
-namespace {
-
-// Everything Reader::objects() reads: the catalog tables, the metadata that holds identities,
-// NOT NULL and computed columns (all of emu_meta: more than needed only makes tokens differ
-// more), and the enable records that say whether capture has established an instance.
-constexpr const char* kCatalogRows[] = {
-    "SELECT * FROM \"sys.tables\" ORDER BY object_id",
-    "SELECT * FROM \"sys.columns\" ORDER BY object_id, column_id",
-    "SELECT * FROM \"cdc.change_tables\" ORDER BY object_id",
-    "SELECT * FROM \"cdc.captured_columns\" ORDER BY object_id, column_ordinal",
-    "SELECT * FROM \"cdc.index_columns\" ORDER BY object_id, index_ordinal",
-    "SELECT key, value FROM emu_meta WHERE key <> 'catalog_token' ORDER BY key",
-    "SELECT commit_lsn FROM emu_log WHERE kind = 'enable' ORDER BY commit_lsn",
-};
-
-// Two FNV-1a streams with different offsets over each cell's type, length and bytes: 128 bits,
-// far past any chance of two catalogs meeting by accident.
-class Digest {
- public:
-  void add(const void* data, std::size_t size) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < size; ++i) {
-      a_ = (a_ ^ p[i]) * kPrime;
-      b_ = (b_ ^ p[i]) * kPrime;
-    }
-  }
-  template <typename T>
-  void add_value(T v) {
-    add(&v, sizeof v);
-  }
-  [[nodiscard]] std::string hex() const {
-    char out[33];
-    std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(a_),
-                  static_cast<unsigned long long>(b_));
-    return out;
-  }
-
- private:
-  static constexpr std::uint64_t kPrime = 0x100000001b3ULL;
-  std::uint64_t a_ = 0xcbf29ce484222325ULL;
-  std::uint64_t b_ = 0x84222325cbf29ce4ULL;
-};
-
-std::string catalog_digest(Db& db) {
-  Digest d;
-  for (const char* sql : kCatalogRows) {
-    auto st = db.prepare(sql);
-    d.add(sql, std::strlen(sql));
-    while (st.step()) {
-      for (int c = 0; c < st.columns(); ++c) {
-        sqlite3_stmt* raw = st.raw();
-        const int type = sqlite3_column_type(raw, c);
-        d.add_value(type);
-        if (type == SQLITE_INTEGER) {
-          d.add_value(sqlite3_column_int64(raw, c));
-        } else if (type == SQLITE_FLOAT) {
-          d.add_value(sqlite3_column_double(raw, c));
-        } else if (type != SQLITE_NULL) {
-          const void* bytes = sqlite3_column_blob(raw, c);
-          const auto size = static_cast<std::size_t>(sqlite3_column_bytes(raw, c));
-          d.add_value(size);
-          if (size > 0) d.add(bytes, size);
-        }
-      }
-    }
-  }
-  return d.hex();
-}
-
-void store_token(Db& db) { meta_set(db, "catalog_token", catalog_digest(db)); }
-
-}  // namespace
-
-void bump_catalog(Db& db) {
-  meta_set(db, "catalog_version", std::to_string(catalog_version(db) + 1));
-  // The token names the catalog as the transaction commits it, after all of its changes.
-  if (db.in_transaction()) {
-    db.before_commit("catalog_token", [&db] { store_token(db); });
-  } else {
-    store_token(db);
-  }
-}
-
-std::string catalog_token(Db& db) { return meta_get(db, "catalog_token").value_or(""); }
 
 std::string get_setting(Db& db, const std::string& name) {
   const auto v = meta_get(db, "setting." + name);
@@ -313,138 +213,6 @@ void create_file(const std::filesystem::path& path, const CreateOptions& options
     fs::remove(fs::path(path.string() + "-shm"), ec);
     throw;
   }
-}
-
-std::unique_ptr<Db> open_file(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    throw Error(ErrorKind::FileNotFound, path.string() +
-                                             " does not exist; create it with Emulator.create or "
-                                             "'mssql-cdc emulator create'");
-  }
-  const std::string not_ours = path.string() +
-                               " is not an mssql-cdc emulator file; create one with Emulator.create "
-                               "or 'mssql-cdc emulator create'";
-  auto db = std::make_unique<Db>(path, false);
-  std::int64_t app = 0;
-  std::int64_t version = 0;
-  try {
-    auto st = db->prepare("PRAGMA application_id");
-    if (st.step()) app = st.i64(0);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::EmuFileFormat || e.kind() == ErrorKind::Io)
-      throw Error(ErrorKind::EmuFileFormat, not_ours);
-    throw;
-  }
-  if (app != kApplicationId) throw Error(ErrorKind::EmuFileFormat, not_ours);
-  {
-    auto st = db->prepare("PRAGMA user_version");
-    if (st.step()) version = st.i64(0);
-  }
-  if (version > kFormatVersion) {
-    throw Error(ErrorKind::EmuFormatVersion, path.string() + " has emulator format " + std::to_string(version) +
-                                                 "; this mssql-cdc reads up to " + std::to_string(kFormatVersion) +
-                                                 ": upgrade mssql-cdc");
-  }
-  if (version < 1) throw Error(ErrorKind::EmuFileFormat, not_ours);
-  if (version < kFormatVersion) {
-    throw Error(ErrorKind::EmuFormatVersion,
-                path.string() + " has emulator format " + std::to_string(version) +
-                    ", which stores time, datetime2 and datetimeoffset in microseconds; this mssql-cdc reads "
-                    "format " +
-                    std::to_string(kFormatVersion) + " (100-ns ticks): create the file again");
-  }
-  set_pragmas(*db);
-  return db;
-}
-
-namespace {
-
-struct FileId {
-  std::uint64_t device = 0;
-  std::uint64_t inode = 0;
-  bool operator==(const FileId&) const = default;
-};
-
-std::optional<FileId> file_id(const std::filesystem::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-}
-
-// The idle read connections of this process, by file. Guarded, briefly: served connections
-// read on threads of their own.
-class IdleConnections {
- public:
-  std::unique_ptr<Db> take(const FileId& id, long process) {
-    const std::lock_guard lock(mutex_);
-    adopt(process);
-    auto& idle = idle_[key(id)];
-    if (idle.empty()) return nullptr;
-    auto db = std::move(idle.back());
-    idle.pop_back();
-    return db;
-  }
-  void give(const FileId& id, long process, std::unique_ptr<Db> db) {
-    const std::lock_guard lock(mutex_);
-    adopt(process);
-    auto& idle = idle_[key(id)];
-    if (idle.size() < kPerFile) idle.push_back(std::move(db));
-  }
-
- private:
-  static constexpr std::size_t kPerFile = 8;
-  static std::string key(const FileId& id) { return std::to_string(id.device) + ":" + std::to_string(id.inode); }
-  // In a forked child every idle connection is the parent's: forget them without closing, as
-  // closing could release locks the parent holds on the file.
-  void adopt(long process) {
-    if (process == pid_) return;
-    for (auto& [file, idle] : idle_) {
-      for (auto& db : idle) (void)db.release();
-    }
-    idle_.clear();
-    pid_ = process;
-  }
-  std::mutex mutex_;
-  long pid_ = static_cast<long>(::getpid());
-  std::map<std::string, std::vector<std::unique_ptr<Db>>> idle_;
-};
-
-IdleConnections& idle_connections() {
-  static IdleConnections pool;
-  return pool;
-}
-
-}  // namespace
-
-void ReturnToPool::operator()(Db* db) const {
-  if (db == nullptr) return;
-  // The parent's connection, let go in a forked child, is left open: closing it could release
-  // locks the parent holds on the file.
-  if (process != 0 && process != static_cast<long>(::getpid())) return;
-  std::unique_ptr<Db> owned(db);
-  if (process == 0 || owned->in_transaction()) return;  // not poolable: closed
-  // An idle connection whose file is no longer at its path (deleted, replaced) is closed: it
-  // keeps the old inode alive, so a new file never takes its identity while it is pooled.
-  const auto now = file_id(owned->path());
-  if (!now || *now != FileId{device, inode}) return;
-  idle_connections().give(*now, process, std::move(owned));
-}
-
-PooledDb pooled_file(const std::filesystem::path& path) {
-  const long process = static_cast<long>(::getpid());
-  if (const auto id = file_id(path)) {
-    if (auto db = idle_connections().take(*id, process))
-      return PooledDb(db.release(), {id->device, id->inode, process});
-  }
-  // Identify the file before opening it and check it after: a file replaced in between is not
-  // pooled under either identity.
-  const auto before = file_id(path);
-  auto db = open_file(path);
-  const auto after = file_id(path);
-  if (!before || !after || *before != *after) return PooledDb(db.release(), {0, 0, 0});
-  return PooledDb(db.release(), {after->device, after->inode, process});
 }
 
 }  // namespace mssqlcdc::emu

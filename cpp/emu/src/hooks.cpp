@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mssqlcdc/emu/file_pool.hpp"
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/error.hpp"
 

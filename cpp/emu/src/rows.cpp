@@ -9,6 +9,7 @@
 #include <deque>
 #include <mutex>
 
+#include "mssqlcdc/emu/file_pool.hpp"
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/log.hpp"
@@ -119,14 +120,14 @@ Objects load_objects(Db& db) {
 // files. Guarded, as each served connection reads on its own thread.
 class SharedCatalogs {
  public:
-  std::shared_ptr<const Objects> find(const std::string& token) {
+  std::shared_ptr<const Objects> loaded_for(const std::string& token) {
     const std::lock_guard lock(mutex_);
     for (const auto& [t, objects] : recent_) {
       if (t == token) return objects;
     }
     return nullptr;
   }
-  void keep(const std::string& token, std::shared_ptr<const Objects> objects) {
+  void remember(const std::string& token, std::shared_ptr<const Objects> objects) {
     const std::lock_guard lock(mutex_);
     recent_.emplace_front(token, std::move(objects));
     if (recent_.size() > kKept) recent_.pop_back();
@@ -150,9 +151,9 @@ std::shared_ptr<const Objects> Reader::catalog() {
     // The token is read in the same transaction as the catalog, so it names what is loaded.
     const std::string token = catalog_token(*db_);
     if (token.empty()) return std::make_shared<const Objects>(load_objects(*db_));
-    if (auto hit = shared_catalogs().find(token)) return hit;
+    if (auto hit = shared_catalogs().loaded_for(token)) return hit;
     auto loaded = std::make_shared<const Objects>(load_objects(*db_));
-    shared_catalogs().keep(token, loaded);
+    shared_catalogs().remember(token, loaded);
     return loaded;
   });
 }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "mssqlcdc/emu/file_pool.hpp"
 #include "mssqlcdc/emu/format.hpp"
 #include "mssqlcdc/emu/hooks.hpp"
 #include "mssqlcdc/emu/log.hpp"

@@ -16,7 +16,7 @@
 #include "mssqlcdc/emu/arrow.hpp"
 #include "mssqlcdc/emu/catalog.hpp"
 #include "mssqlcdc/emu/clock.hpp"
-#include "mssqlcdc/emu/format.hpp"
+#include "mssqlcdc/emu/file_pool.hpp"
 #include "mssqlcdc/emu/io_stats.hpp"
 #include "mssqlcdc/emu/permissions.hpp"
 #include "mssqlcdc/emu/sqlite.hpp"
