@@ -176,13 +176,19 @@ std::shared_ptr<const ObjectModel> object_model(emu::Reader& reader) {
   static std::deque<std::shared_ptr<const ObjectModel>> recent;
   constexpr std::size_t kKept = 16;
   auto objects = reader.catalog();
-  const std::lock_guard lock(mutex);
-  for (const auto& model : recent) {
-    if (model->source_.get() == objects.get()) return model;
+  {
+    const std::lock_guard lock(mutex);
+    for (const auto& model : recent) {
+      if (model->source_.get() == objects.get()) return model;
+    }
   }
-  recent.push_front(std::make_shared<const ObjectModel>(std::move(objects)));
+  // Built outside the lock, which other connections' statements wait on; two connections
+  // that miss at once each build one, and both are the same model.
+  auto built = std::make_shared<const ObjectModel>(std::move(objects));
+  const std::lock_guard lock(mutex);
+  recent.push_front(built);
   if (recent.size() > kKept) recent.pop_back();
-  return recent.front();
+  return built;
 }
 
 std::unique_ptr<Relation> rows_relation(std::vector<RelColumn> columns, std::vector<std::vector<Value>> rows,

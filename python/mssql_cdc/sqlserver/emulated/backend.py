@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from mssql_cdc.core import Tile, lsn
-from mssql_cdc.emulator import EmulatorReader, PermissionDeniedError
+from mssql_cdc.emulator import EmulatorReader, PermissionDeniedError, UnknownObjectError
 from mssql_cdc.sqlserver.commit_instants import Candidates, chain
 from mssql_cdc.sqlserver.emulated.local_time import (
     local_candidates,
@@ -146,7 +146,7 @@ class EmulatorBackend:
         """The instance's table, looked up by its exact name; None when there is none."""
         try:
             info = self.reader.resolve_instance(capture_instance)
-        except (KeyError, ValueError, LookupError, RuntimeError):
+        except UnknownObjectError:
             return None
         return split_table_name(str(info["table"]))
 
